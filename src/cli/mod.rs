@@ -1,0 +1,51 @@
+//! Subcommands. Each file holds one subcommand's arguments and its `run`.
+
+use clap::{Parser, Subcommand};
+
+mod build;
+mod import;
+mod inspect;
+mod keys;
+mod query;
+mod serve;
+
+/// What `main` reports: a message for the user, printed after `error: `, exit code 1.
+pub type CliError = Box<dyn std::error::Error + Send + Sync>;
+
+/// tldsnap: domain price intelligence from an in-memory snapshot.
+#[derive(Parser)]
+#[command(name = "tldsnap", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Real registrar feeds -> price source directory (registrars.csv, prices.csv, history.csv).
+    Import(import::Args),
+    /// Price source directory -> snapshot file.
+    Build(build::Args),
+    /// Print a snapshot's header, counts and per-registrar coverage.
+    Inspect(inspect::Args),
+    /// Print the body the API would serve for a query.
+    #[command(subcommand)]
+    Query(query::Command),
+    /// Run the HTTP service.
+    Serve(serve::Args),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Keys(keys::Command),
+}
+
+/// Runs the chosen subcommand.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Import(args) => import::run(args),
+        Command::Build(args) => build::run(args),
+        Command::Inspect(args) => inspect::run(args),
+        Command::Query(cmd) => query::run(cmd),
+        Command::Serve(args) => serve::run(args),
+        Command::Keys(cmd) => keys::run(cmd),
+    }
+}

@@ -1,0 +1,10 @@
+//! `tldsnap serve` (being written).
+use super::CliError;
+
+/// Arguments of `tldsnap serve`.
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> Result<(), CliError> {
+    Err("not written yet".into())
+}

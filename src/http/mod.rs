@@ -1,0 +1,1 @@
+//! The HTTP API on bare hyper. (Being written: see issue 4.)

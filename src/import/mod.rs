@@ -1,0 +1,1 @@
+//! Real registrar feeds -> canonical price source. (Being written: see issue 3.)

@@ -1,0 +1,42 @@
+//! tldsnap: the Domain Price Intelligence API as an in-memory snapshot query engine.
+//!
+//! Which registrar sells `.com` cheapest, what renewal and transfer cost, what five years
+//! cost: every answer is computed once, when a snapshot is built, and a request only
+//! copies pre-sorted, pre-rendered bytes out of a memory-mapped file.
+//!
+//! # Layout
+//!
+//! The modules follow the data, top to bottom; every arrow points down and nothing
+//! imports a module above it.
+//!
+//! ```text
+//!  feeds/ (registrar JSON/CSV) ──import──▶ price source (CSV) ──source──▶ rows
+//!        rows ──build──▶ snapshot bytes (header + rkyv archive) ──▶ file (temp + fsync + rename)
+//!        file ──snapshot::Snapshot::open──▶ mmap, header checks, content hash, bytecheck (once)
+//!        Snapshot ──store::Store──▶ ArcSwap, hot reload
+//!        &ArchivedSnapshotData ──query──▶ response bodies (pure functions)
+//!        bodies ──http──▶ hyper 1.x service, with access (keys, plans, credits, rate limits)
+//! ```
+//!
+//! | floor | modules | role |
+//! |---|---|---|
+//! | base | [`tld`], [`price`], [`time`], [`json`] | names, cents, timestamps, JSON escaping |
+//! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
+//! | engine | [`build`], [`snapshot`], [`query`], [`store`] | compile, open, answer, swap |
+//! | service | [`access`], [`http`] | who may ask how much; the HTTP API |
+//!
+//! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
+#![deny(missing_docs)]
+
+pub mod access;
+pub mod build;
+pub mod http;
+pub mod import;
+pub mod json;
+pub mod price;
+pub mod query;
+pub mod snapshot;
+pub mod source;
+pub mod store;
+pub mod time;
+pub mod tld;

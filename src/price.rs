@@ -1,0 +1,149 @@
+//! Prices: decimal strings in, integer cents inside, JSON numbers out.
+//!
+//! Every price is held as whole US cents in a `u32` (at most $42,949,672.95), so sums,
+//! averages and the 5-year total are exact. On output a price is written the way
+//! `serde_json` prints the `f64` of its dollar value (`9.99`, `10.5`, `12.0`); a test
+//! checks that claim against `serde_json` itself.
+
+use std::fmt;
+
+/// Why a price string was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PriceError {
+    /// Starts with `-`.
+    Negative,
+    /// Not a decimal number (`abc`, `1e3`, `1.2.3`, `$5`).
+    NotANumber,
+    /// More than two digits after the decimal point.
+    TooPrecise,
+    /// Above the largest price a `u32` of cents can hold.
+    TooLarge,
+}
+
+impl fmt::Display for PriceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PriceError::Negative => "negative price",
+            PriceError::NotANumber => "not a decimal number",
+            PriceError::TooPrecise => "more than 2 decimals",
+            PriceError::TooLarge => "price too large (over 42949672.95)",
+        })
+    }
+}
+
+impl std::error::Error for PriceError {}
+
+/// Parses a decimal price (`"12"`, `"9.9"`, `"10.88"`) into cents. An empty string (after
+/// trimming) is `Ok(None)`: "not offered".
+pub fn parse_cents(s: &str) -> Result<Option<u32>, PriceError> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(None);
+    }
+    if s.starts_with('-') {
+        return Err(PriceError::Negative);
+    }
+    let (whole, frac) = match s.split_once('.') {
+        Some((w, f)) => (w, f),
+        None => (s, ""),
+    };
+    let all_digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && frac.is_empty() || !all_digits(whole) || !all_digits(frac) {
+        return Err(PriceError::NotANumber);
+    }
+    if s.ends_with('.') {
+        return Err(PriceError::NotANumber);
+    }
+    if frac.len() > 2 {
+        return Err(PriceError::TooPrecise);
+    }
+    let mut cents: u64 = 0;
+    for b in whole.bytes() {
+        cents = cents * 10 + (b - b'0') as u64;
+        if cents > u32::MAX as u64 {
+            return Err(PriceError::TooLarge);
+        }
+    }
+    let mut frac_cents = 0u64;
+    for (i, b) in frac.bytes().enumerate() {
+        frac_cents += (b - b'0') as u64 * if i == 0 { 10 } else { 1 };
+    }
+    let total = cents * 100 + frac_cents;
+    u32::try_from(total).map(Some).map_err(|_| PriceError::TooLarge)
+}
+
+/// Appends a price in cents as a JSON number, as `serde_json` prints `cents as f64 / 100.0`.
+pub fn write_cents(cents: u64, out: &mut Vec<u8>) {
+    let mut buf = itoa::Buffer::new();
+    out.extend_from_slice(buf.format(cents / 100).as_bytes());
+    out.push(b'.');
+    let c = (cents % 100) as u8;
+    out.push(b'0' + c / 10);
+    if c % 10 != 0 {
+        out.push(b'0' + c % 10);
+    }
+}
+
+/// Appends `write_cents` of the value or `null`.
+pub fn write_opt_cents(cents: Option<u64>, out: &mut Vec<u8>) {
+    match cents {
+        Some(c) => write_cents(c, out),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// A price in cents as the decimal string a price source holds (`12.5` -> `"12.50"`).
+pub fn cents_to_decimal(cents: u32) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(c: u64) -> String {
+        let mut v = Vec::new();
+        write_cents(c, &mut v);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn rendering_matches_serde_json_f64() {
+        let mut values: Vec<u64> = (0..100_000).collect();
+        values.extend((0..2000).map(|i| (u32::MAX as u64) - i * 7919));
+        values.extend([4 * u32::MAX as u64 + u32::MAX as u64, 123_456_789_01]);
+        for c in values {
+            let expected = serde_json::to_string(&(c as f64 / 100.0)).unwrap();
+            assert_eq!(render(c), expected, "{c} cents");
+        }
+    }
+
+    #[test]
+    fn parses_decimals() {
+        assert_eq!(parse_cents("10.88"), Ok(Some(1088)));
+        assert_eq!(parse_cents("9.9"), Ok(Some(990)));
+        assert_eq!(parse_cents("12"), Ok(Some(1200)));
+        assert_eq!(parse_cents(".5"), Ok(Some(50)));
+        assert_eq!(parse_cents("0"), Ok(Some(0)));
+        assert_eq!(parse_cents(" 7.00 "), Ok(Some(700)));
+        assert_eq!(parse_cents(""), Ok(None));
+        assert_eq!(parse_cents("42949672.95"), Ok(Some(u32::MAX)));
+    }
+
+    #[test]
+    fn refuses_bad_prices() {
+        assert_eq!(parse_cents("-1"), Err(PriceError::Negative));
+        assert_eq!(parse_cents("-0.01"), Err(PriceError::Negative));
+        assert_eq!(parse_cents("1.999"), Err(PriceError::TooPrecise));
+        assert_eq!(parse_cents("abc"), Err(PriceError::NotANumber));
+        assert_eq!(parse_cents("1e3"), Err(PriceError::NotANumber));
+        assert_eq!(parse_cents("1.2.3"), Err(PriceError::NotANumber));
+        assert_eq!(parse_cents("$5"), Err(PriceError::NotANumber));
+        assert_eq!(parse_cents("1,000.00"), Err(PriceError::NotANumber));
+        assert_eq!(parse_cents("5."), Err(PriceError::NotANumber));
+        assert_eq!(parse_cents("."), Err(PriceError::NotANumber));
+        assert_eq!(parse_cents("+5"), Err(PriceError::NotANumber));
+        assert_eq!(parse_cents("42949672.96"), Err(PriceError::TooLarge));
+        assert_eq!(parse_cents("99999999999999999999"), Err(PriceError::TooLarge));
+    }
+}

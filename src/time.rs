@@ -1,0 +1,212 @@
+//! Calendar arithmetic and the two timestamp formats the project speaks: RFC 3339 on
+//! input and ISO 8601 UTC with milliseconds (`2025-10-25T00:00:00.000Z`) on output.
+//!
+//! Hand-written on purpose: the project needs exactly three conversions, and the
+//! proleptic Gregorian algorithms below (Howard Hinnant's `days_from_civil`) are short,
+//! exact and allocation-free.
+
+/// Milliseconds in one day.
+pub const MS_PER_DAY: i64 = 86_400_000;
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date `(year, month, day)` of a day number since 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
+fn push_2(out: &mut Vec<u8>, v: u32) {
+    out.push(b'0' + (v / 10) as u8);
+    out.push(b'0' + (v % 10) as u8);
+}
+
+/// Appends `YYYY-MM-DD` for a day number.
+pub fn write_date(days: i64, out: &mut Vec<u8>) {
+    let (y, m, d) = civil_from_days(days);
+    let y = y.clamp(0, 9999) as u32;
+    push_2(out, y / 100);
+    push_2(out, y % 100);
+    out.push(b'-');
+    push_2(out, m);
+    out.push(b'-');
+    push_2(out, d);
+}
+
+/// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the Unix epoch.
+pub fn write_iso_millis(ms: i64, out: &mut Vec<u8>) {
+    let days = ms.div_euclid(MS_PER_DAY);
+    let rem = ms.rem_euclid(MS_PER_DAY);
+    write_date(days, out);
+    out.push(b'T');
+    let secs = (rem / 1000) as u32;
+    push_2(out, secs / 3600);
+    out.push(b':');
+    push_2(out, secs / 60 % 60);
+    out.push(b':');
+    push_2(out, secs % 60);
+    out.push(b'.');
+    let milli = (rem % 1000) as u32;
+    out.push(b'0' + (milli / 100) as u8);
+    push_2(out, milli % 100);
+    out.push(b'Z');
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` as a `String`.
+pub fn iso_millis(ms: i64) -> String {
+    let mut out = Vec::with_capacity(24);
+    write_iso_millis(ms, &mut out);
+    String::from_utf8(out).expect("ASCII")
+}
+
+/// `YYYY-MM-DD` as a `String`.
+pub fn date_string(days: i64) -> String {
+    let mut out = Vec::with_capacity(10);
+    write_date(days, &mut out);
+    String::from_utf8(out).expect("ASCII")
+}
+
+fn digits(b: &[u8]) -> Option<u32> {
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(b.iter().fold(0u32, |acc, d| acc * 10 + (d - b'0') as u32))
+}
+
+/// Parses `YYYY-MM-DD` into a day number; `None` unless it is a real date.
+pub fn parse_date(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (y, m, d) = (digits(&b[0..4])? as i64, digits(&b[5..7])?, digits(&b[8..10])?);
+    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d))
+}
+
+/// Parses an RFC 3339 timestamp (`2025-10-25T06:46:45.031Z`, `2025-10-25T08:46:45+02:00`;
+/// `t`/`z` and a space separator accepted) into milliseconds since the Unix epoch.
+/// Fractions beyond milliseconds are truncated. `None` unless it is a real instant.
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 20 || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let days = parse_date(s.get(..10)?)?;
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (h, mi, sec) = (digits(&b[11..13])?, digits(&b[14..16])?, digits(&b[17..19])?);
+    if h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let sec = sec.min(59); // a leap second is read as :59
+    let mut i = 19;
+    let mut millis = 0u32;
+    if b[i] == b'.' {
+        let start = i + 1;
+        i = start;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        let frac = &b[start..i.min(start + 3)];
+        millis = digits(frac)? * 10u32.pow(3 - frac.len() as u32);
+    }
+    let offset_min: i64 = match b.get(i..)? {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let oh = digits(&[*h1, *h2])? as i64;
+            let om = digits(&[*m1, *m2])? as i64;
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let total = oh * 60 + om;
+            if *sign == b'+' { total } else { -total }
+        }
+        _ => return None,
+    };
+    let secs = days * 86_400 + (h * 3600 + mi * 60 + sec) as i64 - offset_min * 60;
+    Some(secs * 1000 + millis as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_round_trip_over_four_centuries() {
+        for z in (-200_000..200_000).step_by(7) {
+            let (y, m, d) = civil_from_days(z);
+            assert_eq!(days_from_civil(y, m, d), z);
+        }
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+    }
+
+    #[test]
+    fn formats_milliseconds_and_z() {
+        assert_eq!(iso_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_millis(1_767_284_869_638), "2026-01-01T16:27:49.638Z");
+        assert_eq!(date_string(days_from_civil(2024, 2, 29)), "2024-02-29");
+    }
+
+    #[test]
+    fn parses_rfc3339_forms() {
+        assert_eq!(parse_rfc3339("2026-01-01T16:27:49.638Z"), Some(1_767_284_869_638));
+        assert_eq!(parse_rfc3339("2026-01-01T16:27:49Z"), Some(1_767_284_869_000));
+        assert_eq!(parse_rfc3339("2026-01-01T18:27:49.6389+02:00"), Some(1_767_284_869_638));
+        assert_eq!(parse_rfc3339("2026-01-01t16:27:49.6z"), Some(1_767_284_869_600));
+        assert_eq!(parse_rfc3339("2026-01-01T11:27:49-05:00"), Some(1_767_284_869_000));
+    }
+
+    #[test]
+    fn refuses_malformed_timestamps() {
+        for bad in [
+            "",
+            "2026-01-01",
+            "2026-13-01T00:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "2026-01-01T24:00:00Z",
+            "2026-01-01T00:00:00",
+            "2026-01-01T00:00:00.Z",
+            "2026-01-01T00:00:00+0200",
+            "2026-01-01T00:00:00Zjunk",
+            "yesterday at noon, roughly",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+        assert_eq!(parse_date("2025-02-29"), None);
+        assert_eq!(parse_date("2024-02-29"), Some(days_from_civil(2024, 2, 29)));
+    }
+}
