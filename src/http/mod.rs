@@ -1,1 +1,5 @@
-//! The HTTP API on bare hyper. (Being written: see issue 4.)
+//! The HTTP API on bare hyper (issue 4).
+pub mod metrics;
+pub mod params;
+pub mod problem;
+pub mod router;

@@ -1,0 +1,337 @@
+//! Request metrics in the Prometheus text format, kept with relaxed atomics.
+//!
+//! Every counter is a fixed slot in an array indexed by route and status, so recording
+//! a request is two or three `fetch_add`s: no lock, no map, no allocation. Rendering
+//! (`GET /metrics`) walks the arrays and writes text; it is the only place that
+//! allocates.
+//!
+//! Series (all prefixed `tldsnap_`):
+//!
+//! | name | type | labels |
+//! |---|---|---|
+//! | `http_requests_total` | counter | `route` (path template or `unmatched`), `status` |
+//! | `http_request_duration_seconds` | histogram | `route` |
+//! | `http_connections_open` | gauge | |
+//! | `http_connections_total` | counter | |
+//! | `snapshot_info` | gauge (1) | `hash`, `format_version` |
+//! | `snapshot_data_updated_timestamp_seconds` | gauge | |
+//! | `snapshot_loaded_timestamp_seconds` | gauge | |
+//! | `snapshot_tlds`, `snapshot_registrars`, `snapshot_offers` | gauge | |
+//! | `snapshot_reloads_total` | counter | `result` = `success` or `failure` |
+//! | `snapshot_loaded` | gauge | 1 when a snapshot is loaded |
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use super::router::{ROUTE_COUNT, ROUTES};
+
+/// The statuses counted one by one; anything else lands in the last slot (`other`).
+const STATUSES: [u16; 13] = [
+    200, 400, 401, 403, 404, 405, 408, 414, 429, 431, 500, 503, 0,
+];
+/// Upper bounds of the latency histogram, in microseconds: the API answers in tens of
+/// microseconds, so the buckets start there and stop at a second.
+const BUCKETS_US: [u64; 12] = [
+    25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 50_000, 250_000, 1_000_000,
+];
+/// Route slots: one per route plus one for unmatched paths.
+const SLOTS: usize = ROUTE_COUNT + 1;
+
+/// Facts about the loaded snapshot, for rendering.
+#[derive(Debug, Clone, Default)]
+pub struct SnapshotFacts {
+    /// Content hash, hex.
+    pub hash_hex: String,
+    /// Snapshot format version.
+    pub format_version: u32,
+    /// Data timestamp (newest `updated_at`), Unix milliseconds.
+    pub data_updated_ms: i64,
+    /// When this process loaded it, Unix milliseconds.
+    pub loaded_at_ms: i64,
+    /// Number of TLDs.
+    pub tlds: usize,
+    /// Number of registrars.
+    pub registrars: usize,
+    /// Number of (TLD, registrar) offers.
+    pub offers: usize,
+}
+
+/// Reload outcomes, for rendering.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReloadFacts {
+    /// Snapshots swapped in by a reload.
+    pub successes: u64,
+    /// Reloads refused (unreadable or invalid file); the old snapshot kept serving.
+    pub failures: u64,
+}
+
+/// The server's counters. One per server, shared by every connection.
+#[derive(Debug)]
+pub struct Metrics {
+    requests: [[AtomicU64; STATUSES.len()]; SLOTS],
+    latency_buckets: [[AtomicU64; BUCKETS_US.len()]; SLOTS],
+    latency_count: [AtomicU64; SLOTS],
+    latency_sum_us: [AtomicU64; SLOTS],
+    connections_open: AtomicI64,
+    connections_total: AtomicU64,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// All counters at zero.
+    pub fn new() -> Metrics {
+        Metrics {
+            requests: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+            latency_buckets: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+            latency_count: std::array::from_fn(|_| AtomicU64::new(0)),
+            latency_sum_us: std::array::from_fn(|_| AtomicU64::new(0)),
+            connections_open: AtomicI64::new(0),
+            connections_total: AtomicU64::new(0),
+        }
+    }
+
+    /// Records one answered request. `route` is `None` for an unmatched path.
+    pub fn record(&self, route: Option<usize>, status: u16, elapsed: Duration) {
+        let slot = route.unwrap_or(ROUTE_COUNT).min(ROUTE_COUNT);
+        let status_slot = STATUSES
+            .iter()
+            .position(|s| *s == status)
+            .unwrap_or(STATUSES.len() - 1);
+        self.requests[slot][status_slot].fetch_add(1, Relaxed);
+        let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        if let Some(bucket) = BUCKETS_US.iter().position(|b| us <= *b) {
+            self.latency_buckets[slot][bucket].fetch_add(1, Relaxed);
+        }
+        self.latency_count[slot].fetch_add(1, Relaxed);
+        self.latency_sum_us[slot].fetch_add(us, Relaxed);
+    }
+
+    /// A connection was accepted.
+    pub fn connection_opened(&self) {
+        self.connections_open.fetch_add(1, Relaxed);
+        self.connections_total.fetch_add(1, Relaxed);
+    }
+
+    /// A connection ended.
+    pub fn connection_closed(&self) {
+        self.connections_open.fetch_sub(1, Relaxed);
+    }
+
+    /// Requests counted so far for a route (`None`: unmatched) and status.
+    pub fn requests(&self, route: Option<usize>, status: u16) -> u64 {
+        let slot = route.unwrap_or(ROUTE_COUNT).min(ROUTE_COUNT);
+        STATUSES
+            .iter()
+            .position(|s| *s == status)
+            .map_or(0, |i| self.requests[slot][i].load(Relaxed))
+    }
+
+    /// The Prometheus text exposition (format 0.0.4) of every series.
+    pub fn render(&self, snapshot: Option<&SnapshotFacts>, reloads: ReloadFacts) -> String {
+        let mut out = String::with_capacity(16 * 1024);
+        let label = |slot: usize| ROUTES.get(slot).map_or("unmatched", |r| r.path);
+
+        out.push_str(
+            "# HELP tldsnap_http_requests_total HTTP requests answered, by route and status.\n",
+        );
+        out.push_str("# TYPE tldsnap_http_requests_total counter\n");
+        for slot in 0..SLOTS {
+            for (i, status) in STATUSES.iter().enumerate() {
+                let n = self.requests[slot][i].load(Relaxed);
+                if n == 0 {
+                    continue;
+                }
+                let status = if *status == 0 {
+                    "other".to_owned()
+                } else {
+                    status.to_string()
+                };
+                let _ = writeln!(
+                    out,
+                    "tldsnap_http_requests_total{{route=\"{}\",status=\"{status}\"}} {n}",
+                    label(slot)
+                );
+            }
+        }
+
+        out.push_str("# HELP tldsnap_http_request_duration_seconds Time from request head to response, by route.\n");
+        out.push_str("# TYPE tldsnap_http_request_duration_seconds histogram\n");
+        for slot in 0..SLOTS {
+            let count = self.latency_count[slot].load(Relaxed);
+            if count == 0 {
+                continue;
+            }
+            let route = label(slot);
+            let mut cumulative = 0;
+            for (i, bound) in BUCKETS_US.iter().enumerate() {
+                cumulative += self.latency_buckets[slot][i].load(Relaxed);
+                let le = *bound as f64 / 1e6;
+                let _ = writeln!(
+                    out,
+                    "tldsnap_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{le}\"}} {cumulative}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "tldsnap_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {count}"
+            );
+            let sum = self.latency_sum_us[slot].load(Relaxed) as f64 / 1e6;
+            let _ = writeln!(
+                out,
+                "tldsnap_http_request_duration_seconds_sum{{route=\"{route}\"}} {sum}"
+            );
+            let _ = writeln!(
+                out,
+                "tldsnap_http_request_duration_seconds_count{{route=\"{route}\"}} {count}"
+            );
+        }
+
+        gauge(
+            &mut out,
+            "http_connections_open",
+            "Connections open now.",
+            self.connections_open.load(Relaxed),
+        );
+        counter(
+            &mut out,
+            "http_connections_total",
+            "Connections accepted since start.",
+            self.connections_total.load(Relaxed),
+        );
+
+        gauge(
+            &mut out,
+            "snapshot_loaded",
+            "1 when a snapshot is loaded and served.",
+            i64::from(snapshot.is_some()),
+        );
+        if let Some(s) = snapshot {
+            out.push_str("# HELP tldsnap_snapshot_info The loaded snapshot (value always 1).\n");
+            out.push_str("# TYPE tldsnap_snapshot_info gauge\n");
+            let _ = writeln!(
+                out,
+                "tldsnap_snapshot_info{{hash=\"{}\",format_version=\"{}\"}} 1",
+                s.hash_hex, s.format_version
+            );
+            gauge_f(
+                &mut out,
+                "snapshot_data_updated_timestamp_seconds",
+                "Data date of the loaded snapshot (newest price update), Unix seconds.",
+                s.data_updated_ms as f64 / 1e3,
+            );
+            gauge_f(
+                &mut out,
+                "snapshot_loaded_timestamp_seconds",
+                "When the loaded snapshot was swapped in, Unix seconds.",
+                s.loaded_at_ms as f64 / 1e3,
+            );
+            gauge(
+                &mut out,
+                "snapshot_tlds",
+                "TLDs in the loaded snapshot.",
+                s.tlds as i64,
+            );
+            gauge(
+                &mut out,
+                "snapshot_registrars",
+                "Registrars in the loaded snapshot.",
+                s.registrars as i64,
+            );
+            gauge(
+                &mut out,
+                "snapshot_offers",
+                "(TLD, registrar) price rows in the loaded snapshot.",
+                s.offers as i64,
+            );
+        }
+        out.push_str("# HELP tldsnap_snapshot_reloads_total Snapshot reloads, by result; a failure keeps the old snapshot.\n");
+        out.push_str("# TYPE tldsnap_snapshot_reloads_total counter\n");
+        let _ = writeln!(
+            out,
+            "tldsnap_snapshot_reloads_total{{result=\"success\"}} {}",
+            reloads.successes
+        );
+        let _ = writeln!(
+            out,
+            "tldsnap_snapshot_reloads_total{{result=\"failure\"}} {}",
+            reloads.failures
+        );
+        out
+    }
+}
+
+fn gauge(out: &mut String, name: &str, help: &str, value: i64) {
+    let _ = write!(
+        out,
+        "# HELP tldsnap_{name} {help}\n# TYPE tldsnap_{name} gauge\ntldsnap_{name} {value}\n"
+    );
+}
+
+fn gauge_f(out: &mut String, name: &str, help: &str, value: f64) {
+    let _ = write!(
+        out,
+        "# HELP tldsnap_{name} {help}\n# TYPE tldsnap_{name} gauge\ntldsnap_{name} {value}\n"
+    );
+}
+
+fn counter(out: &mut String, name: &str, help: &str, value: u64) {
+    let _ = write!(
+        out,
+        "# HELP tldsnap_{name} {help}\n# TYPE tldsnap_{name} counter\ntldsnap_{name} {value}\n"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_and_renders() {
+        let m = Metrics::new();
+        m.record(Some(0), 200, Duration::from_micros(30));
+        m.record(Some(0), 200, Duration::from_micros(3_000_000));
+        m.record(None, 404, Duration::from_micros(10));
+        m.record(Some(6), 299, Duration::from_micros(10));
+        assert_eq!(m.requests(Some(0), 200), 2);
+        assert_eq!(m.requests(None, 404), 1);
+        let facts = SnapshotFacts {
+            hash_hex: "ab12".into(),
+            format_version: 1,
+            data_updated_ms: 1_700_000_000_000,
+            ..Default::default()
+        };
+        let text = m.render(
+            Some(&facts),
+            ReloadFacts {
+                successes: 3,
+                failures: 1,
+            },
+        );
+        assert!(text.contains("tldsnap_http_requests_total{route=\"/api/v1/client/prices/cheapest\",status=\"200\"} 2\n"));
+        assert!(
+            text.contains("tldsnap_http_requests_total{route=\"unmatched\",status=\"404\"} 1\n")
+        );
+        assert!(
+            text.contains("tldsnap_http_requests_total{route=\"/healthz\",status=\"other\"} 1\n")
+        );
+        assert!(text.contains("tldsnap_http_request_duration_seconds_bucket{route=\"/api/v1/client/prices/cheapest\",le=\"0.00005\"} 1\n"));
+        assert!(text.contains("tldsnap_http_request_duration_seconds_bucket{route=\"/api/v1/client/prices/cheapest\",le=\"1\"} 1\n"));
+        assert!(text.contains("tldsnap_http_request_duration_seconds_bucket{route=\"/api/v1/client/prices/cheapest\",le=\"+Inf\"} 2\n"));
+        assert!(text.contains("tldsnap_snapshot_info{hash=\"ab12\",format_version=\"1\"} 1\n"));
+        assert!(text.contains("tldsnap_snapshot_data_updated_timestamp_seconds 1700000000\n"));
+        assert!(text.contains("tldsnap_snapshot_reloads_total{result=\"failure\"} 1\n"));
+        // Every line is a comment or `name{labels} value`.
+        for line in text.lines() {
+            assert!(
+                line.starts_with("# ") || line.starts_with("tldsnap_"),
+                "{line}"
+            );
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! Query and path parameters: percent-decoding and the contract's rules for `tlds`,
+//! `limit`, `registrars` and `include_prices` (contract 4).
+//!
+//! Decoding borrows from the request whenever the text has no escapes, which is the
+//! common case, and never panics: a bad escape (`%zz`, a lone `%`) or bytes that do not
+//! decode to UTF-8 (`%ff`) are a 400 `invalid_parameter` naming the parameter.
+//!
+//! Rules that the contract leaves open and this module settles (also in `docs/API.md`):
+//! - `+` in the query means a space (HTML form encoding); names are trimmed anyway.
+//! - Only the parameters an endpoint takes are looked at. Any other parameter is
+//!   ignored, even when it is repeated or badly encoded.
+//! - A parameter an endpoint takes that appears twice is 400 `invalid_parameter`.
+//! - A parameter given with an empty value (`tlds=`) is treated as absent for `tlds`
+//!   (400 `missing_parameter`) and is 400 `invalid_parameter` for the others, whose
+//!   absence has a meaning (a default) that an empty value should not silently pick.
+//! - An empty item inside a list (`tlds=com,,net`) is a malformed name: 400.
+
+use std::borrow::Cow;
+
+use super::problem::{Problem, echo};
+use crate::tld;
+
+/// Most distinct values `tlds` and `registrars` take (contract 4).
+pub const MAX_LIST_VALUES: usize = 100;
+/// `limit` when it is absent (contract 4).
+pub const DEFAULT_LIMIT: usize = 10;
+/// Largest `limit` (contract 4).
+pub const MAX_LIMIT: usize = 100;
+/// Longest registrar key: the contract's `[a-z0-9][a-z0-9_-]{0,63}`.
+const MAX_KEY_LEN: usize = 64;
+
+/// Why percent-decoding failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeError {
+    /// A `%` not followed by two hexadecimal digits.
+    BadEscape,
+    /// The decoded bytes are not UTF-8.
+    NotUtf8,
+}
+
+impl DecodeError {
+    fn reason(self) -> &'static str {
+        match self {
+            DecodeError::BadEscape => "a '%' must be followed by two hexadecimal digits",
+            DecodeError::NotUtf8 => "the percent-decoded bytes are not valid UTF-8",
+        }
+    }
+}
+
+/// Percent-decodes `raw` (RFC 3986). With `plus_is_space`, `+` becomes a space, as in
+/// HTML form encoding. Borrows when there is nothing to decode.
+pub fn percent_decode(raw: &str, plus_is_space: bool) -> Result<Cow<'_, str>, DecodeError> {
+    let bytes = raw.as_bytes();
+    if !bytes
+        .iter()
+        .any(|&b| b == b'%' || (plus_is_space && b == b'+'))
+    {
+        return Ok(Cow::Borrowed(raw));
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hi = bytes.get(i + 1).and_then(|b| hex(*b));
+                let lo = bytes.get(i + 2).and_then(|b| hex(*b));
+                match (hi, lo) {
+                    (Some(hi), Some(lo)) => out.push(hi << 4 | lo),
+                    _ => return Err(DecodeError::BadEscape),
+                }
+                i += 3;
+            }
+            b'+' if plus_is_space => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out)
+        .map(Cow::Owned)
+        .map_err(|_| DecodeError::NotUtf8)
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Picks the parameters named in `names` out of a raw query string (the part after
+/// `?`, undecoded), decoded, in the order of `names`. Absent parameters are `None`.
+///
+/// Errors: a wanted parameter given twice, or a wanted parameter whose value does not
+/// decode. Everything else in the query is ignored.
+pub fn pick<'a, const N: usize>(
+    raw: Option<&'a str>,
+    names: [&'static str; N],
+) -> Result<[Option<Cow<'a, str>>; N], Problem> {
+    let mut found: [Option<Cow<'a, str>>; N] = std::array::from_fn(|_| None);
+    let Some(raw) = raw else {
+        return Ok(found);
+    };
+    for pair in raw.split('&') {
+        if pair.is_empty() {
+            continue;
+        }
+        let (raw_name, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
+        // A name that does not decode is not one of ours: ignore it like any unknown one.
+        let Ok(name) = percent_decode(raw_name, true) else {
+            continue;
+        };
+        let Some(slot) = names.iter().position(|n| *n == name) else {
+            continue;
+        };
+        let param = names[slot];
+        if found[slot].is_some() {
+            return Err(Problem::InvalidParameter {
+                name: param,
+                value: None,
+                reason: "given more than once; give it once, with comma-separated values"
+                    .to_owned(),
+            });
+        }
+        let value = percent_decode(raw_value, true).map_err(|err| Problem::InvalidParameter {
+            name: param,
+            value: Some(echo(raw_value)),
+            reason: err.reason().to_owned(),
+        })?;
+        found[slot] = Some(value);
+    }
+    Ok(found)
+}
+
+/// The `tlds` parameter: 1 to 100 canonical names (contract 4), duplicates collapsed
+/// keeping the first, in request order.
+pub fn tlds(value: Option<&str>) -> Result<Vec<Cow<'_, str>>, Problem> {
+    const NAME: &str = "tlds";
+    let value = match value {
+        Some(v) if !v.trim_matches([' ', '\t']).is_empty() => v,
+        _ => return Err(Problem::MissingParameter { name: NAME }),
+    };
+    let mut out: Vec<Cow<'_, str>> = Vec::new();
+    for item in value.split(',') {
+        let name = tld::normalize(item).map_err(|err| Problem::InvalidParameter {
+            name: NAME,
+            value: Some(echo(item)),
+            reason: format!("{:?} is not a well-formed TLD: {err}", echo(item)),
+        })?;
+        if out.iter().any(|seen| *seen == name) {
+            continue;
+        }
+        if out.len() == MAX_LIST_VALUES {
+            return Err(Problem::TooManyValues {
+                name: NAME,
+                max: MAX_LIST_VALUES,
+            });
+        }
+        out.push(name);
+    }
+    Ok(out)
+}
+
+/// The `limit` parameter: an integer from 1 to 100, 10 when absent (contract 4).
+pub fn limit(value: Option<&str>) -> Result<usize, Problem> {
+    let Some(value) = value else {
+        return Ok(DEFAULT_LIMIT);
+    };
+    let bad = || Problem::InvalidParameter {
+        name: "limit",
+        value: Some(echo(value)),
+        reason: format!("must be an integer from 1 to {MAX_LIMIT}"),
+    };
+    // Plain decimal digits only: no sign, no spaces, no exponent. Three digits at most
+    // after leading zeros, so no overflow is possible.
+    let digits = value.trim_start_matches('0');
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 3 {
+        return Err(bad());
+    }
+    let n = digits
+        .bytes()
+        .fold(0usize, |n, b| n * 10 + usize::from(b - b'0'));
+    if (1..=MAX_LIMIT).contains(&n) {
+        Ok(n)
+    } else {
+        Err(bad())
+    }
+}
+
+/// The `registrars` parameter of `prices`: `None` when absent (every registrar), else 1
+/// to 100 keys, trimmed and lowercased, duplicates collapsed keeping the first. A key
+/// that is not of the contract's form `[a-z0-9][a-z0-9_-]{0,63}` is a 400; a well-formed
+/// key that the snapshot does not know is left to the query (`not_found`).
+pub fn registrars(value: Option<&str>) -> Result<Option<Vec<Cow<'_, str>>>, Problem> {
+    const NAME: &str = "registrars";
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    if value.trim_matches([' ', '\t']).is_empty() {
+        return Err(Problem::InvalidParameter {
+            name: NAME,
+            value: Some(String::new()),
+            reason: "empty; leave it out for every registrar, or give 1 to 100 keys".to_owned(),
+        });
+    }
+    let mut out: Vec<Cow<'_, str>> = Vec::new();
+    for item in value.split(',') {
+        let key = item.trim_matches([' ', '\t']);
+        if !is_registrar_key(key) {
+            return Err(Problem::InvalidParameter {
+                name: NAME,
+                value: Some(echo(item)),
+                reason: format!(
+                    "{:?} is not a registrar key (1 to 64 of a-z, 0-9, '_' and '-', starting \
+                     with a letter or digit)",
+                    echo(item)
+                ),
+            });
+        }
+        let key: Cow<'_, str> = if key.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(key.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(key)
+        };
+        if out.iter().any(|seen| *seen == key) {
+            continue;
+        }
+        if out.len() == MAX_LIST_VALUES {
+            return Err(Problem::TooManyValues {
+                name: NAME,
+                max: MAX_LIST_VALUES,
+            });
+        }
+        out.push(key);
+    }
+    Ok(Some(out))
+}
+
+/// A registrar key in any letter case: `[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}`.
+fn is_registrar_key(key: &str) -> bool {
+    let b = key.as_bytes();
+    !b.is_empty()
+        && b.len() <= MAX_KEY_LEN
+        && b[0].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+}
+
+/// A boolean parameter: exactly `true` or `false`; `default` when absent.
+pub fn boolean(name: &'static str, value: Option<&str>, default: bool) -> Result<bool, Problem> {
+    match value {
+        None => Ok(default),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) => Err(Problem::InvalidParameter {
+            name,
+            value: Some(echo(other)),
+            reason: "must be true or false".to_owned(),
+        }),
+    }
+}
+
+/// The `{tld}` path segment of the registrar listing: percent-decoded (a `+` stays a
+/// `+`, as RFC 3986 has it for paths) and turned into its canonical form.
+pub fn path_tld(raw: &str) -> Result<Cow<'_, str>, Problem> {
+    let decoded = percent_decode(raw, false).map_err(|err| Problem::InvalidParameter {
+        name: "tld",
+        value: Some(echo(raw)),
+        reason: err.reason().to_owned(),
+    })?;
+    let bad = |err: tld::TldError, shown: &str| Problem::InvalidParameter {
+        name: "tld",
+        value: Some(echo(shown)),
+        reason: format!("{:?} is not a well-formed TLD: {err}", echo(shown)),
+    };
+    match decoded {
+        Cow::Borrowed(s) => tld::normalize(s).map_err(|e| bad(e, s)),
+        Cow::Owned(s) => match tld::normalize(&s) {
+            Ok(name) => Ok(Cow::Owned(name.into_owned())),
+            Err(e) => Err(bad(e, &s)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(p: Problem) -> &'static str {
+        p.code()
+    }
+
+    #[test]
+    fn decoding() {
+        assert_eq!(percent_decode("com", true).unwrap(), "com");
+        assert!(matches!(
+            percent_decode("com", true).unwrap(),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(percent_decode("%D1%80%D1%84", true).unwrap(), "рф");
+        assert_eq!(percent_decode("a+b", true).unwrap(), "a b");
+        assert_eq!(percent_decode("a+b", false).unwrap(), "a+b");
+        assert_eq!(percent_decode("%ff", true), Err(DecodeError::NotUtf8));
+        assert_eq!(percent_decode("%", true), Err(DecodeError::BadEscape));
+        assert_eq!(percent_decode("%4", true), Err(DecodeError::BadEscape));
+        assert_eq!(percent_decode("%zz", true), Err(DecodeError::BadEscape));
+        assert_eq!(percent_decode("%00", true).unwrap(), "\0");
+    }
+
+    #[test]
+    fn pick_finds_wanted_parameters_and_ignores_the_rest() {
+        let [t, l] = pick(Some("x=1&tlds=com&&y&limit=5&x=2&%ff=3"), ["tlds", "limit"]).unwrap();
+        assert_eq!(t.as_deref(), Some("com"));
+        assert_eq!(l.as_deref(), Some("5"));
+        let [t] = pick(None, ["tlds"]).unwrap();
+        assert!(t.is_none());
+        let [t] = pick(Some("tlds"), ["tlds"]).unwrap();
+        assert_eq!(t.as_deref(), Some(""));
+        // Encoded names count as the parameter they decode to.
+        let [t] = pick(Some("%74lds=io"), ["tlds"]).unwrap();
+        assert_eq!(t.as_deref(), Some("io"));
+    }
+
+    #[test]
+    fn pick_refuses_repeats_and_bad_encoding() {
+        assert_eq!(
+            code(pick(Some("tlds=a&tlds=b"), ["tlds"]).unwrap_err()),
+            "invalid_parameter"
+        );
+        assert_eq!(
+            code(pick(Some("tlds=%ff"), ["tlds"]).unwrap_err()),
+            "invalid_parameter"
+        );
+        assert_eq!(
+            code(pick(Some("tlds=%"), ["tlds"]).unwrap_err()),
+            "invalid_parameter"
+        );
+        // Unknown parameters may repeat or be mis-encoded.
+        assert!(pick(Some("a=%ff&a=1&tlds=com"), ["tlds"]).is_ok());
+    }
+
+    #[test]
+    fn tld_lists() {
+        let v = tlds(Some(" .COM,net,com,рф,co.uk")).unwrap();
+        assert_eq!(v, ["com", "net", "xn--p1ai", "co.uk"]);
+        assert_eq!(code(tlds(None).unwrap_err()), "missing_parameter");
+        assert_eq!(code(tlds(Some("")).unwrap_err()), "missing_parameter");
+        assert_eq!(
+            code(tlds(Some("com,,net")).unwrap_err()),
+            "invalid_parameter"
+        );
+        assert_eq!(code(tlds(Some("a..b")).unwrap_err()), "invalid_parameter");
+        assert_eq!(code(tlds(Some("co\0m")).unwrap_err()), "invalid_parameter");
+        let hundred: Vec<String> = (0..100).map(|i| format!("t{i}")).collect();
+        assert_eq!(tlds(Some(&hundred.join(","))).unwrap().len(), 100);
+        let with_dups = format!("{},t0,t5", hundred.join(","));
+        assert_eq!(tlds(Some(&with_dups)).unwrap().len(), 100);
+        let too_many = format!("{},t100", hundred.join(","));
+        assert_eq!(code(tlds(Some(&too_many)).unwrap_err()), "too_many_values");
+    }
+
+    #[test]
+    fn limits() {
+        assert_eq!(limit(None).unwrap(), 10);
+        assert_eq!(limit(Some("1")).unwrap(), 1);
+        assert_eq!(limit(Some("100")).unwrap(), 100);
+        assert_eq!(limit(Some("007")).unwrap(), 7);
+        for bad in [
+            "0",
+            "101",
+            "-1",
+            "+5",
+            "abc",
+            "",
+            " 5",
+            "5.0",
+            "1e2",
+            "99999999999999999999999",
+        ] {
+            assert_eq!(
+                code(limit(Some(bad)).unwrap_err()),
+                "invalid_parameter",
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn registrar_lists() {
+        assert_eq!(registrars(None).unwrap(), None);
+        assert_eq!(
+            registrars(Some("Alpha, beta,alpha")).unwrap().unwrap(),
+            ["alpha", "beta"]
+        );
+        assert_eq!(code(registrars(Some("")).unwrap_err()), "invalid_parameter");
+        assert_eq!(
+            code(registrars(Some("a,,b")).unwrap_err()),
+            "invalid_parameter"
+        );
+        assert_eq!(
+            code(registrars(Some("-x")).unwrap_err()),
+            "invalid_parameter"
+        );
+        assert_eq!(
+            code(registrars(Some("a b")).unwrap_err()),
+            "invalid_parameter"
+        );
+        let many: Vec<String> = (0..101).map(|i| format!("r{i}")).collect();
+        assert_eq!(
+            code(registrars(Some(&many.join(","))).unwrap_err()),
+            "too_many_values"
+        );
+    }
+
+    #[test]
+    fn booleans_and_path() {
+        assert!(!boolean("include_prices", None, false).unwrap());
+        assert!(boolean("include_prices", Some("true"), false).unwrap());
+        assert_eq!(
+            code(boolean("include_prices", Some("TRUE"), false).unwrap_err()),
+            "invalid_parameter"
+        );
+        assert_eq!(path_tld("COM").unwrap(), "com");
+        assert_eq!(path_tld("%D1%80%D1%84").unwrap(), "xn--p1ai");
+        assert_eq!(code(path_tld("%ff").unwrap_err()), "invalid_parameter");
+        assert_eq!(code(path_tld("a..b").unwrap_err()), "invalid_parameter");
+        assert_eq!(code(path_tld("..").unwrap_err()), "invalid_parameter");
+    }
+}

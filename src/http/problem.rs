@@ -1,0 +1,374 @@
+//! Problems: the one place that maps an error to an HTTP status and an RFC 9457
+//! `application/problem+json` body.
+//!
+//! Every error the API answers goes through [`Problem::into_response`], so the status,
+//! the `code`, the `type` URI and the extra members (`tlds`, `retry_after`, ...) of one
+//! error are decided here and nowhere else. The bodies are small and rare compared with
+//! answers, so they are written with `serde_json`, which also escapes whatever part of
+//! the request they echo.
+//!
+//! ```text
+//! HTTP/1.1 400 Bad Request
+//! content-type: application/problem+json
+//!
+//! {"type":"https://tldsnap.dev/errors/invalid_parameter","title":"Invalid parameter",
+//!  "status":400,"detail":"limit must be an integer from 1 to 100","code":"invalid_parameter",
+//!  "parameter":"limit","value":"0"}
+//! ```
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{self, HeaderValue};
+use hyper::{Response, StatusCode};
+use serde_json::{Map, Value, json};
+
+/// Where the `type` URIs of problems point. A fixed, documented identifier rather than
+/// the deployment's `--public-url`, so a client can match on it whatever host answered.
+pub const TYPE_BASE: &str = "https://tldsnap.dev/errors/";
+
+/// The content type of every problem body.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Longest part of a request value echoed back in a problem, in characters. An echo
+/// helps a user find the bad value; echoing a 64 KiB value back helps nobody.
+const ECHO_MAX_CHARS: usize = 100;
+
+/// Every error the API can answer with, one variant per situation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// 400 `missing_parameter`: a required query parameter is absent or empty.
+    MissingParameter {
+        /// The parameter's name.
+        name: &'static str,
+    },
+    /// 400 `invalid_parameter`: a value that cannot be used (not a number, out of
+    /// range, bad syntax, bad percent-encoding, a parameter given twice).
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// The offending value as received (decoded when possible), cut to 100 characters.
+        value: Option<String>,
+        /// What is wrong, for a person.
+        reason: String,
+    },
+    /// 400 `too_many_values`: more values than a list parameter takes.
+    TooManyValues {
+        /// The parameter's name.
+        name: &'static str,
+        /// The most it takes.
+        max: usize,
+    },
+    /// 401 `missing_api_key`: a client endpoint called without `X-API-Key`.
+    MissingApiKey,
+    /// 401 `invalid_api_key`: an `X-API-Key` that matches no key.
+    InvalidApiKey,
+    /// 403 `tld_not_in_plan`: TLDs the caller's plan does not cover.
+    TldNotInPlan {
+        /// The TLDs refused, in request order.
+        tlds: Vec<String>,
+        /// The caller's plan.
+        plan: String,
+    },
+    /// 404 `not_found`: no route has this path.
+    NotFound,
+    /// 404 `unknown_tld`: none of the TLDs asked for is in the snapshot.
+    UnknownTld {
+        /// The TLDs asked for, in request order.
+        tlds: Vec<String>,
+    },
+    /// 405 `method_not_allowed`: the path exists, the method does not.
+    MethodNotAllowed {
+        /// The value of the `Allow` header.
+        allow: &'static str,
+    },
+    /// 414 `request_too_large`: the request target is longer than the server takes.
+    UriTooLong {
+        /// The most the server takes, in bytes.
+        max: usize,
+    },
+    /// 431 `request_too_large`: the header section is larger than the server takes.
+    HeadersTooLarge {
+        /// The most the server takes, in bytes.
+        max: usize,
+    },
+    /// 429 `rate_limited`: the caller's token bucket is empty.
+    RateLimited {
+        /// Seconds until a request will be admitted again.
+        retry_after_secs: u64,
+    },
+    /// 429 `credits_exhausted`: the caller's monthly credits are spent.
+    CreditsExhausted {
+        /// Seconds until the credits reset (the next calendar month in UTC).
+        retry_after_secs: u64,
+    },
+    /// 503 `not_ready`: no snapshot is loaded yet.
+    NotReady,
+}
+
+impl Problem {
+    /// The HTTP status of this problem.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Problem::MissingParameter { .. }
+            | Problem::InvalidParameter { .. }
+            | Problem::TooManyValues { .. } => StatusCode::BAD_REQUEST,
+            Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
+            Problem::TldNotInPlan { .. } => StatusCode::FORBIDDEN,
+            Problem::NotFound | Problem::UnknownTld { .. } => StatusCode::NOT_FOUND,
+            Problem::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Problem::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
+            Problem::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Problem::RateLimited { .. } | Problem::CreditsExhausted { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            Problem::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The machine-readable code: the last segment of `type` and the `code` member.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Problem::MissingParameter { .. } => "missing_parameter",
+            Problem::InvalidParameter { .. } => "invalid_parameter",
+            Problem::TooManyValues { .. } => "too_many_values",
+            Problem::MissingApiKey => "missing_api_key",
+            Problem::InvalidApiKey => "invalid_api_key",
+            Problem::TldNotInPlan { .. } => "tld_not_in_plan",
+            Problem::NotFound => "not_found",
+            Problem::UnknownTld { .. } => "unknown_tld",
+            Problem::MethodNotAllowed { .. } => "method_not_allowed",
+            Problem::UriTooLong { .. } | Problem::HeadersTooLarge { .. } => "request_too_large",
+            Problem::RateLimited { .. } => "rate_limited",
+            Problem::CreditsExhausted { .. } => "credits_exhausted",
+            Problem::NotReady => "not_ready",
+        }
+    }
+
+    /// A short, fixed summary of the problem type (RFC 9457 `title`).
+    pub fn title(&self) -> &'static str {
+        match self {
+            Problem::MissingParameter { .. } => "Missing parameter",
+            Problem::InvalidParameter { .. } => "Invalid parameter",
+            Problem::TooManyValues { .. } => "Too many values",
+            Problem::MissingApiKey => "Missing API key",
+            Problem::InvalidApiKey => "Invalid API key",
+            Problem::TldNotInPlan { .. } => "TLD not in plan",
+            Problem::NotFound => "Not found",
+            Problem::UnknownTld { .. } => "Unknown TLD",
+            Problem::MethodNotAllowed { .. } => "Method not allowed",
+            Problem::UriTooLong { .. } | Problem::HeadersTooLarge { .. } => "Request too large",
+            Problem::RateLimited { .. } => "Rate limited",
+            Problem::CreditsExhausted { .. } => "Credits exhausted",
+            Problem::NotReady => "Not ready",
+        }
+    }
+
+    /// The explanation of this occurrence (RFC 9457 `detail`), for a person.
+    pub fn detail(&self) -> String {
+        match self {
+            Problem::MissingParameter { name } => {
+                format!("the query parameter '{name}' is required and must not be empty")
+            }
+            Problem::InvalidParameter { name, reason, .. } => {
+                format!("the query parameter '{name}' is invalid: {reason}")
+            }
+            Problem::TooManyValues { name, max } => format!(
+                "the query parameter '{name}' takes at most {max} distinct comma-separated values"
+            ),
+            Problem::MissingApiKey => {
+                "this endpoint needs an API key in the X-API-Key request header".to_owned()
+            }
+            Problem::InvalidApiKey => "the API key in X-API-Key is not a valid key".to_owned(),
+            Problem::TldNotInPlan { tlds, plan } => format!(
+                "the {plan} plan does not include {}; it covers only the free TLDs \
+                 (com, net, org, co, io, ai, me, info, us, tech, dev, biz, so, online, site, \
+                 store, shop, app, blog, xyz, uk, de)",
+                tlds.join(", ")
+            ),
+            Problem::NotFound => "no endpoint has this path; see /openapi.json".to_owned(),
+            Problem::UnknownTld { tlds } => {
+                format!("none of the TLDs asked for is known: {}", tlds.join(", "))
+            }
+            Problem::MethodNotAllowed { allow } => {
+                format!("this endpoint answers only {allow}")
+            }
+            Problem::UriTooLong { max } => {
+                format!("the request target is longer than {max} bytes")
+            }
+            Problem::HeadersTooLarge { max } => {
+                format!("the request header section is larger than {max} bytes")
+            }
+            Problem::RateLimited { retry_after_secs } => format!(
+                "too many requests; the rate limit admits the next one in {retry_after_secs} s"
+            ),
+            Problem::CreditsExhausted { retry_after_secs } => format!(
+                "the monthly API credits of this key are spent; they renew in {retry_after_secs} s \
+                 (the next calendar month, UTC)"
+            ),
+            Problem::NotReady => "no price snapshot is loaded yet".to_owned(),
+        }
+    }
+
+    /// The complete problem document as a JSON object: the five RFC 9457 members
+    /// (`type`, `title`, `status`, `detail`) plus `code` and the members that help.
+    pub fn to_json(&self) -> Value {
+        let code = self.code();
+        let mut doc = Map::with_capacity(8);
+        doc.insert("type".into(), Value::String(format!("{TYPE_BASE}{code}")));
+        doc.insert("title".into(), Value::String(self.title().into()));
+        doc.insert("status".into(), json!(self.status().as_u16()));
+        doc.insert("detail".into(), Value::String(self.detail()));
+        doc.insert("code".into(), Value::String(code.into()));
+        match self {
+            Problem::MissingParameter { name } | Problem::TooManyValues { name, .. } => {
+                doc.insert("parameter".into(), json!(name));
+                if let Problem::TooManyValues { max, .. } = self {
+                    doc.insert("max".into(), json!(max));
+                }
+            }
+            Problem::InvalidParameter { name, value, .. } => {
+                doc.insert("parameter".into(), json!(name));
+                if let Some(value) = value {
+                    doc.insert("value".into(), json!(value));
+                }
+            }
+            Problem::TldNotInPlan { tlds, plan } => {
+                doc.insert("tlds".into(), json!(tlds));
+                doc.insert("plan".into(), json!(plan));
+            }
+            Problem::UnknownTld { tlds } => {
+                doc.insert("tlds".into(), json!(tlds));
+            }
+            Problem::MethodNotAllowed { allow } => {
+                doc.insert("allow".into(), json!(allow));
+            }
+            Problem::UriTooLong { max } | Problem::HeadersTooLarge { max } => {
+                doc.insert("max_bytes".into(), json!(max));
+            }
+            Problem::RateLimited { retry_after_secs }
+            | Problem::CreditsExhausted { retry_after_secs } => {
+                doc.insert("retry_after".into(), json!(retry_after_secs));
+            }
+            Problem::MissingApiKey
+            | Problem::InvalidApiKey
+            | Problem::NotFound
+            | Problem::NotReady => {}
+        }
+        Value::Object(doc)
+    }
+
+    /// The HTTP response for this problem: status, `content-type:
+    /// application/problem+json`, `Allow` for 405, `Retry-After` for 429, and the body.
+    /// The caller adds the metering headers of a keyed request.
+    pub fn into_response(self) -> Response<Full<Bytes>> {
+        let body = serde_json::to_vec(&self.to_json()).unwrap_or_default();
+        let mut response = Response::new(Full::new(Bytes::from(body)));
+        *response.status_mut() = self.status();
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        match &self {
+            Problem::MethodNotAllowed { allow } => {
+                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+            }
+            Problem::RateLimited { retry_after_secs }
+            | Problem::CreditsExhausted { retry_after_secs } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+            }
+            Problem::NotReady => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+/// `value` cut to at most 100 characters (on a character boundary), with `…` when cut,
+/// for echoing a bad request value back in a problem.
+pub fn echo(value: &str) -> String {
+    match value.char_indices().nth(ECHO_MAX_CHARS) {
+        Some((cut, _)) => {
+            let mut s = value[..cut].to_owned();
+            s.push('…');
+            s
+        }
+        None => value.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Vec<Problem> {
+        vec![
+            Problem::MissingParameter { name: "tlds" },
+            Problem::InvalidParameter {
+                name: "limit",
+                value: Some("0".into()),
+                reason: "x".into(),
+            },
+            Problem::TooManyValues {
+                name: "tlds",
+                max: 100,
+            },
+            Problem::MissingApiKey,
+            Problem::InvalidApiKey,
+            Problem::TldNotInPlan {
+                tlds: vec!["museum".into()],
+                plan: "free".into(),
+            },
+            Problem::NotFound,
+            Problem::UnknownTld {
+                tlds: vec!["nope".into()],
+            },
+            Problem::MethodNotAllowed { allow: "GET, HEAD" },
+            Problem::UriTooLong { max: 8192 },
+            Problem::HeadersTooLarge { max: 16384 },
+            Problem::RateLimited {
+                retry_after_secs: 1,
+            },
+            Problem::CreditsExhausted {
+                retry_after_secs: 86400,
+            },
+            Problem::NotReady,
+        ]
+    }
+
+    #[test]
+    fn every_problem_has_the_rfc9457_members_and_a_matching_code() {
+        for p in all() {
+            let doc = p.to_json();
+            let code = p.code();
+            assert_eq!(doc["type"], format!("https://tldsnap.dev/errors/{code}"));
+            assert_eq!(doc["code"], code);
+            assert_eq!(doc["status"], p.status().as_u16());
+            assert!(doc["title"].as_str().is_some_and(|t| !t.is_empty()));
+            assert!(doc["detail"].as_str().is_some_and(|t| !t.is_empty()));
+            assert!(p.status().is_client_error() || p == Problem::NotReady);
+            let resp = p.clone().into_response();
+            assert_eq!(resp.status(), p.status());
+            assert_eq!(resp.headers()[header::CONTENT_TYPE], PROBLEM_JSON);
+        }
+    }
+
+    #[test]
+    fn retry_after_and_allow_headers() {
+        let r = Problem::RateLimited {
+            retry_after_secs: 7,
+        }
+        .into_response();
+        assert_eq!(r.headers()[header::RETRY_AFTER], "7");
+        let r = Problem::MethodNotAllowed { allow: "GET, HEAD" }.into_response();
+        assert_eq!(r.headers()[header::ALLOW], "GET, HEAD");
+    }
+
+    #[test]
+    fn echo_cuts_long_values_on_a_char_boundary() {
+        assert_eq!(echo("com"), "com");
+        let long = "é".repeat(300);
+        let cut = echo(&long);
+        assert_eq!(cut.chars().count(), 101);
+        assert!(cut.ends_with('…'));
+    }
+}
