@@ -1,10 +1,53 @@
-//! `tldsnap import` (being written).
+//! `tldsnap import`: real registrar feeds -> the canonical price source.
+
+use std::path::PathBuf;
+
 use super::CliError;
+use tldsnap::import::{self, report, tlds::TldList, write};
 
 /// Arguments of `tldsnap import`.
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(
+    about = "Real registrar feeds -> price source directory (registrars.csv, prices.csv, history.csv)",
+    long_about = "Reads one folder per registrar under --feeds (dynadot, porkbun, openprovider, \
+namecheap, nira, aws-route53, cloudflare; each with an optional history/ of dated versions), \
+keeps the real, priced TLDs (checked against the IANA root zone list and the Public Suffix \
+List in --tlds) and writes registrars.csv, prices.csv and history.csv to --output. Prints, per \
+feed, rows read, kept and dropped by reason. Feed files that carry no date of their own are \
+dated by --feeds/dates.csv (file,date,evidence). A feed that cannot be read at all fails the \
+import (exit 1) and nothing is written. See docs/IMPORT.md."
+)]
+pub struct Args {
+    /// Directory with one folder per registrar feed (e.g. snapshots/feeds).
+    #[arg(long, value_name = "DIR")]
+    feeds: PathBuf,
+    /// Price source directory to write (created if missing; the three files are replaced).
+    #[arg(long, value_name = "SRC_DIR")]
+    output: PathBuf,
+    /// Directory with iana-tlds.txt and public_suffix_list.dat [default: FEEDS/../tlds].
+    #[arg(long, value_name = "DIR")]
+    tlds: Option<PathBuf>,
+    /// Do not print the summary.
+    #[arg(long, short)]
+    quiet: bool,
+}
 
-pub fn run(_args: Args) -> Result<(), CliError> {
-    Err("not written yet".into())
+/// Runs the import: read and check every feed, print the summary, write the source.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let tlds_dir = args
+        .tlds
+        .unwrap_or_else(|| args.feeds.join("..").join("tlds"));
+    let tlds = TldList::load(&tlds_dir)?;
+    let result = import::import(&args.feeds, &tlds)?;
+    write::write_source(&args.output, &result.source).map_err(|e| {
+        format!(
+            "{}: cannot write the price source: {e}",
+            args.output.display()
+        )
+    })?;
+    if !args.quiet {
+        print!("{}", report::render(&result));
+        println!("Wrote {}.", args.output.display());
+    }
+    Ok(())
 }

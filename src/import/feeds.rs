@@ -1,0 +1,677 @@
+//! One parser per feed format: bytes of a feed file -> raw rows with prices in cents.
+//!
+//! The parsers only read; every judgement (real TLD? offered? duplicate?) is made by
+//! the shared rules in [`super`]. A file that is not the expected document at all is an
+//! `Err` (the import stops); a single row of the wrong shape is a row marked
+//! `malformed` (counted and dropped).
+//!
+//! Which field is taken for what, per feed (`docs/IMPORT.md` has the reasoning):
+//!
+//! | feed | register | renew | transfer | date |
+//! |---|---|---|---|---|
+//! | dynadot | `register_price` | `renew_price` | `transfer_price` | `updated` (epoch ms) |
+//! | porkbun | `registration` | `renewal` | `transfer` | `dates.csv` |
+//! | openprovider | `regular-price.create` (older: `non-member-price`) | `.renew` | `.transfer` | `meta.generated_at` |
+//! | namecheap | `sale-price.create`, else `regular-price.create` | same rule, `renew` | same rule, `transfer` | `meta.generated_at` |
+//! | nira | `regular-price.create` (older: flat `create`) | `renew` | `transfer` | `meta.generated_at` |
+//! | route53 | `RegistrationPrice.Price` | `RenewalPrice.Price` | `TransferPrice.Price` | `dates.csv` or file name |
+//! | cloudflare | `price` + `icann_fee` | `renewal` + `icann_fee` | (none in the feed) | `dates.csv` or file name |
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::Registrar;
+use crate::price;
+use crate::time;
+
+/// One price as read from a feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Field {
+    /// Absent or `null`.
+    #[default]
+    Missing,
+    /// A readable price in cents (may be 0).
+    Cents(u32),
+    /// Present but unreadable: negative, not a number, more than 2 decimals.
+    Bad,
+}
+
+/// One entry of a feed file, before any judgement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawRow {
+    /// The name as the feed writes it (`닷컴`, `co.uk`, `.COM`).
+    pub key: String,
+    /// First-year price.
+    pub register: Field,
+    /// Renewal price.
+    pub renew: Field,
+    /// Transfer price.
+    pub transfer: Field,
+    /// The feed marks the name as a Handshake name.
+    pub handshake: bool,
+    /// The prices are in USD.
+    pub usd: bool,
+    /// The entry is not of the expected shape.
+    pub malformed: bool,
+}
+
+impl Default for RawRow {
+    fn default() -> RawRow {
+        RawRow {
+            key: String::new(),
+            register: Field::Missing,
+            renew: Field::Missing,
+            transfer: Field::Missing,
+            handshake: false,
+            usd: true,
+            malformed: false,
+        }
+    }
+}
+
+/// A parsed feed file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Parsed {
+    /// The date the file states for its data, ms since the epoch, if it states one.
+    pub date_ms: Option<i64>,
+    /// Every entry, in file order.
+    pub rows: Vec<RawRow>,
+}
+
+/// A feed format and where its files are.
+pub struct Feed {
+    /// Folder name under the feeds directory.
+    pub folder: &'static str,
+    /// The registrar whose prices the feed holds.
+    pub registrar: Registrar,
+    /// The current price list, relative to the folder.
+    pub current: &'static str,
+    /// Ending of the dated versions under `history/` (`.json`, `.csv`).
+    pub history_ext: &'static str,
+    /// The parser.
+    pub parse: fn(&[u8]) -> Result<Parsed, String>,
+}
+
+impl Feed {
+    /// The feed read from a folder of that name.
+    pub fn by_folder(folder: &str) -> Option<&'static Feed> {
+        FEEDS.iter().find(|f| f.folder == folder)
+    }
+
+    /// Whether a file under `history/` is one of this feed's dated versions.
+    pub fn is_history_file(&self, name: &str) -> bool {
+        !name.starts_with('.') && name.ends_with(self.history_ext)
+    }
+}
+
+impl fmt::Debug for Feed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Feed")
+            .field("folder", &self.folder)
+            .field("current", &self.current)
+            .finish()
+    }
+}
+
+/// Every feed format the importer knows, one per registrar.
+pub static FEEDS: [Feed; 7] = [
+    Feed {
+        folder: "dynadot",
+        registrar: Registrar {
+            key: "dynadot",
+            name: "Dynadot",
+            homepage: "https://www.dynadot.com",
+        },
+        current: "dynadot.json",
+        history_ext: ".json",
+        parse: parse_dynadot,
+    },
+    Feed {
+        folder: "porkbun",
+        registrar: Registrar {
+            key: "porkbun",
+            name: "Porkbun",
+            homepage: "https://porkbun.com",
+        },
+        current: "porkbun-pricing.json",
+        history_ext: ".json",
+        parse: parse_porkbun,
+    },
+    Feed {
+        folder: "openprovider",
+        registrar: Registrar {
+            key: "openprovider",
+            name: "Openprovider",
+            homepage: "https://www.openprovider.com",
+        },
+        current: "openprovider-prices.json",
+        history_ext: ".json",
+        parse: parse_openprovider,
+    },
+    Feed {
+        folder: "namecheap",
+        registrar: Registrar {
+            key: "namecheap",
+            name: "Namecheap",
+            homepage: "https://www.namecheap.com",
+        },
+        current: "namecheap-prices.json",
+        history_ext: ".json",
+        parse: parse_namecheap,
+    },
+    Feed {
+        folder: "nira",
+        registrar: Registrar {
+            key: "nira",
+            name: "NIRA",
+            homepage: "https://nira.org.ng",
+        },
+        current: "nira-prices.json",
+        history_ext: ".json",
+        parse: parse_nira,
+    },
+    Feed {
+        folder: "aws-route53",
+        registrar: Registrar {
+            key: "route53",
+            name: "Amazon Route 53",
+            homepage: "https://aws.amazon.com/route53/",
+        },
+        current: "tld-prices.json",
+        history_ext: ".json",
+        parse: parse_route53,
+    },
+    Feed {
+        folder: "cloudflare",
+        registrar: Registrar {
+            key: "cloudflare",
+            name: "Cloudflare",
+            homepage: "https://www.cloudflare.com/products/registrar/",
+        },
+        current: "cloudflare_tld_prices.csv",
+        history_ext: ".csv",
+        parse: parse_cloudflare,
+    },
+];
+
+/// A JSON object read as its entries in file order, duplicates included (a plain map
+/// would keep only the last of two equal keys, dropping a row silently).
+#[derive(Debug, Default)]
+pub struct Entries(pub Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Entries, D::Error> {
+        struct EntriesVisitor;
+        impl<'de> Visitor<'de> for EntriesVisitor {
+            type Value = Entries;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of TLD entries")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Value>()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor)
+    }
+}
+
+fn json<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("not {what}: {e}"))
+}
+
+/// A price given as a JSON number or string.
+pub fn field(value: Option<&Value>) -> Field {
+    match value {
+        None | Some(Value::Null) => Field::Missing,
+        Some(Value::Number(n)) => decimal_field(&n.to_string()),
+        Some(Value::String(s)) => decimal_field(s),
+        Some(_) => Field::Bad,
+    }
+}
+
+/// A decimal string, with or without thousands separators (`"2,060.23"`). Empty is
+/// missing.
+pub fn decimal_field(s: &str) -> Field {
+    let s = s.trim();
+    if s.is_empty() {
+        return Field::Missing;
+    }
+    let plain;
+    let s = if s.contains(',') {
+        match strip_grouping(s) {
+            Some(p) => {
+                plain = p;
+                plain.as_str()
+            }
+            None => return Field::Bad,
+        }
+    } else {
+        s
+    };
+    match price::parse_cents(s) {
+        Ok(Some(c)) => Field::Cents(c),
+        Ok(None) => Field::Missing,
+        Err(_) => Field::Bad,
+    }
+}
+
+/// `2,060.23` -> `2060.23`; `None` unless the commas group the whole part by three
+/// (`20,60.23` and `1,2` are not prices).
+fn strip_grouping(s: &str) -> Option<String> {
+    let (whole, frac) = match s.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (s, None),
+    };
+    let mut groups = whole.split(',');
+    let first = groups.next()?;
+    if first.is_empty() || first.len() > 3 || !first.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut out = first.to_string();
+    for g in groups {
+        if g.len() != 3 || !g.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        out.push_str(g);
+    }
+    if let Some(f) = frac {
+        if f.contains(',') {
+            return None;
+        }
+        out.push('.');
+        out.push_str(f);
+    }
+    Some(out)
+}
+
+/// `meta.generated_at` as ms; an unreadable value is an error, an absent one `None`.
+fn generated_at(meta: Option<&Value>) -> Result<Option<i64>, String> {
+    match meta.and_then(|m| m.get("generated_at")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => time::parse_rfc3339(s)
+            .map(Some)
+            .ok_or_else(|| format!("meta.generated_at {s:?} is not RFC 3339")),
+        Some(other) => Err(format!("meta.generated_at {other} is not RFC 3339")),
+    }
+}
+
+/// Whether a currency member (when there is one) says USD.
+fn usd(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.trim().eq_ignore_ascii_case("USD"),
+        Some(_) => false,
+    }
+}
+
+fn malformed(key: String) -> RawRow {
+    RawRow {
+        key,
+        malformed: true,
+        ..RawRow::default()
+    }
+}
+
+/// Dynadot (`@7c/domain-prices`): `{"registrar", "updated": epoch ms, "prices": {key:
+/// {register_price, renew_price, transfer_price, currency?, ...}}}`.
+pub fn parse_dynadot(bytes: &[u8]) -> Result<Parsed, String> {
+    #[derive(Deserialize)]
+    struct Doc {
+        updated: Option<Value>,
+        prices: Entries,
+    }
+    let doc: Doc = json(
+        bytes,
+        "a Dynadot price list ({\"updated\", \"prices\": {...}})",
+    )?;
+    let date_ms = match doc.updated {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(
+            n.as_i64()
+                .ok_or_else(|| format!("\"updated\" {n} is not epoch milliseconds"))?,
+        ),
+        Some(other) => return Err(format!("\"updated\" {other} is not epoch milliseconds")),
+    };
+    let rows = doc
+        .prices
+        .0
+        .into_iter()
+        .map(|(key, v)| {
+            if !v.is_object() {
+                return malformed(key);
+            }
+            RawRow {
+                register: field(v.get("register_price")),
+                renew: field(v.get("renew_price")),
+                transfer: field(v.get("transfer_price")),
+                usd: usd(v.get("currency")),
+                key,
+                ..RawRow::default()
+            }
+        })
+        .collect();
+    Ok(Parsed { date_ms, rows })
+}
+
+/// Porkbun `pricing/get`: `{"status": "SUCCESS", "pricing": {key: {registration,
+/// renewal, transfer, coupons, specialType?}}}`, prices as strings.
+pub fn parse_porkbun(bytes: &[u8]) -> Result<Parsed, String> {
+    #[derive(Deserialize)]
+    struct Doc {
+        status: Option<String>,
+        pricing: Entries,
+    }
+    let doc: Doc = json(
+        bytes,
+        "a Porkbun pricing response ({\"status\", \"pricing\": {...}})",
+    )?;
+    if let Some(status) = &doc.status {
+        if status != "SUCCESS" {
+            return Err(format!("API status is {status:?}, not \"SUCCESS\""));
+        }
+    }
+    let rows = doc
+        .pricing
+        .0
+        .into_iter()
+        .map(|(key, v)| {
+            if !v.is_object() {
+                return malformed(key);
+            }
+            RawRow {
+                register: field(v.get("registration")),
+                renew: field(v.get("renewal")),
+                transfer: field(v.get("transfer")),
+                handshake: v.get("specialType").and_then(Value::as_str) == Some("handshake"),
+                key,
+                ..RawRow::default()
+            }
+        })
+        .collect();
+    Ok(Parsed {
+        date_ms: None,
+        rows,
+    })
+}
+
+#[derive(Deserialize)]
+struct MetaData {
+    meta: Option<Value>,
+    data: Entries,
+}
+
+const META_DATA: &str = "a registrar-pricelist file ({\"meta\", \"data\": {...}})";
+
+/// Openprovider (`registrar-pricelist`): `{"meta": {generated_at}, "data": {key:
+/// {"regular-price" (older: "non-member-price"): {create, renew, transfer, ...},
+/// "member-price": {...}}}}`.
+pub fn parse_openprovider(bytes: &[u8]) -> Result<Parsed, String> {
+    let doc: MetaData = json(bytes, META_DATA)?;
+    let date_ms = generated_at(doc.meta.as_ref())?;
+    let rows = doc
+        .data
+        .0
+        .into_iter()
+        .map(|(key, v)| {
+            let Some(p) = v
+                .get("regular-price")
+                .or_else(|| v.get("non-member-price"))
+                .filter(|p| p.is_object())
+            else {
+                return malformed(key);
+            };
+            RawRow {
+                register: field(p.get("create")),
+                renew: field(p.get("renew")),
+                transfer: field(p.get("transfer")),
+                key,
+                ..RawRow::default()
+            }
+        })
+        .collect();
+    Ok(Parsed { date_ms, rows })
+}
+
+/// Namecheap (`registrar-pricelist`, from `users.getPricing`): `{"meta": {generated_at,
+/// currency}, "data": {key: {"regular-price": {...}, "sale-price": {...}}}}`.
+pub fn parse_namecheap(bytes: &[u8]) -> Result<Parsed, String> {
+    let doc: MetaData = json(bytes, META_DATA)?;
+    let date_ms = generated_at(doc.meta.as_ref())?;
+    let is_usd = usd(doc.meta.as_ref().and_then(|m| m.get("currency")));
+    let rows = doc
+        .data
+        .0
+        .into_iter()
+        .map(|(key, v)| {
+            let regular = v.get("regular-price").filter(|p| p.is_object());
+            let sale = v.get("sale-price").filter(|p| p.is_object());
+            if regular.is_none() && sale.is_none() {
+                return malformed(key);
+            }
+            // The sale price is what namecheap.com charges anyone today (no code needed);
+            // the regular price is the list price it falls back to.
+            let pick = |action: &str| {
+                let s = sale.and_then(|p| p.get(action)).filter(|x| !x.is_null());
+                field(s.or_else(|| regular.and_then(|p| p.get(action))))
+            };
+            RawRow {
+                register: pick("create"),
+                renew: pick("renew"),
+                transfer: pick("transfer"),
+                usd: is_usd,
+                key,
+                ..RawRow::default()
+            }
+        })
+        .collect();
+    Ok(Parsed { date_ms, rows })
+}
+
+/// NIRA (`registrar-pricelist`, NGN list converted to USD): `{"meta": {generated_at,
+/// data_currency?}, "data": {key: {"regular-price": {create, renew, transfer?}}}}`; the
+/// oldest versions have `{create, renew}` directly under the key.
+pub fn parse_nira(bytes: &[u8]) -> Result<Parsed, String> {
+    let doc: MetaData = json(bytes, META_DATA)?;
+    let date_ms = generated_at(doc.meta.as_ref())?;
+    let is_usd = usd(doc.meta.as_ref().and_then(|m| m.get("data_currency")));
+    let rows = doc
+        .data
+        .0
+        .into_iter()
+        .map(|(key, v)| {
+            let p = v.get("regular-price").unwrap_or(&v);
+            if !p.is_object() {
+                return malformed(key);
+            }
+            RawRow {
+                register: field(p.get("create")),
+                renew: field(p.get("renew")),
+                transfer: field(p.get("transfer")),
+                usd: is_usd,
+                key,
+                ..RawRow::default()
+            }
+        })
+        .collect();
+    Ok(Parsed { date_ms, rows })
+}
+
+/// Amazon Route 53 Domains `ListPrices` (AWS SDK v3 output): `{"$metadata", "Prices":
+/// [{Name, RegistrationPrice: {Price, Currency}, RenewalPrice, TransferPrice, ...}]}`.
+pub fn parse_route53(bytes: &[u8]) -> Result<Parsed, String> {
+    #[derive(Deserialize)]
+    struct Doc {
+        #[serde(rename = "Prices")]
+        prices: Vec<Value>,
+    }
+    let doc: Doc = json(
+        bytes,
+        "a Route 53 ListPrices response ({\"Prices\": [...]})",
+    )?;
+    let rows = doc
+        .prices
+        .into_iter()
+        .map(|v| {
+            let Some(key) = v.get("Name").and_then(Value::as_str) else {
+                return malformed(String::new());
+            };
+            let price = |member: &str| v.get(member).and_then(|p| p.get("Price"));
+            let currency_ok = ["RegistrationPrice", "RenewalPrice", "TransferPrice"]
+                .iter()
+                .all(|m| v.get(*m).is_none_or(|p| usd(p.get("Currency"))));
+            RawRow {
+                key: key.to_string(),
+                register: field(price("RegistrationPrice")),
+                renew: field(price("RenewalPrice")),
+                transfer: field(price("TransferPrice")),
+                usd: currency_ok,
+                ..RawRow::default()
+            }
+        })
+        .collect();
+    Ok(Parsed {
+        date_ms: None,
+        rows,
+    })
+}
+
+/// Cloudflare Registrar (`cloudflare_tld_prices.csv`): `tld,price,renewal,icann_fee`.
+/// The customer pays the price plus the ICANN fee, so both are summed; the feed has no
+/// transfer price.
+pub fn parse_cloudflare(bytes: &[u8]) -> Result<Parsed, String> {
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
+    let headers = reader
+        .headers()
+        .map_err(|e| format!("not a CSV file: {e}"))?
+        .clone();
+    let col = |name: &str| headers.iter().position(|h| h.trim() == name);
+    let (Some(tld), Some(price), Some(renewal)) = (col("tld"), col("price"), col("renewal")) else {
+        return Err(format!(
+            "not a Cloudflare price list: header is {:?}, expected tld,price,renewal,icann_fee",
+            headers.iter().collect::<Vec<_>>()
+        ));
+    };
+    let fee_col = col("icann_fee");
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| format!("not a CSV file: {e}"))?;
+        let key = record.get(tld).unwrap_or("").to_string();
+        let (Some(p), Some(r)) = (record.get(price), record.get(renewal)) else {
+            rows.push(malformed(key));
+            continue;
+        };
+        let fee = fee_col
+            .and_then(|c| record.get(c))
+            .map_or(Field::Missing, decimal_field);
+        let with_fee = |base: Field| match (base, fee) {
+            (Field::Cents(b), Field::Cents(f)) if b > 0 => {
+                b.checked_add(f).map_or(Field::Bad, Field::Cents)
+            }
+            (Field::Cents(_), Field::Bad) => Field::Bad,
+            (base, _) => base,
+        };
+        rows.push(RawRow {
+            key,
+            register: with_fee(decimal_field(p)),
+            renew: with_fee(decimal_field(r)),
+            ..RawRow::default()
+        });
+    }
+    Ok(Parsed {
+        date_ms: None,
+        rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Field::{Bad, Cents, Missing};
+
+    #[test]
+    fn prices_from_numbers_and_strings() {
+        let v: Value = serde_json::json!({"a": 10.88, "b": 25, "c": "2,060.23", "d": "0.00", "e": null,
+            "f": -1, "g": 1.999, "h": "12,34.00", "i": true, "j": "", "k": 1e25, "l": "1,000,000"});
+        let f = |k: &str| field(v.get(k));
+        assert_eq!(f("a"), Cents(1088));
+        assert_eq!(f("b"), Cents(2500));
+        assert_eq!(f("c"), Cents(206_023));
+        assert_eq!(f("d"), Cents(0));
+        assert_eq!(f("e"), Missing);
+        assert_eq!(f("missing"), Missing);
+        assert_eq!(f("f"), Bad);
+        assert_eq!(f("g"), Bad);
+        assert_eq!(f("h"), Bad);
+        assert_eq!(f("i"), Bad);
+        assert_eq!(f("j"), Missing);
+        assert_eq!(f("k"), Bad);
+        assert_eq!(f("l"), Cents(100_000_000));
+    }
+
+    #[test]
+    fn duplicate_json_keys_are_all_read() {
+        let p = parse_dynadot(br#"{"updated": 1, "prices": {"com": {"register_price": 1}, "com": {"register_price": 2}}}"#)
+            .unwrap();
+        assert_eq!(p.rows.len(), 2);
+        assert_eq!(p.rows[1].register, Cents(200));
+        assert_eq!(p.date_ms, Some(1));
+    }
+
+    #[test]
+    fn wrong_documents_are_errors() {
+        assert!(parse_dynadot(b"").is_err());
+        assert!(parse_dynadot(b"[1,2]").is_err());
+        assert!(parse_porkbun(br#"{"status":"ERROR","pricing":{}}"#).is_err());
+        assert!(parse_openprovider(br#"{"meta":{"generated_at":"yesterday"},"data":{}}"#).is_err());
+        assert!(parse_route53(br#"{"prices": []}"#).is_err());
+        assert!(parse_cloudflare(b"name,cost\ncom,1\n").is_err());
+    }
+
+    #[test]
+    fn cloudflare_adds_the_icann_fee_but_not_to_zero() {
+        let p = parse_cloudflare(b"tld,price,renewal,icann_fee\ncom,9.59,9.59,0.18\nco.uk,4.94,4.94,0\nx,0,5,0.18\ny,1\n").unwrap();
+        assert_eq!(
+            (p.rows[0].register, p.rows[0].renew, p.rows[0].transfer),
+            (Cents(977), Cents(977), Missing)
+        );
+        assert_eq!(p.rows[1].register, Cents(494));
+        assert_eq!(
+            (p.rows[2].register, p.rows[2].renew),
+            (Cents(0), Cents(518))
+        );
+        assert!(p.rows[3].malformed);
+    }
+
+    #[test]
+    fn namecheap_prefers_the_sale_price() {
+        let p = parse_namecheap(
+            br#"{"meta":{"generated_at":"2025-10-25T06:18:28.882Z","currency":"USD"},"data":{
+            "com":{"regular-price":{"create":14.98,"renew":18.48,"transfer":14.98},"sale-price":{"create":11.28,"renew":18.48,"transfer":null}}}}"#,
+        )
+        .unwrap();
+        let r = &p.rows[0];
+        assert_eq!(
+            (r.register, r.renew, r.transfer),
+            (Cents(1128), Cents(1848), Cents(1498))
+        );
+        assert_eq!(p.date_ms, Some(1_761_373_108_882));
+    }
+
+    #[test]
+    fn nira_reads_both_shapes() {
+        let p = parse_nira(br#"{"meta":{"generated_at":"2025-09-29T07:49:47.387Z"},"data":{"ng":{"create":10.08,"renew":10.08},"com.ng":{"regular-price":{"create":4.45,"renew":4.45,"transfer":4.45}},"x":3}}"#).unwrap();
+        assert_eq!(
+            (p.rows[0].register, p.rows[0].transfer),
+            (Cents(1008), Missing)
+        );
+        assert_eq!(p.rows[1].transfer, Cents(445));
+        assert!(p.rows[2].malformed);
+    }
+}

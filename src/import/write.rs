@@ -1,0 +1,192 @@
+//! The canonical writer: a [`Source`] -> `registrars.csv`, `prices.csv`, `history.csv`.
+//!
+//! The CSV text is RFC 4180 (the `csv` crate quotes what needs quoting), with a header
+//! row, prices as decimal strings with two decimals, `currency` `USD`, `updated_at` as
+//! RFC 3339 with milliseconds and `Z`, history dates as `YYYY-MM-DD`.
+//!
+//! Publishing: all three files are first written in full to temporary names in the
+//! output directory and flushed to disk; only then are they renamed over the real
+//! names. A failure before the renames leaves the previous source untouched (and the
+//! temporary files removed). The directory is fsynced after the renames so that the
+//! new names survive a crash.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::{Offer, Source};
+use crate::price::cents_to_decimal;
+use crate::time;
+
+/// `registrars.csv`
+pub const REGISTRARS_FILE: &str = "registrars.csv";
+/// `prices.csv`
+pub const PRICES_FILE: &str = "prices.csv";
+/// `history.csv`
+pub const HISTORY_FILE: &str = "history.csv";
+
+fn price(c: Option<u32>) -> String {
+    c.map(cents_to_decimal).unwrap_or_default()
+}
+
+fn offer_fields(o: &Offer) -> [String; 3] {
+    [price(o.register), price(o.renew), price(o.transfer)]
+}
+
+fn csv_bytes<const N: usize>(
+    header: [&str; N],
+    rows: impl Iterator<Item = [String; N]>,
+) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Writing into a Vec cannot fail; the csv crate only reports I/O errors here.
+    let _ = w.write_record(header);
+    for row in rows {
+        let _ = w.write_record(&row);
+    }
+    w.into_inner().unwrap_or_default()
+}
+
+/// The text of `registrars.csv`.
+pub fn registrars_csv(source: &Source) -> Vec<u8> {
+    csv_bytes(
+        ["key", "name", "homepage"],
+        source.registrars.iter().map(|r| {
+            [
+                r.key.to_string(),
+                r.name.to_string(),
+                r.homepage.to_string(),
+            ]
+        }),
+    )
+}
+
+/// The text of `prices.csv`.
+pub fn prices_csv(source: &Source) -> Vec<u8> {
+    csv_bytes(
+        [
+            "tld",
+            "registrar",
+            "register",
+            "renew",
+            "transfer",
+            "currency",
+            "updated_at",
+        ],
+        source.prices.iter().map(|p| {
+            let [register, renew, transfer] = offer_fields(&p.offer);
+            [
+                p.tld.clone(),
+                p.registrar.to_string(),
+                register,
+                renew,
+                transfer,
+                "USD".to_string(),
+                time::iso_millis(p.updated_ms),
+            ]
+        }),
+    )
+}
+
+/// The text of `history.csv`.
+pub fn history_csv(source: &Source) -> Vec<u8> {
+    csv_bytes(
+        ["date", "tld", "registrar", "register", "renew", "transfer"],
+        source.history.iter().map(|h| {
+            let [register, renew, transfer] = offer_fields(&h.offer);
+            [
+                time::date_string(h.day),
+                h.tld.clone(),
+                h.registrar.to_string(),
+                register,
+                renew,
+                transfer,
+            ]
+        }),
+    )
+}
+
+/// Writes the three files into `dir` (created if missing), all or nothing.
+pub fn write_source(dir: &Path, source: &Source) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let files = [
+        (REGISTRARS_FILE, registrars_csv(source)),
+        (PRICES_FILE, prices_csv(source)),
+        (HISTORY_FILE, history_csv(source)),
+    ];
+    let pid = std::process::id();
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let result = (|| {
+        for (name, bytes) in &files {
+            let tmp = dir.join(format!(".{name}.{pid}.tmp"));
+            staged.push((tmp.clone(), dir.join(name)));
+            let mut f = File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_data()?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        for (tmp, _) in &staged {
+            let _ = fs::remove_file(tmp);
+        }
+        return Err(e);
+    }
+    for (tmp, target) in &staged {
+        fs::rename(tmp, target)?;
+    }
+    // The renames live in the directory: flush it so they survive a crash. Opening a
+    // directory for fsync is not possible on every platform; the data is safe anyway.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{HistoryRow, PriceRow, Registrar};
+    use super::*;
+
+    fn source() -> Source {
+        Source {
+            registrars: vec![Registrar {
+                key: "route53",
+                name: "Amazon Route 53",
+                homepage: "https://a, b",
+            }],
+            prices: vec![PriceRow {
+                tld: "co.uk".into(),
+                registrar: "route53",
+                offer: Offer {
+                    register: None,
+                    renew: Some(1250),
+                    transfer: Some(0),
+                },
+                updated_ms: 1_767_284_869_638,
+            }],
+            history: vec![HistoryRow {
+                day: 20_000,
+                tld: "co.uk".into(),
+                registrar: "route53",
+                offer: Offer::default(),
+            }],
+        }
+    }
+
+    #[test]
+    fn csv_text() {
+        let s = source();
+        assert_eq!(
+            String::from_utf8(registrars_csv(&s)).unwrap(),
+            "key,name,homepage\nroute53,Amazon Route 53,\"https://a, b\"\n"
+        );
+        assert_eq!(
+            String::from_utf8(prices_csv(&s)).unwrap(),
+            "tld,registrar,register,renew,transfer,currency,updated_at\nco.uk,route53,,12.50,0.00,USD,2026-01-01T16:27:49.638Z\n"
+        );
+        assert_eq!(
+            String::from_utf8(history_csv(&s)).unwrap(),
+            "date,tld,registrar,register,renew,transfer\n2024-10-04,co.uk,route53,,,\n"
+        );
+    }
+}
