@@ -1,1 +1,126 @@
-fn main() {}
+//! `tldsnap-baseline`: the smallest hyper 1.x server that answers every request with one
+//! fixed body read from a file. The load harness (`tools/loadtest`) runs it beside
+//! `tldsnap serve` on the same bytes: whatever it reaches is the ceiling that any hyper
+//! service can reach on this machine, so tldsnap's figures are quoted as a ratio to it.
+//!
+//! ```text
+//! tldsnap-baseline --addr 127.0.0.1:8090 --body target/loadtest/bodies/cheapest1.json
+//! ```
+//!
+//! It does what a hyper service cannot avoid and nothing else: HTTP/1.1 with keep-alive
+//! (hyper's default), `TCP_NODELAY` (as tldsnap sets it), a multi-thread tokio runtime
+//! with one worker per core, one task per connection. No routing, no parsing of the
+//! request beyond what hyper does, no header read timeout (which needs a timer).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use bytes::Bytes;
+use clap::Parser;
+use http_body_util::Full;
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+
+/// A fixed-body hyper server: the ceiling baseline of the load harness.
+#[derive(Parser)]
+#[command(name = "tldsnap-baseline", version, about)]
+struct Args {
+    /// Address to listen on (port 0 picks a free port; the bound address is printed).
+    #[arg(long, default_value = "127.0.0.1:8090")]
+    addr: SocketAddr,
+    /// File whose bytes are the body of every response.
+    #[arg(long)]
+    body: PathBuf,
+    /// Value of the Content-Type header.
+    #[arg(long, default_value = "application/json")]
+    content_type: String,
+    /// Worker threads of the tokio runtime (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let body = match std::fs::read(&args.body) {
+        Ok(b) => Bytes::from(b),
+        Err(e) => {
+            eprintln!("error: reading {}: {e}", args.body.display());
+            return ExitCode::from(1);
+        }
+    };
+    let content_type = match HeaderValue::from_str(&args.content_type) {
+        Ok(v) => v,
+        Err(_) => {
+            eprintln!(
+                "error: --content-type {:?} is not a valid header value",
+                args.content_type
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = args.threads {
+        runtime.worker_threads(n.max(1));
+    }
+    let runtime = match runtime.enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: starting the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(serve(args.addr, body, content_type)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Accepts connections until SIGINT / SIGTERM and serves each on its own task.
+async fn serve(addr: SocketAddr, body: Bytes, content_type: HeaderValue) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    // The harness reads this line to learn the port when it asked for port 0.
+    println!("listening on {}", listener.local_addr()?);
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    eprintln!("accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = term.recv() => return Ok(()),
+        };
+        // Small responses must not wait for Nagle's algorithm.
+        let _ = stream.set_nodelay(true);
+        let body = body.clone();
+        let content_type = content_type.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |_req: Request<hyper::body::Incoming>| {
+                let mut response = Response::new(Full::new(body.clone()));
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, content_type.clone());
+                async move { Ok::<_, Infallible>(response) }
+            });
+            // Errors here are the client's (reset, garbage): nothing to do but drop it.
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}

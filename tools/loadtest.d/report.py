@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Turns the raw records of tools/loadtest (one JSON object a line) into
+results.json and results.md: medians of the runs, ratios to the hyper baseline,
+the hot-swap comparison, memory, and which targets of issue 6 item 4 hold.
+
+usage: report.py RAW.jsonl OUT_DIR
+"""
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+WORKLOADS = {
+    "cheapest1": "cheapest, 1 TLD, limit 5",
+    "cheapest10": "cheapest, 10 TLDs, limit 10",
+    "prices3x3": "prices, 3 TLDs x 3 registrars",
+    "registrars": "registrar listing with prices",
+}
+SERVERS = ["tldsnap", "hyper", "nginx"]
+DATASETS = ["real", "s", "l"]
+
+
+def failed(r):
+    return sum(r.get(k, 0) for k in ("err_connect", "err_read", "err_write", "err_status", "err_timeout"))
+
+
+def median_of(runs):
+    """The run with the median requests/s stands for the group; its latencies are
+    reported with it (each percentile is also the median over runs)."""
+    out = {
+        "runs": len(runs),
+        "rps": statistics.median(r["rps"] for r in runs),
+        "p50_us": statistics.median(r["p50_us"] for r in runs),
+        "p99_us": statistics.median(r["p99_us"] for r in runs),
+        "p999_us": statistics.median(r["p999_us"] for r in runs),
+        "failed": sum(failed(r) for r in runs),
+        "requests": sum(r["requests"] for r in runs),
+        "rps_all": [r["rps"] for r in runs],
+    }
+    return out
+
+
+def ms(us):
+    return f"{us / 1000:.3f}"
+
+
+def main():
+    raw, out_dir = sys.argv[1], sys.argv[2]
+    records = []
+    with open(raw) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                records.append(json.loads(line))
+
+    meta = next((r for r in records if r["kind"] == "meta"), {})
+    groups = defaultdict(list)
+    for r in records:
+        if r["kind"] == "load":
+            groups[(r["server"], r["dataset"], r["workload"], r["conns"])].append(r)
+    load = {k: median_of(v) for k, v in groups.items()}
+    for (server, dataset, workload, conns), m in load.items():
+        base = load.get(("hyper", dataset, workload, conns))
+        m["ratio_hyper"] = m["rps"] / base["rps"] if base and base["rps"] else None
+
+    swaps = [r for r in records if r["kind"] == "swap"]
+    memory = [r for r in records if r["kind"] == "memory"]
+    notes = [r["text"] for r in records if r["kind"] == "note"]
+
+    targets = []
+
+    def target(name, ok, detail):
+        targets.append({"target": name, "holds": ok, "detail": detail})
+
+    conns_seen = sorted({k[3] for k in load})
+    for conns in conns_seen:
+        t = load.get(("tldsnap", "real", "cheapest1", conns))
+        h = load.get(("hyper", "real", "cheapest1", conns))
+        n = load.get(("nginx", "real", "cheapest1", conns))
+        if t and h:
+            ratio = t["rps"] / h["rps"]
+            target(f"cheapest 1 TLD >= 0.95x hyper baseline ({conns} conns)", ratio >= 0.95,
+                   f"{t['rps']:.0f} vs {h['rps']:.0f} req/s = {ratio:.2f}x")
+        if t and n:
+            ratio = t["rps"] / n["rps"]
+            target(f"cheapest 1 TLD >= 1.4x nginx static ({conns} conns)", ratio >= 1.4,
+                   f"{t['rps']:.0f} vs {n['rps']:.0f} req/s = {ratio:.2f}x")
+    for (server, dataset, workload, conns), m in sorted(load.items()):
+        if server == "tldsnap" and conns == 64:
+            target(f"p99 <= 1 ms at 64 conns ({dataset}, {workload})", m["p99_us"] <= 1000,
+                   f"p99 {ms(m['p99_us'])} ms")
+    for (server, dataset, workload, conns), m in sorted(load.items()):
+        if server == "tldsnap" and dataset == "l":
+            s = load.get(("tldsnap", "s", workload, conns))
+            if s:
+                ratio = m["rps"] / s["rps"]
+                target(f"L within 10% of S ({workload}, {conns} conns)", ratio >= 0.9,
+                       f"L {m['rps']:.0f} vs S {s['rps']:.0f} req/s = {ratio:.2f}x")
+    for sw in swaps:
+        plain = load.get(("tldsnap", sw["dataset"], sw["workload"], sw["conns"]))
+        fails = failed(sw)
+        target(f"hot swap: 0 failed requests ({sw['dataset']}, {sw['conns']} conns)", fails == 0,
+               f"{fails} failed of {sw['requests']}, {sw['swaps']} swaps, reloads counted: {sw.get('reloads', 'n/a')}")
+        if plain:
+            ratio = sw["p99_us"] / plain["p99_us"] if plain["p99_us"] else float("inf")
+            sw["p99_ratio_plain"] = ratio
+            target(f"hot swap: p99 within 2x of the plain run ({sw['dataset']})", ratio <= 2.0,
+                   f"p99 {ms(sw['p99_us'])} ms vs {ms(plain['p99_us'])} ms = {ratio:.2f}x")
+    for m in memory:
+        limit = m["snapshot_bytes"] + 30 * 1024 * 1024
+        rss = m["vmrss_kb"] * 1024
+        target(f"resident memory <= snapshot + 30 MB ({m['dataset']})", rss <= limit,
+               f"VmRSS {rss / 2**20:.1f} MiB, snapshot {m['snapshot_bytes'] / 2**20:.1f} MiB")
+
+    result = {
+        "meta": meta,
+        "load": [
+            {"server": k[0], "dataset": k[1], "workload": k[2], "conns": k[3], **v}
+            for k, v in sorted(load.items())
+        ],
+        "swap": swaps,
+        "memory": memory,
+        "targets": targets,
+        "notes": notes,
+    }
+    with open(f"{out_dir}/results.json", "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+
+    md = []
+    md.append("# tldsnap load test results\n")
+    if meta:
+        md.append(f"- date: {meta.get('date')}; commit {meta.get('commit')}; mode: {meta.get('mode')}")
+        md.append(f"- machine: {meta.get('nproc')} cores, {meta.get('cpu')}; {meta.get('kernel')}")
+        md.append(f"- load generator: {meta.get('wrk')}, {meta.get('wrk_threads')} thread(s), "
+                  f"{meta.get('duration')} s per run, {meta.get('runs')} run(s) per cell, median shown")
+        md.append(f"- pinning: {meta.get('pinning')}")
+        md.append(f"- nginx: {meta.get('nginx')}")
+        md.append("")
+    md.append("## Throughput and latency (median of runs)\n")
+    md.append("| workload | dataset | server | conns | req/s | x hyper | p50 ms | p99 ms | p99.9 ms | failed |")
+    md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    order = {w: i for i, w in enumerate(WORKLOADS)}
+    for k in sorted(load, key=lambda k: (order.get(k[2], 99), DATASETS.index(k[1]) if k[1] in DATASETS else 9,
+                                         k[3], SERVERS.index(k[0]) if k[0] in SERVERS else 9)):
+        m = load[k]
+        ratio = f"{m['ratio_hyper']:.2f}" if m["ratio_hyper"] is not None else "-"
+        md.append(f"| {WORKLOADS.get(k[2], k[2])} | {k[1]} | {k[0]} | {k[3]} | {m['rps']:.0f} | {ratio} | "
+                  f"{ms(m['p50_us'])} | {ms(m['p99_us'])} | {ms(m['p999_us'])} | {m['failed']} |")
+    md.append("")
+    if swaps:
+        md.append("## Hot swap under load\n")
+        md.append("| dataset | workload | conns | swaps | reloads counted | req/s | p99 ms | p99 plain ms | failed |")
+        md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        for sw in swaps:
+            plain = load.get(("tldsnap", sw["dataset"], sw["workload"], sw["conns"]))
+            md.append(f"| {sw['dataset']} | {sw['workload']} | {sw['conns']} | {sw['swaps']} | {sw.get('reloads', 'n/a')} | "
+                      f"{sw['rps']:.0f} | {ms(sw['p99_us'])} | {ms(plain['p99_us']) if plain else '-'} | {failed(sw)} |")
+        md.append("")
+    if memory:
+        md.append("## Memory\n")
+        md.append("| dataset | snapshot file MiB | VmRSS MiB (after load) | VmHWM MiB | RSS - snapshot MiB |")
+        md.append("|---|---:|---:|---:|---:|")
+        for m in memory:
+            snap = m["snapshot_bytes"] / 2**20
+            rss = m["vmrss_kb"] / 1024
+            md.append(f"| {m['dataset']} | {snap:.1f} | {rss:.1f} | {m['vmhwm_kb'] / 1024:.1f} | {rss - snap:.1f} |")
+        md.append("")
+    if targets:
+        md.append("## Targets (issue 6 item 4)\n")
+        md.append("| target | holds | measured |")
+        md.append("|---|---|---|")
+        for t in targets:
+            md.append(f"| {t['target']} | {'yes' if t['holds'] else '**no**'} | {t['detail']} |")
+        md.append("")
+    if notes:
+        md.append("## Notes\n")
+        for n in notes:
+            md.append(f"- {n}")
+        md.append("")
+    with open(f"{out_dir}/results.md", "w") as f:
+        f.write("\n".join(md))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
