@@ -1,1 +1,59 @@
-//! (being written)
+//! JSON string escaping, the one piece of JSON writing the project does by hand.
+//!
+//! Bodies are assembled from pre-rendered fragments, so the only JSON the request path
+//! writes itself is punctuation, numbers ([`crate::price`]) and the few strings that come
+//! from a request (echoed TLD names, unknown registrar keys). Those go through
+//! [`write_str`], which escapes exactly as RFC 8259 requires.
+
+/// Appends `s` as a quoted JSON string.
+pub fn write_str(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f | 0x7f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if esc.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 0xf) as usize]);
+        } else {
+            out.extend_from_slice(esc);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// `s` as a quoted JSON string.
+pub fn quoted(s: &str) -> String {
+    let mut out = Vec::with_capacity(s.len() + 2);
+    write_str(s, &mut out);
+    String::from_utf8(out).expect("escaping keeps UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_like_serde_json_reads() {
+        for s in ["plain", "Bravo \"Domains\" & Co", "back\\slash", "nl\nnul\0bell\u{7}del\u{7f}", "Délta 닷컴", ""] {
+            let q = quoted(s);
+            let back: String = serde_json::from_str(&q).unwrap();
+            assert_eq!(back, s);
+        }
+        assert_eq!(quoted("a\"b"), r#""a\"b""#);
+        assert_eq!(quoted("\u{1}"), r#""\u0001""#);
+    }
+}

@@ -1,1 +1,527 @@
-//! (being written)
+//! The canonical price source: a directory of CSV files, validated row by row.
+//!
+//! This is what `tldsnap build --input DIR` reads and what `tldsnap import` and the
+//! synthetic generator write (contract section 2):
+//!
+//! | file | columns |
+//! |---|---|
+//! | `registrars.csv` | `key,name,homepage` |
+//! | `prices.csv` | `tld,registrar,register,renew,transfer,currency,updated_at` |
+//! | `history.csv` (optional) | `date,tld,registrar,register,renew,transfer` |
+//!
+//! Reading never stops at the first bad row: every problem is collected as
+//! `file:line: what is wrong` (up to [`MAX_REPORTED_ERRORS`]), and the whole source is
+//! refused if there is any, so a build never publishes a snapshot made of half the input.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::price::{self, PriceError};
+use crate::time;
+use crate::tld;
+
+/// How many bad rows are listed before the report says "and N more". Enough to fix a
+/// systematic error in one pass, few enough to read.
+pub const MAX_REPORTED_ERRORS: usize = 100;
+
+/// One registrar of `registrars.csv`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistrarRow {
+    /// Selector used in requests: `[a-z0-9][a-z0-9_-]{0,63}`.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// The registrar's own web site (may be empty).
+    pub homepage: String,
+}
+
+/// One (tld, registrar) row of `prices.csv`, prices in cents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriceRow {
+    /// Canonical TLD (`xn--` form for IDNs).
+    pub tld: String,
+    /// Registrar key, known from `registrars.csv`.
+    pub registrar: String,
+    /// First-year registration price; `None` = the registrar does not sell the TLD new.
+    pub register: Option<u32>,
+    /// Renewal price; always present when `register` is.
+    pub renew: Option<u32>,
+    /// Transfer price; `None` = not published.
+    pub transfer: Option<u32>,
+    /// When the registrar published this price, milliseconds since the Unix epoch.
+    pub updated_ms: i64,
+}
+
+/// One observed price change of `history.csv`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryRow {
+    /// Day the change was first seen, days since 1970-01-01.
+    pub date: i32,
+    /// Canonical TLD.
+    pub tld: String,
+    /// Registrar key.
+    pub registrar: String,
+    /// Registration price from that day, if offered.
+    pub register: Option<u32>,
+    /// Renewal price from that day, if offered.
+    pub renew: Option<u32>,
+    /// Transfer price from that day, if offered.
+    pub transfer: Option<u32>,
+}
+
+/// A whole, valid price source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Source {
+    /// Every registrar, in file order.
+    pub registrars: Vec<RegistrarRow>,
+    /// Every price row, in file order.
+    pub prices: Vec<PriceRow>,
+    /// Every history row, in file order (empty without `history.csv`).
+    pub history: Vec<HistoryRow>,
+}
+
+/// One bad row: where it is and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowError {
+    /// File name (`prices.csv`).
+    pub file: String,
+    /// 1-based line number in that file.
+    pub line: u64,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for RowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
+}
+
+/// Why a price source was refused.
+#[derive(Debug)]
+pub enum SourceError {
+    /// A file could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// One or more rows are bad; nothing of the source is used.
+    Rows {
+        /// The first [`MAX_REPORTED_ERRORS`] problems.
+        errors: Vec<RowError>,
+        /// How many problems there were in all.
+        total: usize,
+    },
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            SourceError::Rows { errors, total } => {
+                writeln!(f, "price source refused: {total} bad row(s)")?;
+                for e in errors {
+                    writeln!(f, "  {e}")?;
+                }
+                if *total > errors.len() {
+                    writeln!(f, "  ... and {} more", total - errors.len())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for SourceError {}
+
+/// Reads and validates `registrars.csv`, `prices.csv` and, if present, `history.csv`
+/// from `dir`.
+pub fn read_dir(dir: &Path) -> Result<Source, SourceError> {
+    let open = |name: &str| {
+        let path = dir.join(name);
+        std::fs::File::open(&path).map_err(|source| SourceError::Io { path, source })
+    };
+    let registrars = open("registrars.csv")?;
+    let prices = open("prices.csv")?;
+    let history = match open("history.csv") {
+        Ok(f) => Some(f),
+        Err(SourceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    read(registrars, prices, history)
+}
+
+/// Reads and validates a price source from three readers (tests, the embedded default).
+pub fn read<R: Read>(registrars: R, prices: R, history: Option<R>) -> Result<Source, SourceError> {
+    let mut errs = Errors::default();
+    let mut source = Source::default();
+    read_registrars(registrars, &mut source, &mut errs);
+    let keys: HashSet<String> = source.registrars.iter().map(|r| r.key.clone()).collect();
+    read_prices(prices, &keys, &mut source, &mut errs);
+    if let Some(h) = history {
+        read_history(h, &keys, &mut source, &mut errs);
+    }
+    errs.finish().map(|()| source)
+}
+
+#[derive(Default)]
+struct Errors {
+    list: Vec<RowError>,
+    total: usize,
+}
+
+impl Errors {
+    fn push(&mut self, file: &str, line: u64, message: impl Into<String>) {
+        self.total += 1;
+        if self.list.len() < MAX_REPORTED_ERRORS {
+            self.list.push(RowError { file: file.to_string(), line, message: message.into() });
+        }
+    }
+
+    fn finish(self) -> Result<(), SourceError> {
+        if self.total == 0 {
+            Ok(())
+        } else {
+            Err(SourceError::Rows { errors: self.list, total: self.total })
+        }
+    }
+}
+
+/// A CSV file with named columns: maps each required column to its position.
+struct Table<R: Read> {
+    file: &'static str,
+    reader: csv::Reader<R>,
+    columns: Vec<usize>,
+}
+
+impl<R: Read> Table<R> {
+    /// Opens the table and checks that every column of `required` is in the header.
+    fn new(file: &'static str, input: R, required: &[&str], errs: &mut Errors) -> Option<Self> {
+        let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(input);
+        let header = match reader.headers() {
+            Ok(h) => h.clone(),
+            Err(e) => {
+                errs.push(file, 1, format!("unreadable header: {}", csv_message(&e)));
+                return None;
+            }
+        };
+        let mut columns = Vec::with_capacity(required.len());
+        let mut missing = Vec::new();
+        for name in required {
+            match header.iter().position(|h| h.trim().trim_start_matches('\u{feff}') == *name) {
+                Some(i) => columns.push(i),
+                None => missing.push(*name),
+            }
+        }
+        if !missing.is_empty() {
+            errs.push(
+                file,
+                1,
+                format!("header lacks column(s) {} (expected {})", missing.join(", "), required.join(",")),
+            );
+            return None;
+        }
+        Some(Table { file, reader, columns })
+    }
+
+    /// Calls `row` with each record's line and its required fields, in `required` order.
+    fn rows(&mut self, errs: &mut Errors, mut row: impl FnMut(u64, &[&str], &mut Errors)) {
+        let mut record = csv::StringRecord::new();
+        loop {
+            match self.reader.read_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) => {
+                    let line = e.position().map_or(0, |p| p.line());
+                    errs.push(self.file, line, csv_message(&e));
+                    if !matches!(e.kind(), csv::ErrorKind::Utf8 { .. }) {
+                        break; // the reader cannot resynchronise after an I/O error
+                    }
+                    continue;
+                }
+            }
+            let line = record.position().map_or(0, |p| p.line());
+            if record.len() == 1 && record.get(0).is_some_and(|f| f.trim().is_empty()) {
+                continue; // a blank line
+            }
+            let mut fields: Vec<&str> = Vec::with_capacity(self.columns.len());
+            for &i in &self.columns {
+                match record.get(i) {
+                    Some(f) => fields.push(f),
+                    None => break,
+                }
+            }
+            if fields.len() != self.columns.len() {
+                errs.push(self.file, line, format!("{} field(s), the header has more", record.len()));
+                continue;
+            }
+            row(line, &fields, errs);
+        }
+    }
+}
+
+fn csv_message(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
+        csv::ErrorKind::Io(io) => format!("read error: {io}"),
+        _ => e.to_string(),
+    }
+}
+
+fn valid_key(key: &str) -> bool {
+    let b = key.as_bytes();
+    !b.is_empty()
+        && b.len() <= 64
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+}
+
+fn read_registrars<R: Read>(input: R, source: &mut Source, errs: &mut Errors) {
+    let file = "registrars.csv";
+    let Some(mut table) = Table::new(file, input, &["key", "name", "homepage"], errs) else { return };
+    let mut seen = HashSet::new();
+    table.rows(errs, |line, f, errs| {
+        let (key, name, homepage) = (f[0].trim(), f[1].trim(), f[2].trim());
+        if !valid_key(key) {
+            return errs.push(file, line, format!("registrar key {key:?} must match [a-z0-9][a-z0-9_-]{{0,63}}"));
+        }
+        if name.is_empty() {
+            return errs.push(file, line, format!("registrar {key:?} has an empty name"));
+        }
+        if !seen.insert(key.to_string()) {
+            return errs.push(file, line, format!("duplicate registrar key {key:?}"));
+        }
+        source.registrars.push(RegistrarRow { key: key.into(), name: name.into(), homepage: homepage.into() });
+    });
+}
+
+fn price_field(what: &str, raw: &str) -> Result<Option<u32>, String> {
+    price::parse_cents(raw).map_err(|e| match e {
+        PriceError::NotANumber => format!("{what} price {raw:?} is not a decimal number"),
+        other => format!("{what} price {raw:?}: {other}"),
+    })
+}
+
+fn canonical_tld(raw: &str) -> Result<String, String> {
+    tld::normalize(raw).map(|t| t.into_owned()).map_err(|e| format!("malformed TLD {raw:?}: {e}"))
+}
+
+fn known_registrar(keys: &HashSet<String>, raw: &str) -> Result<String, String> {
+    let key = raw.trim();
+    if keys.contains(key) {
+        Ok(key.to_string())
+    } else {
+        Err(format!("unknown registrar {key:?} (not in registrars.csv)"))
+    }
+}
+
+/// Collects every problem of one row instead of stopping at the first.
+fn collect<T>(problems: &mut Vec<String>, r: Result<T, String>) -> Option<T> {
+    r.map_err(|e| problems.push(e)).ok()
+}
+
+fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
+    let file = "prices.csv";
+    let cols = ["tld", "registrar", "register", "renew", "transfer", "currency", "updated_at"];
+    let Some(mut table) = Table::new(file, input, &cols, errs) else { return };
+    let mut seen = HashSet::new();
+    table.rows(errs, |line, f, errs| {
+        let mut p = Vec::new();
+        let tld = collect(&mut p, canonical_tld(f[0]));
+        let registrar = collect(&mut p, known_registrar(keys, f[1]));
+        let register = collect(&mut p, price_field("register", f[2]));
+        let renew = collect(&mut p, price_field("renew", f[3]));
+        let transfer = collect(&mut p, price_field("transfer", f[4]));
+        if f[5].trim() != "USD" {
+            p.push(format!("currency {:?} is not USD", f[5]));
+        }
+        let updated = time::parse_rfc3339(f[6].trim());
+        if updated.is_none() {
+            p.push(format!("updated_at {:?} is not an RFC 3339 timestamp", f[6]));
+        }
+        if let (Some(Some(_)), Some(None)) = (register, renew) {
+            p.push("a row with a register price needs a renew price".into());
+        }
+        if let (Some(None), Some(None)) = (register, renew) {
+            p.push("no register and no renew price".into());
+        }
+        if let (Some(t), Some(r)) = (&tld, &registrar) {
+            if !seen.insert((t.clone(), r.clone())) {
+                p.push(format!("duplicate row for ({t}, {r})"));
+            }
+        }
+        if !p.is_empty() {
+            return errs.push(file, line, p.join("; "));
+        }
+        source.prices.push(PriceRow {
+            tld: tld.unwrap_or_default(),
+            registrar: registrar.unwrap_or_default(),
+            register: register.flatten(),
+            renew: renew.flatten(),
+            transfer: transfer.flatten(),
+            updated_ms: updated.unwrap_or_default(),
+        });
+    });
+}
+
+fn read_history<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
+    let file = "history.csv";
+    let cols = ["date", "tld", "registrar", "register", "renew", "transfer"];
+    let Some(mut table) = Table::new(file, input, &cols, errs) else { return };
+    let mut seen = HashSet::new();
+    table.rows(errs, |line, f, errs| {
+        let mut p = Vec::new();
+        let date = time::parse_date(f[0].trim()).and_then(|d| i32::try_from(d).ok());
+        if date.is_none() {
+            p.push(format!("date {:?} is not a YYYY-MM-DD date", f[0]));
+        }
+        let tld = collect(&mut p, canonical_tld(f[1]));
+        let registrar = collect(&mut p, known_registrar(keys, f[2]));
+        let register = collect(&mut p, price_field("register", f[3]));
+        let renew = collect(&mut p, price_field("renew", f[4]));
+        let transfer = collect(&mut p, price_field("transfer", f[5]));
+        if let (Some(d), Some(t), Some(r)) = (date, &tld, &registrar) {
+            if !seen.insert((d, t.clone(), r.clone())) {
+                p.push(format!("duplicate history row for ({}, {t}, {r})", f[0].trim()));
+            }
+        }
+        if !p.is_empty() {
+            return errs.push(file, line, p.join("; "));
+        }
+        source.history.push(HistoryRow {
+            date: date.unwrap_or_default(),
+            tld: tld.unwrap_or_default(),
+            registrar: registrar.unwrap_or_default(),
+            register: register.flatten(),
+            renew: renew.flatten(),
+            transfer: transfer.flatten(),
+        });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REGISTRARS: &str = "key,name,homepage\nalpha,Alpha,https://a.example\nbravo,Bravo,\n";
+
+    fn prices_err(body: &str) -> Vec<String> {
+        let prices = format!("tld,registrar,register,renew,transfer,currency,updated_at\n{body}");
+        match read(REGISTRARS.as_bytes(), prices.as_bytes(), None) {
+            Ok(_) => vec![],
+            Err(SourceError::Rows { errors, .. }) => errors.iter().map(ToString::to_string).collect(),
+            Err(e) => vec![e.to_string()],
+        }
+    }
+
+    #[test]
+    fn reads_a_good_source() {
+        let prices = "tld,registrar,register,renew,transfer,currency,updated_at\n\
+                      COM,alpha,9.99,12.99,,USD,2026-01-01T00:00:00Z\n\
+                      рф,bravo,,5,0,USD,2026-01-01T00:00:00.5Z\n";
+        let history = "date,tld,registrar,register,renew,transfer\n2025-01-01,com,alpha,8,9,\n";
+        let s = read(REGISTRARS.as_bytes(), prices.as_bytes(), Some(history.as_bytes())).unwrap();
+        assert_eq!(s.registrars.len(), 2);
+        assert_eq!(s.prices[0].tld, "com");
+        assert_eq!(s.prices[0].register, Some(999));
+        assert_eq!(s.prices[0].transfer, None);
+        assert_eq!(s.prices[1].tld, "xn--p1ai");
+        assert_eq!(s.prices[1].register, None);
+        assert_eq!(s.prices[1].transfer, Some(0));
+        assert_eq!(s.history[0].register, Some(800));
+    }
+
+    #[test]
+    fn every_bad_row_kind_is_reported_with_its_line() {
+        let errs = prices_err(
+            "com,alpha,-1,2,,USD,2026-01-01T00:00:00Z\n\
+             net,alpha,abc,2,,USD,2026-01-01T00:00:00Z\n\
+             org,alpha,1.999,2,,USD,2026-01-01T00:00:00Z\n\
+             io,zulu,1,2,,USD,2026-01-01T00:00:00Z\n\
+             com,alpha,1,2,,USD,2026-01-01T00:00:00Z\n\
+             me,alpha,1,2,,EUR,2026-01-01T00:00:00Z\n\
+             a..b,alpha,1,2,,USD,2026-01-01T00:00:00Z\n\
+             co,alpha,1,2,,USD,yesterday\n\
+             ai,alpha,1,,,USD,2026-01-01T00:00:00Z\n",
+        );
+        let expect = [
+            "prices.csv:2: register price \"-1\": negative price",
+            "prices.csv:3: register price \"abc\" is not a decimal number",
+            "prices.csv:4: register price \"1.999\": more than 2 decimals",
+            "prices.csv:5: unknown registrar \"zulu\" (not in registrars.csv)",
+            "prices.csv:6: duplicate row for (com, alpha)",
+            "prices.csv:7: currency \"EUR\" is not USD",
+            "prices.csv:8: malformed TLD \"a..b\": empty label (two dots in a row or a trailing dot)",
+            "prices.csv:9: updated_at \"yesterday\" is not an RFC 3339 timestamp",
+            "prices.csv:10: a row with a register price needs a renew price",
+        ];
+        assert_eq!(errs, expect);
+    }
+
+    #[test]
+    fn duplicates_are_found_after_normalisation() {
+        let errs = prices_err(
+            "рф,alpha,1,2,,USD,2026-01-01T00:00:00Z\nxn--p1ai,alpha,1,2,,USD,2026-01-01T00:00:00Z\n",
+        );
+        assert_eq!(errs, ["prices.csv:3: duplicate row for (xn--p1ai, alpha)"]);
+    }
+
+    #[test]
+    fn reports_are_capped_but_counted() {
+        let body: String = (0..150).map(|i| format!("t{i},alpha,x,1,,USD,2026-01-01T00:00:00Z\n")).collect();
+        let prices = format!("tld,registrar,register,renew,transfer,currency,updated_at\n{body}");
+        let Err(SourceError::Rows { errors, total }) = read(REGISTRARS.as_bytes(), prices.as_bytes(), None) else {
+            panic!("expected row errors")
+        };
+        assert_eq!((errors.len(), total), (MAX_REPORTED_ERRORS, 150));
+    }
+
+    #[test]
+    fn bad_registrars_and_headers() {
+        let regs = "key,name,homepage\nAlpha,A,\nok,,\nok2,x,\nok2,y,\n";
+        let Err(SourceError::Rows { errors, .. }) = read(regs.as_bytes(), "tld\n".as_bytes(), None) else {
+            panic!()
+        };
+        let got: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(got[0], "registrars.csv:2: registrar key \"Alpha\" must match [a-z0-9][a-z0-9_-]{0,63}");
+        assert_eq!(got[1], "registrars.csv:3: registrar \"ok\" has an empty name");
+        assert_eq!(got[2], "registrars.csv:5: duplicate registrar key \"ok2\"");
+        assert!(got[3].starts_with("prices.csv:1: header lacks column(s) registrar, register"), "{}", got[3]);
+    }
+
+    #[test]
+    fn bad_history_rows() {
+        let prices = "tld,registrar,register,renew,transfer,currency,updated_at\n";
+        let history = "date,tld,registrar,register,renew,transfer\n2025-02-30,com,alpha,1,1,1\n\
+                       2025-01-01,com,nobody,1,1,1\n2025-01-01,com,alpha,1,1,1\n2025-01-01,COM,alpha,2,2,2\n";
+        let Err(SourceError::Rows { errors, .. }) =
+            read(REGISTRARS.as_bytes(), prices.as_bytes(), Some(history.as_bytes()))
+        else {
+            panic!()
+        };
+        let got: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "history.csv:2: date \"2025-02-30\" is not a YYYY-MM-DD date",
+                "history.csv:3: unknown registrar \"nobody\" (not in registrars.csv)",
+                "history.csv:5: duplicate history row for (2025-01-01, com, alpha)",
+            ]
+        );
+    }
+
+    #[test]
+    fn short_rows_and_bad_utf8_are_row_errors() {
+        let prices = b"tld,registrar,register,renew,transfer,currency,updated_at\ncom,alpha\nnet,alpha,1,1,1,USD,\xff\n";
+        let Err(SourceError::Rows { errors, .. }) = read(REGISTRARS.as_bytes(), &prices[..], None) else {
+            panic!()
+        };
+        assert_eq!(errors[0].line, 2);
+        assert_eq!(errors[1].line, 3);
+        assert_eq!(errors[1].message, "not valid UTF-8");
+    }
+}

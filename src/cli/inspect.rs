@@ -1,10 +1,61 @@
-//! `tldsnap inspect` (being written).
+//! `tldsnap inspect`: what a snapshot holds.
+
+use std::path::PathBuf;
+
 use super::CliError;
+use tldsnap::snapshot::{HEADER_LEN, Snapshot};
+use tldsnap::time::iso_millis;
 
 /// Arguments of `tldsnap inspect`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The snapshot file.
+    file: PathBuf,
+}
 
-pub fn run(_args: Args) -> Result<(), CliError> {
-    Err("not written yet".into())
+/// Runs `tldsnap inspect`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let snap = Snapshot::open(&args.file)?;
+    print!("{}", report(&snap));
+    Ok(())
+}
+
+/// The inspection report as text (header, counts, per-registrar coverage as a Markdown table).
+pub fn report(snap: &Snapshot) -> String {
+    use std::fmt::Write;
+    let h = snap.header();
+    let d = snap.data();
+    let mut s = String::new();
+    let sellers = d.offers.iter().filter(|o| o.register != tldsnap::snapshot::schema::NONE).count();
+    let _ = writeln!(s, "format version   {}", h.version);
+    let _ = writeln!(s, "content hash     xxh3-128:{}", h.hash_hex());
+    let _ = writeln!(s, "size             {} bytes (header {HEADER_LEN} + payload {})", snap.len(), h.payload_len);
+    let _ = writeln!(s, "data date        {}", iso_millis(h.data_updated_ms));
+    let built = h.built_at_ms.map_or_else(|| "not recorded".to_string(), iso_millis);
+    let _ = writeln!(s, "built at         {built}");
+    let _ = writeln!(s, "TLDs             {}", d.tld_count());
+    let sold = d.tlds.iter().filter(|t| t.sellers.to_native() > 0).count();
+    let _ = writeln!(s, "  with a seller  {sold}");
+    let _ = writeln!(s, "registrars       {}", d.registrar_count());
+    let _ = writeln!(s, "offers           {} ({} sellers, {} renewal-only)", d.offer_count(), sellers, d.offer_count() - sellers);
+    let _ = writeln!(s, "history changes  {}", d.history.len());
+    let _ = writeln!(s);
+    let _ = writeln!(s, "| registrar | name | TLDs sold | renewal-only | data date |");
+    let _ = writeln!(s, "|---|---|---:|---:|---|");
+    for r in d.registrars.iter() {
+        let date = match r.updated_ms.to_native() {
+            0 => "-".to_string(),
+            ms => iso_millis(ms)[..10].to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            d.span_str(&r.key),
+            d.span_str(&r.name),
+            r.sells.to_native(),
+            r.renewal_only.to_native(),
+            date
+        );
+    }
+    s
 }

@@ -1,1 +1,479 @@
-//! (being written)
+//! Snapshot files: a fixed header followed by an rkyv archive of [`SnapshotData`].
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic  b"TLDSNAP\0"
+//!      8     4  format version (u32 LE)         = FORMAT_VERSION
+//!     12     4  header length (u32 LE)          = 64
+//!     16     8  payload length (u64 LE)
+//!     24    16  xxh3-128 of the payload (u128 LE)
+//!     40     8  data timestamp, ms since epoch (i64 LE)
+//!     48     8  build timestamp, ms since epoch (i64 LE), i64::MIN = not recorded
+//!     56     8  reserved, zero
+//!     64     …  payload: the rkyv archive, ends exactly at the end of the file
+//! ```
+//!
+//! The header is 64 bytes so the payload keeps the 16-byte alignment of the map (a map
+//! starts on a page boundary) that rkyv's archived types need.
+//!
+//! Opening ([`Snapshot::open`]) checks, in order and once: the header fields (constant
+//! time), the content hash of the whole payload (so that any flipped byte, even inside a
+//! price, is caught), the archive's structure (rkyv's bytecheck), and the invariants the
+//! query code relies on (every span inside `text`, every index in range, every group
+//! inside its array). After that, [`Snapshot::data`] hands out the archive without
+//! checking again.
+
+pub mod schema;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use rkyv::util::AlignedVec;
+
+pub use schema::{ArchivedSnapshotData, SnapshotData};
+use schema::{ArchivedSpan, NONE};
+
+/// The 8 bytes every snapshot starts with.
+pub const MAGIC: [u8; 8] = *b"TLDSNAP\0";
+/// The format this build reads and writes. Bump on any change to the header or schema.
+pub const FORMAT_VERSION: u32 = 1;
+/// Length of the fixed header.
+pub const HEADER_LEN: usize = 64;
+
+/// The decoded fixed header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// Format version ([`FORMAT_VERSION`]).
+    pub version: u32,
+    /// Length of the archive after the header.
+    pub payload_len: u64,
+    /// xxh3-128 of the archive.
+    pub content_hash: u128,
+    /// Latest price date in the data, ms since the Unix epoch.
+    pub data_updated_ms: i64,
+    /// When the snapshot was built, if the builder was told (`--built-at`).
+    pub built_at_ms: Option<i64>,
+}
+
+impl Header {
+    /// The content hash as 32 lowercase hex digits.
+    pub fn hash_hex(&self) -> String {
+        format!("{:032x}", self.content_hash)
+    }
+
+    /// Encodes the header.
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..12].copy_from_slice(&self.version.to_le_bytes());
+        h[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        h[16..24].copy_from_slice(&self.payload_len.to_le_bytes());
+        h[24..40].copy_from_slice(&self.content_hash.to_le_bytes());
+        h[40..48].copy_from_slice(&self.data_updated_ms.to_le_bytes());
+        h[48..56].copy_from_slice(&self.built_at_ms.unwrap_or(i64::MIN).to_le_bytes());
+        h
+    }
+
+    /// Decodes and checks the header against the total file length. Constant time.
+    pub fn parse(bytes: &[u8]) -> Result<Header, OpenError> {
+        // Shorter than a header: truncated (or not a snapshot at all).
+        if bytes.len() < HEADER_LEN {
+            return Err(OpenError::TooShort { len: bytes.len() as u64 });
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        // Magic first: a file that is not a snapshot should say so, not "wrong version".
+        if bytes[0..8] != MAGIC {
+            let mut got = [0u8; 8];
+            got.copy_from_slice(&bytes[0..8]);
+            return Err(OpenError::Magic { got });
+        }
+        // Version: a newer or older layout cannot be read by this code.
+        let version = u32_at(8);
+        if version != FORMAT_VERSION {
+            return Err(OpenError::Version { expected: FORMAT_VERSION, got: version });
+        }
+        // Header length is fixed for this version; anything else is corruption.
+        let header_len = u32_at(12);
+        if header_len as usize != HEADER_LEN {
+            return Err(OpenError::Corrupt(format!("header length {header_len}, expected {HEADER_LEN}")));
+        }
+        // The payload must end exactly at the end of the file: rkyv finds its root
+        // from the end, and a shorter file is a truncated copy.
+        let payload_len = u64_at(16);
+        let actual = (bytes.len() - HEADER_LEN) as u64;
+        if payload_len != actual {
+            return Err(OpenError::Length { expected: payload_len, got: actual });
+        }
+        // Reserved bytes are zero in this version.
+        if u64_at(56) != 0 {
+            return Err(OpenError::Corrupt("reserved header bytes are not zero".into()));
+        }
+        let built = u64_at(48) as i64;
+        Ok(Header {
+            version,
+            payload_len,
+            content_hash: u128::from_le_bytes(bytes[24..40].try_into().expect("16 bytes")),
+            data_updated_ms: u64_at(40) as i64,
+            built_at_ms: (built != i64::MIN).then_some(built),
+        })
+    }
+}
+
+/// Why a snapshot could not be opened. The old snapshot, if any, keeps serving.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The file could not be read or mapped.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The path is a directory.
+    IsDirectory(PathBuf),
+    /// Shorter than the header.
+    TooShort {
+        /// Bytes present.
+        len: u64,
+    },
+    /// Does not start with [`MAGIC`].
+    Magic {
+        /// The first 8 bytes.
+        got: [u8; 8],
+    },
+    /// Written by another format version.
+    Version {
+        /// What this build reads.
+        expected: u32,
+        /// What the file says.
+        got: u32,
+    },
+    /// The payload length in the header does not match the file (truncated or extended).
+    Length {
+        /// Payload length the header promises.
+        expected: u64,
+        /// Payload bytes present.
+        got: u64,
+    },
+    /// The payload's hash does not match the header: some byte changed.
+    Checksum {
+        /// Hash in the header.
+        expected: u128,
+        /// Hash of the bytes present.
+        got: u128,
+    },
+    /// The archive or its invariants are broken (a bug in the writer, or a forged file).
+    Corrupt(String),
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpenError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            OpenError::IsDirectory(p) => write!(f, "{}: is a directory, not a snapshot file", p.display()),
+            OpenError::TooShort { len } => {
+                write!(f, "not a tldsnap snapshot: {len} bytes, shorter than the {HEADER_LEN}-byte header")
+            }
+            OpenError::Magic { got } => write!(f, "not a tldsnap snapshot: starts with {got:02x?}"),
+            OpenError::Version { expected, got } => {
+                write!(f, "snapshot format version {got}, this build reads version {expected}: rebuild it")
+            }
+            OpenError::Length { expected, got } => {
+                write!(f, "snapshot truncated or extended: header promises {expected} payload bytes, file has {got}")
+            }
+            OpenError::Checksum { expected, got } => {
+                write!(f, "snapshot corrupted: content hash {got:032x}, header says {expected:032x}")
+            }
+            OpenError::Corrupt(why) => write!(f, "snapshot corrupted: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+enum Backing {
+    Mmap(memmap2::Mmap),
+    Heap(AlignedVec<16>),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Mmap(m) => m,
+            Backing::Heap(v) => v,
+        }
+    }
+}
+
+/// An open, fully verified snapshot. Cheap to share behind an `Arc`; dropping the last
+/// reference unmaps the file.
+pub struct Snapshot {
+    backing: Backing,
+    header: Header,
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot").field("header", &self.header).finish_non_exhaustive()
+    }
+}
+
+impl Snapshot {
+    /// Maps `path` and verifies it completely (see the module docs).
+    pub fn open(path: &Path) -> Result<Snapshot, OpenError> {
+        let io = |source| OpenError::Io { path: path.to_path_buf(), source };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if meta.is_dir() {
+            return Err(OpenError::IsDirectory(path.to_path_buf()));
+        }
+        if meta.len() < HEADER_LEN as u64 {
+            // mmap of an empty file fails on some systems; say what it really is.
+            return Err(OpenError::TooShort { len: meta.len() });
+        }
+        // SAFETY: the map is read-only and private to this process. Its bytes could change
+        // under us only if another process wrote into this very file; tldsnap never does
+        // (snapshots are published by writing a new file and renaming it over the old
+        // one, which leaves this inode intact), and the content hash is checked below
+        // before anything is read from the payload.
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(io)?;
+        Snapshot::verify(Backing::Mmap(map))
+    }
+
+    /// Verifies a snapshot held in memory (tests, the embedded default). Copies the bytes
+    /// into a 16-byte aligned buffer.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Snapshot, OpenError> {
+        let mut v = AlignedVec::<16>::with_capacity(bytes.len());
+        v.extend_from_slice(bytes);
+        Snapshot::verify(Backing::Heap(v))
+    }
+
+    fn verify(backing: Backing) -> Result<Snapshot, OpenError> {
+        let bytes = backing.bytes();
+        let header = Header::parse(bytes)?;
+        let payload = &bytes[HEADER_LEN..];
+        let got = xxhash_rust::xxh3::xxh3_128(payload);
+        if got != header.content_hash {
+            return Err(OpenError::Checksum { expected: header.content_hash, got });
+        }
+        let data = rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
+            .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))?;
+        data.check_invariants().map_err(OpenError::Corrupt)?;
+        Ok(Snapshot { backing, header })
+    }
+
+    /// The archived data. No checks: they were all done when the snapshot was opened.
+    pub fn data(&self) -> &ArchivedSnapshotData {
+        let payload = &self.backing.bytes()[HEADER_LEN..];
+        // SAFETY: `verify` ran `rkyv::access` (full bytecheck validation) on exactly these
+        // bytes before this `Snapshot` was constructed, and the bytes are immutable for
+        // its whole life (a private read-only map or an owned buffer never handed out
+        // mutably), so they are still a valid `ArchivedSnapshotData`.
+        unsafe { rkyv::access_unchecked::<ArchivedSnapshotData>(payload) }
+    }
+
+    /// The decoded header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Size of the file (header + payload).
+    pub fn len(&self) -> usize {
+        self.backing.bytes().len()
+    }
+
+    /// Always false: a verified snapshot has at least a header.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// FNV-1a 64 over the canonical name: the hash of the TLD table. Stable across builds
+/// and platforms, which the file format needs; short names make its weakness on long
+/// inputs irrelevant, and linear probing keeps the worst case bounded by the table size.
+pub fn name_hash(name: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in name {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+impl ArchivedSnapshotData {
+    /// Bytes of a span. Spans were checked against `text` when the snapshot was opened.
+    #[inline]
+    pub fn span(&self, s: &ArchivedSpan) -> &[u8] {
+        &self.text[s.start.to_native() as usize..s.end.to_native() as usize]
+    }
+
+    /// A span that holds a name (UTF-8 checked at open).
+    #[inline]
+    pub fn span_str(&self, s: &ArchivedSpan) -> &str {
+        std::str::from_utf8(self.span(s)).unwrap_or("")
+    }
+
+    /// `text[start..end]`.
+    #[inline]
+    pub fn text_range(&self, start: u32, end: u32) -> &[u8] {
+        &self.text[start as usize..end as usize]
+    }
+
+    /// Position of a TLD by canonical name: one hash, a short probe.
+    #[inline]
+    pub fn tld_index(&self, name: &str) -> Option<usize> {
+        let table = &self.tld_table;
+        let mask = table.len().checked_sub(1)?;
+        let mut slot = name_hash(name.as_bytes()) as usize & mask;
+        for _ in 0..table.len() {
+            let v = table[slot].to_native();
+            if v == 0 {
+                return None;
+            }
+            let i = (v - 1) as usize;
+            if self.span(&self.tlds[i].name) == name.as_bytes() {
+                return Some(i);
+            }
+            slot = (slot + 1) & mask;
+        }
+        None
+    }
+
+    /// The TLD by canonical name.
+    #[inline]
+    pub fn tld(&self, name: &str) -> Option<&schema::ArchivedTld> {
+        self.tld_index(name).map(|i| &self.tlds[i])
+    }
+
+    /// Whether the snapshot knows the TLD (sold or renewal-only).
+    pub fn has_tld(&self, name: &str) -> bool {
+        self.tld_index(name).is_some()
+    }
+
+    /// Position of a registrar by key (binary search over the sorted keys).
+    #[inline]
+    pub fn registrar_index(&self, key: &str) -> Option<usize> {
+        self.registrars.binary_search_by(|r| self.span(&r.key).cmp(key.as_bytes())).ok()
+    }
+
+    /// Number of TLDs.
+    pub fn tld_count(&self) -> usize {
+        self.tlds.len()
+    }
+
+    /// Number of registrars.
+    pub fn registrar_count(&self) -> usize {
+        self.registrars.len()
+    }
+
+    /// Number of (TLD, registrar) rows.
+    pub fn offer_count(&self) -> usize {
+        self.offers.len()
+    }
+
+    /// The offer of `registrar` for `tld`, if it has one (binary search in the group).
+    #[inline]
+    pub fn offer_of(&self, tld: &schema::ArchivedTld, registrar: usize) -> Option<&schema::ArchivedOffer> {
+        let first = tld.first_offer.to_native() as usize;
+        let group = &self.by_registrar[first..first + tld.rows.to_native() as usize];
+        group
+            .binary_search_by(|&o| self.offers[o.to_native() as usize].registrar.to_native().cmp(&(registrar as u32)))
+            .ok()
+            .map(|i| &self.offers[group[i].to_native() as usize])
+    }
+
+    /// Checks everything the query code indexes without checking: run once at open.
+    fn check_invariants(&self) -> Result<(), String> {
+        let text_len = self.text.len();
+        let span_ok = |s: &ArchivedSpan| {
+            let (a, b) = (s.start.to_native() as usize, s.end.to_native() as usize);
+            a <= b && b <= text_len
+        };
+        let str_ok = |s: &ArchivedSpan| span_ok(s) && std::str::from_utf8(self.span(s)).is_ok();
+        let (n_reg, n_tld, n_off) = (self.registrars.len(), self.tlds.len(), self.offers.len());
+        for (i, r) in self.registrars.iter().enumerate() {
+            if !(str_ok(&r.key) && str_ok(&r.name) && span_ok(&r.name_json) && str_ok(&r.homepage)) {
+                return Err(format!("registrar {i}: span outside the text"));
+            }
+            if i > 0 && self.span(&self.registrars[i - 1].key) >= self.span(&r.key) {
+                return Err(format!("registrar {i}: keys not strictly sorted"));
+            }
+        }
+        if self.by_registrar.len() != n_off {
+            return Err("registrar index length differs from offer count".into());
+        }
+        let mut next_offer = 0usize;
+        let mut next_change = 0usize;
+        for (i, t) in self.tlds.iter().enumerate() {
+            let err = |what: &str| Err(format!("TLD {i}: {what}"));
+            if !(str_ok(&t.name) && span_ok(&t.key_json) && span_ok(&t.client_tail) && span_ok(&t.public_tail)) {
+                return err("span outside the text");
+            }
+            let (first, sellers, rows) =
+                (t.first_offer.to_native() as usize, t.sellers.to_native() as usize, t.rows.to_native() as usize);
+            if first != next_offer || sellers > rows || first + rows > n_off {
+                return err("offer group out of place");
+            }
+            next_offer = first + rows;
+            let (fc, nc) = (t.first_change.to_native() as usize, t.changes.to_native() as usize);
+            if fc != next_change || fc + nc > self.history.len() {
+                return err("history group out of place");
+            }
+            next_change = fc + nc;
+            for o in [t.lowest_renew_offer.to_native(), t.lowest_5y_offer.to_native()] {
+                if o != NONE && !(first..first + sellers).contains(&(o as usize)) {
+                    return err("aggregate points outside its sellers");
+                }
+            }
+            for starts in [t.client_start, t.public_start, t.records_start] {
+                if starts.to_native() as usize > text_len {
+                    return err("fragment start outside the text");
+                }
+            }
+            let mut client = t.client_start.to_native();
+            let mut public = t.public_start.to_native();
+            let mut record = t.records_start.to_native();
+            for (k, o) in self.offers[first..first + rows].iter().enumerate() {
+                if o.registrar.to_native() as usize >= n_reg || !span_ok(&o.record) || o.record.start < record {
+                    return err("offer registrar or record out of range");
+                }
+                record = o.record.end.to_native();
+                if k < sellers {
+                    let (ce, pe) = (o.client_end.to_native(), o.public_end.to_native());
+                    if ce < client || pe < public || ce as usize > text_len || pe as usize > text_len {
+                        return err("cheapest fragments out of order");
+                    }
+                    (client, public) = (ce, pe);
+                    if !(span_ok(&o.listing_head) && span_ok(&o.listing_path) && span_ok(&o.listing_prices)) {
+                        return err("listing span outside the text");
+                    }
+                }
+                let b = self.by_registrar[first + k].to_native() as usize;
+                if !(first..first + rows).contains(&b) {
+                    return err("registrar index points outside its group");
+                }
+            }
+            if self.offers[first..first + rows].iter().filter(|o| o.register != NONE).count() < sellers {
+                return err("seller without a register price");
+            }
+        }
+        if next_offer != n_off || next_change != self.history.len() {
+            return Err("offers or history not covered by the TLD groups".into());
+        }
+        if self.history.iter().any(|c| c.registrar.to_native() as usize >= n_reg) {
+            return Err("history refers to an unknown registrar".into());
+        }
+        let table = &self.tld_table;
+        if !table.len().is_power_of_two() || !table.iter().any(|v| *v == 0) {
+            return Err("TLD table size is not a power of two or has no empty slot".into());
+        }
+        if table.iter().any(|v| v.to_native() as usize > n_tld) {
+            return Err("TLD table points outside the TLD list".into());
+        }
+        if table.iter().filter(|v| **v != 0).count() != n_tld {
+            return Err("TLD table does not hold every TLD once".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,147 @@
+//! The archived data: what the builder writes and every request reads in place.
+//!
+//! Everything is flat: arrays of small integer structs plus one byte array, `text`,
+//! that holds names and pre-rendered JSON fragments. A [`Span`] points into `text`.
+//! Offers of one TLD are contiguous and pre-sorted; their JSON fragments are laid out
+//! contiguously in the same order, so the answer for "the `n` cheapest" is one slice.
+//!
+//! Prices are whole cents; [`NONE`] marks "not offered".
+
+use rkyv::{Archive, Serialize};
+
+/// Marks a price that is not offered (cents are otherwise at most `u32::MAX - 1`).
+pub const NONE: u32 = u32::MAX;
+
+/// A byte range of [`SnapshotData::text`].
+#[derive(Archive, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+/// The root of the archive.
+#[derive(Archive, Serialize, Debug, Default)]
+pub struct SnapshotData {
+    /// Latest `updated_at` of any price, milliseconds since the Unix epoch.
+    pub data_updated_ms: i64,
+    /// Registrars sorted by key; offers refer to them by position.
+    pub registrars: Vec<Registrar>,
+    /// TLDs sorted by canonical name.
+    pub tlds: Vec<Tld>,
+    /// Open-addressing hash table over `tlds` ([`crate::snapshot::name_hash`], linear
+    /// probing): 0 = empty, otherwise TLD position + 1. Always has an empty slot.
+    pub tld_table: Vec<u32>,
+    /// Offers grouped by TLD. Within a group: sellers ordered by (register, renew,
+    /// registrar key), then renewal-only rows ordered by registrar key.
+    pub offers: Vec<Offer>,
+    /// For each TLD group, the positions of its offers ordered by registrar position, for
+    /// binary search by registrar.
+    pub by_registrar: Vec<u32>,
+    /// Price history grouped by TLD, ordered by (registrar position, date).
+    pub history: Vec<Change>,
+    /// Names and pre-rendered JSON fragments.
+    pub text: Vec<u8>,
+}
+
+/// One registrar.
+#[derive(Archive, Serialize, Debug, Default)]
+pub struct Registrar {
+    /// The key, bare (`dynadot`).
+    pub key: Span,
+    /// The display name, bare.
+    pub name: Span,
+    /// The display name as a quoted, escaped JSON string.
+    pub name_json: Span,
+    /// The homepage, bare (may be empty).
+    pub homepage: Span,
+    /// How many TLDs it sells (has a register price for).
+    pub sells: u32,
+    /// How many TLDs it has only a renewal price for.
+    pub renewal_only: u32,
+    /// Latest `updated_at` of its prices (0 when it has none).
+    pub updated_ms: i64,
+}
+
+/// One TLD with its pre-computed aggregates (over the sellers) and fragment spans.
+#[derive(Archive, Serialize, Debug, Default)]
+pub struct Tld {
+    /// Canonical name, bare (`co.uk`, `xn--p1ai`).
+    pub name: Span,
+    /// First offer of the group in [`SnapshotData::offers`].
+    pub first_offer: u32,
+    /// Offers in the group that sell the TLD (they come first).
+    pub sellers: u32,
+    /// All offers in the group, sellers and renewal-only.
+    pub rows: u32,
+    /// First change of the TLD in [`SnapshotData::history`].
+    pub first_change: u32,
+    /// Changes of the TLD.
+    pub changes: u32,
+    /// Average register price over the sellers, cents rounded half up ([`NONE`] if none).
+    pub avg_register: u32,
+    /// Average renew price over the sellers.
+    pub avg_renew: u32,
+    /// Average transfer price over the sellers that publish one.
+    pub avg_transfer: u32,
+    /// Offer position of the lowest renewal among sellers (ties: registrar key); `NONE` if none.
+    pub lowest_renew_offer: u32,
+    /// Offer position of the lowest 5-year total among sellers (ties: registrar key).
+    pub lowest_5y_offer: u32,
+    /// `"name"` as a JSON string.
+    pub key_json: Span,
+    /// Where the client-shape cheapest entries start; entry `i` ends at the offer's
+    /// `client_end`, entries are separated by commas.
+    pub client_start: u32,
+    /// `],"registrar_count":N}`.
+    pub client_tail: Span,
+    /// Where the public-shape cheapest entries start.
+    pub public_start: u32,
+    /// `],"registrar_count":N,"avg_prices":{...}}`.
+    pub public_tail: Span,
+    /// Where the price records of the group start (in group order, comma separated).
+    pub records_start: u32,
+}
+
+/// One (TLD, registrar) price row with its pre-rendered fragments.
+#[derive(Archive, Serialize, Debug, Default)]
+pub struct Offer {
+    /// Registrar position.
+    pub registrar: u32,
+    /// Cents or [`NONE`].
+    pub register: u32,
+    /// Cents or [`NONE`].
+    pub renew: u32,
+    /// Cents or [`NONE`].
+    pub transfer: u32,
+    /// When the price was published, ms since the Unix epoch.
+    pub updated_ms: i64,
+    /// End of this offer's client-shape cheapest entry (sellers only).
+    pub client_end: u32,
+    /// End of this offer's public-shape cheapest entry (sellers only).
+    pub public_end: u32,
+    /// `"key":{"register_price":..,"renew_price":..,"transfer_price":..,"last_updated":".."}`.
+    pub record: Span,
+    /// `{"name":..,"key":..,"website_url":"` (sellers only).
+    pub listing_head: Span,
+    /// `/registrars/key"` (sellers only).
+    pub listing_path: Span,
+    /// `,"prices":{"register":..,"renew":..,"transfer":..}` (sellers only).
+    pub listing_prices: Span,
+}
+
+/// One observed price change.
+#[derive(Archive, Serialize, Debug, Default)]
+pub struct Change {
+    /// Registrar position.
+    pub registrar: u32,
+    /// Day first seen, days since 1970-01-01.
+    pub date: i32,
+    /// Cents or [`NONE`].
+    pub register: u32,
+    /// Cents or [`NONE`].
+    pub renew: u32,
+    /// Cents or [`NONE`].
+    pub transfer: u32,
+}
