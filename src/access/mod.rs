@@ -1,1 +1,727 @@
-//! Keys, plans, credits and rate limits. (Being written: see issues 4 and 5.)
+//! Who may ask, how often, and how much: API keys, plans, rate limits and monthly
+//! credits (contract sections 4 and 5, issue 5).
+//!
+//! The HTTP layer calls two functions per request, in the contract's order of checks:
+//!
+//! 1. [`Access::admit`] before anything else: the key (401), then the rate limit (429
+//!    `rate_limited`). Every keyed request takes a token, whatever happens next.
+//! 2. [`Access::spend`] once the answer is known to be a 2xx: takes one credit, or
+//!    refuses with 429 `credits_exhausted` until the UTC month turns.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use tldsnap::access::{Access, AccessConfig, clock::SystemClock, plans::Plans};
+//!
+//! let access = Access::new(AccessConfig {
+//!     plans: Plans::default(),
+//!     keys_path: Some("keys.json".into()),
+//!     data_dir: Some("data".into()),
+//!     usage_store: None,
+//!     clock: Arc::new(SystemClock),
+//! })
+//! .await?;
+//! let client = "127.0.0.1".parse()?;
+//! match access.admit(Some(b"tsk_..."), client, true).await {
+//!     Ok(mut caller) => {
+//!         // ... parameters, plan (caller.tld_allowed), existence ...
+//!         if access.spend(&mut caller).await.is_ok() { /* 200 */ }
+//!     }
+//!     Err(denial) => { /* 401 or 429 */ let _ = denial.code(); }
+//! }
+//! access.shutdown().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Cost on the request path
+//!
+//! A keyed request costs one SHA-256 of the presented key, one lookup in a hash map
+//! read through [`arc_swap`] (no lock), one compare-and-swap on the key's rate-limit
+//! word and one on its credit word. Nothing is shared by all requests and nothing
+//! touches the disk: the embedded store is written once a second by a background task.
+//! With Redis, credits are leased in blocks so that most requests never talk to Redis.
+//! `docs/METERING.md` describes the policies (month rollover, durability, Redis).
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+
+pub mod clock;
+pub mod keys;
+pub mod month;
+pub mod plans;
+pub mod rate;
+pub mod remote;
+pub mod usage;
+
+mod atomic;
+
+use clock::Clock;
+use keys::KeysFile;
+use month::{MonthCounter, month_of, secs_until_next_month};
+use plans::{Plan, Plans, TldScope};
+use rate::{AddressLimiter, Bucket, Decision};
+
+/// How often the background task persists usage (embedded store) and reconciles leases
+/// (Redis). This is the "at most one second of counts" of the crash guarantee.
+pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Everything [`Access::new`] needs.
+pub struct AccessConfig {
+    /// The plans (defaults, or defaults with a plans file applied).
+    pub plans: Plans,
+    /// The keys file. `None`: no keys, every client call is 401.
+    pub keys_path: Option<PathBuf>,
+    /// Directory of the embedded durable usage store. `None`: usage is kept in memory
+    /// only (tests).
+    pub data_dir: Option<PathBuf>,
+    /// `Some("redis://HOST:PORT")`: credits are shared through Redis by every replica.
+    pub usage_store: Option<String>,
+    /// The time source for rate limits and months.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// What the HTTP layer writes as `RateLimit-Limit` (the burst), `RateLimit-Remaining`
+/// (whole requests left in the bucket), `RateLimit-Reset` (seconds until the bucket is
+/// full) and `X-Credits-Remaining`, on every keyed response, errors included.
+///
+/// A plan without a rate limit reports `limit` and `remaining` as `u32::MAX` and
+/// `reset_secs` as 0; a plan without a credit limit reports `credits_remaining: None`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeterHeaders {
+    /// `RateLimit-Limit`: the bucket size (the plan's burst).
+    pub limit: u32,
+    /// `RateLimit-Remaining`: whole requests that could be sent now.
+    pub remaining: u32,
+    /// `RateLimit-Reset`: seconds until the bucket is full again.
+    pub reset_secs: u64,
+    /// `X-Credits-Remaining`: credits left this month (`None`: unlimited).
+    pub credits_remaining: Option<u64>,
+}
+
+/// Why a request is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Denial {
+    /// 401 `missing_api_key`: a client endpoint without `X-API-Key`.
+    MissingKey,
+    /// 401 `invalid_api_key`: a key that is not in the keys file.
+    InvalidKey,
+    /// 429 `rate_limited`, with `Retry-After`.
+    RateLimited {
+        /// Seconds until one request would be allowed.
+        retry_after_secs: u64,
+        /// The caller's meter headers (present for keyed and public callers alike).
+        headers: Option<MeterHeaders>,
+    },
+    /// 429 `credits_exhausted`, with `Retry-After` until the UTC month turns.
+    CreditsExhausted {
+        /// Seconds until the next calendar month (UTC) begins.
+        retry_after_secs: u64,
+        /// The caller's meter headers (`credits_remaining: Some(0)`).
+        headers: MeterHeaders,
+    },
+}
+
+impl Denial {
+    /// The contract's error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Denial::MissingKey => "missing_api_key",
+            Denial::InvalidKey => "invalid_api_key",
+            Denial::RateLimited { .. } => "rate_limited",
+            Denial::CreditsExhausted { .. } => "credits_exhausted",
+        }
+    }
+
+    /// The HTTP status: 401 or 429.
+    pub fn status(&self) -> u16 {
+        match self {
+            Denial::MissingKey | Denial::InvalidKey => 401,
+            Denial::RateLimited { .. } | Denial::CreditsExhausted { .. } => 429,
+        }
+    }
+
+    /// Seconds for `Retry-After` (429 only).
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            Denial::RateLimited {
+                retry_after_secs, ..
+            }
+            | Denial::CreditsExhausted {
+                retry_after_secs, ..
+            } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
+
+    /// The meter headers to send with the refusal, if any.
+    pub fn headers(&self) -> Option<MeterHeaders> {
+        match self {
+            Denial::RateLimited { headers, .. } => *headers,
+            Denial::CreditsExhausted { headers, .. } => Some(*headers),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Denial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Denial::MissingKey => {
+                f.write_str("this endpoint needs an API key in the X-API-Key header")
+            }
+            Denial::InvalidKey => f.write_str("the API key is not valid"),
+            Denial::RateLimited {
+                retry_after_secs, ..
+            } => write!(f, "too many requests; retry in {retry_after_secs} s"),
+            Denial::CreditsExhausted {
+                retry_after_secs, ..
+            } => write!(
+                f,
+                "this month's credits are used up; they renew in {retry_after_secs} s, when the UTC month turns"
+            ),
+        }
+    }
+}
+
+/// A failure the operator can act on (bad files, unreachable directories or stores).
+#[derive(Debug)]
+pub enum AccessError {
+    /// A file or directory could not be read or written.
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done, e.g. "read the keys file".
+        action: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The plans file is not valid.
+    PlansFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and where.
+        message: String,
+    },
+    /// The keys file is not valid.
+    KeysFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and where.
+        message: String,
+    },
+    /// The usage file under the data directory is not valid.
+    UsageFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The `--usage-store` address is not usable.
+    UsageStore {
+        /// The address as given.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The operating system's random source failed.
+    Random(String),
+}
+
+impl std::fmt::Display for AccessError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AccessError::Io {
+                path,
+                action,
+                source,
+            } => write!(f, "cannot {action} {}: {source}", path.display()),
+            AccessError::PlansFile { path, message } => {
+                write!(f, "plans file {}: {message}", path.display())
+            }
+            AccessError::KeysFile { path, message } => {
+                write!(f, "keys file {}: {message}", path.display())
+            }
+            AccessError::UsageFile { path, message } => {
+                write!(f, "usage file {}: {message}", path.display())
+            }
+            AccessError::UsageStore { url, message } => {
+                write!(f, "usage store {url}: {message}")
+            }
+            AccessError::Random(e) => write!(f, "the system's random source failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for AccessError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AccessError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// An admitted caller: who it is, on which plan, and its meter readings.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    /// The plan whose rules apply.
+    pub plan: Arc<Plan>,
+    /// The key's id; `None` for an unauthenticated public caller.
+    pub key_id: Option<Arc<str>>,
+    /// Meter headers; `Some` for every keyed caller (and for public callers, with
+    /// `credits_remaining: None`).
+    pub headers: Option<MeterHeaders>,
+}
+
+impl Caller {
+    /// The plan's name, for `meta.tier`.
+    pub fn tier(&self) -> &str {
+        &self.plan.name
+    }
+
+    /// Whether the plan may query `tld` (canonical form).
+    pub fn tld_allowed(&self, tld: &str) -> bool {
+        match self.plan.tlds {
+            TldScope::All => true,
+            TldScope::Free => plans::is_free_tld(tld),
+        }
+    }
+
+    /// Most entries in a registrar listing (`None`: all).
+    pub fn registrar_list_limit(&self) -> Option<usize> {
+        self.plan.registrar_list_limit.map(|n| n as usize)
+    }
+}
+
+/// Per-key metering state. It outlives key reloads (found again by id), so revoking and
+/// restoring a key, or editing its label, never resets its usage.
+#[derive(Debug, Default)]
+pub(crate) struct Meter {
+    /// Embedded store: credits used this month. Redis: this replica's successes.
+    pub(crate) used: MonthCounter,
+    /// Rate-limit state.
+    pub(crate) bucket: Bucket,
+    /// Redis lease state (unused by the embedded store).
+    pub(crate) lease: remote::Lease,
+}
+
+struct KeyEntry {
+    id: Arc<str>,
+    plan: Arc<Plan>,
+    digest: [u8; 32],
+    meter: Arc<Meter>,
+}
+
+/// The keys in force, read on every request through an `ArcSwap` (no lock).
+#[derive(Default)]
+struct KeyTable {
+    /// Keyed by the first 8 bytes of the digest; the full digest is then compared in
+    /// constant time. The map's own probing can only reveal digest prefixes, which say
+    /// nothing about any key without a SHA-256 preimage.
+    by_prefix: ahash::AHashMap<u64, Vec<Arc<KeyEntry>>>,
+    by_id: ahash::AHashMap<Arc<str>, Arc<KeyEntry>>,
+}
+
+struct Inner {
+    plans: Plans,
+    public_plan: Arc<Plan>,
+    keys_path: Option<PathBuf>,
+    table: ArcSwap<KeyTable>,
+    /// Every meter ever made (including revoked keys and keys only known from the usage
+    /// file), by id. Touched on reload and flush, never on the request path.
+    meters: Mutex<ahash::AHashMap<Arc<str>, Arc<Meter>>>,
+    clock: Arc<dyn Clock>,
+    addresses: AddressLimiter,
+    /// Embedded store: the usage file and the bytes last written to it. The async mutex
+    /// orders flushes, so an older picture never overwrites a newer one.
+    usage: Option<(PathBuf, tokio::sync::Mutex<Vec<u8>>)>,
+    remote: Option<remote::Remote>,
+}
+
+/// Keys, plans, rate limits and credits for the whole server. `Send + Sync`; share it
+/// behind an `Arc`.
+pub struct Access {
+    inner: Arc<Inner>,
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+fn unlimited_rate() -> Decision {
+    Decision {
+        allowed: true,
+        limit: u32::MAX,
+        remaining: u32::MAX,
+        reset_secs: 0,
+        retry_after_secs: 0,
+    }
+}
+
+fn headers_of(d: &Decision, credits_remaining: Option<u64>) -> MeterHeaders {
+    MeterHeaders {
+        limit: d.limit,
+        remaining: d.remaining,
+        reset_secs: d.reset_secs,
+        credits_remaining,
+    }
+}
+
+impl Access {
+    /// Loads the keys file, the usage of this month (embedded store) and connects to the
+    /// usage store (Redis), then starts the background task that persists usage once a
+    /// second. A Redis that cannot be reached at start is not an error: the service
+    /// starts on local counts and reconciles when Redis comes (see `docs/METERING.md`).
+    pub async fn new(config: AccessConfig) -> Result<Access, AccessError> {
+        let AccessConfig {
+            plans,
+            keys_path,
+            data_dir,
+            usage_store,
+            clock,
+        } = config;
+        let keys = match &keys_path {
+            Some(p) => KeysFile::load(p, Some(&plans))?,
+            None => KeysFile::default(),
+        };
+        let mut meters: ahash::AHashMap<Arc<str>, Arc<Meter>> = ahash::AHashMap::new();
+        let remote = match &usage_store {
+            Some(url) => Some(remote::Remote::new(url).await?),
+            None => None,
+        };
+        let usage = match (&data_dir, &remote) {
+            (Some(dir), None) => {
+                let path = usage::prepare(dir)?;
+                for (id, (month, used)) in usage::read(dir)? {
+                    let m = Meter {
+                        used: MonthCounter::new(month, used),
+                        ..Meter::default()
+                    };
+                    meters.insert(Arc::from(id.as_str()), Arc::new(m));
+                }
+                let written = std::fs::read(&path).unwrap_or_default();
+                Some((path, tokio::sync::Mutex::new(written)))
+            }
+            _ => None,
+        };
+        let table = build_table(&keys, &plans, &mut meters)?;
+        let inner = Arc::new(Inner {
+            public_plan: plans.public(),
+            plans,
+            keys_path,
+            table: ArcSwap::from_pointee(table),
+            meters: Mutex::new(meters),
+            clock,
+            addresses: AddressLimiter::default(),
+            usage,
+            remote,
+        });
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        if inner.usage.is_some() || inner.remote.is_some() {
+            tokio::spawn(background(Arc::downgrade(&inner), stopped));
+        }
+        Ok(Access { inner, stop })
+    }
+
+    /// The plans in force.
+    pub fn plans(&self) -> &Plans {
+        &self.inner.plans
+    }
+
+    /// Number of keys in force.
+    pub fn key_count(&self) -> usize {
+        self.inner.table.load().by_id.len()
+    }
+
+    /// Steps 1-2 of the contract's order: key (401) then rate limit (429 rate_limited).
+    /// `api_key`: the raw X-API-Key header value if present. `requires_key`: true on
+    /// client endpoints; on public variants a missing key means the `public` plan, metered
+    /// per `client` address; a present-but-unknown key is still 401 invalid_api_key.
+    pub async fn admit(
+        &self,
+        api_key: Option<&[u8]>,
+        client: IpAddr,
+        requires_key: bool,
+    ) -> Result<Caller, Denial> {
+        let inner = &self.inner;
+        let now = inner.clock.now_ms();
+        let Some(raw) = api_key else {
+            if requires_key {
+                return Err(Denial::MissingKey);
+            }
+            let plan = inner.public_plan.clone();
+            let d = match (plan.rate_per_second, plan.burst) {
+                (Some(r), Some(b)) => inner.addresses.check(client, now, r, b),
+                _ => unlimited_rate(),
+            };
+            let headers = Some(headers_of(&d, None));
+            if !d.allowed {
+                return Err(Denial::RateLimited {
+                    retry_after_secs: d.retry_after_secs,
+                    headers,
+                });
+            }
+            return Ok(Caller {
+                plan,
+                key_id: None,
+                headers,
+            });
+        };
+        let entry = self.lookup(raw).ok_or(Denial::InvalidKey)?;
+        let d = match (entry.plan.rate_per_second, entry.plan.burst) {
+            (Some(r), Some(b)) => entry.meter.bucket.check(now, r, b),
+            _ => unlimited_rate(),
+        };
+        let credits = self.credits_remaining(&entry.meter, &entry.plan, month_of(now));
+        let headers = headers_of(&d, credits);
+        if !d.allowed {
+            return Err(Denial::RateLimited {
+                retry_after_secs: d.retry_after_secs,
+                headers: Some(headers),
+            });
+        }
+        Ok(Caller {
+            plan: entry.plan.clone(),
+            key_id: Some(entry.id.clone()),
+            headers: Some(headers),
+        })
+    }
+
+    /// Step 6-7: the answer is a 2xx; take one credit (keyed callers only). On success
+    /// updates caller.headers' credits_remaining. Exact under concurrency.
+    pub async fn spend(&self, caller: &mut Caller) -> Result<(), Denial> {
+        let Some(id) = &caller.key_id else {
+            return Ok(());
+        };
+        let inner = &self.inner;
+        let meter = match inner.table.load().by_id.get(id) {
+            Some(e) => e.meter.clone(),
+            // Revoked between admit and spend: still count it on the key's meter.
+            None => meter_for(&inner.meters, id),
+        };
+        let now = inner.clock.now_ms();
+        let month = month_of(now);
+        let limit = caller.plan.credits_per_month;
+        let result = match &inner.remote {
+            None => meter
+                .used
+                .try_add(month, 1, limit)
+                .map(|used| limit.map(|l| l.saturating_sub(used)))
+                .map_err(|_| ()),
+            Some(r) => r.spend(id, &meter, now, limit).await,
+        };
+        let mut headers = caller.headers.unwrap_or_else(|| {
+            let d = match (caller.plan.rate_per_second, caller.plan.burst) {
+                (Some(r), Some(b)) => meter.bucket.peek(now, r, b),
+                _ => unlimited_rate(),
+            };
+            headers_of(&d, None)
+        });
+        match result {
+            Ok(remaining) => {
+                headers.credits_remaining = remaining;
+                caller.headers = Some(headers);
+                Ok(())
+            }
+            Err(()) => {
+                headers.credits_remaining = Some(0);
+                caller.headers = Some(headers);
+                Err(Denial::CreditsExhausted {
+                    retry_after_secs: secs_until_next_month(now),
+                    headers,
+                })
+            }
+        }
+    }
+
+    /// Credits the key `id` has used this month, as this server counts them (embedded:
+    /// exact; Redis: the last total seen plus local spending not yet reconciled).
+    pub fn used_this_month(&self, id: &str) -> u64 {
+        let month = month_of(self.inner.clock.now_ms());
+        let meter = meter_for(&self.inner.meters, id);
+        match &self.inner.remote {
+            None => meter.used.get(month),
+            Some(_) => meter.lease.used_estimate(month),
+        }
+    }
+
+    fn credits_remaining(&self, meter: &Meter, plan: &Plan, month: u32) -> Option<u64> {
+        let limit = plan.credits_per_month?;
+        let used = match &self.inner.remote {
+            None => meter.used.get(month),
+            Some(_) => meter.lease.used_estimate(month),
+        };
+        Some(limit.saturating_sub(used))
+    }
+
+    fn lookup(&self, raw: &[u8]) -> Option<Arc<KeyEntry>> {
+        let digest = keys::hash_key(raw);
+        let table = self.inner.table.load();
+        let mut found = None;
+        if let Some(list) = table.by_prefix.get(&prefix(&digest)) {
+            for e in list {
+                if keys::ct_eq(&e.digest, &digest) {
+                    found = Some(e.clone());
+                }
+            }
+        }
+        found
+    }
+
+    /// Re-reads the keys file (SIGHUP). Old keys keep working if the file is bad.
+    /// Returns the number of keys now in force.
+    pub fn reload_keys(&self) -> Result<usize, AccessError> {
+        let inner = &self.inner;
+        let Some(path) = &inner.keys_path else {
+            return Ok(0);
+        };
+        let file = KeysFile::load(path, Some(&inner.plans))?;
+        let mut meters = lock(&inner.meters);
+        let table = build_table(&file, &inner.plans, &mut meters)?;
+        drop(meters);
+        let n = table.by_id.len();
+        inner.table.store(Arc::new(table));
+        Ok(n)
+    }
+
+    /// Persists all usage now (embedded store) and hands unused Redis leases back, then
+    /// returns. The background task does the same once a second.
+    pub async fn sync(&self) -> Result<(), AccessError> {
+        sync_once(&self.inner, true).await
+    }
+
+    /// Persists all usage (clean shutdown) and stops the background task.
+    pub async fn shutdown(&self) -> Result<(), AccessError> {
+        let _ = self.stop.send(true);
+        sync_once(&self.inner, true).await
+    }
+
+    /// Whether the shared usage store (Redis) is configured and currently reachable.
+    pub fn usage_store_healthy(&self) -> Option<bool> {
+        self.inner.remote.as_ref().map(|r| r.healthy())
+    }
+}
+
+impl Drop for Access {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+fn prefix(d: &[u8; 32]) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    u64::from_le_bytes(b)
+}
+
+fn meter_for(meters: &Mutex<ahash::AHashMap<Arc<str>, Arc<Meter>>>, id: &str) -> Arc<Meter> {
+    let mut m = lock(meters);
+    if let Some(x) = m.get(id) {
+        return x.clone();
+    }
+    let x = Arc::new(Meter::default());
+    m.insert(Arc::from(id), x.clone());
+    x
+}
+
+fn build_table(
+    file: &KeysFile,
+    plans: &Plans,
+    meters: &mut ahash::AHashMap<Arc<str>, Arc<Meter>>,
+) -> Result<KeyTable, AccessError> {
+    let mut t = KeyTable::default();
+    for rec in &file.keys {
+        // KeysFile::load checked digests and plans; re-check so no path can panic.
+        let (Ok(digest), Some(plan)) = (rec.digest(), plans.get(&rec.plan)) else {
+            continue;
+        };
+        let id: Arc<str> = Arc::from(rec.id.as_str());
+        let meter = meters
+            .entry(id.clone())
+            .or_insert_with(|| Arc::new(Meter::default()))
+            .clone();
+        let e = Arc::new(KeyEntry {
+            id: id.clone(),
+            plan: plan.clone(),
+            digest,
+            meter,
+        });
+        t.by_prefix
+            .entry(prefix(&digest))
+            .or_default()
+            .push(e.clone());
+        t.by_id.insert(id, e);
+    }
+    Ok(t)
+}
+
+/// The once-a-second task: persist (embedded) or reconcile (Redis). It holds only a weak
+/// reference, so dropping the `Access` ends it.
+async fn background(inner: Weak<Inner>, mut stopped: tokio::sync::watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval(FLUSH_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stopped.changed() => return,
+        }
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        if let Err(e) = sync_once(&inner, false).await {
+            eprintln!("tldsnap: metering: {e}");
+        }
+    }
+}
+
+async fn sync_once(inner: &Inner, final_sync: bool) -> Result<(), AccessError> {
+    if let Some((path, last)) = &inner.usage {
+        let mut last = last.lock().await;
+        let mut map = usage::UsageMap::new();
+        for (id, m) in lock(&inner.meters).iter() {
+            let (month, used) = m.used.raw();
+            if used > 0 {
+                map.insert(id.to_string(), (month, used));
+            }
+        }
+        let bytes = usage::encode(&map);
+        if bytes != *last {
+            let path = path.clone();
+            let b = bytes.clone();
+            match tokio::task::spawn_blocking(move || usage::write(&path, &b)).await {
+                Ok(r) => r?,
+                Err(e) => {
+                    return Err(AccessError::UsageFile {
+                        path: path_of(inner),
+                        message: format!("writer task failed: {e}"),
+                    });
+                }
+            }
+            *last = bytes;
+        }
+    }
+    if let Some(r) = &inner.remote {
+        let meters: Vec<(Arc<str>, Arc<Meter>)> = lock(&inner.meters)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        r.sync(&meters, inner.clock.now_ms(), final_sync).await;
+    }
+    Ok(())
+}
+
+fn path_of(inner: &Inner) -> PathBuf {
+    inner
+        .usage
+        .as_ref()
+        .map(|(p, _)| p.clone())
+        .unwrap_or_default()
+}

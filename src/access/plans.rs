@@ -1,0 +1,371 @@
+//! Plans: what a caller may use (contract section 5, seed sections 5 and 8).
+//!
+//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list |
+//! |---|---|---|---|---|
+//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 |
+//! | basic | 1,000 | 5 / 20 | all | 5 |
+//! | pro | 10,000 | 20 / 100 | all | all |
+//! | enterprise | 1,000,000 | 100 / 1000 | all | all |
+//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 |
+//!
+//! `public` is the plan of unauthenticated calls to the public variants. An operator may
+//! override any plan, or add one, with a JSON plans file ([`Plans::load`]).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::AccessError;
+
+/// The 22 TLDs that every plan may query (seed 5.2). `co.uk` is not `uk`.
+pub const FREE_TLDS: [&str; 22] = [
+    "com", "net", "org", "co", "io", "ai", "me", "info", "us", "tech", "dev", "biz", "so",
+    "online", "site", "store", "shop", "app", "blog", "xyz", "uk", "de",
+];
+
+/// Whether `tld` (canonical form: lowercase, no leading dot) is one of the 22 free TLDs.
+pub fn is_free_tld(tld: &str) -> bool {
+    FREE_TLDS.contains(&tld)
+}
+
+/// Name of the plan of unauthenticated calls to the public variants.
+pub const PUBLIC_PLAN: &str = "public";
+
+/// Which TLDs a plan may query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TldScope {
+    /// Every TLD in the snapshot.
+    All,
+    /// Only the 22 [`FREE_TLDS`].
+    Free,
+}
+
+/// One plan's allowances. `None` means unlimited.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The plan's name, reported as `meta.tier`.
+    pub name: String,
+    /// Credits per calendar month (UTC); one credit per successful request.
+    pub credits_per_month: Option<u64>,
+    /// Sustained requests per second (per key; per client address for `public`).
+    pub rate_per_second: Option<u32>,
+    /// Requests that may be sent at once after a quiet period (the bucket size).
+    pub burst: Option<u32>,
+    /// Which TLDs the plan may query.
+    pub tlds: TldScope,
+    /// Most entries in a registrar listing (`None`: all).
+    pub registrar_list_limit: Option<u32>,
+}
+
+impl Plan {
+    fn new(
+        name: &str,
+        credits: Option<u64>,
+        rate: u32,
+        burst: u32,
+        tlds: TldScope,
+        list: Option<u32>,
+    ) -> Plan {
+        Plan {
+            name: name.to_string(),
+            credits_per_month: credits,
+            rate_per_second: Some(rate),
+            burst: Some(burst),
+            tlds,
+            registrar_list_limit: list,
+        }
+    }
+}
+
+/// The set of plans the service knows, by name.
+#[derive(Clone, Debug)]
+pub struct Plans {
+    by_name: HashMap<String, Arc<Plan>>,
+}
+
+impl Default for Plans {
+    /// The contract's table plus the `public` plan.
+    fn default() -> Plans {
+        let list = [
+            Plan::new("free", Some(50), 1, 5, TldScope::Free, Some(5)),
+            Plan::new("basic", Some(1_000), 5, 20, TldScope::All, Some(5)),
+            Plan::new("pro", Some(10_000), 20, 100, TldScope::All, None),
+            Plan::new(
+                "enterprise",
+                Some(1_000_000),
+                100,
+                1_000,
+                TldScope::All,
+                None,
+            ),
+            Plan::new(PUBLIC_PLAN, None, 10, 20, TldScope::Free, Some(5)),
+        ];
+        Plans {
+            by_name: list
+                .into_iter()
+                .map(|p| (p.name.clone(), Arc::new(p)))
+                .collect(),
+        }
+    }
+}
+
+const FIELDS: [&str; 5] = [
+    "credits_per_month",
+    "rate_per_second",
+    "burst",
+    "tlds",
+    "registrar_list_limit",
+];
+
+impl Plans {
+    /// The default plans with the plans named in the JSON file at `path` replaced (or
+    /// added). Every field of a named plan is required; `null` means unlimited:
+    ///
+    /// ```json
+    /// {"enterprise": {"credits_per_month": 1000000, "rate_per_second": 100, "burst": 1000,
+    ///                 "tlds": "all", "registrar_list_limit": null}}
+    /// ```
+    pub fn load(path: &Path) -> Result<Plans, AccessError> {
+        let text = std::fs::read_to_string(path).map_err(|e| AccessError::Io {
+            path: path.to_path_buf(),
+            action: "read the plans file",
+            source: e,
+        })?;
+        Plans::from_json(&text).map_err(|message| AccessError::PlansFile {
+            path: path.to_path_buf(),
+            message,
+        })
+    }
+
+    /// Like [`Plans::load`], from the file's text; the error is the message alone.
+    pub fn from_json(text: &str) -> Result<Plans, String> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        let serde_json::Value::Object(map) = value else {
+            return Err("expected a JSON object of plans by name, e.g. {\"pro\": {...}}".into());
+        };
+        let mut plans = Plans::default();
+        for (name, body) in map {
+            let plan = parse_plan(&name, &body).map_err(|m| format!("plan \"{name}\": {m}"))?;
+            plans.by_name.insert(name, Arc::new(plan));
+        }
+        Ok(plans)
+    }
+
+    /// The plan called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<Plan>> {
+        self.by_name.get(name)
+    }
+
+    /// The names of every plan, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The `public` plan (always present: a plans file may change it but not remove it).
+    pub fn public(&self) -> Arc<Plan> {
+        match self.by_name.get(PUBLIC_PLAN) {
+            Some(p) => p.clone(),
+            None => Arc::new(Plan::new(
+                PUBLIC_PLAN,
+                None,
+                10,
+                20,
+                TldScope::Free,
+                Some(5),
+            )),
+        }
+    }
+}
+
+fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+    {
+        return Err("a plan name is 1 to 64 characters of a-z, 0-9, '_' and '-'".into());
+    }
+    let serde_json::Value::Object(obj) = body else {
+        return Err(format!(
+            "expected an object with the fields {}",
+            FIELDS.join(", ")
+        ));
+    };
+    for key in obj.keys() {
+        if !FIELDS.contains(&key.as_str()) {
+            return Err(format!(
+                "unknown field \"{key}\" (the fields are {})",
+                FIELDS.join(", ")
+            ));
+        }
+    }
+    let field = |f: &str| {
+        obj.get(f).ok_or_else(|| {
+            format!("field \"{f}\" is missing (every field is required; use null for unlimited)")
+        })
+    };
+    let credits = opt_uint(field("credits_per_month")?, "credits_per_month", u64::MAX)?;
+    let rate = opt_uint(field("rate_per_second")?, "rate_per_second", 1_000_000)?;
+    let burst = opt_uint(field("burst")?, "burst", 1_000_000)?;
+    let list = opt_uint(
+        field("registrar_list_limit")?,
+        "registrar_list_limit",
+        u32::MAX as u64,
+    )?;
+    let tlds = match field("tlds")?.as_str() {
+        Some("all") => TldScope::All,
+        Some("free") => TldScope::Free,
+        _ => return Err("field \"tlds\" must be \"all\" or \"free\"".into()),
+    };
+    match (rate, burst) {
+        (Some(0), _) => return Err("rate_per_second must be at least 1 (null: unlimited)".into()),
+        (_, Some(0)) => return Err("burst must be at least 1 (null: unlimited)".into()),
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(
+                "rate_per_second and burst are both numbers (a token bucket) or both null (no rate limit)"
+                    .into(),
+            );
+        }
+        (Some(r), Some(b)) if b < r => {
+            return Err(format!(
+                "burst ({b}) must be at least rate_per_second ({r}), or a second's worth of requests could never be sent"
+            ));
+        }
+        _ => {}
+    }
+    if list == Some(0) {
+        return Err("registrar_list_limit must be at least 1 (null: all)".into());
+    }
+    Ok(Plan {
+        name: name.to_string(),
+        credits_per_month: credits,
+        rate_per_second: rate.map(|r| r as u32),
+        burst: burst.map(|b| b as u32),
+        tlds,
+        registrar_list_limit: list.map(|l| l as u32),
+    })
+}
+
+fn opt_uint(v: &serde_json::Value, field: &str, max: u64) -> Result<Option<u64>, String> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    match v.as_u64() {
+        Some(n) if n <= max => Ok(Some(n)),
+        _ => Err(format!(
+            "field \"{field}\" must be null (unlimited) or a whole number from 0 to {max}, not {v}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_contract() {
+        let p = Plans::default();
+        let free = p.get("free").unwrap();
+        assert_eq!(free.credits_per_month, Some(50));
+        assert_eq!((free.rate_per_second, free.burst), (Some(1), Some(5)));
+        assert_eq!(free.tlds, TldScope::Free);
+        assert_eq!(free.registrar_list_limit, Some(5));
+        let ent = p.get("enterprise").unwrap();
+        assert_eq!(ent.credits_per_month, Some(1_000_000));
+        assert_eq!((ent.rate_per_second, ent.burst), (Some(100), Some(1000)));
+        assert_eq!(ent.registrar_list_limit, None);
+        assert_eq!(p.get("basic").unwrap().burst, Some(20));
+        assert_eq!(p.get("pro").unwrap().credits_per_month, Some(10_000));
+        let public = p.public();
+        assert_eq!(public.credits_per_month, None);
+        assert_eq!((public.rate_per_second, public.burst), (Some(10), Some(20)));
+        assert_eq!(public.tlds, TldScope::Free);
+        assert_eq!(p.names(), ["basic", "enterprise", "free", "pro", "public"]);
+    }
+
+    #[test]
+    fn free_tlds_are_exactly_the_seed_list() {
+        assert_eq!(FREE_TLDS.len(), 22);
+        assert!(is_free_tld("com") && is_free_tld("de") && is_free_tld("uk"));
+        assert!(!is_free_tld("co.uk") && !is_free_tld("COM") && !is_free_tld("fr"));
+    }
+
+    #[test]
+    fn override_replaces_named_plans_and_adds_new_ones() {
+        let p = Plans::from_json(
+            r#"{"pro": {"credits_per_month": null, "rate_per_second": null, "burst": null,
+                        "tlds": "free", "registrar_list_limit": 3},
+                "trial": {"credits_per_month": 7, "rate_per_second": 2, "burst": 4,
+                          "tlds": "all", "registrar_list_limit": null}}"#,
+        )
+        .unwrap();
+        let pro = p.get("pro").unwrap();
+        assert_eq!(pro.credits_per_month, None);
+        assert_eq!(pro.rate_per_second, None);
+        assert_eq!(pro.tlds, TldScope::Free);
+        assert_eq!(pro.registrar_list_limit, Some(3));
+        assert_eq!(p.get("trial").unwrap().credits_per_month, Some(7));
+        assert_eq!(p.get("free").unwrap().credits_per_month, Some(50));
+    }
+
+    #[test]
+    fn bad_files_say_what_is_wrong() {
+        let full = r#""credits_per_month": 1, "rate_per_second": 1, "burst": 1, "tlds": "all", "registrar_list_limit": null"#;
+        let cases = [
+            ("[]".to_string(), "expected a JSON object"),
+            ("{".to_string(), "not valid JSON"),
+            (
+                r#"{"pro": 3}"#.to_string(),
+                "plan \"pro\": expected an object",
+            ),
+            (
+                r#"{"pro": {"credits_per_month": 1}}"#.to_string(),
+                "field \"rate_per_second\" is missing",
+            ),
+            (
+                format!(r#"{{"pro": {{{full}, "colour": 1}}}}"#),
+                "unknown field \"colour\"",
+            ),
+        ];
+        for (text, want) in &cases {
+            let err = Plans::from_json(text).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+        let bad = |patch: &str, want: &str| {
+            let text = format!(r#"{{"x": {{{}}}}}"#, patch);
+            let err = Plans::from_json(&text).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        };
+        bad(&full.replace("\"all\"", "\"some\""), "\"all\" or \"free\"");
+        bad(
+            &full.replace("\"burst\": 1", "\"burst\": null"),
+            "both null",
+        );
+        bad(
+            &full.replace("\"burst\": 1", "\"burst\": 0"),
+            "burst must be at least 1",
+        );
+        bad(
+            &full.replace("\"credits_per_month\": 1", "\"credits_per_month\": -1"),
+            "whole number",
+        );
+        bad(
+            &full.replace("\"credits_per_month\": 1", "\"credits_per_month\": \"5\""),
+            "whole number",
+        );
+        bad(
+            &full.replace("\"burst\": 1", "\"burst\": 1.5"),
+            "whole number",
+        );
+        bad(
+            &full.replace("\"rate_per_second\": 1", "\"rate_per_second\": 10"),
+            "at least rate_per_second",
+        );
+        let err = Plans::from_json(&format!(r#"{{"Bad Name": {{{full}}}}}"#)).unwrap_err();
+        assert!(err.contains("plan name"), "{err}");
+    }
+}

@@ -1,0 +1,151 @@
+//! The embedded durable usage store: one small file under the data directory.
+//!
+//! Counting happens in memory, in one atomic per key ([`super::month::MonthCounter`]), so a
+//! request never touches the disk. A background task writes every key's count for its
+//! month to `DATA_DIR/usage.json` once a second when something changed, publishing it
+//! atomically (temporary file, fsync, rename, directory fsync), and [`super::Access::shutdown`]
+//! writes it one last time. So a clean shutdown loses nothing and `kill -9` loses at most
+//! the counts of the last second; a half-written file is impossible.
+//!
+//! ```json
+//! {"format": "tldsnap-usage", "version": 1,
+//!  "keys": {"key_3f9a1c0d2b7e": {"month": "2026-11", "used": 42}}}
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::AccessError;
+use super::month::{month_label, parse_month_label};
+
+/// Name of the usage file inside the data directory.
+pub const USAGE_FILE: &str = "usage.json";
+const FORMAT: &str = "tldsnap-usage";
+const VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Doc {
+    format: String,
+    version: u32,
+    keys: BTreeMap<String, Entry>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    month: String,
+    used: u64,
+}
+
+/// Usage by key id: (month number, credits used in that month).
+pub type UsageMap = BTreeMap<String, (u32, u64)>;
+
+/// Reads `DIR/usage.json`; a missing file is no usage yet.
+pub fn read(dir: &Path) -> Result<UsageMap, AccessError> {
+    let path = dir.join(USAGE_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(UsageMap::new()),
+        Err(e) => {
+            return Err(AccessError::Io {
+                path,
+                action: "read the usage file",
+                source: e,
+            });
+        }
+    };
+    parse(&text).map_err(|message| AccessError::UsageFile { path, message })
+}
+
+fn parse(text: &str) -> Result<UsageMap, String> {
+    let doc: Doc = serde_json::from_str(text).map_err(|e| {
+        format!("not a tldsnap usage file ({e}); move it aside to start counting from zero")
+    })?;
+    if doc.format != FORMAT {
+        return Err(format!("format is {:?}, expected {FORMAT:?}", doc.format));
+    }
+    if doc.version != VERSION {
+        return Err(format!(
+            "version {} is not supported (expected {VERSION})",
+            doc.version
+        ));
+    }
+    let mut out = UsageMap::new();
+    for (id, e) in doc.keys {
+        let month = parse_month_label(&e.month)
+            .ok_or_else(|| format!("key {id:?}: month {:?} is not YYYY-MM", e.month))?;
+        out.insert(id, (month, e.used));
+    }
+    Ok(out)
+}
+
+/// The bytes of a usage file holding `usage`.
+pub fn encode(usage: &UsageMap) -> Vec<u8> {
+    let doc = Doc {
+        format: FORMAT.into(),
+        version: VERSION,
+        keys: usage
+            .iter()
+            .map(|(id, &(month, used))| {
+                (
+                    id.clone(),
+                    Entry {
+                        month: month_label(month),
+                        used,
+                    },
+                )
+            })
+            .collect(),
+    };
+    let mut v = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+    v.push(b'\n');
+    v
+}
+
+/// Where the usage file of a data directory lives, creating the directory if needed.
+pub fn prepare(dir: &Path) -> Result<PathBuf, AccessError> {
+    std::fs::create_dir_all(dir).map_err(|e| AccessError::Io {
+        path: dir.to_path_buf(),
+        action: "create the data directory",
+        source: e,
+    })?;
+    Ok(dir.join(USAGE_FILE))
+}
+
+/// Publishes `bytes` as the usage file at `path` (atomic, fsynced).
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), AccessError> {
+    super::atomic::write_atomic(path, bytes).map_err(|e| AccessError::Io {
+        path: path.to_path_buf(),
+        action: "write the usage file",
+        source: e,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_refusals() {
+        let mut m = UsageMap::new();
+        m.insert("key_a".into(), (24_310, 7));
+        m.insert("we\"ird".into(), (24_311, 0));
+        assert_eq!(parse(std::str::from_utf8(&encode(&m)).unwrap()).unwrap(), m);
+        assert!(parse("").unwrap_err().contains("move it aside"));
+        assert!(
+            parse(r#"{"format":"tldsnap-usage","version":9,"keys":{}}"#)
+                .unwrap_err()
+                .contains("version 9")
+        );
+        assert!(
+            parse(
+                r#"{"format":"tldsnap-usage","version":1,"keys":{"a":{"month":"2026-1","used":1}}}"#
+            )
+            .unwrap_err()
+            .contains("YYYY-MM")
+        );
+    }
+}
