@@ -1,1 +1,266 @@
-//! (being written)
+//! The store: the snapshot being served, swapped atomically while requests run.
+//!
+//! A [`Store`] holds the current [`Snapshot`] in an [`ArcSwapOption`]. A request calls
+//! [`Store::load`] once and keeps the `Arc` it gets until its answer is written, so it
+//! sees one snapshot from start to end, and an old snapshot lives (mapped) exactly as
+//! long as the last request that started on it. Loading is wait-free for readers: no
+//! lock is shared by requests.
+//!
+//! A reload ([`Store::reload`], on SIGHUP or when `--watch` sees the file replaced)
+//! opens and validates the new file *aside*; only a snapshot that opened cleanly is
+//! swapped in. A file that fails (truncated, corrupted, wrong version, unreadable) is
+//! refused, counted, and the old snapshot keeps serving.
+//!
+//! ```no_run
+//! use std::path::PathBuf;
+//! use tldsnap::store::Store;
+//!
+//! let store = Store::open(PathBuf::from("snapshots/tldsnap.snap"))?;
+//! let snapshot = store.load().expect("opened above");
+//! println!("serving {}", snapshot.snapshot.header().hash_hex());
+//! // ... later, after the file was replaced:
+//! match store.reload() {
+//!     Ok(new) => println!("now serving {}", new.snapshot.header().hash_hex()),
+//!     Err(err) => eprintln!("{err}"), // the old snapshot is still served
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Replace a snapshot file by writing a new file and renaming it over the old one (as
+//! `tldsnap build` does), never by rewriting it in place: the served snapshot is
+//! memory-mapped, and rewriting the mapped file under it changes the bytes it reads.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use arc_swap::ArcSwapOption;
+
+use crate::snapshot::{OpenError, Snapshot};
+
+/// A snapshot as the store serves it.
+pub struct Loaded {
+    /// The opened, validated snapshot.
+    pub snapshot: Snapshot,
+    /// When it was swapped in, Unix milliseconds.
+    pub loaded_at_ms: i64,
+}
+
+impl fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Loaded")
+            .field("hash", &self.snapshot.header().hash_hex())
+            .field("loaded_at_ms", &self.loaded_at_ms)
+            .finish()
+    }
+}
+
+/// Why a reload did not swap a new snapshot in. The old snapshot (if any) keeps serving.
+#[derive(Debug)]
+pub enum ReloadError {
+    /// The store was not given a file to reload from (it serves a built-in snapshot).
+    NoPath,
+    /// The file could not be opened or failed validation.
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong with it.
+        source: OpenError,
+    },
+}
+
+impl fmt::Display for ReloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReloadError::NoPath => {
+                f.write_str("no snapshot file to reload from (serving the built-in snapshot)")
+            }
+            ReloadError::Open { path, source } => {
+                write!(f, "snapshot {} refused: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReloadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ReloadError::NoPath => None,
+            ReloadError::Open { source, .. } => Some(source),
+        }
+    }
+}
+
+/// The snapshot being served, and where to reload it from.
+pub struct Store {
+    current: ArcSwapOption<Loaded>,
+    path: Option<PathBuf>,
+    /// Serialises reloads (SIGHUP and the watcher may fire together). Never taken by a
+    /// request.
+    reloading: Mutex<()>,
+    successes: AtomicU64,
+    failures: AtomicU64,
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("current", &self.current.load_full())
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl Store {
+    /// A store with nothing loaded yet (`/readyz` answers 503 until a swap), reloading
+    /// from `path` when given.
+    pub fn empty(path: Option<PathBuf>) -> Store {
+        Store {
+            current: ArcSwapOption::empty(),
+            path,
+            reloading: Mutex::new(()),
+            successes: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+        }
+    }
+
+    /// A store serving `snapshot`, reloading from `path` when given.
+    pub fn with_snapshot(snapshot: Snapshot, path: Option<PathBuf>) -> Store {
+        let store = Store::empty(path);
+        store.swap(snapshot);
+        store
+    }
+
+    /// Opens the snapshot file at `path` and serves it; reloads read the same path.
+    pub fn open(path: PathBuf) -> Result<Store, ReloadError> {
+        let snapshot = open_file(&path)?;
+        Ok(Store::with_snapshot(snapshot, Some(path)))
+    }
+
+    /// The snapshot to answer one request with, or `None` before the first load. Take
+    /// it once per request and keep the `Arc` for the whole request.
+    pub fn load(&self) -> Option<Arc<Loaded>> {
+        self.current.load_full()
+    }
+
+    /// Whether a snapshot is loaded.
+    pub fn is_ready(&self) -> bool {
+        self.current.load().is_some()
+    }
+
+    /// The file reloads read, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Serves `snapshot` from now on; requests already running finish on the one they
+    /// took. Returns what is served now.
+    pub fn swap(&self, snapshot: Snapshot) -> Arc<Loaded> {
+        let loaded = Arc::new(Loaded {
+            snapshot,
+            loaded_at_ms: now_ms(),
+        });
+        self.current.store(Some(Arc::clone(&loaded)));
+        loaded
+    }
+
+    /// Opens the store's file aside and, only if it opens and validates, swaps it in.
+    /// On failure the old snapshot keeps serving and the failure is counted. Blocking
+    /// (maps and hashes the whole file): call it from a blocking thread in async code.
+    pub fn reload(&self) -> Result<Arc<Loaded>, ReloadError> {
+        let Some(path) = &self.path else {
+            return Err(ReloadError::NoPath);
+        };
+        // A poisoned lock only means another reload panicked; the data it guards is ().
+        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+        match open_file(path) {
+            Ok(snapshot) => {
+                let loaded = self.swap(snapshot);
+                self.successes.fetch_add(1, Relaxed);
+                Ok(loaded)
+            }
+            Err(err) => {
+                self.failures.fetch_add(1, Relaxed);
+                Err(err)
+            }
+        }
+    }
+
+    /// Reloads that swapped a snapshot in.
+    pub fn reload_successes(&self) -> u64 {
+        self.successes.load(Relaxed)
+    }
+
+    /// Reloads refused; each left the old snapshot serving.
+    pub fn reload_failures(&self) -> u64 {
+        self.failures.load(Relaxed)
+    }
+
+    /// Polls the store's file every `interval` and reloads when it was replaced or
+    /// changed (a different inode, size or modification time), until `stop` resolves.
+    /// Every outcome is reported to `report` (for logging). Returns at once when the
+    /// store has no file.
+    ///
+    /// Polling rather than inotify keeps this portable and dependency-free; a snapshot
+    /// is published by rename, so one `stat` per interval sees it.
+    pub async fn watch<F>(
+        self: Arc<Self>,
+        interval: Duration,
+        stop: impl std::future::Future<Output = ()>,
+        report: F,
+    ) where
+        F: Fn(&Result<Arc<Loaded>, ReloadError>) + Send + Sync + 'static,
+    {
+        let Some(path) = self.path.clone() else {
+            return;
+        };
+        let report = Arc::new(report);
+        tokio::pin!(stop);
+        let mut last = file_identity(&path);
+        let mut ticker = tokio::time::interval(interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = &mut stop => return,
+                _ = ticker.tick() => {}
+            }
+            let now = file_identity(&path);
+            // A file that vanished (mid-replace, or removed) is not a change to load.
+            if now.is_none() || now == last {
+                continue;
+            }
+            last = now;
+            let store = Arc::clone(&self);
+            let report = Arc::clone(&report);
+            let _ = tokio::task::spawn_blocking(move || {
+                let outcome = store.reload();
+                report(&outcome);
+            })
+            .await;
+        }
+    }
+}
+
+fn open_file(path: &Path) -> Result<Snapshot, ReloadError> {
+    Snapshot::open(path).map_err(|source| ReloadError::Open {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// What identifies one version of a file: (device, inode, length, mtime in ns).
+fn file_identity(path: &Path) -> Option<(u64, u64, u64, i128)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    let mtime = i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec());
+    Some((meta.dev(), meta.ino(), meta.len(), mtime))
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -153,7 +153,7 @@ pub fn tlds(value: Option<&str>) -> Result<Vec<Cow<'_, str>>, Problem> {
             value: Some(echo(item)),
             reason: format!("{:?} is not a well-formed TLD: {err}", echo(item)),
         })?;
-        if out.iter().any(|seen| *seen == name) {
+        if out.contains(&name) {
             continue;
         }
         if out.len() == MAX_LIST_VALUES {
@@ -228,7 +228,7 @@ pub fn registrars(value: Option<&str>) -> Result<Option<Vec<Cow<'_, str>>>, Prob
         } else {
             Cow::Borrowed(key)
         };
-        if out.iter().any(|seen| *seen == key) {
+        if out.contains(&key) {
             continue;
         }
         if out.len() == MAX_LIST_VALUES {

@@ -22,6 +22,9 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 use serde_json::{Map, Value, json};
 
+use crate::access::{Denial, MeterHeaders};
+use crate::query::QueryError;
+
 /// Where the `type` URIs of problems point. A fixed, documented identifier rather than
 /// the deployment's `--public-url`, so a client can match on it whatever host answered.
 pub const TYPE_BASE: &str = "https://tldsnap.dev/errors/";
@@ -280,6 +283,34 @@ impl Problem {
             _ => {}
         }
         response
+    }
+}
+
+impl Problem {
+    /// The problem for an access denial, with the metering headers the denial carries.
+    pub fn from_denial(denial: Denial) -> (Problem, Option<MeterHeaders>) {
+        match denial {
+            Denial::MissingKey => (Problem::MissingApiKey, None),
+            Denial::InvalidKey => (Problem::InvalidApiKey, None),
+            Denial::RateLimited {
+                retry_after_secs,
+                headers,
+            } => (Problem::RateLimited { retry_after_secs }, headers),
+            Denial::CreditsExhausted {
+                retry_after_secs,
+                headers,
+            } => (
+                Problem::CreditsExhausted { retry_after_secs },
+                Some(headers),
+            ),
+        }
+    }
+
+    /// The problem for a query that could not be answered.
+    pub fn from_query(err: QueryError) -> Problem {
+        match err {
+            QueryError::UnknownTlds(tlds) => Problem::UnknownTld { tlds },
+        }
     }
 }
 

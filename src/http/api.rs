@@ -1,0 +1,327 @@
+//! The request pipeline: one function from a request head to a response.
+//!
+//! For the price endpoints the checks run in the contract's order:
+//!
+//! ```text
+//!  size (414/431) → route (404) → method (405) → snapshot loaded (503)
+//!    → key (401) → rate limit (429) → parameters (400) → plan (403)
+//!    → existence (404) → credits (429) → answer (200, one credit spent)
+//! ```
+//!
+//! The snapshot is taken once, at the start, and held (an `Arc`) until the body is
+//! written, so a request answered during a swap is answered wholly from one snapshot.
+//! The body is written by the query layer into one buffer sized from the route's
+//! previous answer and handed to hyper without a copy (`Bytes::from(Vec)`).
+
+use std::borrow::Cow;
+use std::net::IpAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response};
+
+use super::metrics::SnapshotFacts;
+use super::problem::Problem;
+use super::router::{self, ALLOW, RouteId};
+use super::server::State;
+use super::{openapi, params};
+use crate::access::{Caller, MeterHeaders};
+use crate::query::{self, CheapestRequest, PricesRequest, RegistrarsRequest, Shape};
+use crate::store::Loaded;
+
+/// The response type of every route.
+pub type HttpResponse = Response<Full<Bytes>>;
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const PROMETHEUS_TEXT: HeaderValue =
+    HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
+const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
+const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
+const RATELIMIT_RESET: HeaderName = HeaderName::from_static("ratelimit-reset");
+const CREDITS_REMAINING: HeaderName = HeaderName::from_static("x-credits-remaining");
+const API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+
+/// Smallest body buffer reserved for an answer; answers of one TLD fit.
+const MIN_BODY_CAPACITY: usize = 1024;
+
+/// Answers one request and records it in the metrics. Never fails: every error is a
+/// problem response.
+pub async fn handle<B>(state: &State, req: Request<B>, client: IpAddr) -> HttpResponse {
+    let started = Instant::now();
+    let (route, response) = dispatch(state, &req, client, started).await;
+    state.metrics.record(
+        route.map(|r| r as usize),
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
+}
+
+async fn dispatch<B>(
+    state: &State,
+    req: &Request<B>,
+    client: IpAddr,
+    started: Instant,
+) -> (Option<RouteId>, HttpResponse) {
+    let config = &state.config;
+    // hyper refuses request lines past its own buffer (a bare 414/431 and a close);
+    // below that, these limits answer with a problem and keep the connection.
+    let target_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target_len > config.max_url_bytes {
+        return (
+            None,
+            Problem::UriTooLong {
+                max: config.max_url_bytes,
+            }
+            .into_response(),
+        );
+    }
+    let header_bytes: usize = req
+        .headers()
+        .iter()
+        .map(|(n, v)| n.as_str().len() + v.len() + 4)
+        .sum();
+    if header_bytes > config.max_header_bytes {
+        return (
+            None,
+            Problem::HeadersTooLarge {
+                max: config.max_header_bytes,
+            }
+            .into_response(),
+        );
+    }
+    let Some((route, segment)) = router::find(req.uri().path()) else {
+        return (None, Problem::NotFound.into_response());
+    };
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return (
+            Some(route),
+            Problem::MethodNotAllowed { allow: ALLOW }.into_response(),
+        );
+    }
+    let response = match route {
+        RouteId::Healthz => json_response(Bytes::from_static(b"{\"status\":\"ok\"}")),
+        RouteId::Readyz => readyz(state),
+        RouteId::Metrics => metrics(state),
+        RouteId::OpenApi => json_response(openapi::document()),
+        RouteId::ClientCheapest
+        | RouteId::PublicCheapest
+        | RouteId::ClientPrices
+        | RouteId::PublicPrices
+        | RouteId::PublicPricesV1
+        | RouteId::ClientRegistrars => {
+            price_endpoint(state, req, route, segment, client, started).await
+        }
+    };
+    (Some(route), response)
+}
+
+fn readyz(state: &State) -> HttpResponse {
+    let Some(loaded) = state.store.load() else {
+        return Problem::NotReady.into_response();
+    };
+    let header = loaded.snapshot.header();
+    let body = serde_json::json!({
+        "status": "ready",
+        "snapshot": {
+            "hash": header.hash_hex(),
+            "data_updated": crate::time::iso_millis(header.data_updated_ms),
+            "loaded_at": crate::time::iso_millis(loaded.loaded_at_ms),
+        }
+    });
+    json_response(Bytes::from(serde_json::to_vec(&body).unwrap_or_default()))
+}
+
+fn metrics(state: &State) -> HttpResponse {
+    let facts = state.store.load().map(|loaded| facts(&loaded));
+    let reloads = super::metrics::ReloadFacts {
+        successes: state.store.reload_successes(),
+        failures: state.store.reload_failures(),
+    };
+    let text = state.metrics.render(facts.as_ref(), reloads);
+    let mut response = Response::new(Full::new(Bytes::from(text)));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, PROMETHEUS_TEXT);
+    response
+}
+
+/// What `/metrics` reports of a loaded snapshot.
+pub fn facts(loaded: &Loaded) -> SnapshotFacts {
+    let header = loaded.snapshot.header();
+    let data = loaded.snapshot.data();
+    SnapshotFacts {
+        hash_hex: header.hash_hex(),
+        format_version: header.version,
+        data_updated_ms: header.data_updated_ms,
+        loaded_at_ms: loaded.loaded_at_ms,
+        tlds: data.tld_count(),
+        registrars: data.registrar_count(),
+        offers: data.offer_count(),
+    }
+}
+
+async fn price_endpoint<B>(
+    state: &State,
+    req: &Request<B>,
+    route: RouteId,
+    segment: &str,
+    client: IpAddr,
+    started: Instant,
+) -> HttpResponse {
+    // One snapshot for the whole request.
+    let Some(loaded) = state.store.load() else {
+        return Problem::NotReady.into_response();
+    };
+
+    // Key (401) and rate limit (429).
+    let mut keys = req.headers().get_all(API_KEY).iter();
+    let key = match (keys.next(), keys.next()) {
+        (None, _) => None,
+        // Two keys in one request: refuse rather than guess which one was meant.
+        (Some(_), Some(_)) => return Problem::InvalidApiKey.into_response(),
+        (Some(v), None) if v.is_empty() => None,
+        (Some(v), None) => Some(v.as_bytes()),
+    };
+    let mut caller = match state
+        .access
+        .admit(key, client, route.route().requires_key)
+        .await
+    {
+        Ok(caller) => caller,
+        Err(denial) => {
+            let (problem, meter) = Problem::from_denial(denial);
+            return with_meter(problem.into_response(), meter.as_ref());
+        }
+    };
+
+    // Parameters (400), plan (403), existence (404): all in `answer`, which writes the
+    // body into `out`.
+    let hint = &state.body_size_hints[route as usize];
+    let mut out = Vec::with_capacity(hint.load(Relaxed).max(MIN_BODY_CAPACITY));
+    if let Err(problem) = answer(
+        state,
+        &loaded,
+        &caller,
+        req.uri().query(),
+        route,
+        segment,
+        started,
+        &mut out,
+    ) {
+        return with_meter(problem.into_response(), caller.headers.as_ref());
+    }
+
+    // Credits (429), then the answer with one credit spent.
+    if let Err(denial) = state.access.spend(&mut caller).await {
+        let (problem, meter) = Problem::from_denial(denial);
+        return with_meter(
+            problem.into_response(),
+            meter.as_ref().or(caller.headers.as_ref()),
+        );
+    }
+    hint.store(out.len(), Relaxed);
+    with_meter(json_response(Bytes::from(out)), caller.headers.as_ref())
+}
+
+/// Parses the parameters of `route`, applies the plan, and writes the answer.
+#[allow(clippy::too_many_arguments)]
+fn answer(
+    state: &State,
+    loaded: &Loaded,
+    caller: &Caller,
+    query: Option<&str>,
+    route: RouteId,
+    segment: &str,
+    started: Instant,
+    out: &mut Vec<u8>,
+) -> Result<(), Problem> {
+    let data = loaded.snapshot.data();
+    match route {
+        RouteId::ClientCheapest | RouteId::PublicCheapest => {
+            let [tlds, limit] = params::pick(query, ["tlds", "limit"])?;
+            let tlds = params::tlds(tlds.as_deref())?;
+            let limit = params::limit(limit.as_deref())?;
+            check_plan(caller, &tlds)?;
+            let names: Vec<&str> = tlds.iter().map(|t| t.as_ref()).collect();
+            let client = route == RouteId::ClientCheapest;
+            let req = CheapestRequest {
+                tlds: &names,
+                limit,
+                shape: if client { Shape::Client } else { Shape::Public },
+                tier: client.then(|| caller.tier()),
+            };
+            query::cheapest(data, &req, out).map_err(Problem::from_query)
+        }
+        RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => {
+            let [tlds, registrars] = params::pick(query, ["tlds", "registrars"])?;
+            let tlds = params::tlds(tlds.as_deref())?;
+            let registrars = params::registrars(registrars.as_deref())?;
+            check_plan(caller, &tlds)?;
+            let names: Vec<&str> = tlds.iter().map(|t| t.as_ref()).collect();
+            let keys: Option<Vec<&str>> = registrars
+                .as_ref()
+                .map(|r| r.iter().map(|k| k.as_ref()).collect());
+            let req = PricesRequest {
+                tlds: &names,
+                registrars: keys.as_deref(),
+                started,
+            };
+            query::prices(data, &req, out).map_err(Problem::from_query)
+        }
+        RouteId::ClientRegistrars => {
+            let tld = params::path_tld(segment)?;
+            let [include_prices] = params::pick(query, ["include_prices"])?;
+            let include_prices =
+                params::boolean("include_prices", include_prices.as_deref(), false)?;
+            check_plan(caller, std::slice::from_ref(&tld))?;
+            let req = RegistrarsRequest {
+                tld: &tld,
+                include_prices,
+                limit: caller.registrar_list_limit(),
+                public_url: &state.config.public_url,
+            };
+            query::registrars(data, &req, out).map_err(Problem::from_query)
+        }
+        RouteId::Healthz | RouteId::Readyz | RouteId::Metrics | RouteId::OpenApi => Ok(()),
+    }
+}
+
+/// 403 `tld_not_in_plan` when any TLD asked for is outside the caller's plan (checked
+/// before existence: a free caller learns nothing about paid TLDs).
+fn check_plan(caller: &Caller, tlds: &[Cow<'_, str>]) -> Result<(), Problem> {
+    if tlds.iter().all(|t| caller.tld_allowed(t)) {
+        return Ok(());
+    }
+    Err(Problem::TldNotInPlan {
+        tlds: tlds
+            .iter()
+            .filter(|t| !caller.tld_allowed(t))
+            .map(|t| t.to_string())
+            .collect(),
+        plan: caller.tier().to_owned(),
+    })
+}
+
+fn json_response(body: Bytes) -> HttpResponse {
+    let mut response = Response::new(Full::new(body));
+    response.headers_mut().insert(header::CONTENT_TYPE, JSON);
+    response
+}
+
+/// Adds the metering headers of a keyed (or metered public) request.
+fn with_meter(mut response: HttpResponse, meter: Option<&MeterHeaders>) -> HttpResponse {
+    if let Some(m) = meter {
+        let headers: &mut HeaderMap = response.headers_mut();
+        headers.insert(RATELIMIT_LIMIT, HeaderValue::from(m.limit));
+        headers.insert(RATELIMIT_REMAINING, HeaderValue::from(m.remaining));
+        headers.insert(RATELIMIT_RESET, HeaderValue::from(m.reset_secs));
+        if let Some(credits) = m.credits_remaining {
+            headers.insert(CREDITS_REMAINING, HeaderValue::from(credits));
+        }
+    }
+    response
+}

@@ -1,0 +1,416 @@
+//! `GET /openapi.json`: the OpenAPI 3.1 description of every route.
+//!
+//! The document is written here by hand, next to nothing else, and built once. A test
+//! walks [`super::router::ROUTES`] and the document's `paths` and fails when one has a
+//! path or method the other lacks, so the two cannot drift apart silently.
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::params::{DEFAULT_LIMIT, MAX_LIMIT, MAX_LIST_VALUES};
+use super::router::{ROUTES, RouteId};
+
+/// The document, serialised once.
+pub fn document() -> Bytes {
+    static DOC: OnceLock<Bytes> = OnceLock::new();
+    DOC.get_or_init(|| Bytes::from(serde_json::to_vec(&build()).unwrap_or_default()))
+        .clone()
+}
+
+/// The document as a JSON value.
+pub fn build() -> Value {
+    let mut paths = serde_json::Map::new();
+    for route in &ROUTES {
+        paths.insert(route.path.to_owned(), json!({ "get": operation(route.id) }));
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "tldsnap: Domain Price Intelligence API",
+            "version": env!("CARGO_PKG_VERSION"),
+            "summary": "Registration, renewal and transfer prices of TLDs across registrars (BETA).",
+            "description": "Every price is a JSON number in US dollars with at most two decimals. \
+                TLDs are written without a leading dot; internationalised TLDs may be sent in \
+                Unicode and are answered under their xn-- form. Client endpoints need an API \
+                key in X-API-Key; the public variants take one but do not need it. Errors are \
+                RFC 9457 problem documents (application/problem+json). HEAD is answered like \
+                GET, without the body.",
+            "license": { "name": "MIT", "identifier": "MIT" }
+        },
+        "paths": paths,
+        "components": components(),
+    })
+}
+
+fn operation(id: RouteId) -> Value {
+    let keyed = json!([{ "apiKey": [] }]);
+    let optional_key = json!([{}, { "apiKey": [] }]);
+    let price_errors = |with_key: bool| {
+        let mut r = json!({
+            "400": { "$ref": "#/components/responses/BadRequest" },
+            "403": { "$ref": "#/components/responses/TldNotInPlan" },
+            "404": { "$ref": "#/components/responses/UnknownTld" },
+            "429": { "$ref": "#/components/responses/TooManyRequests" },
+            "503": { "$ref": "#/components/responses/NotReady" }
+        });
+        if with_key {
+            r["401"] = json!({ "$ref": "#/components/responses/Unauthorized" });
+        }
+        r
+    };
+    let ok = |schema: &str, description: &str| {
+        json!({
+            "description": description,
+            "headers": meter_headers(),
+            "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } }
+        })
+    };
+    let mut op = match id {
+        RouteId::ClientCheapest => json!({
+            "operationId": "clientCheapest",
+            "summary": "Cheapest registrars for TLDs",
+            "description": "Per TLD, the registrars that sell it ranked by first-year registration price (ties: renewal price, then registrar key), cut to `limit`; `registrar_count` counts every seller. `meta.tier` is the caller's plan; `meta.not_found` lists TLDs that are not known.",
+            "security": keyed,
+            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" } ],
+            "responses": { "200": ok("CheapestClient", "Cheapest registrars per TLD.") }
+        }),
+        RouteId::PublicCheapest => json!({
+            "operationId": "publicCheapest",
+            "summary": "Cheapest registrars for TLDs (public overview)",
+            "description": "Like the client variant, with transfer prices, 1-, 3- and 5-year totals and per-TLD averages. Without a key only the 22 free TLDs are served, metered per client address.",
+            "security": optional_key,
+            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" } ],
+            "responses": { "200": ok("CheapestPublic", "Cheapest registrars per TLD, with averages.") }
+        }),
+        RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => {
+            let client = id == RouteId::ClientPrices;
+            json!({
+                "operationId": match id { RouteId::ClientPrices => "clientPrices", RouteId::PublicPrices => "publicPrices", _ => "publicPricesV1" },
+                "summary": if client { "Prices of selected registrars" } else { "Prices of selected registrars (public variant)" },
+                "description": "Per TLD, the price record of each requested registrar that has one (every registrar with a price for the TLD when `registrars` is absent). Unknown TLDs and registrar keys are listed in `stats.not_found`.",
+                "security": if client { keyed.clone() } else { optional_key.clone() },
+                "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/registrars" } ],
+                "responses": { "200": ok("Prices", "Price records per TLD and registrar.") }
+            })
+        }
+        RouteId::ClientRegistrars => json!({
+            "operationId": "clientRegistrars",
+            "summary": "Registrars that sell a TLD",
+            "description": "Registrars ordered by ascending registration price. Free and basic plans get at most 5 entries and a `message` when more exist; pro and enterprise get all.",
+            "security": keyed,
+            "parameters": [ { "$ref": "#/components/parameters/tld" }, { "$ref": "#/components/parameters/include_prices" } ],
+            "responses": { "200": ok("Registrars", "Registrars selling the TLD.") }
+        }),
+        RouteId::Healthz => json!({
+            "operationId": "healthz",
+            "summary": "Liveness",
+            "responses": { "200": { "description": "The process is up.", "content": { "application/json": { "schema": {
+                "type": "object", "required": ["status"], "properties": { "status": { "const": "ok" } } } } } } }
+        }),
+        RouteId::Readyz => json!({
+            "operationId": "readyz",
+            "summary": "Readiness: a snapshot is loaded",
+            "responses": {
+                "200": { "description": "A snapshot is loaded and served.", "content": { "application/json": { "schema": {
+                    "type": "object", "required": ["status", "snapshot"],
+                    "properties": {
+                        "status": { "const": "ready" },
+                        "snapshot": { "type": "object", "required": ["hash", "data_updated", "loaded_at"], "properties": {
+                            "hash": { "type": "string", "description": "Content hash of the snapshot, hex." },
+                            "data_updated": { "type": "string", "format": "date-time" },
+                            "loaded_at": { "type": "string", "format": "date-time" } } } } } } } },
+                "503": { "$ref": "#/components/responses/NotReady" }
+            }
+        }),
+        RouteId::Metrics => json!({
+            "operationId": "metrics",
+            "summary": "Prometheus metrics",
+            "responses": { "200": { "description": "Prometheus text exposition format 0.0.4.",
+                "content": { "text/plain": { "schema": { "type": "string" } } } } }
+        }),
+        RouteId::OpenApi => json!({
+            "operationId": "openapi",
+            "summary": "This document",
+            "responses": { "200": { "description": "The OpenAPI 3.1 document.",
+                "content": { "application/json": { "schema": { "type": "object" } } } } }
+        }),
+    };
+    let responses = &mut op["responses"];
+    match id {
+        RouteId::ClientCheapest | RouteId::ClientPrices | RouteId::ClientRegistrars => {
+            merge(responses, price_errors(true));
+        }
+        RouteId::PublicCheapest | RouteId::PublicPrices | RouteId::PublicPricesV1 => {
+            merge(responses, price_errors(true));
+        }
+        _ => {}
+    }
+    merge(
+        responses,
+        json!({
+            "404": { "$ref": "#/components/responses/NotFound" },
+            "405": { "$ref": "#/components/responses/MethodNotAllowed" },
+            "414": { "$ref": "#/components/responses/RequestTooLarge" },
+            "431": { "$ref": "#/components/responses/RequestTooLarge" }
+        }),
+    );
+    op
+}
+
+/// Adds the members of `extra` that `into` lacks.
+fn merge(into: &mut Value, extra: Value) {
+    if let (Some(into), Value::Object(extra)) = (into.as_object_mut(), extra) {
+        for (k, v) in extra {
+            into.entry(k).or_insert(v);
+        }
+    }
+}
+
+fn meter_headers() -> Value {
+    json!({
+        "RateLimit-Limit": { "$ref": "#/components/headers/RateLimit-Limit" },
+        "RateLimit-Remaining": { "$ref": "#/components/headers/RateLimit-Remaining" },
+        "RateLimit-Reset": { "$ref": "#/components/headers/RateLimit-Reset" },
+        "X-Credits-Remaining": { "$ref": "#/components/headers/X-Credits-Remaining" }
+    })
+}
+
+fn problem_response(description: &str, codes: &[&str], extra_headers: Value) -> Value {
+    let mut headers = meter_headers();
+    merge(&mut headers, extra_headers);
+    json!({
+        "description": format!("{description} Codes: {}.", codes.join(", ")),
+        "headers": headers,
+        "content": { "application/problem+json": { "schema": { "$ref": "#/components/schemas/Problem" } } }
+    })
+}
+
+fn price() -> Value {
+    json!({ "type": "number", "minimum": 0, "description": "US dollars, at most two decimals." })
+}
+
+fn components() -> Value {
+    let tld_list = format!(
+        "Comma-separated TLDs without leading dot, 1 to {MAX_LIST_VALUES} after duplicates are collapsed. Trimmed, lowercased, Unicode names turned into xn-- form."
+    );
+    json!({
+        "securitySchemes": {
+            "apiKey": { "type": "apiKey", "in": "header", "name": "X-API-Key" }
+        },
+        "parameters": {
+            "tlds": { "name": "tlds", "in": "query", "required": true, "description": tld_list,
+                      "schema": { "type": "string", "examples": ["com,net,io"] } },
+            "limit": { "name": "limit", "in": "query", "required": false,
+                       "description": "Most entries in `cheapest_register`.",
+                       "schema": { "type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT } },
+            "registrars": { "name": "registrars", "in": "query", "required": false,
+                            "description": format!("Comma-separated registrar keys, 1 to {MAX_LIST_VALUES}; absent: every registrar that has a price for the TLD."),
+                            "schema": { "type": "string", "examples": ["porkbun,dynadot"] } },
+            "include_prices": { "name": "include_prices", "in": "query", "required": false,
+                                "description": "When true, each entry carries `prices`.",
+                                "schema": { "type": "boolean", "default": false } },
+            "tld": { "name": "tld", "in": "path", "required": true, "description": "TLD without leading dot (Unicode or xn--).",
+                     "schema": { "type": "string", "examples": ["com"] } }
+        },
+        "headers": {
+            "RateLimit-Limit": { "description": "Requests the caller's bucket holds (the plan's burst).", "schema": { "type": "integer" } },
+            "RateLimit-Remaining": { "description": "Whole requests left in the bucket.", "schema": { "type": "integer" } },
+            "RateLimit-Reset": { "description": "Seconds until the bucket is full.", "schema": { "type": "integer" } },
+            "X-Credits-Remaining": { "description": "API credits left this calendar month (UTC).", "schema": { "type": "integer" } },
+            "Retry-After": { "description": "Seconds to wait before retrying.", "schema": { "type": "integer" } },
+            "Allow": { "description": "The methods the path answers.", "schema": { "type": "string" } }
+        },
+        "responses": {
+            "BadRequest": problem_response("A query parameter is missing, malformed, repeated or out of range.", &["missing_parameter", "invalid_parameter", "too_many_values"], json!({})),
+            "Unauthorized": problem_response("The API key is missing or not valid.", &["missing_api_key", "invalid_api_key"], json!({})),
+            "TldNotInPlan": problem_response("A TLD asked for is outside the caller's plan; `tlds` lists them. No credit is spent.", &["tld_not_in_plan"], json!({})),
+            "UnknownTld": problem_response("None of the TLDs asked for is known; `tlds` lists them.", &["unknown_tld"], json!({})),
+            "NotFound": problem_response("No endpoint has this path.", &["not_found"], json!({})),
+            "MethodNotAllowed": problem_response("Only GET and HEAD are answered.", &["method_not_allowed"], json!({ "Allow": { "$ref": "#/components/headers/Allow" } })),
+            "RequestTooLarge": problem_response("The request target (414) or header section (431) is too large.", &["request_too_large"], json!({})),
+            "TooManyRequests": problem_response("The rate limit or the monthly credits are exhausted; `retry_after` says when to retry.", &["rate_limited", "credits_exhausted"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
+            "NotReady": problem_response("No snapshot is loaded yet.", &["not_ready"], json!({}))
+        },
+        "schemas": {
+            "Problem": {
+                "type": "object",
+                "description": "RFC 9457 problem details.",
+                "required": ["type", "title", "status", "detail", "code"],
+                "properties": {
+                    "type": { "type": "string", "format": "uri", "examples": ["https://tldsnap.dev/errors/invalid_parameter"] },
+                    "title": { "type": "string" },
+                    "status": { "type": "integer" },
+                    "detail": { "type": "string" },
+                    "code": { "type": "string", "enum": ["missing_parameter", "invalid_parameter", "too_many_values", "missing_api_key", "invalid_api_key", "tld_not_in_plan", "not_found", "unknown_tld", "method_not_allowed", "request_too_large", "rate_limited", "credits_exhausted", "not_ready"] },
+                    "parameter": { "type": "string", "description": "The parameter at fault (400)." },
+                    "value": { "type": "string", "description": "The value at fault, cut to 100 characters (400)." },
+                    "max": { "type": "integer", "description": "Most values the parameter takes (too_many_values)." },
+                    "tlds": { "type": "array", "items": { "type": "string" }, "description": "TLDs at fault (403, 404 unknown_tld)." },
+                    "plan": { "type": "string", "description": "The caller's plan (403)." },
+                    "allow": { "type": "string", "description": "Methods answered (405)." },
+                    "max_bytes": { "type": "integer", "description": "Size limit (414, 431)." },
+                    "retry_after": { "type": "integer", "description": "Seconds to wait (429)." }
+                }
+            },
+            "CheapestEntryClient": {
+                "type": "object",
+                "required": ["rank", "registrar_name", "registrar_key", "register_price", "renew_price", "total_cost_5_year"],
+                "properties": {
+                    "rank": { "type": "integer", "minimum": 1 },
+                    "registrar_name": { "type": "string" },
+                    "registrar_key": { "type": "string" },
+                    "register_price": price(),
+                    "renew_price": price(),
+                    "total_cost_5_year": price()
+                }
+            },
+            "CheapestEntryPublic": {
+                "type": "object",
+                "required": ["rank", "registrar_name", "register_price", "renew_price", "total_cost_1_year", "total_cost_3_year", "total_cost_5_year"],
+                "properties": {
+                    "rank": { "type": "integer", "minimum": 1 },
+                    "registrar_name": { "type": "string" },
+                    "register_price": price(),
+                    "renew_price": price(),
+                    "transfer_price": { "type": ["number", "null"], "minimum": 0, "description": "US dollars; null when the registrar publishes no transfer price." },
+                    "total_cost_1_year": price(),
+                    "total_cost_3_year": price(),
+                    "total_cost_5_year": price()
+                }
+            },
+            "NotFoundLists": {
+                "type": "object",
+                "description": "What was asked for and is not known; each list present only when non-empty.",
+                "properties": {
+                    "tlds": { "type": "array", "items": { "type": "string" } },
+                    "registrars": { "type": "array", "items": { "type": "string" } }
+                }
+            },
+            "CheapestClient": {
+                "type": "object",
+                "required": ["results", "meta"],
+                "properties": {
+                    "results": { "type": "object", "additionalProperties": {
+                        "type": "object", "required": ["cheapest_register", "registrar_count"],
+                        "properties": {
+                            "cheapest_register": { "type": "array", "items": { "$ref": "#/components/schemas/CheapestEntryClient" } },
+                            "registrar_count": { "type": "integer" } } } },
+                    "meta": { "type": "object", "required": ["total_tlds", "tier"], "properties": {
+                        "total_tlds": { "type": "integer" },
+                        "tier": { "type": "string", "examples": ["basic"] },
+                        "not_found": { "$ref": "#/components/schemas/NotFoundLists" } } }
+                }
+            },
+            "CheapestPublic": {
+                "type": "object",
+                "required": ["results"],
+                "properties": {
+                    "results": { "type": "object", "additionalProperties": {
+                        "type": "object", "required": ["cheapest_register", "registrar_count", "avg_prices"],
+                        "properties": {
+                            "cheapest_register": { "type": "array", "items": { "$ref": "#/components/schemas/CheapestEntryPublic" } },
+                            "registrar_count": { "type": "integer" },
+                            "avg_prices": { "type": "object", "properties": {
+                                "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] } } } } } },
+                    "meta": { "type": "object", "properties": { "not_found": { "$ref": "#/components/schemas/NotFoundLists" } } }
+                }
+            },
+            "PriceRecord": {
+                "type": "object",
+                "required": ["register_price", "renew_price", "transfer_price", "last_updated"],
+                "properties": {
+                    "register_price": { "type": ["number", "null"], "minimum": 0 },
+                    "renew_price": { "type": ["number", "null"], "minimum": 0 },
+                    "transfer_price": { "type": ["number", "null"], "minimum": 0 },
+                    "last_updated": { "type": "string", "format": "date-time", "examples": ["2025-06-01T00:00:00.000Z"] }
+                }
+            },
+            "Prices": {
+                "type": "object",
+                "required": ["results", "stats"],
+                "properties": {
+                    "results": { "type": "object", "additionalProperties": { "type": "object", "additionalProperties": { "$ref": "#/components/schemas/PriceRecord" } } },
+                    "stats": { "type": "object", "required": ["total_tlds", "time_elapsed", "last_updated"], "properties": {
+                        "total_tlds": { "type": "integer" },
+                        "time_elapsed": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?ms$" },
+                        "last_updated": { "type": "string", "format": "date-time" },
+                        "not_found": { "$ref": "#/components/schemas/NotFoundLists" } } }
+                }
+            },
+            "Registrars": {
+                "type": "object",
+                "required": ["tld", "registrar_count", "registrars"],
+                "properties": {
+                    "tld": { "type": "string" },
+                    "registrar_count": { "type": "integer" },
+                    "registrars": { "type": "array", "items": {
+                        "type": "object", "required": ["name", "key", "website_url"],
+                        "properties": {
+                            "name": { "type": "string" },
+                            "key": { "type": "string" },
+                            "website_url": { "type": "string", "format": "uri" },
+                            "prices": { "type": "object", "properties": { "register": price(), "renew": price(), "transfer": { "type": ["number", "null"] } } } } } },
+                    "message": { "type": "string" }
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The router and the document describe the same paths and methods.
+    #[test]
+    fn document_matches_the_route_table() {
+        let doc = build();
+        assert_eq!(doc["openapi"], "3.1.0");
+        let paths = doc["paths"].as_object().unwrap();
+        let documented: std::collections::BTreeSet<&str> =
+            paths.keys().map(String::as_str).collect();
+        let routed: std::collections::BTreeSet<&str> = ROUTES.iter().map(|r| r.path).collect();
+        assert_eq!(documented, routed);
+        for route in &ROUTES {
+            let item = paths[route.path].as_object().unwrap();
+            let methods: Vec<&str> = item.keys().map(String::as_str).collect();
+            assert_eq!(methods, ["get"], "{}", route.path);
+            let op = &item["get"];
+            let keyed = op["security"]
+                .as_array()
+                .is_some_and(|s| s.len() == 1 && s[0].get("apiKey").is_some());
+            assert_eq!(keyed, route.requires_key, "{}", route.path);
+            // Every path parameter of the template is declared.
+            if route.path.contains('{') {
+                assert!(
+                    op["parameters"]
+                        .to_string()
+                        .contains("#/components/parameters/tld\"")
+                );
+            }
+        }
+    }
+
+    /// Every `$ref` points at something that exists.
+    #[test]
+    fn every_ref_resolves() {
+        let doc = build();
+        fn walk(v: &Value, doc: &Value) {
+            match v {
+                Value::Object(map) => {
+                    if let Some(Value::String(r)) = map.get("$ref") {
+                        let pointer = r.strip_prefix('#').unwrap();
+                        assert!(doc.pointer(pointer).is_some(), "dangling {r}");
+                    }
+                    map.values().for_each(|v| walk(v, doc));
+                }
+                Value::Array(items) => items.iter().for_each(|v| walk(v, doc)),
+                _ => {}
+            }
+        }
+        walk(&doc, &doc);
+        assert!(!document().is_empty());
+    }
+}
