@@ -110,6 +110,32 @@ fn has_tld(p: &HashMap<(String, String), Vec<String>>, tld: &str) -> bool {
     p.keys().any(|(t, _)| t == tld)
 }
 
+/// The last history row of every (tld, registrar) is its prices.csv row, and a name
+/// that left prices.csv ends its history with an all-empty row.
+fn assert_history_ends_at_prices(dir: &Path) {
+    let p = prices(dir);
+    let mut last: HashMap<(String, String), Vec<String>> = HashMap::new();
+    for r in history(dir) {
+        last.insert((r[1].clone(), r[2].clone()), r[3..].to_vec());
+    }
+    for (key, v) in &p {
+        assert_eq!(
+            last.get(key),
+            Some(&v[..3].to_vec()),
+            "history of {key:?} does not end at its price"
+        );
+    }
+    for (key, v) in &last {
+        if !p.contains_key(key) {
+            assert_eq!(
+                v,
+                &vec![String::new(); 3],
+                "{key:?} left the feed without an empty history row"
+            );
+        }
+    }
+}
+
 #[test]
 fn fixture_feeds_give_the_real_facts() {
     let out_dir = scratch("facts");
@@ -281,6 +307,7 @@ fn fixture_history_rows() {
     sorted.sort();
     sorted.dedup();
     assert_eq!(keys, sorted);
+    assert_history_ends_at_prices(&out_dir);
     // No Handshake or dropped name in the history either.
     assert!(
         !h.iter()
@@ -414,6 +441,7 @@ fn shipped_source_is_a_fresh_import_of_shipped_feeds() {
         .output()
         .unwrap();
     ok(&out);
+    assert_history_ends_at_prices(&out_dir);
     for f in ["registrars.csv", "prices.csv", "history.csv"] {
         let fresh = std::fs::read(out_dir.join(f)).unwrap();
         let shipped = std::fs::read(root("snapshots/source").join(f)).unwrap();

@@ -258,6 +258,8 @@ pub struct Import {
 /// A feed file's rows after cleaning, with its date.
 struct Version {
     ms: i64,
+    /// The feed's current file (it wins a tie with a history file of the same time).
+    current: bool,
     /// File name, to order versions with the same timestamp.
     name: String,
     rows: BTreeMap<String, (Offer, Suffix)>,
@@ -345,7 +347,8 @@ fn import_feed(
 ) -> Result<FeedResult, ImportError> {
     let folder = dir.join(feed.folder);
     let current_rel = format!("{}/{}", feed.folder, feed.current);
-    let current = read_version(dir, &current_rel, feed, tlds, dates)?;
+    let mut current = read_version(dir, &current_rel, feed, tlds, dates)?;
+    current.current = true;
 
     let mut versions = vec![];
     let history_dir = folder.join("history");
@@ -406,7 +409,9 @@ fn import_feed(
     };
 
     versions.push(current);
-    versions.sort_by(|a, b| (a.ms, &a.name).cmp(&(b.ms, &b.name)));
+    // Time order; at the same instant the current file comes last, so it is the state
+    // of its day and the history ends at the prices of prices.csv.
+    versions.sort_by(|a, b| (a.ms, a.current, &a.name).cmp(&(b.ms, b.current, &b.name)));
     let days: Vec<history::Day> = versions
         .into_iter()
         .map(|v| history::Day {
@@ -455,6 +460,7 @@ fn read_version(
     let (rows, dropped) = clean(parsed.rows, tlds);
     Ok(Version {
         ms,
+        current: false,
         name: file_name.to_string(),
         rows,
         dropped,
