@@ -30,6 +30,10 @@ pub struct Args {
     /// Do not print the summary.
     #[arg(long, short)]
     quiet: bool,
+    /// Also print every dropped row of the current feed files (registrar, key as the
+    /// feed wrote it, reason), tab-separated.
+    #[arg(long)]
+    list_dropped: bool,
 }
 
 /// Runs the import: read and check every feed, print the summary, write the source.
@@ -48,6 +52,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if !args.quiet {
         print!("{}", report::render(&result));
         println!("Wrote {}.", args.output.display());
+    }
+    if args.list_dropped {
+        print!("{}", report::render_dropped(&result));
     }
     Ok(())
 }

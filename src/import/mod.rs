@@ -229,6 +229,8 @@ pub struct FeedSummary {
     pub private_suffix: usize,
     /// Dropped rows by reason (reasons with no rows are absent).
     pub dropped: BTreeMap<DropReason, usize>,
+    /// Every dropped row of the current file: (the key as the feed wrote it, reason).
+    pub dropped_rows: Vec<(String, DropReason)>,
     /// Dated versions read for history (history files plus the current file).
     pub versions: usize,
     /// First and last version day.
@@ -263,7 +265,7 @@ struct Version {
     /// File name, to order versions with the same timestamp.
     name: String,
     rows: BTreeMap<String, (Offer, Suffix)>,
-    dropped: BTreeMap<DropReason, usize>,
+    dropped: Vec<(String, DropReason)>,
     read: usize,
 }
 
@@ -402,7 +404,8 @@ fn import_feed(
         free_transfer,
         no_transfer,
         private_suffix,
-        dropped: current.dropped.clone(),
+        dropped: count_reasons(&current.dropped),
+        dropped_rows: current.dropped.clone(),
         versions: versions.len() + 1,
         version_days: (0, 0),
         history_rows: 0,
@@ -468,37 +471,47 @@ fn read_version(
     })
 }
 
-type Cleaned = (
-    BTreeMap<String, (Offer, Suffix)>,
-    BTreeMap<DropReason, usize>,
-);
+/// Kept rows by canonical name, and every dropped row as (feed key, reason) in file
+/// order.
+type Cleaned = (BTreeMap<String, (Offer, Suffix)>, Vec<(String, DropReason)>);
 
 /// Applies the shared rules to one file's rows (see the module docs).
 fn clean(raw: Vec<RawRow>, tlds: &TldList) -> Cleaned {
-    let mut dropped: BTreeMap<DropReason, usize> = BTreeMap::new();
-    // canonical name -> (offer, suffix, key was canonical)
-    let mut kept: HashMap<String, (Offer, Suffix, bool)> = HashMap::new();
+    let mut dropped: Vec<(String, DropReason)> = Vec::new();
+    // canonical name -> (offer, suffix, key was canonical, feed key)
+    let mut kept: HashMap<String, (Offer, Suffix, bool, String)> = HashMap::new();
     for row in raw {
         match clean_row(&row, tlds) {
-            Err(reason) => *dropped.entry(reason).or_default() += 1,
+            Err(reason) => dropped.push((row.key, reason)),
             Ok((name, offer, suffix)) => {
                 let canonical_key = row.key == name;
                 match kept.get_mut(&name) {
                     None => {
-                        kept.insert(name, (offer, suffix, canonical_key));
+                        kept.insert(name, (offer, suffix, canonical_key, row.key));
                     }
-                    Some(existing) => {
-                        if canonical_key && !existing.2 {
-                            *existing = (offer, suffix, true);
-                        }
-                        *dropped.entry(DropReason::Duplicate).or_default() += 1;
+                    Some(existing) if canonical_key && !existing.2 => {
+                        let loser = std::mem::replace(existing, (offer, suffix, true, row.key));
+                        dropped.push((loser.3, DropReason::Duplicate));
                     }
+                    Some(_) => dropped.push((row.key, DropReason::Duplicate)),
                 }
             }
         }
     }
-    let rows = kept.into_iter().map(|(k, (o, s, _))| (k, (o, s))).collect();
+    let rows = kept
+        .into_iter()
+        .map(|(k, (o, s, _, _))| (k, (o, s)))
+        .collect();
     (rows, dropped)
+}
+
+/// Counts dropped rows by reason.
+fn count_reasons(dropped: &[(String, DropReason)]) -> BTreeMap<DropReason, usize> {
+    let mut counts = BTreeMap::new();
+    for (_, reason) in dropped {
+        *counts.entry(*reason).or_default() += 1;
+    }
+    counts
 }
 
 fn clean_row(row: &RawRow, tlds: &TldList) -> Result<(String, Offer, Suffix), DropReason> {
@@ -697,7 +710,14 @@ mod tests {
         let (kept, dropped) = clean(rows, &t);
         assert_eq!(kept["xn--mk1bu44c"].0.register, Some(200));
         assert_eq!(kept["com"].0.register, Some(400));
-        assert_eq!(dropped[&DropReason::Duplicate], 3);
+        assert_eq!(
+            dropped,
+            vec![
+                ("닷컴".to_string(), DropReason::Duplicate),
+                ("COM".to_string(), DropReason::Duplicate),
+                (".com".to_string(), DropReason::Duplicate),
+            ]
+        );
         assert_eq!(kept.len(), 2);
     }
 

@@ -95,3 +95,15 @@ pub fn render(import: &Import) -> String {
     }
     out
 }
+
+/// Every dropped row of every feed's current file, one per line:
+/// `registrar<TAB>key as written<TAB>reason`.
+pub fn render_dropped(import: &Import) -> String {
+    let mut out = String::new();
+    for f in &import.feeds {
+        for (key, reason) in &f.dropped_rows {
+            let _ = writeln!(out, "{}\t{}\t{}", f.registrar, key, reason);
+        }
+    }
+    out
+}
