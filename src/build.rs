@@ -201,7 +201,23 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
             homepage: text.str(&r.homepage),
             ..Registrar::default()
         });
-        reg_key_json.push(json::quoted(&r.key));
+        let key_json = json::quoted(&r.key);
+        let listing_head = text.span(|out| {
+            out.extend_from_slice(b"{\"name\":");
+            json::write_str(&r.name, out);
+            out.extend_from_slice(b",\"key\":");
+            out.extend_from_slice(key_json.as_bytes());
+            out.extend_from_slice(b",\"website_url\":\"");
+        });
+        // Keys are [a-z0-9_-]: safe in a URL path and in a JSON string as they are.
+        let listing_path = text.span(|out| {
+            out.extend_from_slice(b"/registrars/");
+            out.extend_from_slice(r.key.as_bytes());
+            out.push(b'"');
+        });
+        let reg = data.registrars.last_mut().expect("just pushed");
+        (reg.listing_head, reg.listing_path) = (listing_head, listing_path);
+        reg_key_json.push(key_json);
     }
 
     // Rows grouped by TLD (BTreeMap: sorted by name, deterministic).
@@ -287,35 +303,6 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
             out.push(b'}');
         });
 
-        // Public-shape cheapest entries.
-        tld.public_start = text.pos();
-        for (i, o) in offers.iter_mut().enumerate().take(sellers) {
-            let name_json = data.registrars[o.registrar as usize].name_json;
-            let name_bytes = text.0[name_json.start as usize..name_json.end as usize].to_vec();
-            text.span(|out| {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(b"{\"rank\":");
-                write_int(i as u64 + 1, out);
-                out.extend_from_slice(b",\"registrar_name\":");
-                out.extend_from_slice(&name_bytes);
-                out.extend_from_slice(b",\"register_price\":");
-                write_cents(o.register as u64, out);
-                out.extend_from_slice(b",\"renew_price\":");
-                write_cents(o.renew as u64, out);
-                out.extend_from_slice(b",\"transfer_price\":");
-                write_opt(o.transfer, out);
-                out.extend_from_slice(b",\"total_cost_1_year\":");
-                write_cents(o.register as u64, out);
-                out.extend_from_slice(b",\"total_cost_3_year\":");
-                write_cents(o.register as u64 + 2 * o.renew as u64, out);
-                out.extend_from_slice(b",\"total_cost_5_year\":");
-                write_cents(o.register as u64 + 4 * o.renew as u64, out);
-                out.push(b'}');
-            });
-            o.public_end = text.pos();
-        }
         tld.public_tail = text.span(|out| {
             out.extend_from_slice(b"],\"registrar_count\":");
             write_int(sellers as u64, out);
@@ -349,26 +336,8 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
             });
         }
 
-        // Registrar listing pieces (sellers only).
+        // Registrar listing prices (sellers only).
         for o in offers.iter_mut().take(sellers) {
-            let reg = &data.registrars[o.registrar as usize];
-            let name_json = reg.name_json;
-            let key = regs[o.registrar as usize].key.as_str();
-            let key_json = &reg_key_json[o.registrar as usize];
-            let name_bytes = text.0[name_json.start as usize..name_json.end as usize].to_vec();
-            o.listing_head = text.span(|out| {
-                out.extend_from_slice(b"{\"name\":");
-                out.extend_from_slice(&name_bytes);
-                out.extend_from_slice(b",\"key\":");
-                out.extend_from_slice(key_json.as_bytes());
-                out.extend_from_slice(b",\"website_url\":\"");
-            });
-            // Keys are [a-z0-9_-]: safe in a URL path and in a JSON string as they are.
-            o.listing_path = text.span(|out| {
-                out.extend_from_slice(b"/registrars/");
-                out.extend_from_slice(key.as_bytes());
-                out.push(b'"');
-            });
             o.listing_prices = text.span(|out| {
                 out.extend_from_slice(b",\"prices\":{\"register\":");
                 write_opt(o.register, out);

@@ -13,7 +13,7 @@ use std::fmt;
 use std::time::Instant;
 
 use crate::json;
-use crate::price::write_opt_cents;
+use crate::price::{write_cents, write_opt_cents};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
@@ -150,18 +150,19 @@ pub fn cheapest(snap: &ArchivedSnapshotData, req: &CheapestRequest<'_>, out: &mu
         out.extend_from_slice(snap.span(&t.key_json));
         out.extend_from_slice(b":{\"cheapest_register\":[");
         let take = req.limit.min(t.sellers.to_native() as usize);
-        let last = (take > 0).then(|| &snap.offers[t.first_offer.to_native() as usize + take - 1]);
         match req.shape {
             Shape::Client => {
+                let last = (take > 0).then(|| &snap.offers[t.first_offer.to_native() as usize + take - 1]);
                 let start = t.client_start.to_native();
                 let end = last.map_or(start, |o| o.client_end.to_native());
                 out.extend_from_slice(snap.text_range(start, end));
                 out.extend_from_slice(snap.span(&t.client_tail));
             }
             Shape::Public => {
-                let start = t.public_start.to_native();
-                let end = last.map_or(start, |o| o.public_end.to_native());
-                out.extend_from_slice(snap.text_range(start, end));
+                let first = t.first_offer.to_native() as usize;
+                for (i, o) in snap.offers[first..first + take].iter().enumerate() {
+                    write_public_entry(snap, i, o, out);
+                }
                 out.extend_from_slice(snap.span(&t.public_tail));
             }
         }
@@ -192,6 +193,32 @@ pub fn cheapest(snap: &ArchivedSnapshotData, req: &CheapestRequest<'_>, out: &mu
     }
     out.push(b'}');
     Ok(())
+}
+
+/// One public-shape cheapest entry, written from the integer prices (this shape is not
+/// pre-rendered: see the schema docs).
+fn write_public_entry(snap: &ArchivedSnapshotData, i: usize, o: &ArchivedOffer, out: &mut Vec<u8>) {
+    let (register, renew) = (o.register.to_native() as u64, o.renew.to_native() as u64);
+    if i > 0 {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"{\"rank\":");
+    write_int(i as u64 + 1, out);
+    out.extend_from_slice(b",\"registrar_name\":");
+    out.extend_from_slice(snap.span(&snap.registrars[o.registrar.to_native() as usize].name_json));
+    out.extend_from_slice(b",\"register_price\":");
+    write_cents(register, out);
+    out.extend_from_slice(b",\"renew_price\":");
+    write_cents(renew, out);
+    out.extend_from_slice(b",\"transfer_price\":");
+    write_opt_cents(cents(o.transfer.to_native()), out);
+    out.extend_from_slice(b",\"total_cost_1_year\":");
+    write_cents(register, out);
+    out.extend_from_slice(b",\"total_cost_3_year\":");
+    write_cents(register + 2 * renew, out);
+    out.extend_from_slice(b",\"total_cost_5_year\":");
+    write_cents(register + 4 * renew, out);
+    out.push(b'}');
 }
 
 /// Prices of selected registrars, or of every seller, per TLD (seed 4.2).
@@ -299,9 +326,10 @@ pub fn registrars(
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(snap.span(&o.listing_head));
+        let reg = &snap.registrars[o.registrar.to_native() as usize];
+        out.extend_from_slice(snap.span(&reg.listing_head));
         out.extend_from_slice(req.public_url.as_bytes());
-        out.extend_from_slice(snap.span(&o.listing_path));
+        out.extend_from_slice(snap.span(&reg.listing_path));
         if req.include_prices {
             out.extend_from_slice(snap.span(&o.listing_prices));
         }

@@ -393,7 +393,8 @@ impl ArchivedSnapshotData {
         let str_ok = |s: &ArchivedSpan| span_ok(s) && std::str::from_utf8(self.span(s)).is_ok();
         let (n_reg, n_tld, n_off) = (self.registrars.len(), self.tlds.len(), self.offers.len());
         for (i, r) in self.registrars.iter().enumerate() {
-            if !(str_ok(&r.key) && str_ok(&r.name) && span_ok(&r.name_json) && str_ok(&r.homepage)) {
+            let spans = [&r.name_json, &r.listing_head, &r.listing_path];
+            if !(str_ok(&r.key) && str_ok(&r.name) && str_ok(&r.homepage) && spans.iter().all(|s| span_ok(s))) {
                 return Err(format!("registrar {i}: span outside the text"));
             }
             if i > 0 && self.span(&self.registrars[i - 1].key) >= self.span(&r.key) {
@@ -426,13 +427,12 @@ impl ArchivedSnapshotData {
                     return err("aggregate points outside its sellers");
                 }
             }
-            for starts in [t.client_start, t.public_start, t.records_start] {
+            for starts in [t.client_start, t.records_start] {
                 if starts.to_native() as usize > text_len {
                     return err("fragment start outside the text");
                 }
             }
             let mut client = t.client_start.to_native();
-            let mut public = t.public_start.to_native();
             let mut record = t.records_start.to_native();
             for (k, o) in self.offers[first..first + rows].iter().enumerate() {
                 if o.registrar.to_native() as usize >= n_reg || !span_ok(&o.record) || o.record.start < record {
@@ -440,12 +440,12 @@ impl ArchivedSnapshotData {
                 }
                 record = o.record.end.to_native();
                 if k < sellers {
-                    let (ce, pe) = (o.client_end.to_native(), o.public_end.to_native());
-                    if ce < client || pe < public || ce as usize > text_len || pe as usize > text_len {
+                    let end = o.client_end.to_native();
+                    if end < client || end as usize > text_len {
                         return err("cheapest fragments out of order");
                     }
-                    (client, public) = (ce, pe);
-                    if !(span_ok(&o.listing_head) && span_ok(&o.listing_path) && span_ok(&o.listing_prices)) {
+                    client = end;
+                    if !span_ok(&o.listing_prices) {
                         return err("listing span outside the text");
                     }
                 }

@@ -5,6 +5,11 @@
 //! Offers of one TLD are contiguous and pre-sorted; their JSON fragments are laid out
 //! contiguously in the same order, so the answer for "the `n` cheapest" is one slice.
 //!
+//! What is pre-rendered is chosen by traffic: the client cheapest entries (the hot
+//! path of Enterprise bursts), the price records and the listing prices are stored as
+//! JSON; the public overview entries, served to rate-limited anonymous callers, are
+//! written at query time from the integer prices, which keeps the file ~40% smaller.
+//!
 //! Prices are whole cents; [`NONE`] marks "not offered".
 
 use rkyv::{Archive, Serialize};
@@ -62,6 +67,10 @@ pub struct Registrar {
     pub renewal_only: u32,
     /// Latest `updated_at` of its prices (0 when it has none).
     pub updated_ms: i64,
+    /// `{"name":..,"key":..,"website_url":"`: the start of its registrar listing entry.
+    pub listing_head: Span,
+    /// `/registrars/key"`: what follows the public URL in `website_url`.
+    pub listing_path: Span,
 }
 
 /// One TLD with its pre-computed aggregates (over the sellers) and fragment spans.
@@ -96,8 +105,6 @@ pub struct Tld {
     pub client_start: u32,
     /// `],"registrar_count":N}`.
     pub client_tail: Span,
-    /// Where the public-shape cheapest entries start.
-    pub public_start: u32,
     /// `],"registrar_count":N,"avg_prices":{...}}`.
     pub public_tail: Span,
     /// Where the price records of the group start (in group order, comma separated).
@@ -119,14 +126,8 @@ pub struct Offer {
     pub updated_ms: i64,
     /// End of this offer's client-shape cheapest entry (sellers only).
     pub client_end: u32,
-    /// End of this offer's public-shape cheapest entry (sellers only).
-    pub public_end: u32,
     /// `"key":{"register_price":..,"renew_price":..,"transfer_price":..,"last_updated":".."}`.
     pub record: Span,
-    /// `{"name":..,"key":..,"website_url":"` (sellers only).
-    pub listing_head: Span,
-    /// `/registrars/key"` (sellers only).
-    pub listing_path: Span,
     /// `,"prices":{"register":..,"renew":..,"transfer":..}` (sellers only).
     pub listing_prices: Span,
 }
