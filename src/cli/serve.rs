@@ -1,10 +1,214 @@
-//! `tldsnap serve` (being written).
+//! `tldsnap serve`: the HTTP service.
+//!
+//! Parses flags, opens the snapshot (or builds the shipped real data in memory), sets up
+//! access (keys, plans, usage), binds, and hands over to [`tldsnap::http::server::run`].
+//! Signals:
+//!
+//! - `SIGHUP`: reload the snapshot file (opened and verified aside; a bad file is
+//!   refused, logged and counted, the old snapshot keeps serving) and the keys file.
+//! - `SIGTERM`, `SIGINT` (Ctrl-C): stop accepting, finish in-flight requests, persist
+//!   usage, exit 0.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+
 use super::CliError;
+use tldsnap::access::clock::SystemClock;
+use tldsnap::access::plans::Plans;
+use tldsnap::access::{Access, AccessConfig};
+use tldsnap::http::server::{self, Config, DEFAULT_PUBLIC_URL, State, validate_public_url};
+use tldsnap::store::{Loaded, ReloadError, Store};
 
 /// Arguments of `tldsnap serve`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Snapshot file to serve (from `tldsnap build`); reloaded on SIGHUP. Without it,
+    /// the real-data snapshot is built in memory from the price source shipped in the
+    /// binary (snapshots/source/).
+    #[arg(long, value_name = "FILE")]
+    snapshot: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    addr: String,
+    /// API keys file (JSON list of {id, plan, key_sha256, label}; see `tldsnap keys`).
+    /// Without it every client endpoint answers 401. Reloaded on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    keys: Option<PathBuf>,
+    /// Plans file (JSON) overriding the plans it names.
+    #[arg(long, value_name = "FILE")]
+    plans: Option<PathBuf>,
+    /// Directory where monthly usage (credits spent) is kept across restarts. Without
+    /// it, and without --usage-store, usage is held in memory only.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Shared usage store for several replicas, e.g. redis://127.0.0.1:6379.
+    #[arg(long, value_name = "URL")]
+    usage_store: Option<String>,
+    /// Base of the `website_url` of registrar listings ({public_url}/registrars/{key}).
+    #[arg(long, value_name = "URL", default_value = DEFAULT_PUBLIC_URL)]
+    public_url: String,
+    /// Also reload the snapshot when its file is replaced (polled, see --watch-interval-ms).
+    #[arg(long, requires = "snapshot")]
+    watch: bool,
+    /// How often --watch looks at the snapshot file, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    watch_interval_ms: u64,
+    /// Connections served at once; more wait in the listen backlog.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
+    /// Seconds a client has to send a request head (and may stay idle between requests).
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
+}
 
-pub fn run(_args: Args) -> Result<(), CliError> {
-    Err("not written yet".into())
+/// Runs the service until SIGTERM or SIGINT.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let public_url = validate_public_url(&args.public_url)?;
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(n) = args.threads {
+        runtime.worker_threads(usize::try_from(n)?);
+    }
+    let runtime = runtime
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(serve(args, public_url))
+}
+
+async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
+    let plans = match &args.plans {
+        Some(path) => Plans::load(path)?,
+        None => Plans::default(),
+    };
+    let store = Arc::new(match &args.snapshot {
+        Some(path) => Store::open(path.clone())?,
+        None => {
+            let snapshot = tokio::task::spawn_blocking(tldsnap::build::default_snapshot)
+                .await
+                .map_err(|e| format!("building the built-in snapshot failed: {e}"))?
+                .map_err(|e| format!("the built-in snapshot could not be built: {e}"))?;
+            Store::with_snapshot(snapshot, None)
+        }
+    });
+    let access = Arc::new(
+        Access::new(AccessConfig {
+            plans,
+            keys_path: args.keys.clone(),
+            data_dir: args.data_dir.clone(),
+            usage_store: args.usage_store.clone(),
+            clock: Arc::new(SystemClock),
+        })
+        .await?,
+    );
+
+    // Signal handlers are installed before the listener is bound, so a signal sent as
+    // soon as the port answers is never missed (or fatal).
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+
+    let listener = TcpListener::bind(&args.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
+    let local: SocketAddr = listener.local_addr()?;
+    let config = Config {
+        public_url,
+        max_connections: usize::try_from(args.max_connections)?,
+        header_read_timeout: Duration::from_secs(args.header_timeout),
+        ..Config::default()
+    };
+    let state = Arc::new(State::new(Arc::clone(&store), Arc::clone(&access), config));
+
+    if let Some(loaded) = store.load() {
+        eprintln!("tldsnap: serving {}", describe(&loaded, store.path()));
+    }
+    eprintln!(
+        "tldsnap: {} API key(s); listening on http://{local} (SIGHUP reloads, SIGTERM stops)",
+        access.key_count()
+    );
+
+    let reloader = {
+        let store = Arc::clone(&store);
+        let access = Arc::clone(&access);
+        tokio::spawn(async move {
+            while hangup.recv().await.is_some() {
+                eprintln!("tldsnap: SIGHUP: reloading");
+                if store.path().is_some() {
+                    let store = Arc::clone(&store);
+                    let outcome = tokio::task::spawn_blocking(move || {
+                        let outcome = store.reload();
+                        report(&outcome, store.path());
+                    })
+                    .await;
+                    if let Err(e) = outcome {
+                        eprintln!("tldsnap: snapshot reload task failed: {e}");
+                    }
+                }
+                match access.reload_keys() {
+                    Ok(n) => eprintln!("tldsnap: keys reloaded: {n} key(s) in force"),
+                    Err(e) => eprintln!("tldsnap: keys reload refused, old keys kept: {e}"),
+                }
+            }
+        })
+    };
+    let watcher = args.watch.then(|| {
+        let store = Arc::clone(&store);
+        let path = store.path().map(PathBuf::from);
+        tokio::spawn(store.watch(
+            Duration::from_millis(args.watch_interval_ms),
+            std::future::pending::<()>(),
+            move |outcome| report(outcome, path.as_deref()),
+        ))
+    });
+
+    let shutdown = async move {
+        tokio::select! {
+            _ = terminate.recv() => eprintln!("tldsnap: SIGTERM: finishing in-flight requests"),
+            _ = interrupt.recv() => eprintln!("tldsnap: SIGINT: finishing in-flight requests"),
+        }
+    };
+    let served = server::run(listener, state, shutdown).await;
+    reloader.abort();
+    if let Some(watcher) = watcher {
+        watcher.abort();
+    }
+    let persisted = access.shutdown().await;
+    served?;
+    persisted?;
+    eprintln!("tldsnap: stopped");
+    Ok(())
+}
+
+fn describe(loaded: &Loaded, path: Option<&std::path::Path>) -> String {
+    let header = loaded.snapshot.header();
+    let data = loaded.snapshot.data();
+    let from = path.map_or_else(
+        || "built-in real data".to_owned(),
+        |p| p.display().to_string(),
+    );
+    format!(
+        "snapshot {} ({from}): {} TLDs, {} registrars, {} offers, data as of {}",
+        header.hash_hex(),
+        data.tld_count(),
+        data.registrar_count(),
+        data.offer_count(),
+        tldsnap::time::iso_millis(header.data_updated_ms)
+    )
+}
+
+fn report(outcome: &Result<Arc<Loaded>, ReloadError>, path: Option<&std::path::Path>) {
+    match outcome {
+        Ok(loaded) => eprintln!("tldsnap: reloaded: now serving {}", describe(loaded, path)),
+        Err(err) => {
+            eprintln!("tldsnap: reload refused, still serving the previous snapshot: {err}")
+        }
+    }
 }

@@ -124,15 +124,15 @@ fn readyz(state: &State) -> HttpResponse {
         return Problem::NotReady.into_response();
     };
     let header = loaded.snapshot.header();
-    let body = serde_json::json!({
-        "status": "ready",
-        "snapshot": {
-            "hash": header.hash_hex(),
-            "data_updated": crate::time::iso_millis(header.data_updated_ms),
-            "loaded_at": crate::time::iso_millis(loaded.loaded_at_ms),
-        }
-    });
-    json_response(Bytes::from(serde_json::to_vec(&body).unwrap_or_default()))
+    let mut body = Vec::with_capacity(160);
+    body.extend_from_slice(b"{\"status\":\"ready\",\"snapshot\":{\"hash\":\"");
+    body.extend_from_slice(header.hash_hex().as_bytes());
+    body.extend_from_slice(b"\",\"data_updated\":\"");
+    crate::time::write_iso_millis(header.data_updated_ms, &mut body);
+    body.extend_from_slice(b"\",\"loaded_at\":\"");
+    crate::time::write_iso_millis(loaded.loaded_at_ms, &mut body);
+    body.extend_from_slice(b"\"}}");
+    json_response(Bytes::from(body))
 }
 
 fn metrics(state: &State) -> HttpResponse {

@@ -4,8 +4,8 @@
 //! Every error the API answers goes through [`Problem::into_response`], so the status,
 //! the `code`, the `type` URI and the extra members (`tlds`, `retry_after`, ...) of one
 //! error are decided here and nowhere else. The bodies are small and rare compared with
-//! answers, so they are written with `serde_json`, which also escapes whatever part of
-//! the request they echo.
+//! answers; they are written by hand in the RFC's member order, with every string that
+//! echoes the request escaped by [`crate::json::write_str`].
 //!
 //! ```text
 //! HTTP/1.1 400 Bad Request
@@ -20,7 +20,8 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
-use serde_json::{Map, Value, json};
+
+use crate::json::write_str;
 
 use crate::access::{Denial, MeterHeaders};
 use crate::query::QueryError;
@@ -212,59 +213,85 @@ impl Problem {
         }
     }
 
-    /// The complete problem document as a JSON object: the five RFC 9457 members
-    /// (`type`, `title`, `status`, `detail`) plus `code` and the members that help.
-    pub fn to_json(&self) -> Value {
+    /// The complete problem document: the RFC 9457 members in their usual order
+    /// (`type`, `title`, `status`, `detail`), then `code` and the members that help.
+    /// Strings that echo the request are escaped by [`crate::json::write_str`].
+    pub fn to_bytes(&self) -> Vec<u8> {
         let code = self.code();
-        let mut doc = Map::with_capacity(8);
-        doc.insert("type".into(), Value::String(format!("{TYPE_BASE}{code}")));
-        doc.insert("title".into(), Value::String(self.title().into()));
-        doc.insert("status".into(), json!(self.status().as_u16()));
-        doc.insert("detail".into(), Value::String(self.detail()));
-        doc.insert("code".into(), Value::String(code.into()));
+        let mut out = Vec::with_capacity(256);
+        out.extend_from_slice(b"{\"type\":\"");
+        out.extend_from_slice(TYPE_BASE.as_bytes());
+        out.extend_from_slice(code.as_bytes());
+        out.extend_from_slice(b"\",\"title\":");
+        write_str(self.title(), &mut out);
+        out.extend_from_slice(b",\"status\":");
+        out.extend_from_slice(
+            itoa::Buffer::new()
+                .format(self.status().as_u16())
+                .as_bytes(),
+        );
+        out.extend_from_slice(b",\"detail\":");
+        write_str(&self.detail(), &mut out);
+        out.extend_from_slice(b",\"code\":\"");
+        out.extend_from_slice(code.as_bytes());
+        out.push(b'"');
+        let num = |name: &str, n: u64, out: &mut Vec<u8>| {
+            member(name, out);
+            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+        };
         match self {
-            Problem::MissingParameter { name } | Problem::TooManyValues { name, .. } => {
-                doc.insert("parameter".into(), json!(name));
-                if let Problem::TooManyValues { max, .. } = self {
-                    doc.insert("max".into(), json!(max));
-                }
+            Problem::MissingParameter { name } => {
+                member("parameter", &mut out);
+                write_str(name, &mut out);
+            }
+            Problem::TooManyValues { name, max } => {
+                member("parameter", &mut out);
+                write_str(name, &mut out);
+                num("max", *max as u64, &mut out);
             }
             Problem::InvalidParameter { name, value, .. } => {
-                doc.insert("parameter".into(), json!(name));
+                member("parameter", &mut out);
+                write_str(name, &mut out);
                 if let Some(value) = value {
-                    doc.insert("value".into(), json!(value));
+                    member("value", &mut out);
+                    write_str(value, &mut out);
                 }
             }
             Problem::TldNotInPlan { tlds, plan } => {
-                doc.insert("tlds".into(), json!(tlds));
-                doc.insert("plan".into(), json!(plan));
+                member("tlds", &mut out);
+                write_list(tlds, &mut out);
+                member("plan", &mut out);
+                write_str(plan, &mut out);
             }
             Problem::UnknownTld { tlds } => {
-                doc.insert("tlds".into(), json!(tlds));
+                member("tlds", &mut out);
+                write_list(tlds, &mut out);
             }
             Problem::MethodNotAllowed { allow } => {
-                doc.insert("allow".into(), json!(allow));
+                member("allow", &mut out);
+                write_str(allow, &mut out);
             }
             Problem::UriTooLong { max } | Problem::HeadersTooLarge { max } => {
-                doc.insert("max_bytes".into(), json!(max));
+                num("max_bytes", *max as u64, &mut out);
             }
             Problem::RateLimited { retry_after_secs }
             | Problem::CreditsExhausted { retry_after_secs } => {
-                doc.insert("retry_after".into(), json!(retry_after_secs));
+                num("retry_after", *retry_after_secs, &mut out);
             }
             Problem::MissingApiKey
             | Problem::InvalidApiKey
             | Problem::NotFound
             | Problem::NotReady => {}
         }
-        Value::Object(doc)
+        out.push(b'}');
+        out
     }
 
     /// The HTTP response for this problem: status, `content-type:
     /// application/problem+json`, `Allow` for 405, `Retry-After` for 429, and the body.
     /// The caller adds the metering headers of a keyed request.
     pub fn into_response(self) -> Response<Full<Bytes>> {
-        let body = serde_json::to_vec(&self.to_json()).unwrap_or_default();
+        let body = self.to_bytes();
         let mut response = Response::new(Full::new(Bytes::from(body)));
         *response.status_mut() = self.status();
         let headers = response.headers_mut();
@@ -312,6 +339,24 @@ impl Problem {
             QueryError::UnknownTlds(tlds) => Problem::UnknownTld { tlds },
         }
     }
+}
+
+/// Writes `,"name":`.
+fn member(name: &str, out: &mut Vec<u8>) {
+    out.push(b',');
+    write_str(name, out);
+    out.push(b':');
+}
+
+fn write_list(items: &[String], out: &mut Vec<u8>) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(item, out);
+    }
+    out.push(b']');
 }
 
 /// `value` cut to at most 100 characters (on a character boundary), with `…` when cut,
@@ -369,7 +414,7 @@ mod tests {
     #[test]
     fn every_problem_has_the_rfc9457_members_and_a_matching_code() {
         for p in all() {
-            let doc = p.to_json();
+            let doc: serde_json::Value = serde_json::from_slice(&p.to_bytes()).unwrap();
             let code = p.code();
             assert_eq!(doc["type"], format!("https://tldsnap.dev/errors/{code}"));
             assert_eq!(doc["code"], code);

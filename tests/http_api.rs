@@ -1,0 +1,607 @@
+//! The HTTP API over a real socket: every endpoint against golden bodies, every error
+//! code, the plan rules, metering headers, HEAD, keep-alive and pipelining, metrics,
+//! and the OpenAPI document against the router.
+
+mod http_support;
+
+use std::collections::BTreeSet;
+
+use http_support::{Conn, Options, Server, TempDir, assert_golden};
+use tldsnap::http::router::ROUTES;
+
+struct Fixture {
+    _dir: TempDir,
+    server: Server,
+    keys: std::collections::BTreeMap<&'static str, String>,
+}
+
+fn fixture(tag: &str) -> Fixture {
+    let dir = TempDir::new(tag);
+    let snap = dir.fixture_snapshot("fixture.snap");
+    let (keys_path, keys) = dir.keys();
+    let server = Server::start(Options::new(&snap, &keys_path));
+    Fixture {
+        _dir: dir,
+        server,
+        keys,
+    }
+}
+
+impl Fixture {
+    fn key(&self, plan: &str) -> Option<&str> {
+        Some(self.keys[plan].as_str())
+    }
+}
+
+#[test]
+fn every_endpoint_matches_its_golden_body() {
+    let f = fixture("golden");
+    let pro = f.key("pro");
+    let cases: &[(&str, &str, Option<&str>)] = &[
+        // Client cheapest: default limit, ties (9.99 broken by renewal, then key).
+        (
+            "client_cheapest_com",
+            "/api/v1/client/prices/cheapest?tlds=com",
+            pro,
+        ),
+        (
+            "client_cheapest_limit2",
+            "/api/v1/client/prices/cheapest?tlds=com,net&limit=2",
+            pro,
+        ),
+        // Unicode in, xn-- out; renewal-only TLD; unknown TLD listed in meta.not_found;
+        // duplicates collapsed keeping the first, request order kept.
+        (
+            "client_cheapest_mixed",
+            "/api/v1/client/prices/cheapest?tlds=%D1%80%D1%84,aero,nope,CO.UK,.com,xn--p1ai&limit=3",
+            pro,
+        ),
+        (
+            "client_cheapest_basic_tier",
+            "/api/v1/client/prices/cheapest?tlds=io&limit=1",
+            f.key("basic"),
+        ),
+        // Public overview variant, without and with a key.
+        (
+            "public_cheapest_com",
+            "/api/v1/prices/cheapest?tlds=com&limit=5",
+            None,
+        ),
+        (
+            "public_cheapest_keyed",
+            "/api/v1/prices/cheapest?tlds=museum,co.uk,unknown-tld",
+            pro,
+        ),
+        // Prices: chosen registrars with an unknown one; every registrar; renewal-only.
+        (
+            "client_prices_chosen",
+            "/api/v1/client/prices?tlds=com,net,nope&registrars=alpha,charlie,zulu",
+            pro,
+        ),
+        (
+            "client_prices_all",
+            "/api/v1/client/prices?tlds=com,aero",
+            pro,
+        ),
+        (
+            "public_prices",
+            "/api/v1/prices?tlds=com,io&registrars=charlie,alpha",
+            None,
+        ),
+        (
+            "public_prices_v1",
+            "/v1/prices?tlds=com,io&registrars=charlie,alpha",
+            None,
+        ),
+        // Registrar listing: cut to 5 with message (free, basic); all (pro); prices.
+        (
+            "registrars_com_free",
+            "/api/v1/client/registrars/tld/com",
+            f.key("free"),
+        ),
+        (
+            "registrars_com_basic_prices",
+            "/api/v1/client/registrars/tld/com?include_prices=true",
+            f.key("basic"),
+        ),
+        (
+            "registrars_com_pro",
+            "/api/v1/client/registrars/tld/com?include_prices=false",
+            pro,
+        ),
+        (
+            "registrars_rf_pro_prices",
+            "/api/v1/client/registrars/tld/%D1%80%D1%84?include_prices=true",
+            pro,
+        ),
+        (
+            "registrars_aero_pro",
+            "/api/v1/client/registrars/tld/aero",
+            pro,
+        ),
+        ("healthz", "/healthz", None),
+    ];
+    for (name, target, key) in cases {
+        let r = f.server.get(target, *key);
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        assert_eq!(r.header("content-type"), Some("application/json"), "{name}");
+        assert_golden(name, &r.body);
+    }
+    // The public prices variants answer exactly what the client variant answers.
+    let client = f.server.get(
+        "/api/v1/client/prices?tlds=com,io&registrars=charlie,alpha",
+        pro,
+    );
+    let public = f
+        .server
+        .get("/v1/prices?tlds=com,io&registrars=charlie,alpha", None);
+    assert_eq!(
+        http_support::mask_elapsed(&client.body),
+        http_support::mask_elapsed(&public.body)
+    );
+}
+
+#[test]
+fn shapes_follow_the_seed() {
+    let f = fixture("shapes");
+    let pro = f.key("pro");
+    // Client: rank 1..n by price, registrar_count counts every seller, meta.tier.
+    let doc = f
+        .server
+        .get("/api/v1/client/prices/cheapest?tlds=com&limit=2", pro)
+        .json();
+    let com = &doc["results"]["com"];
+    assert_eq!(com["registrar_count"], 6);
+    let entries = com["cheapest_register"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0]["rank"], 1);
+    assert_eq!(entries[0]["registrar_key"], "delta");
+    assert_eq!(entries[0]["total_cost_5_year"], 68.88);
+    assert!(entries[0].get("transfer_price").is_none());
+    assert_eq!(doc["meta"]["tier"], "pro");
+    assert_eq!(doc["meta"]["total_tlds"], 1);
+    // Limit above the number of sellers returns them all.
+    let doc = f
+        .server
+        .get("/api/v1/client/prices/cheapest?tlds=net&limit=100", pro)
+        .json();
+    assert_eq!(
+        doc["results"]["net"]["cheapest_register"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // Public: no registrar_key, no meta, totals and averages.
+    let doc = f
+        .server
+        .get("/api/v1/prices/cheapest?tlds=com&limit=1", None)
+        .json();
+    let e = &doc["results"]["com"]["cheapest_register"][0];
+    assert!(e.get("registrar_key").is_none());
+    assert_eq!(e["total_cost_1_year"], e["register_price"]);
+    assert!(doc.get("meta").is_none());
+    assert!(doc["results"]["com"]["avg_prices"].is_object());
+    // Prices: stats.total_tlds counts results; only the requested registrars appear.
+    let doc = f
+        .server
+        .get("/api/v1/client/prices?tlds=com,net&registrars=bravo", pro)
+        .json();
+    assert_eq!(doc["stats"]["total_tlds"], 2);
+    assert_eq!(
+        doc["results"]["net"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["bravo"]
+    );
+    let elapsed = doc["stats"]["time_elapsed"].as_str().unwrap();
+    assert!(elapsed.ends_with("ms"), "{elapsed}");
+    // website_url uses --public-url.
+    let doc = f
+        .server
+        .get("/api/v1/client/registrars/tld/net", pro)
+        .json();
+    assert_eq!(
+        doc["registrars"][0]["website_url"],
+        "https://tldsnap.test/registrars/alpha"
+    );
+    assert!(doc["registrars"][0].get("prices").is_none());
+}
+
+#[test]
+fn every_error_code() {
+    let f = fixture("errors");
+    let s = &f.server;
+    let pro = f.key("pro");
+    let free = f.key("free");
+
+    // 400
+    let d = s
+        .get("/api/v1/client/prices/cheapest", pro)
+        .assert_problem(400, "missing_parameter");
+    assert_eq!(d["parameter"], "tlds");
+    let d = s
+        .get("/api/v1/client/prices/cheapest?tlds=com&limit=0", pro)
+        .assert_problem(400, "invalid_parameter");
+    assert_eq!(
+        (d["parameter"].as_str(), d["value"].as_str()),
+        (Some("limit"), Some("0"))
+    );
+    let d = s
+        .get("/api/v1/client/prices/cheapest?tlds=a..b", pro)
+        .assert_problem(400, "invalid_parameter");
+    assert_eq!(d["value"], "a..b");
+    s.get("/api/v1/client/prices/cheapest?tlds=%ff", pro)
+        .assert_problem(400, "invalid_parameter");
+    s.get("/api/v1/client/prices?tlds=com&tlds=net", pro)
+        .assert_problem(400, "invalid_parameter");
+    s.get("/api/v1/client/registrars/tld/com?include_prices=yes", pro)
+        .assert_problem(400, "invalid_parameter");
+    let many: Vec<String> = (0..101).map(|i| format!("t{i}")).collect();
+    let d = s
+        .get(
+            &format!("/api/v1/client/prices/cheapest?tlds={}", many.join(",")),
+            pro,
+        )
+        .assert_problem(400, "too_many_values");
+    assert_eq!(d["max"], 100);
+    // 401: no key, wrong key, two keys.
+    let r = s.get("/api/v1/client/prices/cheapest?tlds=com", None);
+    r.assert_problem(401, "missing_api_key");
+    assert!(r.header("ratelimit-limit").is_none());
+    s.get("/api/v1/client/prices/cheapest?tlds=com", Some("tsk_nope"))
+        .assert_problem(401, "invalid_api_key");
+    s.get("/api/v1/prices/cheapest?tlds=com", Some("tsk_nope"))
+        .assert_problem(401, "invalid_api_key");
+    let raw = format!(
+        "GET /api/v1/client/prices/cheapest?tlds=com HTTP/1.1\r\nHost: t\r\nX-API-Key: {}\r\nX-API-Key: {}\r\nConnection: close\r\n\r\n",
+        f.keys["pro"], f.keys["free"]
+    );
+    s.send(raw.as_bytes())
+        .unwrap()
+        .assert_problem(401, "invalid_api_key");
+    // 403: lists exactly the TLDs outside the plan; co.uk is not uk.
+    let r = s.get(
+        "/api/v1/client/prices/cheapest?tlds=com,museum,co.uk,uk,nope",
+        free,
+    );
+    let d = r.assert_problem(403, "tld_not_in_plan");
+    assert_eq!(d["tlds"], serde_json::json!(["museum", "co.uk", "nope"]));
+    assert_eq!(d["plan"], "free");
+    assert!(
+        r.header("x-credits-remaining").is_some(),
+        "keyed errors carry the meter"
+    );
+    // 404
+    s.get("/nope", None).assert_problem(404, "not_found");
+    s.get("/api/v1/client/prices/cheapest/", pro)
+        .assert_problem(404, "not_found");
+    let d = s
+        .get("/api/v1/client/prices/cheapest?tlds=nope,zz", pro)
+        .assert_problem(404, "unknown_tld");
+    assert_eq!(d["tlds"], serde_json::json!(["nope", "zz"]));
+    s.get("/api/v1/client/registrars/tld/nope", pro)
+        .assert_problem(404, "unknown_tld");
+    s.get("/api/v1/client/prices?tlds=nope", pro)
+        .assert_problem(404, "unknown_tld");
+    // 405 with Allow
+    for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "get"] {
+        let raw = format!(
+            "{method} /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        let r = s.send(raw.as_bytes()).unwrap();
+        r.assert_problem(405, "method_not_allowed");
+        assert_eq!(r.header("allow"), Some("GET, HEAD"), "{method}");
+    }
+    // 414 (our limit, below hyper's) and 431 (our limit, below hyper's buffer)
+    let long = format!("/api/v1/prices/cheapest?tlds=com&pad={}", "a".repeat(9000));
+    let d = s.get(&long, None).assert_problem(414, "request_too_large");
+    assert_eq!(d["max_bytes"], 8192);
+    let mut raw = String::from("GET /healthz HTTP/1.1\r\nHost: t\r\n");
+    for i in 0..5 {
+        raw.push_str(&format!("X-Pad-{i}: {}\r\n", "b".repeat(4000)));
+    }
+    raw.push_str("Connection: close\r\n\r\n");
+    s.send(raw.as_bytes())
+        .unwrap()
+        .assert_problem(431, "request_too_large");
+    // 429 rate_limited: the free plan's burst is 5; the manual clock does not move.
+    let mut statuses = Vec::new();
+    for _ in 0..7 {
+        statuses.push(
+            s.get(
+                "/api/v1/client/prices/cheapest?tlds=io",
+                f.key("enterprise"),
+            )
+            .status,
+        );
+    }
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    let free_url = "/api/v1/client/prices/cheapest?tlds=net";
+    let mut last = None;
+    for _ in 0..6 {
+        last = Some(s.get(free_url, free));
+    }
+    // The 403 above took one token of free's 5; 4 more answered, then 429.
+    let r = last.unwrap();
+    let d = r.assert_problem(429, "rate_limited");
+    let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
+    assert!(retry >= 1);
+    assert_eq!(d["retry_after"], retry);
+    assert_eq!(r.header("ratelimit-remaining"), Some("0"));
+    assert_eq!(r.header("ratelimit-limit"), Some("5"));
+    // Time passes (the manual clock): admitted again.
+    s.clock.advance(1_000 * retry as i64);
+    assert_eq!(s.get(free_url, free).status, 200);
+    // 429 credits_exhausted: the tiny plan has 2 credits. Errors cost none.
+    let tiny = f.key("tiny");
+    let r = s.get("/api/v1/client/prices/cheapest?tlds=com", tiny);
+    assert_eq!(
+        (r.status, r.header("x-credits-remaining")),
+        (200, Some("1"))
+    );
+    let r = s.get("/api/v1/client/prices/cheapest?tlds=nope", tiny);
+    assert_eq!(
+        (r.status, r.header("x-credits-remaining")),
+        (404, Some("1"))
+    );
+    let r = s.get("/api/v1/client/prices/cheapest?tlds=com&limit=x", tiny);
+    assert_eq!(
+        (r.status, r.header("x-credits-remaining")),
+        (400, Some("1"))
+    );
+    let r = s.get("/api/v1/client/registrars/tld/com", tiny);
+    assert_eq!(
+        (r.status, r.header("x-credits-remaining")),
+        (200, Some("0"))
+    );
+    let r = s.get("/api/v1/client/prices/cheapest?tlds=com", tiny);
+    let d = r.assert_problem(429, "credits_exhausted");
+    assert!(r.header("retry-after").is_some());
+    assert!(d["retry_after"].as_u64().unwrap() > 0);
+    // Parameters are checked before credits: a bad request is still a 400.
+    s.get("/api/v1/client/prices/cheapest?tlds=", tiny)
+        .assert_problem(400, "missing_parameter");
+}
+
+#[test]
+fn not_ready_until_a_snapshot_is_loaded() {
+    let dir = TempDir::new("notready");
+    let (keys_path, keys) = dir.keys();
+    let snap = dir.path("later.snap");
+    let mut opts = Options::new(&snap, &keys_path);
+    opts.empty = true;
+    let server = Server::start(opts);
+    server.get("/readyz", None).assert_problem(503, "not_ready");
+    server
+        .get(
+            "/api/v1/client/prices/cheapest?tlds=com",
+            Some(&keys["pro"]),
+        )
+        .assert_problem(503, "not_ready");
+    assert_eq!(server.get("/healthz", None).status, 200);
+    let metrics = server.get("/metrics", None).text();
+    assert!(metrics.contains("tldsnap_snapshot_loaded 0\n"), "{metrics}");
+    // A reload with no file is refused and counted; then the file appears.
+    assert!(server.state.store.reload().is_err());
+    dir.fixture_snapshot("later.snap");
+    server.state.store.reload().unwrap();
+    let r = server.get("/readyz", None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["status"], "ready");
+    let metrics = server.get("/metrics", None).text();
+    assert!(
+        metrics.contains("tldsnap_snapshot_reloads_total{result=\"failure\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("tldsnap_snapshot_reloads_total{result=\"success\"} 1\n"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn plan_rules_for_every_plan() {
+    let f = fixture("plans");
+    let s = &f.server;
+    // (plan, may see paid TLDs, registrar listing cut to 5)
+    let plans = [
+        ("public", false, true),
+        ("free", false, true),
+        ("basic", true, true),
+        ("pro", true, false),
+        ("enterprise", true, false),
+    ];
+    for (plan, paid, cut) in plans {
+        let key = (plan != "public").then(|| f.keys[plan].as_str());
+        s.clock.advance(60_000); // refill every bucket
+        // The 22 free TLDs are open to every plan.
+        let r = s.get("/api/v1/prices/cheapest?tlds=com,net,io,de", key);
+        assert_eq!(r.status, 200, "{plan}: {}", r.text());
+        // Paid TLDs need a paid plan.
+        let r = s.get("/api/v1/prices/cheapest?tlds=museum,co.uk", key);
+        if paid {
+            assert_eq!(r.status, 200, "{plan}");
+        } else {
+            let d = r.assert_problem(403, "tld_not_in_plan");
+            assert_eq!(d["tlds"], serde_json::json!(["museum", "co.uk"]), "{plan}");
+            assert_eq!(d["plan"], plan);
+        }
+        if plan == "public" {
+            s.get("/api/v1/client/registrars/tld/com", None)
+                .assert_problem(401, "missing_api_key");
+            continue;
+        }
+        // meta.tier is the plan's name.
+        let doc = s.get("/api/v1/client/prices/cheapest?tlds=com", key).json();
+        assert_eq!(doc["meta"]["tier"], plan);
+        // The registrar listing: com has 6 sellers.
+        let doc = s.get("/api/v1/client/registrars/tld/com", key).json();
+        assert_eq!(doc["registrar_count"], 6, "{plan}");
+        let listed = doc["registrars"].as_array().unwrap().len();
+        if cut {
+            assert_eq!(listed, 5, "{plan}");
+            assert_eq!(
+                doc["message"],
+                "Showing 5 of 6 registrars. The full list is available via the API on the Pro and Enterprise plans."
+            );
+        } else {
+            assert_eq!(listed, 6, "{plan}");
+            assert!(doc.get("message").is_none());
+        }
+        // net has 2 sellers: never a message.
+        let doc = s.get("/api/v1/client/registrars/tld/net", key).json();
+        assert!(doc.get("message").is_none(), "{plan}");
+    }
+}
+
+#[test]
+fn metering_headers_on_keyed_responses() {
+    let f = fixture("meter");
+    let s = &f.server;
+    let r = s.get("/api/v1/client/prices/cheapest?tlds=com", f.key("basic"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("ratelimit-limit"), Some("20"));
+    assert_eq!(r.header("ratelimit-remaining"), Some("19"));
+    assert!(r.header("ratelimit-reset").unwrap().parse::<u64>().is_ok());
+    assert_eq!(r.header("x-credits-remaining"), Some("999"));
+    // Errors carry them too.
+    let r = s.get(
+        "/api/v1/client/prices/cheapest?tlds=com&limit=0",
+        f.key("basic"),
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(r.header("ratelimit-remaining"), Some("18"));
+    assert_eq!(r.header("x-credits-remaining"), Some("999"));
+    // The unmetered endpoints carry none.
+    let r = s.get("/healthz", None);
+    assert!(r.header("ratelimit-limit").is_none());
+}
+
+#[test]
+fn head_is_get_without_the_body() {
+    let f = fixture("head");
+    let target = "/api/v1/prices/cheapest?tlds=com,io&limit=4";
+    let get = f.server.get(target, None);
+    let mut conn = Conn::open(f.server.addr);
+    conn.write(format!("HEAD {target} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes());
+    let head = conn.read_response(true).unwrap().unwrap();
+    assert_eq!(head.status, 200);
+    assert_eq!(
+        head.header("content-length"),
+        Some(get.body.len().to_string().as_str())
+    );
+    assert_eq!(head.header("content-type"), Some("application/json"));
+    // The connection is still in step: the next response is the next request's.
+    conn.get("/healthz", None);
+    let next = conn.read_response(false).unwrap().unwrap();
+    assert_eq!(next.body, b"{\"status\":\"ok\"}");
+}
+
+#[test]
+fn keep_alive_and_pipelining() {
+    let f = fixture("pipeline");
+    let mut conn = Conn::open(f.server.addr);
+    // Three requests in one write; three answers, in order, on one connection.
+    let targets = [
+        "/healthz",
+        "/api/v1/prices/cheapest?tlds=com&limit=1",
+        "/nope",
+    ];
+    let mut raw = String::new();
+    for t in targets {
+        raw.push_str(&format!("GET {t} HTTP/1.1\r\nHost: t\r\n\r\n"));
+    }
+    conn.write(raw.as_bytes());
+    let statuses: Vec<u16> = (0..3)
+        .map(|_| conn.read_response(false).unwrap().unwrap().status)
+        .collect();
+    assert_eq!(statuses, [200, 200, 404]);
+    // And the connection stays open for more.
+    let key = Some(f.keys["unlimited"].as_str());
+    for _ in 0..20 {
+        conn.get("/api/v1/prices/cheapest?tlds=net&limit=1", key);
+        assert_eq!(conn.read_response(false).unwrap().unwrap().status, 200);
+    }
+    // A 400 keeps the connection too.
+    conn.get("/api/v1/prices/cheapest?tlds=", None);
+    assert_eq!(conn.read_response(false).unwrap().unwrap().status, 400);
+    conn.get("/healthz", None);
+    assert_eq!(conn.read_response(false).unwrap().unwrap().status, 200);
+}
+
+#[test]
+fn openapi_document_matches_the_router() {
+    let f = fixture("openapi");
+    let r = f.server.get("/openapi.json", None);
+    assert_eq!(r.status, 200);
+    let doc = r.json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let documented: BTreeSet<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
+    let routed: BTreeSet<String> = ROUTES.iter().map(|r| r.path.to_owned()).collect();
+    assert_eq!(documented, routed);
+    // Every documented path is answered (not 404 not_found) with GET and refuses POST.
+    for path in &documented {
+        let concrete = path.replace("{tld}", "com");
+        let target = format!("{concrete}?tlds=com");
+        let r = f.server.get(&target, Some(&f.keys["unlimited"]));
+        assert_eq!(r.status, 200, "{path}: {}", r.text());
+        let op = &doc["paths"][path]["get"];
+        assert!(op["responses"]["200"].is_object(), "{path}");
+        let raw = format!(
+            "POST {target} HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        f.server
+            .send(raw.as_bytes())
+            .unwrap()
+            .assert_problem(405, "method_not_allowed");
+    }
+    // Every problem code the server can send is in the document's enum.
+    let codes: BTreeSet<&str> =
+        doc["components"]["schemas"]["Problem"]["properties"]["code"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+    assert_eq!(codes.len(), 13);
+}
+
+#[test]
+fn metrics_count_requests_and_describe_the_snapshot() {
+    let f = fixture("metrics");
+    for _ in 0..3 {
+        f.server.get("/api/v1/prices/cheapest?tlds=com", None);
+    }
+    f.server.get("/nowhere", None);
+    f.server.get("/api/v1/client/registrars/tld/com", None);
+    let hash = f.server.get("/readyz", None).json()["snapshot"]["hash"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = f.server.get("/metrics", None);
+    assert_eq!(r.status, 200);
+    assert!(
+        r.header("content-type")
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4")
+    );
+    let text = r.text();
+    for needle in [
+        "tldsnap_http_requests_total{route=\"/api/v1/prices/cheapest\",status=\"200\"} 3\n".to_owned(),
+        "tldsnap_http_requests_total{route=\"unmatched\",status=\"404\"} 1\n".to_owned(),
+        "tldsnap_http_requests_total{route=\"/api/v1/client/registrars/tld/{tld}\",status=\"401\"} 1\n".to_owned(),
+        "tldsnap_http_request_duration_seconds_count{route=\"/api/v1/prices/cheapest\"} 3\n".to_owned(),
+        format!("tldsnap_snapshot_info{{hash=\"{hash}\",format_version=\"1\"}} 1\n"),
+        "tldsnap_snapshot_tlds 8\n".to_owned(),
+        "tldsnap_snapshot_offers 17\n".to_owned(),
+        "tldsnap_snapshot_registrars 7\n".to_owned(),
+        "tldsnap_snapshot_data_updated_timestamp_seconds 1787381205.031\n".to_owned(),
+        "tldsnap_snapshot_reloads_total{result=\"failure\"} 0\n".to_owned(),
+        "tldsnap_http_connections_open 1\n".to_owned(),
+    ] {
+        assert!(text.contains(&needle), "missing {needle:?} in\n{text}");
+    }
+}

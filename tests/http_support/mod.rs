@@ -1,0 +1,442 @@
+//! Shared by the `tests/http*.rs` suites: a fixture snapshot, a keys file, the real
+//! server in-process on `127.0.0.1:0`, and a hand-written HTTP/1.1 client over a plain
+//! `std::net::TcpStream` (so tests can also send bytes no client library would).
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tldsnap::access::clock::ManualClock;
+use tldsnap::access::keys::KeysFile;
+use tldsnap::access::plans::Plans;
+use tldsnap::access::{Access, AccessConfig};
+use tldsnap::build::{BuildOptions, build_dir};
+use tldsnap::http::server::{Config, State, run};
+use tldsnap::store::Store;
+
+/// 2026-11-21T12:00:00Z, where the manual clock starts.
+pub const T0_MS: i64 = 1_795_262_400_000;
+
+/// The plans every suite uses: the defaults, plus `unlimited` (no rate limit, no credit
+/// limit, every TLD, full listings) for tests that send many requests, and `tiny` (two
+/// credits) for the credits test.
+pub const TEST_PLANS: &str = r#"{
+  "unlimited": {"credits_per_month": null, "rate_per_second": null, "burst": null, "tlds": "all", "registrar_list_limit": null},
+  "tiny": {"credits_per_month": 2, "rate_per_second": null, "burst": null, "tlds": "all", "registrar_list_limit": 5}
+}"#;
+
+/// Like [`TEST_PLANS`], with unkeyed public calls unlimited too (for suites that send
+/// hundreds of requests from one address).
+pub const TEST_PLANS_OPEN_PUBLIC: &str = r#"{
+  "unlimited": {"credits_per_month": null, "rate_per_second": null, "burst": null, "tlds": "all", "registrar_list_limit": null},
+  "tiny": {"credits_per_month": 2, "rate_per_second": null, "burst": null, "tlds": "all", "registrar_list_limit": 5},
+  "public": {"credits_per_month": null, "rate_per_second": null, "burst": null, "tlds": "free", "registrar_list_limit": 5}
+}"#;
+
+/// The plans a key is made for, in this order, by [`TempDir::keys`].
+pub const KEY_PLANS: [&str; 6] = ["free", "basic", "pro", "enterprise", "unlimited", "tiny"];
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A new empty directory under the system's temp dir.
+    pub fn new(tag: &str) -> TempDir {
+        let mut r = [0u8; 6];
+        getrandom::fill(&mut r).unwrap();
+        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
+        let p =
+            std::env::temp_dir().join(format!("tldsnap-http-{tag}-{}-{hex}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+
+    /// `name` inside the directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// Builds the fixture price source (tests/fixtures/source) into `name`.
+    pub fn fixture_snapshot(&self, name: &str) -> PathBuf {
+        let out = self.path(name);
+        build_dir(&fixture_source(), &out, &BuildOptions::default()).unwrap();
+        out
+    }
+
+    /// Builds a copy of the fixture source with `edit` applied to prices.csv into `name`.
+    pub fn edited_snapshot(&self, name: &str, edit: impl Fn(&str) -> String) -> PathBuf {
+        let src = self.path(&format!("{name}.source"));
+        std::fs::create_dir_all(&src).unwrap();
+        for file in ["registrars.csv", "prices.csv", "history.csv"] {
+            let text = std::fs::read_to_string(fixture_source().join(file)).unwrap();
+            let text = if file == "prices.csv" {
+                edit(&text)
+            } else {
+                text
+            };
+            std::fs::write(src.join(file), text).unwrap();
+        }
+        let out = self.path(name);
+        build_dir(&src, &out, &BuildOptions::default()).unwrap();
+        out
+    }
+
+    /// Writes a keys file with one key per plan of [`KEY_PLANS`]; returns plan → raw key.
+    pub fn keys(&self) -> (PathBuf, BTreeMap<&'static str, String>) {
+        let path = self.path("keys.json");
+        let mut file = KeysFile::default();
+        let mut raw = BTreeMap::new();
+        for plan in KEY_PLANS {
+            raw.insert(plan, file.add(plan, &format!("{plan} test key")).unwrap().0);
+        }
+        file.save(&path).unwrap();
+        (path, raw)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The fixture price source.
+pub fn fixture_source() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/source")
+}
+
+/// Puts `from`'s bytes at `to` the way a snapshot must be replaced: a new file renamed
+/// over the old one (never rewritten in place under the server's memory map).
+pub fn publish(from: &Path, to: &Path) {
+    let tmp = to.with_extension("incoming");
+    std::fs::copy(from, &tmp).unwrap();
+    std::fs::rename(&tmp, to).unwrap();
+}
+
+/// Like [`publish`], with raw bytes.
+pub fn publish_bytes(bytes: &[u8], to: &Path) {
+    let tmp = to.with_extension("incoming");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, to).unwrap();
+}
+
+/// What a test server is made of.
+pub struct Options {
+    /// Snapshot file (reloadable), or `None` with `empty: false` for... see `empty`.
+    pub snapshot: Option<PathBuf>,
+    /// Start with nothing loaded (`/readyz` 503).
+    pub empty: bool,
+    /// Keys file.
+    pub keys: Option<PathBuf>,
+    /// Plans JSON.
+    pub plans: &'static str,
+    /// Server settings.
+    pub config: Config,
+}
+
+impl Options {
+    /// Serve `snapshot` with `keys`, [`TEST_PLANS`] and the default config.
+    pub fn new(snapshot: &Path, keys: &Path) -> Options {
+        Options {
+            snapshot: Some(snapshot.to_path_buf()),
+            empty: false,
+            keys: Some(keys.to_path_buf()),
+            plans: TEST_PLANS,
+            config: Config {
+                public_url: "https://tldsnap.test".to_owned(),
+                ..Config::default()
+            },
+        }
+    }
+}
+
+/// The real server, in-process, on its own runtime thread.
+pub struct Server {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its state (store, access, metrics).
+    pub state: Arc<State>,
+    /// The clock access reads.
+    pub clock: Arc<ManualClock>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<io::Result<()>>>,
+}
+
+impl Server {
+    /// Starts a server; returns once it accepts connections.
+    pub fn start(opts: Options) -> Server {
+        let clock = Arc::new(ManualClock::new(T0_MS));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let clock2 = Arc::clone(&clock);
+        let thread = std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let store = Arc::new(match (&opts.snapshot, opts.empty) {
+                    (_, true) => Store::empty(opts.snapshot.clone()),
+                    (Some(path), false) => Store::open(path.clone()).unwrap(),
+                    (None, false) => {
+                        Store::with_snapshot(tldsnap::build::default_snapshot().unwrap(), None)
+                    }
+                });
+                let access = Arc::new(
+                    Access::new(AccessConfig {
+                        plans: Plans::from_json(opts.plans).unwrap(),
+                        keys_path: opts.keys.clone(),
+                        data_dir: None,
+                        usage_store: None,
+                        clock: clock2,
+                    })
+                    .await
+                    .unwrap(),
+                );
+                let state = Arc::new(State::new(store, access, opts.config));
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                ready_tx
+                    .send((listener.local_addr().unwrap(), Arc::clone(&state)))
+                    .unwrap();
+                run(listener, state, async {
+                    let _ = stopped.await;
+                })
+                .await
+            })
+        });
+        let (addr, state) = ready_rx.recv().unwrap();
+        Server {
+            addr,
+            state,
+            clock,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// GET `target` on a fresh connection, with `X-API-Key: key` when given.
+    pub fn get(&self, target: &str, key: Option<&str>) -> Response {
+        let key = key
+            .map(|k| format!("X-API-Key: {k}\r\n"))
+            .unwrap_or_default();
+        let raw = format!("GET {target} HTTP/1.1\r\nHost: test\r\n{key}Connection: close\r\n\r\n");
+        self.send(raw.as_bytes()).expect("a response")
+    }
+
+    /// Sends `raw` on a fresh connection and reads one response (`None`: the server
+    /// closed the connection without answering).
+    pub fn send(&self, raw: &[u8]) -> Option<Response> {
+        let mut conn = Conn::open(self.addr);
+        // A write may fail when the server already answered and closed (e.g. after
+        // refusing an over-long head); the answer can still be read.
+        let _ = conn.stream.get_mut().write_all(raw);
+        conn.read_response(false).expect("no I/O error or timeout")
+    }
+
+    /// Stops the server (as SIGTERM would) and waits for `run` to return.
+    pub fn stop(mut self) -> io::Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.thread.take() {
+            Some(t) => t.join().expect("server thread panicked"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+/// One client connection.
+pub struct Conn {
+    /// The buffered stream.
+    pub stream: BufReader<TcpStream>,
+}
+
+impl Conn {
+    /// Connects, with a 10 s read timeout so a broken server fails a test instead of
+    /// hanging it.
+    pub fn open(addr: SocketAddr) -> Conn {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream.set_nodelay(true).unwrap();
+        Conn {
+            stream: BufReader::new(stream),
+        }
+    }
+
+    /// Writes bytes.
+    pub fn write(&mut self, raw: &[u8]) {
+        self.stream.get_mut().write_all(raw).unwrap();
+    }
+
+    /// Writes a keep-alive GET.
+    pub fn get(&mut self, target: &str, key: Option<&str>) {
+        let key = key
+            .map(|k| format!("X-API-Key: {k}\r\n"))
+            .unwrap_or_default();
+        self.write(format!("GET {target} HTTP/1.1\r\nHost: test\r\n{key}\r\n").as_bytes());
+    }
+
+    /// Reads one response. `Ok(None)`: the connection was closed (EOF or reset) before
+    /// a status line. `head_only`: the request was HEAD, so there is no body.
+    pub fn read_response(&mut self, head_only: bool) -> io::Result<Option<Response>> {
+        let mut line = String::new();
+        match self.stream.read_line(&mut line) {
+            Ok(0) => return Ok(None),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let mut parts = line.trim_end().splitn(3, ' ');
+        let version = parts.next().unwrap_or_default().to_owned();
+        assert_eq!(version, "HTTP/1.1", "status line {line:?}");
+        let status: u16 = parts
+            .next()
+            .and_then(|s| s.parse().ok())
+            .expect("a status code");
+        let mut headers = Vec::new();
+        loop {
+            let mut h = String::new();
+            self.stream.read_line(&mut h)?;
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            let (name, value) = h.split_once(':').expect("a header line");
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+        }
+        let mut response = Response {
+            status,
+            headers,
+            body: Vec::new(),
+        };
+        if !head_only {
+            let len: usize = response
+                .header("content-length")
+                .map_or(0, |v| v.parse().unwrap());
+            let mut body = vec![0; len];
+            self.stream.read_exact(&mut body)?;
+            response.body = body;
+        }
+        Ok(Some(response))
+    }
+
+    /// Whether the server has closed the connection (reads EOF or a reset).
+    pub fn is_closed(&mut self) -> bool {
+        let mut byte = [0u8; 1];
+        matches!(self.stream.read(&mut byte), Ok(0))
+            || matches!(self.stream.read(&mut byte), Err(e) if e.kind() == io::ErrorKind::ConnectionReset)
+    }
+}
+
+/// A parsed response.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// Status code.
+    pub status: u16,
+    /// Headers, names lowercased, in order.
+    pub headers: Vec<(String, String)>,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The first value of header `name` (lowercase).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// Asserts a problem response: `status`, `application/problem+json`, and the RFC 9457
+    /// members with `code`. Returns the document.
+    pub fn assert_problem(&self, status: u16, code: &str) -> serde_json::Value {
+        assert_eq!(self.status, status, "status of {}", self.text());
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json")
+        );
+        let doc = self.json();
+        assert_eq!(doc["code"], code, "{doc}");
+        assert_eq!(doc["type"], format!("https://tldsnap.dev/errors/{code}"));
+        assert_eq!(doc["status"], status);
+        assert!(doc["title"].as_str().is_some_and(|t| !t.is_empty()));
+        assert!(doc["detail"].as_str().is_some_and(|t| !t.is_empty()));
+        doc
+    }
+}
+
+/// Replaces the value of every `"time_elapsed":"…"` with `"<masked>"`.
+pub fn mask_elapsed(body: &[u8]) -> String {
+    let text = String::from_utf8(body.to_vec()).expect("UTF-8 body");
+    let key = "\"time_elapsed\":\"";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find(key) {
+        out.push_str(&rest[..i + key.len()]);
+        rest = &rest[i + key.len()..];
+        let end = rest.find('"').expect("closing quote");
+        let value = &rest[..end];
+        assert!(
+            value.ends_with("ms") && value[..value.len() - 2].parse::<f64>().is_ok(),
+            "time_elapsed {value:?}"
+        );
+        out.push_str("<masked>");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Compares `body` (with `time_elapsed` masked) with `tests/golden/{name}.json`. With
+/// `UPDATE_GOLDEN=1` in the environment, (re)writes the file instead.
+pub fn assert_golden(name: &str, body: &[u8]) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.json"));
+    let actual = mask_elapsed(body);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("{actual}\n")).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_GOLDEN=1 to create it)",
+            path.display()
+        )
+    });
+    assert_eq!(actual, expected.trim_end_matches('\n'), "golden {name}");
+}
