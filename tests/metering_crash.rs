@@ -244,3 +244,67 @@ fn usage_survives_sigterm_exactly_and_sigkill_within_one_second() {
     );
     s.terminate();
 }
+
+#[test]
+fn keys_added_and_revoked_take_effect_on_sighup() {
+    let dir = temp_dir();
+    let (snap, keys, key) = setup(&dir.0);
+    let s = Server::start(&snap, &keys, &dir.0.join("data"));
+    let path = "/api/v1/client/prices/cheapest?tlds=com";
+    assert_eq!(s.spend(&key), 9_999);
+
+    let added = run_ok(&[
+        "keys".as_ref(),
+        "add".as_ref(),
+        "--keys".as_ref(),
+        keys.as_os_str(),
+        "--plan".as_ref(),
+        "basic".as_ref(),
+    ]);
+    let new_key = added.trim().to_string();
+    assert_eq!(
+        s.get(path, Some(&new_key)).unwrap().0,
+        401,
+        "not before SIGHUP"
+    );
+    let hup = || {
+        let ok = Command::new("kill")
+            .args(["-HUP", &s.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    hup();
+    let wait_for = |k: &str, want: u16| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (status, _) = s.get(path, Some(k)).unwrap();
+            if status == want {
+                return;
+            }
+            assert!(Instant::now() < deadline, "still {status}, expected {want}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for(&new_key, 200);
+    assert_eq!(
+        s.spend(&new_key),
+        1_000 - 2,
+        "basic: 1,000 credits, two spent"
+    );
+
+    let records: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&keys).unwrap()).unwrap();
+    let first_id = records[0]["id"].as_str().unwrap().to_string();
+    run_ok(&[
+        "keys".as_ref(),
+        "revoke".as_ref(),
+        "--keys".as_ref(),
+        keys.as_os_str(),
+        first_id.as_ref(),
+    ]);
+    hup();
+    wait_for(&key, 401);
+    assert_eq!(s.get(path, Some(&new_key)).unwrap().0, 200);
+    s.terminate();
+}
