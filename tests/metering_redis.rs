@@ -380,3 +380,48 @@ async fn an_unreachable_redis_at_start_is_not_fatal() {
     a.sync().await.unwrap();
     assert_eq!(total(&redis, &ids[0], t0()).await, 1);
 }
+
+#[tokio::test]
+async fn keys_list_reads_this_months_usage_from_redis() {
+    let Some(redis) = Redis::start("list") else {
+        return;
+    };
+    let (path, raws, ids) = keys("list", &["pro"]);
+    let a = Access::new(AccessConfig {
+        plans: Plans::default(),
+        keys_path: Some(path.clone()),
+        data_dir: None,
+        usage_store: Some(redis.url()),
+        clock: Arc::new(tldsnap::access::clock::SystemClock),
+    })
+    .await
+    .unwrap();
+    for _ in 0..4 {
+        spend(&a, &raws[0]).await.unwrap();
+    }
+    a.shutdown().await.unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tldsnap"))
+        .args([
+            "keys",
+            "list",
+            "--keys",
+            path.to_str().unwrap(),
+            "--usage-store",
+            &redis.url(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    let row: Vec<&str> = table
+        .lines()
+        .find(|l| l.contains(&ids[0]))
+        .expect(&table)
+        .split_whitespace()
+        .collect();
+    assert_eq!(row, [ids[0].as_str(), "pro", "4", "10000"], "{table}");
+}
