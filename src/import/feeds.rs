@@ -616,6 +616,38 @@ mod tests {
     }
 
     #[test]
+    fn no_input_panics_any_parser() {
+        let deep = "[".repeat(10_000);
+        let inputs: Vec<&[u8]> = vec![
+            b"",
+            b"null",
+            b"{}",
+            b"[]",
+            b"\xff\xfe\x00garbage",
+            deep.as_bytes(),
+            br#"{"prices": null, "pricing": null, "data": null, "Prices": null}"#,
+            br#"{"updated": "x", "prices": {"com": null, "": 1, "a..b": {"register_price": [1]}}}"#,
+            br#"{"updated": 1e400, "prices": {}}"#,
+            br#"{"updated": -99999999999999999, "prices": {"com": {"register_price": 1e308}}}"#,
+            br#"{"status": "SUCCESS", "pricing": {"com": {"registration": "9,99,9.00", "renewal": {}}}}"#,
+            br#"{"meta": {"generated_at": 5}, "data": {"com": {"regular-price": 3, "sale-price": []}}}"#,
+            br#"{"meta": [], "data": {"com": {"create": "-1", "renew": "1.001"}}}"#,
+            br#"{"Prices": [null, 1, {"Name": 5}, {"Name": "com", "RenewalPrice": {"Price": "x", "Currency": 7}}]}"#,
+            b"tld,price,renewal,icann_fee\n\"unterminated,1,1,1\n",
+            b"tld,price,renewal\ncom,42949672.95,1,\n,,,,,,\n",
+            b"tld,price,renewal,icann_fee\ncom,42949672.95,1,0.01\n",
+        ];
+        let tlds = super::super::tlds::TldList::from_texts("com\n", "com\n");
+        for feed in &FEEDS {
+            for input in &inputs {
+                if let Ok(parsed) = (feed.parse)(input) {
+                    let _ = super::super::clean(parsed.rows, &tlds);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn duplicate_json_keys_are_all_read() {
         let p = parse_dynadot(br#"{"updated": 1, "prices": {"com": {"register_price": 1}, "com": {"register_price": 2}}}"#)
             .unwrap();
