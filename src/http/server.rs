@@ -166,6 +166,9 @@ pub async fn run(
         .timer(TokioTimer::new())
         .header_read_timeout(state.config.header_read_timeout)
         .keep_alive(true)
+        // A client that shuts down its write side after the request (`nc -N`, some
+        // proxies) still gets the answer.
+        .half_close(true)
         .pipeline_flush(true)
         .max_buf_size(state.config.max_buf_size.max(8192))
         .max_headers(state.config.max_headers);

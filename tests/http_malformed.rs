@@ -1,0 +1,607 @@
+//! No input breaks the server: a catalogue of malformed, hostile and mis-encoded
+//! requests, each answered with a 4xx (a problem document whenever the server got as
+//! far as routing) or a clean close, never a 5xx; the server healthy afterwards. Plus
+//! the header read timeout and the connection limit.
+
+mod http_support;
+
+use std::time::Duration;
+
+use http_support::{Conn, Options, Server, TEST_PLANS_OPEN_PUBLIC, TempDir};
+use tldsnap::http::server::Config;
+
+/// What a catalogue entry must get.
+#[derive(Clone, Copy, Debug)]
+enum Expect {
+    /// This status with this problem code.
+    Problem(u16, &'static str),
+    /// Any 4xx (hyper's own bare answer to an unparsable head has no body), or a close.
+    FourxxOrClose,
+}
+
+use Expect::{FourxxOrClose, Problem};
+
+fn get(target: &str) -> Vec<u8> {
+    format!("GET {target} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").into_bytes()
+}
+
+fn get_key(target: &str, key: &str) -> Vec<u8> {
+    format!("GET {target} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nConnection: close\r\n\r\n")
+        .into_bytes()
+}
+
+fn catalogue(key: &str) -> Vec<(String, Vec<u8>, Expect)> {
+    let mut c: Vec<(String, Vec<u8>, Expect)> = Vec::new();
+    let mut add = |name: &str, raw: Vec<u8>, e: Expect| c.push((name.to_owned(), raw, e));
+    const BAD: Expect = Problem(400, "invalid_parameter");
+    const MISSING: Expect = Problem(400, "missing_parameter");
+    let public = "/api/v1/prices/cheapest";
+
+    // tlds: empty, repeated, malformed names, encodings.
+    for (name, q, e) in [
+        ("tlds absent", "", MISSING),
+        ("tlds empty", "?tlds=", MISSING),
+        ("tlds no value", "?tlds", MISSING),
+        ("tlds blank", "?tlds=%20%20", MISSING),
+        ("tlds plus only", "?tlds=+", MISSING),
+        ("tlds lone comma", "?tlds=,", BAD),
+        ("tlds empty item", "?tlds=com,,net", BAD),
+        ("tlds trailing comma", "?tlds=com,", BAD),
+        ("tlds double dot", "?tlds=a..b", BAD),
+        ("tlds dot only", "?tlds=.", BAD),
+        ("tlds two leading dots", "?tlds=..com", BAD),
+        ("tlds trailing dot", "?tlds=com.", BAD),
+        ("tlds NUL", "?tlds=%00", BAD),
+        ("tlds embedded NUL", "?tlds=co%00m", BAD),
+        ("tlds newline", "?tlds=com%0a", BAD),
+        ("tlds CR LF", "?tlds=com%0d%0aX-Injected:%201", BAD),
+        ("tlds DEL", "?tlds=%7f", BAD),
+        ("tlds control", "?tlds=%01com", BAD),
+        ("tlds invalid UTF-8", "?tlds=%ff", BAD),
+        ("tlds overlong UTF-8", "?tlds=%c0%af", BAD),
+        ("tlds truncated UTF-8", "?tlds=%e2%82", BAD),
+        ("tlds surrogate UTF-8", "?tlds=%ed%a0%80", BAD),
+        ("tlds bad escape", "?tlds=%zz", BAD),
+        ("tlds lone percent", "?tlds=%", BAD),
+        ("tlds half escape", "?tlds=co%6", BAD),
+        ("tlds leading hyphen", "?tlds=-com", BAD),
+        ("tlds trailing hyphen", "?tlds=com-", BAD),
+        ("tlds slash", "?tlds=com/net", BAD),
+        ("tlds star", "?tlds=*", BAD),
+        ("tlds quote", "?tlds=%22com%22", BAD),
+        ("tlds backslash", "?tlds=com%5c", BAD),
+        ("tlds angle", "?tlds=%3Cscript%3E", BAD),
+        ("tlds underscore", "?tlds=co_m", BAD),
+        ("tlds space inside", "?tlds=co%20m", BAD),
+        ("tlds semicolon", "?tlds=com;net", BAD),
+        ("tlds repeated", "?tlds=com&tlds=net", BAD),
+        ("tlds repeated encoded name", "?tlds=com&%74lds=net", BAD),
+        ("tlds repeated empty", "?tlds=&tlds=", BAD),
+        ("tlds repeated bad encoding", "?tlds=com&tlds=%ff", BAD),
+        (
+            "tlds unknown only",
+            "?tlds=no-such-tld",
+            Problem(403, "tld_not_in_plan"),
+        ),
+        (
+            "tlds paid only",
+            "?tlds=museum",
+            Problem(403, "tld_not_in_plan"),
+        ),
+    ] {
+        add(name, get(&format!("{public}{q}")), e);
+    }
+    add(
+        "tlds label 64",
+        get(&format!("{public}?tlds={}", "a".repeat(64))),
+        BAD,
+    );
+    add(
+        "tlds name 300",
+        get(&format!("{public}?tlds={}", ["abc"; 75].join("."))),
+        BAD,
+    );
+    let hundred_one: Vec<String> = (0..101).map(|i| format!("t{i}")).collect();
+    add(
+        "tlds 101",
+        get(&format!("{public}?tlds={}", hundred_one.join(","))),
+        Problem(400, "too_many_values"),
+    );
+    let thousand: Vec<String> = (0..1000).map(|i| format!("x{i}")).collect();
+    add(
+        "tlds 1000",
+        get(&format!("{public}?tlds={}", thousand.join(","))),
+        Problem(400, "too_many_values"),
+    );
+    add(
+        "tlds 1500 duplicates then 101",
+        get(&format!(
+            "{public}?tlds={},{}",
+            vec!["com"; 1500].join(","),
+            hundred_one.join(",")
+        )),
+        Problem(400, "too_many_values"),
+    );
+
+    // limit: out of range, not a number.
+    for (name, v) in [
+        ("limit 0", "0"),
+        ("limit 101", "101"),
+        ("limit negative", "-1"),
+        ("limit plus sign", "%2B5"),
+        ("limit letters", "abc"),
+        ("limit empty", ""),
+        ("limit decimal", "1.5"),
+        ("limit exponent", "1e2"),
+        ("limit hex", "0x10"),
+        ("limit space", "%205"),
+        ("limit huge", "99999999999999999999999999"),
+        ("limit u64 max", "18446744073709551615"),
+        ("limit arabic digit", "%D9%A1"),
+        ("limit fullwidth digit", "%EF%BC%95"),
+        ("limit NUL", "5%00"),
+        ("limit bad UTF-8", "%ff"),
+        ("limit 1000", "1000"),
+    ] {
+        add(name, get(&format!("{public}?tlds=com&limit={v}")), BAD);
+    }
+    add(
+        "limit repeated",
+        get(&format!("{public}?tlds=com&limit=5&limit=6")),
+        BAD,
+    );
+
+    // registrars on prices.
+    let prices = "/api/v1/prices?tlds=com";
+    for (name, v) in [
+        ("registrars empty", ""),
+        ("registrars comma", ","),
+        ("registrars empty item", "alpha,,bravo"),
+        ("registrars leading hyphen", "-x"),
+        ("registrars space inside", "a%20b"),
+        ("registrars slash", "a/b"),
+        ("registrars bad UTF-8", "%ff"),
+        ("registrars unicode", "%C3%A9cho"),
+        ("registrars 65 chars", &"k".repeat(65)),
+        ("registrars NUL", "alpha%00"),
+    ] {
+        add(name, get(&format!("{prices}&registrars={v}")), BAD);
+    }
+    let keys101: Vec<String> = (0..101).map(|i| format!("r{i}")).collect();
+    add(
+        "registrars 101",
+        get(&format!("{prices}&registrars={}", keys101.join(","))),
+        Problem(400, "too_many_values"),
+    );
+    add(
+        "registrars repeated",
+        get(&format!("{prices}&registrars=alpha&registrars=bravo")),
+        BAD,
+    );
+    add(
+        "v1 prices tlds missing",
+        get("/v1/prices?registrars=alpha"),
+        MISSING,
+    );
+
+    // include_prices and the path TLD (client endpoint, with a key).
+    let reg = "/api/v1/client/registrars/tld";
+    for (name, v) in [
+        ("include_prices yes", "yes"),
+        ("include_prices 1", "1"),
+        ("include_prices TRUE", "TRUE"),
+        ("include_prices empty", ""),
+        ("include_prices bad UTF-8", "%ff"),
+    ] {
+        add(
+            name,
+            get_key(&format!("{reg}/com?include_prices={v}"), key),
+            BAD,
+        );
+    }
+    add(
+        "include_prices repeated",
+        get_key(
+            &format!("{reg}/com?include_prices=true&include_prices=false"),
+            key,
+        ),
+        BAD,
+    );
+    for (name, seg, e) in [
+        ("path tld dotdot", "..", BAD),
+        ("path tld encoded dotdot", "%2e%2e", BAD),
+        ("path tld encoded slash", "com%2fnet", BAD),
+        ("path tld bad UTF-8", "%ff", BAD),
+        ("path tld double dot", "a..b", BAD),
+        ("path tld NUL", "%00", BAD),
+        ("path tld bad escape", "%zz", BAD),
+        ("path tld 300 chars", &"a".repeat(300), BAD),
+        (
+            "path tld unknown",
+            "no-such-tld",
+            Problem(404, "unknown_tld"),
+        ),
+    ] {
+        add(name, get_key(&format!("{reg}/{seg}"), key), e);
+    }
+
+    // Path tricks.
+    for (name, target) in [
+        ("root", "/"),
+        ("double slash", "//healthz"),
+        ("trailing slash", "/healthz/"),
+        ("upper case", "/HEALTHZ"),
+        ("dot segments", "/api/v1/../healthz"),
+        ("encoded dot segments", "/api/v1/%2e%2e/healthz"),
+        ("encoded path", "/%68ealthz"),
+        ("registrars no tld", "/api/v1/client/registrars/tld/"),
+        (
+            "registrars extra segment",
+            "/api/v1/client/registrars/tld/com/extra",
+        ),
+        ("cheapest trailing slash", "/api/v1/client/prices/cheapest/"),
+        ("encoded NUL path", "/%00"),
+        ("bad escape path", "/%zz"),
+        ("semicolon path params", "/healthz;x=1"),
+        ("version 2", "/api/v2/prices/cheapest?tlds=com"),
+        ("dot", "/."),
+        ("backslash", "/api\\v1\\prices"),
+    ] {
+        add(name, get(target), Problem(404, "not_found"));
+    }
+
+    // Wrong methods.
+    for method in [
+        "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "FOO", "get", "Get",
+    ] {
+        add(
+            &format!("method {method}"),
+            format!("{method} /api/v1/prices/cheapest?tlds=com HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").into_bytes(),
+            Problem(405, "method_not_allowed"),
+        );
+    }
+    add(
+        "POST with body",
+        b"POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
+            .to_vec(),
+        Problem(405, "method_not_allowed"),
+    );
+
+    // Keys.
+    add(
+        "client no key",
+        get("/api/v1/client/prices?tlds=com"),
+        Problem(401, "missing_api_key"),
+    );
+    add("client empty key", b"GET /api/v1/client/prices?tlds=com HTTP/1.1\r\nHost: t\r\nX-API-Key:\r\nConnection: close\r\n\r\n".to_vec(), Problem(401, "missing_api_key"));
+    add(
+        "client wrong key",
+        get_key("/api/v1/client/prices?tlds=com", "tsk_0000"),
+        Problem(401, "invalid_api_key"),
+    );
+    add(
+        "client 8 KiB key",
+        get_key("/api/v1/client/prices?tlds=com", &"k".repeat(8000)),
+        Problem(401, "invalid_api_key"),
+    );
+    let mut raw = b"GET /api/v1/client/prices?tlds=com HTTP/1.1\r\nHost: t\r\nX-API-Key: tsk_\xff\xfe\x80\r\nConnection: close\r\n\r\n".to_vec();
+    add(
+        "client non-UTF-8 key",
+        std::mem::take(&mut raw),
+        Problem(401, "invalid_api_key"),
+    );
+    add("client two keys", format!("GET /api/v1/client/prices?tlds=com HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nX-API-Key: {key}\r\nConnection: close\r\n\r\n").into_bytes(), Problem(401, "invalid_api_key"));
+
+    // Sizes: our 414 and 431, then past hyper's own limits.
+    add(
+        "URL 9 KB",
+        get(&format!("{public}?tlds=com&x={}", "a".repeat(9_000))),
+        Problem(414, "request_too_large"),
+    );
+    add(
+        "URL 60 KB",
+        get(&format!("{public}?tlds=com&x={}", "a".repeat(60_000))),
+        Problem(414, "request_too_large"),
+    );
+    add(
+        "URL 200 KB",
+        get(&format!("{public}?tlds={}", "a".repeat(200_000))),
+        FourxxOrClose,
+    );
+    let mut big = String::from("GET /healthz HTTP/1.1\r\nHost: t\r\n");
+    for i in 0..10 {
+        big.push_str(&format!("X-Pad-{i}: {}\r\n", "v".repeat(2_000)));
+    }
+    big.push_str("Connection: close\r\n\r\n");
+    add(
+        "headers 20 KB",
+        big.into_bytes(),
+        Problem(431, "request_too_large"),
+    );
+    add(
+        "one header 100 KB",
+        format!(
+            "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n",
+            "v".repeat(100_000)
+        )
+        .into_bytes(),
+        FourxxOrClose,
+    );
+    let mut flood = String::from("GET /healthz HTTP/1.1\r\nHost: t\r\n");
+    for i in 0..10_000 {
+        flood.push_str(&format!("X-F{i}: 1\r\n"));
+    }
+    flood.push_str("\r\n");
+    add("header flood 10000", flood.into_bytes(), FourxxOrClose);
+    let mut many = String::from("GET /healthz HTTP/1.1\r\nHost: t\r\n");
+    for i in 0..150 {
+        many.push_str(&format!("X-M{i}: 1\r\n"));
+    }
+    many.push_str("\r\n");
+    add("150 headers", many.into_bytes(), FourxxOrClose);
+
+    // Bytes that are not HTTP/1.1 at all.
+    let tls_client_hello: Vec<u8> = [
+        &[
+            0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03,
+        ][..],
+        &[0x42; 32][..],
+        &[
+            0x00, 0x00, 0x20, 0xcc, 0xa8, 0xcc, 0xa9, 0xc0, 0x2f, 0xc0, 0x30,
+        ][..],
+        &[0u8; 120][..],
+    ]
+    .concat();
+    add("TLS ClientHello", tls_client_hello, FourxxOrClose);
+    add(
+        "HTTP/2 preface",
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add("empty lines", b"\r\n\r\n\r\n\r\n".to_vec(), FourxxOrClose);
+    add("garbage", b"hello there\r\n\r\n".to_vec(), FourxxOrClose);
+    add(
+        "binary noise",
+        (0u8..=255).cycle().take(4096).collect(),
+        FourxxOrClose,
+    );
+    add("HTTP/0.9", b"GET /healthz\r\n\r\n".to_vec(), FourxxOrClose);
+    add(
+        "HTTP/9.9",
+        b"GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "NUL in request line",
+        b"GET /heal\0thz HTTP/1.1\r\nHost: t\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "control in path",
+        b"GET /a\x01b HTTP/1.1\r\nHost: t\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "space in path",
+        b"GET /a b HTTP/1.1\r\nHost: t\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "UTF-8 raw in path",
+        "GET /api/v1/client/registrars/tld/рф HTTP/1.1\r\nHost: t\r\n\r\n"
+            .as_bytes()
+            .to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "header without colon",
+        b"GET /healthz HTTP/1.1\r\nHost t\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "bad header name",
+        b"GET /healthz HTTP/1.1\r\nHo st: t\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "NUL in header value",
+        b"GET /healthz HTTP/1.1\r\nHost: t\0x\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "bad content-length",
+        b"GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "negative content-length",
+        b"GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "two content-lengths",
+        b"GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"
+            .to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "bad chunk",
+        b"POST /healthz HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "unknown transfer-encoding",
+        b"GET /healthz HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "absolute-form unknown path",
+        b"GET http://x/nope HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".to_vec(),
+        Problem(404, "not_found"),
+    );
+    add(
+        "asterisk form",
+        b"OPTIONS * HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "CONNECT",
+        b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n".to_vec(),
+        FourxxOrClose,
+    );
+    add("upgrade h2c", b"GET /nope HTTP/1.1\r\nHost: t\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n".to_vec(), FourxxOrClose);
+    add(
+        "bare LF line endings",
+        b"GET /nope HTTP/1.1\nHost: t\n\n".to_vec(),
+        FourxxOrClose,
+    );
+    add(
+        "half a request then close",
+        b"GET /healthz HTTP/1.1\r\nHost:".to_vec(),
+        FourxxOrClose,
+    );
+    c
+}
+
+#[test]
+fn malformed_requests_get_a_4xx_or_a_clean_close() {
+    let dir = TempDir::new("malformed");
+    let snap = dir.fixture_snapshot("fixture.snap");
+    let (keys_path, keys) = dir.keys();
+    let mut opts = Options::new(&snap, &keys_path);
+    opts.plans = TEST_PLANS_OPEN_PUBLIC;
+    let server = Server::start(opts);
+    let key = keys["unlimited"].clone();
+
+    let catalogue = catalogue(&key);
+    assert!(
+        catalogue.len() >= 100,
+        "catalogue has {} entries",
+        catalogue.len()
+    );
+    let mut answered = 0;
+    let mut closed = 0;
+    for (i, (name, raw, expect)) in catalogue.iter().enumerate() {
+        let mut conn = Conn::open(server.addr);
+        // The server may answer and close before reading everything (hyper refuses an
+        // over-long head early): a failed write is fine, the answer is what counts.
+        let _ = std::io::Write::write_all(conn.stream.get_mut(), raw);
+        let _ = conn.stream.get_mut().shutdown(std::net::Shutdown::Write);
+        let response = conn
+            .read_response(false)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        match (expect, response) {
+            (Problem(status, code), Some(r)) => {
+                r.assert_problem(*status, code);
+                answered += 1;
+            }
+            (Problem(..), None) => panic!("{name}: closed without an answer"),
+            (FourxxOrClose, Some(r)) => {
+                assert!(
+                    (400..500).contains(&r.status),
+                    "{name}: status {}",
+                    r.status
+                );
+                if !r.body.is_empty() {
+                    let doc = r.json();
+                    assert_eq!(doc["status"], r.status, "{name}");
+                    assert_eq!(
+                        r.header("content-type"),
+                        Some("application/problem+json"),
+                        "{name}"
+                    );
+                }
+                answered += 1;
+            }
+            (FourxxOrClose, None) => closed += 1,
+        }
+        // Healthy throughout.
+        if i % 10 == 0 {
+            assert_eq!(server.get("/healthz", None).status, 200, "after {name}");
+        }
+    }
+    eprintln!(
+        "catalogue: {} requests, {answered} answered with a 4xx, {closed} closed cleanly",
+        catalogue.len()
+    );
+    // Healthy afterwards: real answers, and no 5xx was ever sent.
+    assert_eq!(server.get("/healthz", None).status, 200);
+    let r = server.get("/api/v1/prices/cheapest?tlds=com&limit=2", None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["results"]["com"]["registrar_count"], 6);
+    let metrics = server.get("/metrics", None).text();
+    for line in metrics
+        .lines()
+        .filter(|l| l.starts_with("tldsnap_http_requests_total"))
+    {
+        assert!(!line.contains("status=\"5"), "a 5xx was sent: {line}");
+    }
+}
+
+#[test]
+fn a_slow_head_is_cut_off_by_the_header_read_timeout() {
+    let dir = TempDir::new("slowloris");
+    let snap = dir.fixture_snapshot("fixture.snap");
+    let (keys_path, _) = dir.keys();
+    let mut opts = Options::new(&snap, &keys_path);
+    opts.config = Config {
+        header_read_timeout: Duration::from_millis(200),
+        ..Config::default()
+    };
+    let server = Server::start(opts);
+    // Half a head, then silence: hyper's timer (TokioTimer) closes the connection.
+    let mut conn = Conn::open(server.addr);
+    conn.write(b"GET /healthz HTTP/1.1\r\nHost: t\r\n");
+    let answer = conn.read_response(false).unwrap();
+    assert!(
+        answer.as_ref().is_none_or(|r| r.status == 408),
+        "{answer:?}"
+    );
+    // An idle keep-alive connection is closed the same way.
+    let mut idle = Conn::open(server.addr);
+    idle.get("/healthz", None);
+    assert_eq!(idle.read_response(false).unwrap().unwrap().status, 200);
+    assert!(idle.is_closed());
+    // Meanwhile others are served.
+    assert_eq!(server.get("/healthz", None).status, 200);
+}
+
+#[test]
+fn connections_past_the_limit_wait_for_a_free_slot() {
+    let dir = TempDir::new("connlimit");
+    let snap = dir.fixture_snapshot("fixture.snap");
+    let (keys_path, _) = dir.keys();
+    let mut opts = Options::new(&snap, &keys_path);
+    opts.config = Config {
+        max_connections: 2,
+        ..Config::default()
+    };
+    let server = Server::start(opts);
+    let mut first = Conn::open(server.addr);
+    first.get("/healthz", None);
+    assert_eq!(first.read_response(false).unwrap().unwrap().status, 200);
+    let mut second = Conn::open(server.addr);
+    second.get("/healthz", None);
+    assert_eq!(second.read_response(false).unwrap().unwrap().status, 200);
+    // Both slots are held by idle keep-alive connections: a third waits in the backlog.
+    let mut third = Conn::open(server.addr);
+    third.get("/healthz", None);
+    third
+        .stream
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let waited = third.read_response(false);
+    assert!(
+        matches!(&waited, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+        "the third connection was served past the limit: {waited:?}"
+    );
+    // A slot frees up: the third is served.
+    drop(first);
+    third
+        .stream
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    assert_eq!(third.read_response(false).unwrap().unwrap().status, 200);
+}
