@@ -100,7 +100,8 @@ def main():
         plain = load.get(("tldsnap", sw["dataset"], sw["workload"], sw["conns"]))
         fails = failed(sw)
         target(f"hot swap: 0 failed requests ({sw['dataset']}, {sw['conns']} conns)", fails == 0,
-               f"{fails} failed of {sw['requests']}, {sw['swaps']} swaps, reloads counted: {sw.get('reloads', 'n/a')}")
+               f"{fails} failed of {sw['requests']}, {sw['swaps']} swaps, "
+               f"reloads: {sw.get('reloads', 'n/a')} succeeded, {sw.get('reload_failures', 'n/a')} failed")
         if plain:
             ratio = sw["p99_us"] / plain["p99_us"] if plain["p99_us"] else float("inf")
             sw["p99_ratio_plain"] = ratio
@@ -135,6 +136,8 @@ def main():
         md.append(f"- load generator: {meta.get('wrk')}, {meta.get('wrk_threads')} thread(s), "
                   f"{meta.get('duration')} s per run, {meta.get('runs')} run(s) per cell, median shown")
         md.append(f"- pinning: {meta.get('pinning')}")
+        md.append(f"- load average (1/5/15 min) at start: {meta.get('loadavg_start')}; at end: {meta.get('loadavg_end')} "
+                  "(anything above 0 before the run is other work competing for the 2 cores)")
         md.append(f"- nginx: {meta.get('nginx')}")
         md.append("")
     md.append("## Throughput and latency (median of runs)\n")
@@ -150,11 +153,11 @@ def main():
     md.append("")
     if swaps:
         md.append("## Hot swap under load\n")
-        md.append("| dataset | workload | conns | swaps | reloads counted | req/s | p99 ms | p99 plain ms | failed |")
+        md.append("| dataset | workload | conns | swaps | reloads ok / failed | req/s | p99 ms | p99 plain ms | failed |")
         md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for sw in swaps:
             plain = load.get(("tldsnap", sw["dataset"], sw["workload"], sw["conns"]))
-            md.append(f"| {sw['dataset']} | {sw['workload']} | {sw['conns']} | {sw['swaps']} | {sw.get('reloads', 'n/a')} | "
+            md.append(f"| {sw['dataset']} | {sw['workload']} | {sw['conns']} | {sw['swaps']} | {sw.get('reloads', 'n/a')} / {sw.get('reload_failures', 'n/a')} | "
                       f"{sw['rps']:.0f} | {ms(sw['p99_us'])} | {ms(plain['p99_us']) if plain else '-'} | {failed(sw)} |")
         md.append("")
     if memory:
