@@ -101,6 +101,9 @@ pub struct Store {
     /// Serialises reloads (SIGHUP and the watcher may fire together). Never taken by a
     /// request.
     reloading: Mutex<()>,
+    /// Identity of the file version last tried (loaded or refused), so `watch` acts
+    /// once per new version. Never taken by a request.
+    tried: Mutex<Option<FileId>>,
     successes: AtomicU64,
     failures: AtomicU64,
 }
@@ -122,6 +125,7 @@ impl Store {
             current: ArcSwapOption::empty(),
             path,
             reloading: Mutex::new(()),
+            tried: Mutex::new(None),
             successes: AtomicU64::new(0),
             failures: AtomicU64::new(0),
         }
@@ -136,8 +140,11 @@ impl Store {
 
     /// Opens the snapshot file at `path` and serves it; reloads read the same path.
     pub fn open(path: PathBuf) -> Result<Store, ReloadError> {
+        let id = file_identity(&path);
         let snapshot = open_file(&path)?;
-        Ok(Store::with_snapshot(snapshot, Some(path)))
+        let store = Store::with_snapshot(snapshot, Some(path));
+        *lock(&store.tried) = id;
+        Ok(store)
     }
 
     /// The snapshot to answer one request with, or `None` before the first load. Take
@@ -174,8 +181,10 @@ impl Store {
         let Some(path) = &self.path else {
             return Err(ReloadError::NoPath);
         };
-        // A poisoned lock only means another reload panicked; the data it guards is ().
-        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+        let _one_at_a_time = lock(&self.reloading);
+        // Taken before opening: if the file is replaced in between, the watcher sees
+        // a newer version than this one and loads again.
+        *lock(&self.tried) = file_identity(path);
         match open_file(path) {
             Ok(snapshot) => {
                 let loaded = self.swap(snapshot);
@@ -200,7 +209,9 @@ impl Store {
     }
 
     /// Polls the store's file every `interval` and reloads when it was replaced or
-    /// changed (a different inode, size or modification time), until `stop` resolves.
+    /// changed (a different inode, size or modification time than the version last
+    /// loaded or refused, by this watcher or by [`Store::reload`]), until `stop`
+    /// resolves.
     /// Every outcome is reported to `report` (for logging). Returns at once when the
     /// store has no file.
     ///
@@ -219,7 +230,6 @@ impl Store {
         };
         let report = Arc::new(report);
         tokio::pin!(stop);
-        let mut last = file_identity(&path);
         let mut ticker = tokio::time::interval(interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -229,10 +239,9 @@ impl Store {
             }
             let now = file_identity(&path);
             // A file that vanished (mid-replace, or removed) is not a change to load.
-            if now.is_none() || now == last {
+            if now.is_none() || now == *lock(&self.tried) {
                 continue;
             }
-            last = now;
             let store = Arc::clone(&self);
             let report = Arc::clone(&report);
             let _ = tokio::task::spawn_blocking(move || {
@@ -252,7 +261,14 @@ fn open_file(path: &Path) -> Result<Snapshot, ReloadError> {
 }
 
 /// What identifies one version of a file: (device, inode, length, mtime in ns).
-fn file_identity(path: &Path) -> Option<(u64, u64, u64, i128)> {
+type FileId = (u64, u64, u64, i128);
+
+/// A poisoned lock only means a reload panicked; the data it guards stays valid.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn file_identity(path: &Path) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
     let mtime = i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec());

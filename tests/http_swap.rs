@@ -1,0 +1,466 @@
+//! Hot swap (contract 6): snapshots swapped under load lose no request, a bad file is
+//! refused while the old snapshot keeps serving, `--watch` and SIGHUP reload, SIGTERM
+//! drains; and the real binary serves the shipped real data.
+
+mod http_support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use http_support::{Conn, Options, Server, TempDir, publish, publish_bytes};
+
+/// The fixture (A) and the fixture with Délta's `com` registration at 1.23 (B).
+fn two_snapshots(dir: &TempDir) -> (PathBuf, PathBuf) {
+    let a = dir.fixture_snapshot("a.snap");
+    let b = dir.edited_snapshot("b.snap", |prices| {
+        let edited = prices.replace("com,delta,8.88,15.00,8.88", "com,delta,1.23,15.00,8.88");
+        assert_ne!(edited, prices, "the fixture changed: update this edit");
+        edited
+    });
+    (a, b)
+}
+
+const PROBE: &str = "/api/v1/client/prices/cheapest?tlds=com&limit=1";
+
+/// Polls `check` every 10 ms until it holds or 10 s pass (a readiness poll, not a
+/// timing assertion).
+fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn twenty_swaps_under_load_lose_no_request() {
+    let dir = TempDir::new("swap");
+    let (a, b) = two_snapshots(&dir);
+    let live = dir.path("live.snap");
+    publish(&a, &live);
+    let (keys_path, keys) = dir.keys();
+    let server = Server::start(Options::new(&live, &keys_path));
+    let key = keys["unlimited"].clone();
+
+    let body_a = server.get(PROBE, Some(&key)).body;
+    publish(&b, &live);
+    server.state.store.reload().unwrap();
+    let body_b = server.get(PROBE, Some(&key)).body;
+    assert_ne!(body_a, body_b);
+    assert!(String::from_utf8_lossy(&body_b).contains("\"register_price\":1.23"));
+    publish(&a, &live);
+    server.state.store.reload().unwrap();
+    let swaps_before = server.state.store.reload_successes();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let total = Arc::new(AtomicU64::new(0));
+    let clients: Vec<_> = (0..4)
+        .map(|client| {
+            let (stop, total, key) = (Arc::clone(&stop), Arc::clone(&total), key.clone());
+            let (body_a, body_b, addr) = (body_a.clone(), body_b.clone(), server.addr);
+            std::thread::spawn(move || {
+                let (mut seen_a, mut seen_b, mut failures) = (0u64, 0u64, Vec::new());
+                let mut conn = Conn::open(addr);
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    // Mostly keep-alive; a fresh connection now and then.
+                    if n % 50 == 49 {
+                        conn = Conn::open(addr);
+                    }
+                    n += 1;
+                    conn.get(PROBE, Some(&key));
+                    match conn.read_response(false) {
+                        Ok(Some(r)) if r.status == 200 && r.body == body_a => seen_a += 1,
+                        Ok(Some(r)) if r.status == 200 && r.body == body_b => seen_b += 1,
+                        other => failures.push(format!("client {client}: {other:?}")),
+                    }
+                    total.fetch_add(1, Ordering::Relaxed);
+                }
+                (seen_a, seen_b, failures)
+            })
+        })
+        .collect();
+
+    let started = Instant::now();
+    for swap in 0..20 {
+        let (next, expected) = if swap % 2 == 0 {
+            (&b, &body_b)
+        } else {
+            (&a, &body_a)
+        };
+        // Let the clients send a few requests on the current snapshot first.
+        let mark = total.load(Ordering::Relaxed);
+        eventually("client traffic", || {
+            total.load(Ordering::Relaxed) >= mark + 40
+        });
+        publish(next, &live);
+        server.state.store.reload().unwrap();
+        // The change is visible at once to a new request.
+        assert_eq!(&server.get(PROBE, Some(&key)).body, expected, "swap {swap}");
+    }
+    let mark = total.load(Ordering::Relaxed);
+    eventually("client traffic", || {
+        total.load(Ordering::Relaxed) >= mark + 40
+    });
+    stop.store(true, Ordering::Relaxed);
+    let elapsed = started.elapsed();
+
+    let (mut seen_a, mut seen_b, mut failures) = (0, 0, Vec::new());
+    for c in clients {
+        let (x, y, f) = c.join().unwrap();
+        seen_a += x;
+        seen_b += y;
+        failures.extend(f);
+    }
+    eprintln!(
+        "swap test: 20 swaps, 4 clients, {} requests ({seen_a} on A, {seen_b} on B) in {elapsed:?}, {} failed",
+        seen_a + seen_b + failures.len() as u64,
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failed requests, first: {:?}",
+        failures.len(),
+        failures.first()
+    );
+    assert!(seen_a > 0 && seen_b > 0);
+    assert_eq!(server.state.store.reload_successes() - swaps_before, 20);
+    assert_eq!(server.state.store.reload_failures(), 0);
+}
+
+#[test]
+fn a_corrupted_snapshot_is_refused_and_the_old_one_keeps_serving() {
+    let dir = TempDir::new("corrupt");
+    let (a, b) = two_snapshots(&dir);
+    let live = dir.path("live.snap");
+    publish(&a, &live);
+    let (keys_path, keys) = dir.keys();
+    let server = Server::start(Options::new(&live, &keys_path));
+    let key = keys["unlimited"].clone();
+    let hash_a = server.get("/readyz", None).json()["snapshot"]["hash"].clone();
+    let body_a = server.get(PROBE, Some(&key)).body;
+
+    let good_b = std::fs::read(&b).unwrap();
+    let mut flipped = good_b.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x01;
+    let mut wrong_magic = good_b.clone();
+    wrong_magic[0] ^= 0xff;
+    let mut wrong_version = good_b.clone();
+    wrong_version[8] = wrong_version[8].wrapping_add(1);
+    let bad: Vec<(&str, Vec<u8>)> = vec![
+        ("one flipped bit", flipped),
+        ("truncated", good_b[..good_b.len() / 2].to_vec()),
+        ("header only", good_b[..64.min(good_b.len())].to_vec()),
+        ("empty", Vec::new()),
+        ("not a snapshot", b"hello, I am not a snapshot\n".to_vec()),
+        ("wrong magic", wrong_magic),
+        ("wrong version", wrong_version),
+    ];
+    for (i, (what, bytes)) in bad.iter().enumerate() {
+        publish_bytes(bytes, &live);
+        let err = server.state.store.reload().expect_err(what);
+        assert!(!err.to_string().is_empty());
+        assert_eq!(server.state.store.reload_failures(), i as u64 + 1, "{what}");
+        // Still serving A, answering real requests.
+        assert_eq!(
+            server.get("/readyz", None).json()["snapshot"]["hash"],
+            hash_a,
+            "{what}"
+        );
+        assert_eq!(server.get(PROBE, Some(&key)).body, body_a, "{what}");
+    }
+    // A file that vanished is refused the same way.
+    std::fs::remove_file(&live).unwrap();
+    assert!(server.state.store.reload().is_err());
+    let metrics = server.get("/metrics", None).text();
+    let failures = bad.len() + 1;
+    assert!(
+        metrics.contains(&format!(
+            "tldsnap_snapshot_reloads_total{{result=\"failure\"}} {failures}\n"
+        )),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!("tldsnap_snapshot_info{{hash={hash_a},")),
+        "{metrics}"
+    );
+    // A good file is taken.
+    publish(&b, &live);
+    server.state.store.reload().unwrap();
+    assert_ne!(server.get(PROBE, Some(&key)).body, body_a);
+}
+
+#[test]
+fn watch_reloads_a_replaced_file() {
+    let dir = TempDir::new("watch");
+    let (a, b) = two_snapshots(&dir);
+    let live = dir.path("live.snap");
+    publish(&a, &live);
+    let (keys_path, _) = dir.keys();
+    let server = Server::start(Options::new(&live, &keys_path));
+    let hash_a = server.get("/readyz", None).json()["snapshot"]["hash"].clone();
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let store = Arc::clone(&server.state.store);
+    let watcher = std::thread::spawn(move || {
+        runtime.block_on(store.watch(
+            Duration::from_millis(20),
+            async {
+                let _ = stopped.await;
+            },
+            |_| {},
+        ))
+    });
+    publish(&b, &live);
+    eventually("the watcher to load B", || {
+        server.get("/readyz", None).json()["snapshot"]["hash"] != hash_a
+    });
+    let hash_b = server.get("/readyz", None).json()["snapshot"]["hash"].clone();
+    // A bad replacement is refused and counted; B keeps serving.
+    publish_bytes(b"garbage", &live);
+    eventually("the watcher to refuse garbage", || {
+        server.state.store.reload_failures() == 1
+    });
+    assert_eq!(
+        server.get("/readyz", None).json()["snapshot"]["hash"],
+        hash_b
+    );
+    let _ = stop.send(());
+    watcher.join().unwrap();
+}
+
+#[test]
+fn shutdown_closes_idle_connections_and_returns() {
+    let dir = TempDir::new("drain");
+    let snap = dir.fixture_snapshot("a.snap");
+    let (keys_path, _) = dir.keys();
+    let server = Server::start(Options::new(&snap, &keys_path));
+    let mut idle = Conn::open(server.addr);
+    idle.get("/healthz", None);
+    assert_eq!(idle.read_response(false).unwrap().unwrap().status, 200);
+    let addr = server.addr;
+    server.stop().unwrap();
+    assert!(idle.is_closed());
+    assert!(
+        std::net::TcpStream::connect(addr).is_err(),
+        "still accepting after shutdown"
+    );
+}
+
+/// The real binary, its stderr read line by line on a thread.
+struct Binary {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    log: Vec<String>,
+    addr: String,
+}
+
+impl Binary {
+    fn start(args: &[&str]) -> Binary {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tldsnap"))
+            .arg("serve")
+            .args(["--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut bin = Binary {
+            child,
+            lines,
+            log: Vec::new(),
+            addr: String::new(),
+        };
+        let line = bin.wait_for("listening on http://");
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap();
+        bin.addr = addr.to_owned();
+        bin
+    }
+
+    /// The next stderr line containing `needle` (10 s at most).
+    fn wait_for(&mut self, needle: &str) -> String {
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(10)) {
+                Ok(line) => {
+                    self.log.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(e) => panic!("waiting for {needle:?}: {e}; log so far: {:#?}", self.log),
+            }
+        }
+    }
+
+    fn get(&self, target: &str, key: Option<&str>) -> http_support::Response {
+        let key = key
+            .map(|k| format!("X-API-Key: {k}\r\n"))
+            .unwrap_or_default();
+        let mut conn = Conn::open(self.addr.parse().unwrap());
+        conn.write(
+            format!("GET {target} HTTP/1.1\r\nHost: t\r\n{key}Connection: close\r\n\r\n")
+                .as_bytes(),
+        );
+        conn.read_response(false).unwrap().unwrap()
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn hash(&self) -> serde_json::Value {
+        self.get("/readyz", None).json()["snapshot"]["hash"].clone()
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn path_arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn the_binary_reloads_on_sighup_and_drains_on_sigterm() {
+    let dir = TempDir::new("binary");
+    let (a, b) = two_snapshots(&dir);
+    let live = dir.path("live.snap");
+    publish(&a, &live);
+    let (keys_path, keys) = dir.keys();
+    let plans = dir.path("plans.json");
+    std::fs::write(&plans, http_support::TEST_PLANS).unwrap();
+    let mut bin = Binary::start(&[
+        "--snapshot",
+        path_arg(&live),
+        "--keys",
+        path_arg(&keys_path),
+        "--plans",
+        path_arg(&plans),
+        "--public-url",
+        "https://prices.example/",
+    ]);
+    let hash_a = bin.hash();
+    let r = bin.get("/api/v1/client/registrars/tld/net", Some(&keys["pro"]));
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.json()["registrars"][0]["website_url"],
+        "https://prices.example/registrars/alpha"
+    );
+
+    // SIGHUP with a new file: swapped.
+    publish(&b, &live);
+    bin.signal("HUP");
+    bin.wait_for("reloaded: now serving");
+    assert_ne!(bin.hash(), hash_a);
+    let hash_b = bin.hash();
+    // SIGHUP with a bad file: refused, logged, counted; B keeps serving.
+    publish_bytes(b"not a snapshot", &live);
+    bin.signal("HUP");
+    bin.wait_for("reload refused");
+    assert_eq!(bin.hash(), hash_b);
+    assert!(
+        bin.get("/metrics", None)
+            .text()
+            .contains("tldsnap_snapshot_reloads_total{result=\"failure\"} 1\n")
+    );
+    // SIGHUP also reloads the keys: a key added to the file starts working.
+    let mut file = tldsnap::access::keys::KeysFile::load(&keys_path, None).unwrap();
+    let (new_key, _) = file.add("basic", "added later").unwrap();
+    file.save(&keys_path).unwrap();
+    assert_eq!(bin.get(PROBE, Some(&new_key)).status, 401);
+    bin.signal("HUP");
+    bin.wait_for("keys reloaded");
+    assert_eq!(bin.get(PROBE, Some(&new_key)).status, 200);
+
+    // SIGTERM: a clean exit, code 0.
+    bin.signal("TERM");
+    bin.wait_for("stopped");
+    let status = bin.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn the_binary_without_flags_serves_the_shipped_real_data() {
+    let mut bin = Binary::start(&[]);
+    let r = bin.get("/v1/prices?tlds=com,xyz&registrars=dynadot", None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let doc = r.json();
+    assert_eq!(doc["results"]["com"]["dynadot"]["register_price"], 10.88);
+    assert_eq!(doc["results"]["xyz"]["dynadot"]["register_price"], 1.99);
+    let doc = bin
+        .get("/api/v1/prices/cheapest?tlds=com&limit=5", None)
+        .json();
+    assert!(doc["results"]["com"]["registrar_count"].as_u64().unwrap() >= 5);
+    assert_eq!(
+        doc["results"]["com"]["cheapest_register"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    assert_eq!(bin.get("/api/v1/client/prices?tlds=com", None).status, 401);
+    bin.signal("INT");
+    bin.wait_for("stopped");
+    assert!(bin.child.wait().unwrap().success());
+}
+
+#[test]
+fn the_binary_refuses_bad_flags_and_bad_files() {
+    let dir = TempDir::new("badflags");
+    let bad = dir.path("bad.snap");
+    std::fs::write(&bad, b"nope").unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tldsnap"))
+            .arg("serve")
+            .args(["--addr", "127.0.0.1:0"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--snapshot", path_arg(&bad)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("refused"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["--public-url", "not a url"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = run(&["--watch"]);
+    assert_eq!(out.status.code(), Some(2), "--watch needs --snapshot");
+    let out = run(&["--keys", path_arg(&dir.path("missing.json"))]);
+    assert_eq!(out.status.code(), Some(1));
+}
