@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::json;
 use crate::price::write_cents;
-use crate::snapshot::schema::{Change, NONE, Offer, Registrar, SnapshotData, Span, Tld};
+use crate::snapshot::schema::{Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld};
 use crate::snapshot::{FORMAT_VERSION, HEADER_LEN, Header, Snapshot, name_hash};
 use crate::source::{self, PriceRow, Source, SourceError};
 use crate::time;
@@ -179,7 +179,8 @@ fn avg(values: impl Iterator<Item = u32>) -> u32 {
         sum += v as u64;
         n += 1;
     }
-    if n == 0 { NONE } else { ((sum + n / 2) / n) as u32 }
+    // Rounded half up to the cent; an average of u32 values fits a u32.
+    (sum + n / 2).checked_div(n).map_or(NONE, |a| a as u32)
 }
 
 /// Builds snapshot bytes (header + archive) from a validated source.
@@ -364,7 +365,9 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         // By-registrar index of the group.
         let mut by_reg: Vec<u32> = (0..offers.len() as u32).collect();
         by_reg.sort_by_key(|&i| offers[i as usize].registrar);
-        data.by_registrar.extend(by_reg.into_iter().map(|i| first + i));
+        data.by_registrar.extend(
+            by_reg.into_iter().map(|i| RegistrarOffer { registrar: offers[i as usize].registrar, offer: first + i }),
+        );
         data.offers.extend(offers);
 
         // History of the TLD, by (registrar, date).

@@ -111,7 +111,7 @@ mod tests {
     fn rendering_matches_serde_json_f64() {
         let mut values: Vec<u64> = (0..100_000).collect();
         values.extend((0..2000).map(|i| (u32::MAX as u64) - i * 7919));
-        values.extend([4 * u32::MAX as u64 + u32::MAX as u64, 123_456_789_01]);
+        values.extend([4 * u32::MAX as u64 + u32::MAX as u64, 12_345_678_901]);
         for c in values {
             let expected = serde_json::to_string(&(c as f64 / 100.0)).unwrap();
             assert_eq!(render(c), expected, "{c} cents");

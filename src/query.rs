@@ -15,7 +15,7 @@ use std::time::Instant;
 use crate::json;
 use crate::price::{write_cents, write_opt_cents};
 use crate::snapshot::ArchivedSnapshotData;
-use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
+use crate::snapshot::schema::{ArchivedOffer, NONE};
 use crate::time;
 
 /// The two response shapes of the cheapest endpoint (seed 4.1).
@@ -104,18 +104,6 @@ pub fn listing_message(shown: usize, total: usize) -> String {
     )
 }
 
-fn resolve<'s>(snap: &'s ArchivedSnapshotData, names: &[&str]) -> (Vec<(usize, &'s ArchivedTld)>, Vec<String>) {
-    let mut found = Vec::with_capacity(names.len());
-    let mut missing = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        match snap.tld(name) {
-            Some(t) => found.push((i, t)),
-            None => missing.push((*name).to_string()),
-        }
-    }
-    (found, missing)
-}
-
 fn write_str_list(items: &[String], out: &mut Vec<u8>) {
     out.push(b'[');
     for (i, s) in items.iter().enumerate() {
@@ -138,28 +126,31 @@ fn cents(c: u32) -> Option<u64> {
 /// Cheapest registrars per TLD (seed 4.1), client or public shape.
 pub fn cheapest(snap: &ArchivedSnapshotData, req: &CheapestRequest<'_>, out: &mut Vec<u8>) -> Result<(), QueryError> {
     out.clear();
-    let (found, missing) = resolve(snap, req.tlds);
-    if found.is_empty() {
-        return Err(QueryError::UnknownTlds(missing));
-    }
     out.extend_from_slice(b"{\"results\":{");
-    for (n, (_, t)) in found.iter().enumerate() {
-        if n > 0 {
+    let mut found = 0usize;
+    let mut missing: Vec<String> = Vec::new();
+    for name in req.tlds {
+        let Some(t) = snap.tld(name) else {
+            missing.push((*name).to_string());
+            continue;
+        };
+        if found > 0 {
             out.push(b',');
         }
+        found += 1;
         out.extend_from_slice(snap.span(&t.key_json));
         out.extend_from_slice(b":{\"cheapest_register\":[");
         let take = req.limit.min(t.sellers.to_native() as usize);
+        let first = t.first_offer.to_native() as usize;
         match req.shape {
             Shape::Client => {
-                let last = (take > 0).then(|| &snap.offers[t.first_offer.to_native() as usize + take - 1]);
+                // The entries are stored back to back in rank order: one copy.
                 let start = t.client_start.to_native();
-                let end = last.map_or(start, |o| o.client_end.to_native());
+                let end = if take == 0 { start } else { snap.offers[first + take - 1].client_end.to_native() };
                 out.extend_from_slice(snap.text_range(start, end));
                 out.extend_from_slice(snap.span(&t.client_tail));
             }
             Shape::Public => {
-                let first = t.first_offer.to_native() as usize;
                 for (i, o) in snap.offers[first..first + take].iter().enumerate() {
                     write_public_entry(snap, i, o, out);
                 }
@@ -167,11 +158,15 @@ pub fn cheapest(snap: &ArchivedSnapshotData, req: &CheapestRequest<'_>, out: &mu
             }
         }
     }
+    if found == 0 {
+        out.clear();
+        return Err(QueryError::UnknownTlds(missing));
+    }
     out.push(b'}');
     match req.shape {
         Shape::Client => {
             out.extend_from_slice(b",\"meta\":{\"total_tlds\":");
-            write_int(found.len() as u64, out);
+            write_int(found as u64, out);
             if let Some(tier) = req.tier {
                 out.extend_from_slice(b",\"tier\":");
                 json::write_str(tier, out);
@@ -224,15 +219,11 @@ fn write_public_entry(snap: &ArchivedSnapshotData, i: usize, o: &ArchivedOffer, 
 /// Prices of selected registrars, or of every seller, per TLD (seed 4.2).
 pub fn prices(snap: &ArchivedSnapshotData, req: &PricesRequest<'_>, out: &mut Vec<u8>) -> Result<(), QueryError> {
     out.clear();
-    let (found, missing) = resolve(snap, req.tlds);
-    if found.is_empty() {
-        return Err(QueryError::UnknownTlds(missing));
-    }
-    // Registrar keys resolved once for all TLDs.
+    // Registrar keys resolved once for all TLDs; a request names at most 100.
     let mut regs: Vec<usize> = Vec::new();
     let mut unknown_regs: Vec<String> = Vec::new();
     if let Some(keys) = req.registrars {
-        regs.reserve(keys.len());
+        regs.reserve_exact(keys.len());
         for k in keys {
             match snap.registrar_index(k) {
                 Some(i) => regs.push(i),
@@ -241,10 +232,17 @@ pub fn prices(snap: &ArchivedSnapshotData, req: &PricesRequest<'_>, out: &mut Ve
         }
     }
     out.extend_from_slice(b"{\"results\":{");
-    for (n, (_, t)) in found.iter().enumerate() {
-        if n > 0 {
+    let mut found = 0usize;
+    let mut missing: Vec<String> = Vec::new();
+    for name in req.tlds {
+        let Some(t) = snap.tld(name) else {
+            missing.push((*name).to_string());
+            continue;
+        };
+        if found > 0 {
             out.push(b',');
         }
+        found += 1;
         out.extend_from_slice(snap.span(&t.key_json));
         out.extend_from_slice(b":{");
         if req.registrars.is_some() {
@@ -259,6 +257,7 @@ pub fn prices(snap: &ArchivedSnapshotData, req: &PricesRequest<'_>, out: &mut Ve
                 }
             }
         } else {
+            // Every seller: the records are stored back to back in rank order.
             let sellers = t.sellers.to_native() as usize;
             if sellers > 0 {
                 let first = t.first_offer.to_native() as usize;
@@ -269,10 +268,14 @@ pub fn prices(snap: &ArchivedSnapshotData, req: &PricesRequest<'_>, out: &mut Ve
         }
         out.push(b'}');
     }
+    if found == 0 {
+        out.clear();
+        return Err(QueryError::UnknownTlds(missing));
+    }
     out.extend_from_slice(b"},\"stats\":{\"total_tlds\":");
-    write_int(found.len() as u64, out);
+    write_int(found as u64, out);
     out.extend_from_slice(b",\"time_elapsed\":\"");
-    write_elapsed(req.started, out);
+    write_elapsed(req.started.elapsed(), out);
     out.extend_from_slice(b"\",\"last_updated\":\"");
     time::write_iso_millis(snap.data_updated_ms.to_native(), out);
     out.push(b'"');
@@ -295,13 +298,20 @@ pub fn prices(snap: &ArchivedSnapshotData, req: &PricesRequest<'_>, out: &mut Ve
     Ok(())
 }
 
-/// `"0.04ms"`: milliseconds with two decimals, or three below 0.01 ms so that a fast
-/// answer does not read as zero.
-fn write_elapsed(started: Instant, out: &mut Vec<u8>) {
-    let micros = started.elapsed().as_nanos() as f64 / 1000.0;
-    let ms = micros / 1000.0;
-    let s = if ms >= 0.01 { format!("{ms:.2}ms") } else { format!("{ms:.3}ms") };
-    out.extend_from_slice(s.as_bytes());
+/// Writes `stats.time_elapsed` (`0.04ms`): milliseconds with two decimals, or three
+/// below 0.005 ms so that a fast answer does not read as zero.
+pub fn write_elapsed(elapsed: std::time::Duration, out: &mut Vec<u8>) {
+    let nanos = elapsed.as_nanos().min(u64::MAX as u128) as u64;
+    // Hundredths of a millisecond, rounded; thousandths when that would read as zero.
+    let (value, decimals) = if nanos >= 5_000 { ((nanos + 5_000) / 10_000, 2) } else { ((nanos + 500) / 1_000, 3) };
+    let scale = if decimals == 2 { 100 } else { 1_000 };
+    write_int(value / scale, out);
+    out.push(b'.');
+    let frac = value % scale;
+    let digits = itoa::Buffer::new().format(frac).len();
+    out.extend(std::iter::repeat_n(b'0', decimals - digits));
+    write_int(frac, out);
+    out.extend_from_slice(b"ms");
 }
 
 /// Registrars that sell a TLD, cheapest first (seed 4.3).
@@ -460,4 +470,27 @@ pub fn history(snap: &ArchivedSnapshotData, req: &HistoryRequest<'_>, out: &mut 
     }
     out.push(b'}');
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn elapsed(nanos: u64) -> String {
+        let mut out = Vec::new();
+        write_elapsed(Duration::from_nanos(nanos), &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn elapsed_is_readable_at_every_scale() {
+        assert_eq!(elapsed(40_000), "0.04ms");
+        assert_eq!(elapsed(1_234_567), "1.23ms");
+        assert_eq!(elapsed(12_000_000), "12.00ms");
+        assert_eq!(elapsed(5_000), "0.01ms");
+        assert_eq!(elapsed(4_499), "0.004ms");
+        assert_eq!(elapsed(1_000), "0.001ms");
+        assert_eq!(elapsed(0), "0.000ms");
+    }
 }

@@ -3,7 +3,6 @@
 //! a straightforward recomputation from the source rows.
 
 #[path = "../tools/synth/gen.rs"]
-#[allow(dead_code)]
 mod synth;
 
 use std::collections::BTreeMap;

@@ -378,9 +378,9 @@ impl ArchivedSnapshotData {
         let first = tld.first_offer.to_native() as usize;
         let group = &self.by_registrar[first..first + tld.rows.to_native() as usize];
         group
-            .binary_search_by(|&o| self.offers[o.to_native() as usize].registrar.to_native().cmp(&(registrar as u32)))
+            .binary_search_by(|e| e.registrar.to_native().cmp(&(registrar as u32)))
             .ok()
-            .map(|i| &self.offers[group[i].to_native() as usize])
+            .map(|i| &self.offers[group[i].offer.to_native() as usize])
     }
 
     /// Checks everything the query code indexes without checking: run once at open.
@@ -449,8 +449,9 @@ impl ArchivedSnapshotData {
                         return err("listing span outside the text");
                     }
                 }
-                let b = self.by_registrar[first + k].to_native() as usize;
-                if !(first..first + rows).contains(&b) {
+                let e = &self.by_registrar[first + k];
+                let b = e.offer.to_native() as usize;
+                if !(first..first + rows).contains(&b) || self.offers[b].registrar != e.registrar {
                     return err("registrar index points outside its group");
                 }
             }

@@ -41,9 +41,9 @@ pub struct SnapshotData {
     /// Offers grouped by TLD. Within a group: sellers ordered by (register, renew,
     /// registrar key), then renewal-only rows ordered by registrar key.
     pub offers: Vec<Offer>,
-    /// For each TLD group, the positions of its offers ordered by registrar position, for
-    /// binary search by registrar.
-    pub by_registrar: Vec<u32>,
+    /// For each TLD group, (registrar, offer) pairs ordered by registrar position: a
+    /// binary search by registrar stays inside one small contiguous run.
+    pub by_registrar: Vec<RegistrarOffer>,
     /// Price history grouped by TLD, ordered by (registrar position, date).
     pub history: Vec<Change>,
     /// Names and pre-rendered JSON fragments.
@@ -130,6 +130,15 @@ pub struct Offer {
     pub record: Span,
     /// `,"prices":{"register":..,"renew":..,"transfer":..}` (sellers only).
     pub listing_prices: Span,
+}
+
+/// An entry of the per-TLD by-registrar index.
+#[derive(Archive, Serialize, Debug, Default, Clone, Copy)]
+pub struct RegistrarOffer {
+    /// Registrar position.
+    pub registrar: u32,
+    /// Offer position.
+    pub offer: u32,
 }
 
 /// One observed price change.

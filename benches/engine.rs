@@ -1,0 +1,150 @@
+//! Engine benchmarks: build, open and every query, at the seed's scale (S) and 10x (L).
+//!
+//! Each query is measured beside a baseline in the same run: copying a body of the same
+//! length into the same kind of buffer (`baseline_copy`), the floor of any server that
+//! answers with those bytes. Quote ratios, not absolute times: this machine is shared.
+//!
+//! `cargo bench --bench engine` runs everything; `TLDSNAP_BENCH_SIZES=S` skips L (the L
+//! source takes ~10 s to generate and build). Criterion filters work as usual:
+//! `cargo bench --bench engine -- query/cheapest`.
+
+#[path = "../tools/synth/gen.rs"]
+mod synth;
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use tldsnap::build::{BuildOptions, build};
+use tldsnap::query::{self, CheapestRequest, PricesRequest, RegistrarsRequest, Shape};
+use tldsnap::snapshot::Snapshot;
+use tldsnap::source::{self, Source};
+
+struct Size {
+    name: &'static str,
+    source: Source,
+    path: PathBuf,
+}
+
+fn sizes() -> Vec<Size> {
+    let wanted = std::env::var("TLDSNAP_BENCH_SIZES").unwrap_or_else(|_| "S,L".into());
+    let mut out = Vec::new();
+    for (name, cfg) in [("S", synth::Config::small()), ("L", synth::Config::large())] {
+        if !wanted.split(',').any(|w| w.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        let dir = std::env::temp_dir().join(format!("tldsnap-bench-{name}"));
+        let t = Instant::now();
+        synth::write_source(&cfg, &dir).expect("generate");
+        let source = source::read_dir(&dir).expect("read generated source");
+        let (bytes, report) = build(&source, &BuildOptions::default()).expect("build");
+        let path = dir.join("bench.tldsnap");
+        tldsnap::build::write_atomic(&path, &bytes).expect("write");
+        eprintln!(
+            "{name}: {} TLDs x {} registrars, {} offers, snapshot {:.1} MB (prepared in {:.1?})",
+            report.tlds,
+            report.registrars,
+            report.offers,
+            report.bytes as f64 / 1e6,
+            t.elapsed()
+        );
+        out.push(Size { name, source, path });
+    }
+    out
+}
+
+fn benches(c: &mut Criterion) {
+    let sizes = sizes();
+
+    let mut g = c.benchmark_group("build");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    for s in &sizes {
+        g.bench_function(BenchmarkId::from_parameter(s.name), |b| {
+            b.iter(|| black_box(build(&s.source, &BuildOptions::default()).expect("build")))
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("open");
+    g.sample_size(20);
+    for s in &sizes {
+        g.bench_function(BenchmarkId::from_parameter(s.name), |b| {
+            b.iter(|| black_box(Snapshot::open(&s.path).expect("open")))
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("query");
+    for s in &sizes {
+        let snap = Snapshot::open(&s.path).expect("open");
+        let d = snap.data();
+        // The first 22 generated names are the free TLDs, the same in S and L; the
+        // first registrars are the same too, so S and L answer the same questions.
+        let ten: Vec<&str> = ["com", "net", "org", "io", "ai", "dev", "app", "xyz", "shop", "de"].to_vec();
+        let keys = ["dynadot", "porkbun", "namecheap"];
+        let mut out = Vec::with_capacity(64 * 1024);
+        type Case<'a> = (&'static str, Box<dyn Fn(&mut Vec<u8>) + 'a>);
+        let cases: Vec<Case> = vec![
+            (
+                "cheapest_1_limit5",
+                Box::new(|out| {
+                    let r = CheapestRequest { tlds: &["com"], limit: 5, shape: Shape::Client, tier: Some("enterprise") };
+                    query::cheapest(d, &r, out).expect("known");
+                }),
+            ),
+            (
+                "cheapest_10_limit10",
+                Box::new(|out| {
+                    let r = CheapestRequest { tlds: &ten, limit: 10, shape: Shape::Client, tier: Some("enterprise") };
+                    query::cheapest(d, &r, out).expect("known");
+                }),
+            ),
+            (
+                "public_cheapest_1_limit5",
+                Box::new(|out| {
+                    let r = CheapestRequest { tlds: &["com"], limit: 5, shape: Shape::Public, tier: None };
+                    query::cheapest(d, &r, out).expect("known");
+                }),
+            ),
+            (
+                "prices_3x3",
+                Box::new(|out| {
+                    let r = PricesRequest { tlds: &["com", "net", "org"], registrars: Some(&keys), started: Instant::now() };
+                    query::prices(d, &r, out).expect("known");
+                }),
+            ),
+            (
+                "registrars_with_prices",
+                Box::new(|out| {
+                    let r = RegistrarsRequest { tld: "com", include_prices: true, limit: None, public_url: "https://tldsnap.dev" };
+                    query::registrars(d, &r, out).expect("known");
+                }),
+            ),
+        ];
+        for (name, run) in &cases {
+            run(&mut out);
+            let body = out.clone();
+            g.bench_function(BenchmarkId::new(*name, s.name), |b| {
+                b.iter(|| {
+                    run(&mut out);
+                    black_box(out.len())
+                })
+            });
+            g.bench_function(BenchmarkId::new(format!("{name}/baseline_copy"), s.name), |b| {
+                b.iter(|| {
+                    out.clear();
+                    out.extend_from_slice(black_box(&body));
+                    black_box(out.len())
+                })
+            });
+        }
+        g.bench_function(BenchmarkId::new("tld_lookup_miss", s.name), |b| {
+            b.iter(|| black_box(d.tld_index(black_box("no-such-tld"))))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(engine, benches);
+criterion_main!(engine);
