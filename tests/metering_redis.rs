@@ -425,3 +425,30 @@ async fn keys_list_reads_this_months_usage_from_redis() {
         .collect();
     assert_eq!(row, [ids[0].as_str(), "pro", "4", "10000"], "{table}");
 }
+
+#[tokio::test]
+async fn a_redis_that_restarts_empty_is_refilled_by_the_live_replicas() {
+    let Some(mut redis) = Redis::start("refill") else {
+        return;
+    };
+    let (path, raws, ids) = keys("refill", &["c500", "c20000"]);
+    let clock = Arc::new(ManualClock::new(t0()));
+    let a = replica(&redis, &path, &clock).await;
+    let b = replica(&redis, &path, &clock).await;
+    for _ in 0..30 {
+        spend(&a, &raws[0]).await.unwrap();
+        spend(&b, &raws[1]).await.unwrap();
+    }
+    spend(&b, &raws[0]).await.unwrap();
+    // Redis restarts without its data while nobody sends a request.
+    redis.stop();
+    redis.restart();
+    assert_eq!(total(&redis, &ids[0], t0()).await, 0);
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+    assert_eq!(a.usage_store_healthy(), Some(true));
+    assert_eq!(total(&redis, &ids[0], t0()).await, 31);
+    // b still holds part of its enterprise-size lease: the field counts it as claimed.
+    b.shutdown().await.unwrap();
+    assert_eq!(total(&redis, &ids[1], t0()).await, 30);
+}

@@ -407,8 +407,21 @@ impl Access {
                     };
                     meters.insert(Arc::from(id.as_str()), Arc::new(m));
                 }
-                let written = std::fs::read(&path).unwrap_or_default();
+                let mut written = std::fs::read(&path).unwrap_or_default();
+                if written.is_empty() {
+                    // Write the (empty) file now, so that an unwritable data directory
+                    // stops the server at start rather than failing once a second.
+                    written = usage::encode(&usage::UsageMap::new());
+                    usage::write(&path, &written)?;
+                }
                 Some((path, tokio::sync::Mutex::new(written)))
+            }
+            (Some(dir), Some(_)) => {
+                eprintln!(
+                    "tldsnap: credits are kept in the usage store; the data directory {} is not used for them",
+                    dir.display()
+                );
+                None
             }
             _ => None,
         };

@@ -395,7 +395,7 @@ impl Remote {
 
     /// Whether a connection is up.
     pub fn healthy(&self) -> bool {
-        self.conn.load().is_some()
+        self.conn.load().as_ref().is_some_and(|c| !c.tx.is_closed())
     }
 
     async fn connect(&self) -> Result<(), String> {
@@ -589,18 +589,26 @@ impl Remote {
         now_ms: i64,
         final_sync: bool,
     ) {
+        let mut reconnected = false;
         if !self.healthy() {
+            // A connection whose driver ended (Redis closed it) is still stored until a
+            // call fails; drop it so that `connect` opens a new one.
+            self.down("connection closed");
             if self.connect().await.is_err() {
                 return;
             }
             eprintln!("tldsnap: usage store {} is back; reconciling", self.url);
+            reconnected = true;
         }
         let month = month_of(now_ms);
         for (id, meter) in meters {
             let l = &meter.lease;
             let idle = now_ms - l.last_use_ms.load(Ordering::Relaxed) >= IDLE_LEASE_MS;
             let has_lease = l.lease.get(month) > 0;
-            if l.unsynced.get(month) == 0 && !(has_lease && (idle || final_sync)) {
+            // After a reconnection every field this replica owns is written again: Redis
+            // may have restarted without its data.
+            let rewrite = reconnected && meter.used.get(month) > 0;
+            if l.unsynced.get(month) == 0 && !(has_lease && (idle || final_sync)) && !rewrite {
                 continue;
             }
             let mut g = l.gate.lock().await;
