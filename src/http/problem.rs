@@ -183,10 +183,18 @@ impl Problem {
                 "this endpoint needs an API key in the X-API-Key request header".to_owned()
             }
             Problem::InvalidApiKey => "the API key in X-API-Key is not a valid key".to_owned(),
+            Problem::TldNotInPlan { tlds, plan } if plan == crate::access::plans::PUBLIC_PLAN => {
+                format!(
+                    "without an API key only the 22 free TLDs are served; {} need{} the API key \
+                     of a plan that includes {}",
+                    tlds.join(", "),
+                    if tlds.len() == 1 { "s" } else { "" },
+                    if tlds.len() == 1 { "it" } else { "them" },
+                )
+            }
             Problem::TldNotInPlan { tlds, plan } => format!(
-                "the {plan} plan does not include {}; it covers only the free TLDs \
-                 (com, net, org, co, io, ai, me, info, us, tech, dev, biz, so, online, site, \
-                 store, shop, app, blog, xyz, uk, de)",
+                "the {plan} plan covers only the 22 free TLDs, not {}; a paid plan (basic, pro, \
+                 enterprise) covers every TLD",
                 tlds.join(", ")
             ),
             Problem::NotFound => "no endpoint has this path; see /openapi.json".to_owned(),
