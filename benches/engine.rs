@@ -87,7 +87,10 @@ fn benches(c: &mut Criterion) {
         let d = snap.data();
         // The first 22 generated names are the free TLDs, the same in S and L; the
         // first registrars are the same too, so S and L answer the same questions.
-        let ten: Vec<&str> = ["com", "net", "org", "io", "ai", "dev", "app", "xyz", "shop", "de"].to_vec();
+        let ten: Vec<&str> = [
+            "com", "net", "org", "io", "ai", "dev", "app", "xyz", "shop", "de",
+        ]
+        .to_vec();
         let keys = ["dynadot", "porkbun", "namecheap"];
         let mut out = Vec::with_capacity(64 * 1024);
         type Case<'a> = (&'static str, Box<dyn Fn(&mut Vec<u8>) + 'a>);
@@ -95,35 +98,59 @@ fn benches(c: &mut Criterion) {
             (
                 "cheapest_1_limit5",
                 Box::new(|out| {
-                    let r = CheapestRequest { tlds: &["com"], limit: 5, shape: Shape::Client, tier: Some("enterprise") };
+                    let r = CheapestRequest {
+                        tlds: &["com"],
+                        limit: 5,
+                        shape: Shape::Client,
+                        tier: Some("enterprise"),
+                    };
                     query::cheapest(d, &r, out).expect("known");
                 }),
             ),
             (
                 "cheapest_10_limit10",
                 Box::new(|out| {
-                    let r = CheapestRequest { tlds: &ten, limit: 10, shape: Shape::Client, tier: Some("enterprise") };
+                    let r = CheapestRequest {
+                        tlds: &ten,
+                        limit: 10,
+                        shape: Shape::Client,
+                        tier: Some("enterprise"),
+                    };
                     query::cheapest(d, &r, out).expect("known");
                 }),
             ),
             (
                 "public_cheapest_1_limit5",
                 Box::new(|out| {
-                    let r = CheapestRequest { tlds: &["com"], limit: 5, shape: Shape::Public, tier: None };
+                    let r = CheapestRequest {
+                        tlds: &["com"],
+                        limit: 5,
+                        shape: Shape::Public,
+                        tier: None,
+                    };
                     query::cheapest(d, &r, out).expect("known");
                 }),
             ),
             (
                 "prices_3x3",
                 Box::new(|out| {
-                    let r = PricesRequest { tlds: &["com", "net", "org"], registrars: Some(&keys), started: Instant::now() };
+                    let r = PricesRequest {
+                        tlds: &["com", "net", "org"],
+                        registrars: Some(&keys),
+                        started: Instant::now(),
+                    };
                     query::prices(d, &r, out).expect("known");
                 }),
             ),
             (
                 "registrars_with_prices",
                 Box::new(|out| {
-                    let r = RegistrarsRequest { tld: "com", include_prices: true, limit: None, public_url: "https://tldsnap.dev" };
+                    let r = RegistrarsRequest {
+                        tld: "com",
+                        include_prices: true,
+                        limit: None,
+                        public_url: "https://tldsnap.dev",
+                    };
                     query::registrars(d, &r, out).expect("known");
                 }),
             ),
@@ -137,13 +164,16 @@ fn benches(c: &mut Criterion) {
                     black_box(out.len())
                 })
             });
-            g.bench_function(BenchmarkId::new(format!("{name}/baseline_copy"), s.name), |b| {
-                b.iter(|| {
-                    out.clear();
-                    out.extend_from_slice(black_box(&body));
-                    black_box(out.len())
-                })
-            });
+            g.bench_function(
+                BenchmarkId::new(format!("{name}/baseline_copy"), s.name),
+                |b| {
+                    b.iter(|| {
+                        out.clear();
+                        out.extend_from_slice(black_box(&body));
+                        black_box(out.len())
+                    })
+                },
+            );
         }
         g.bench_function(BenchmarkId::new("tld_lookup_miss", s.name), |b| {
             b.iter(|| black_box(d.tld_index(black_box("no-such-tld"))))

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 
 use crate::json;
 use crate::price::write_cents;
-use crate::snapshot::schema::{Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld};
+use crate::snapshot::schema::{
+    Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
+};
 use crate::snapshot::{FORMAT_VERSION, HEADER_LEN, Header, Snapshot, name_hash};
 use crate::source::{self, PriceRow, Source, SourceError};
 use crate::time;
@@ -94,10 +96,17 @@ impl From<SourceError> for BuildError {
 
 /// Reads the price source in `input`, builds, and publishes the snapshot at `output`
 /// atomically ([`write_atomic`]).
-pub fn build_dir(input: &Path, output: &Path, opts: &BuildOptions) -> Result<BuildReport, BuildError> {
+pub fn build_dir(
+    input: &Path,
+    output: &Path,
+    opts: &BuildOptions,
+) -> Result<BuildReport, BuildError> {
     let source = source::read_dir(input)?;
     let (bytes, report) = build(&source, opts)?;
-    write_atomic(output, &bytes).map_err(|e| BuildError::Io { path: output.to_path_buf(), source: e })?;
+    write_atomic(output, &bytes).map_err(|e| BuildError::Io {
+        path: output.to_path_buf(),
+        source: e,
+    })?;
     Ok(report)
 }
 
@@ -126,8 +135,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path.file_name().ok_or_else(|| std::io::Error::other("output path has no file name"))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("output path has no file name"))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -153,7 +168,10 @@ impl Text {
     fn span(&mut self, f: impl FnOnce(&mut Vec<u8>)) -> Span {
         let start = self.pos();
         f(&mut self.0);
-        Span { start, end: self.pos() }
+        Span {
+            start,
+            end: self.pos(),
+        }
     }
 
     fn str(&mut self, s: &str) -> Span {
@@ -191,7 +209,11 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
     // Registrars, sorted by key; `reg_pos` maps a key to its position.
     let mut regs: Vec<&source::RegistrarRow> = source.registrars.iter().collect();
     regs.sort_by(|a, b| a.key.cmp(&b.key));
-    let reg_pos: BTreeMap<&str, u32> = regs.iter().enumerate().map(|(i, r)| (r.key.as_str(), i as u32)).collect();
+    let reg_pos: BTreeMap<&str, u32> = regs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.key.as_str(), i as u32))
+        .collect();
     let mut reg_key_json = Vec::with_capacity(regs.len());
     for r in &regs {
         let name_json = text.span(|o| json::write_str(&r.name, o));
@@ -252,12 +274,14 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         tld.avg_register = avg(sold.iter().map(|r| cents(r.register)));
         tld.avg_renew = avg(sold.iter().map(|r| cents(r.renew)));
         tld.avg_transfer = avg(sold.iter().map(|r| cents(r.transfer)));
-        let five_year = |r: &PriceRow| r.register.unwrap_or(0) as u64 + 4 * r.renew.unwrap_or(0) as u64;
+        let five_year =
+            |r: &PriceRow| r.register.unwrap_or(0) as u64 + 4 * r.renew.unwrap_or(0) as u64;
         tld.lowest_renew_offer = (0..sellers)
             .min_by_key(|&i| (sold[i].renew, pos(sold[i])))
             .map_or(NONE, |i| first + i as u32);
-        tld.lowest_5y_offer =
-            (0..sellers).min_by_key(|&i| (five_year(sold[i]), pos(sold[i]))).map_or(NONE, |i| first + i as u32);
+        tld.lowest_5y_offer = (0..sellers)
+            .min_by_key(|&i| (five_year(sold[i]), pos(sold[i])))
+            .map_or(NONE, |i| first + i as u32);
 
         let mut offers: Vec<Offer> = rows
             .iter()
@@ -360,14 +384,18 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
             }
             reg.updated_ms = reg.updated_ms.max(o.updated_ms);
         }
-        data.data_updated_ms = data.data_updated_ms.max(rows.iter().map(|r| r.updated_ms).max().unwrap_or(0));
+        data.data_updated_ms = data
+            .data_updated_ms
+            .max(rows.iter().map(|r| r.updated_ms).max().unwrap_or(0));
 
         // By-registrar index of the group.
         let mut by_reg: Vec<u32> = (0..offers.len() as u32).collect();
         by_reg.sort_by_key(|&i| offers[i as usize].registrar);
-        data.by_registrar.extend(
-            by_reg.into_iter().map(|i| RegistrarOffer { registrar: offers[i as usize].registrar, offer: first + i }),
-        );
+        data.by_registrar
+            .extend(by_reg.into_iter().map(|i| RegistrarOffer {
+                registrar: offers[i as usize].registrar,
+                offer: first + i,
+            }));
         data.offers.extend(offers);
 
         // History of the TLD, by (registrar, date).
@@ -381,7 +409,9 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         }));
         data.tlds.push(tld);
         if text.0.len() > u32::MAX as usize {
-            return Err(BuildError::TooLarge(format!("text passed 4 GiB at TLD {name}")));
+            return Err(BuildError::TooLarge(format!(
+                "text passed 4 GiB at TLD {name}"
+            )));
         }
     }
 
@@ -406,7 +436,8 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         data.offers.iter().filter(|o| o.register != NONE).count(),
         data.history.len(),
     );
-    let payload = rkyv::to_bytes::<rkyv::rancor::Error>(&data).map_err(|e| BuildError::Archive(e.to_string()))?;
+    let payload = rkyv::to_bytes::<rkyv::rancor::Error>(&data)
+        .map_err(|e| BuildError::Archive(e.to_string()))?;
     let header = Header {
         version: FORMAT_VERSION,
         payload_len: payload.len() as u64,
@@ -418,7 +449,14 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
     bytes.extend_from_slice(&header.to_bytes());
     bytes.extend_from_slice(&payload);
     let (tlds, registrars, offers, sellers, changes) = report_counts;
-    let report =
-        BuildReport { tlds, registrars, offers, sellers, changes, bytes: bytes.len(), hash_hex: header.hash_hex() };
+    let report = BuildReport {
+        tlds,
+        registrars,
+        offers,
+        sellers,
+        changes,
+        bytes: bytes.len(),
+        hash_hex: header.hash_hex(),
+    };
     Ok((bytes, report))
 }

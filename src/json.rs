@@ -48,7 +48,14 @@ mod tests {
 
     #[test]
     fn escapes_like_serde_json_reads() {
-        for s in ["plain", "Bravo \"Domains\" & Co", "back\\slash", "nl\nnul\0bell\u{7}del\u{7f}", "Délta 닷컴", ""] {
+        for s in [
+            "plain",
+            "Bravo \"Domains\" & Co",
+            "back\\slash",
+            "nl\nnul\0bell\u{7}del\u{7f}",
+            "Délta 닷컴",
+            "",
+        ] {
             let q = quoted(s);
             let back: String = serde_json::from_str(&q).unwrap();
             assert_eq!(back, s);

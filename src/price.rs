@@ -69,7 +69,9 @@ pub fn parse_cents(s: &str) -> Result<Option<u32>, PriceError> {
         frac_cents += (b - b'0') as u64 * if i == 0 { 10 } else { 1 };
     }
     let total = cents * 100 + frac_cents;
-    u32::try_from(total).map(Some).map_err(|_| PriceError::TooLarge)
+    u32::try_from(total)
+        .map(Some)
+        .map_err(|_| PriceError::TooLarge)
 }
 
 /// Appends a price in cents as a JSON number, as `serde_json` prints `cents as f64 / 100.0`.
@@ -144,6 +146,9 @@ mod tests {
         assert_eq!(parse_cents("."), Err(PriceError::NotANumber));
         assert_eq!(parse_cents("+5"), Err(PriceError::NotANumber));
         assert_eq!(parse_cents("42949672.96"), Err(PriceError::TooLarge));
-        assert_eq!(parse_cents("99999999999999999999"), Err(PriceError::TooLarge));
+        assert_eq!(
+            parse_cents("99999999999999999999"),
+            Err(PriceError::TooLarge)
+        );
     }
 }

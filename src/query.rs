@@ -15,7 +15,7 @@ use std::time::Instant;
 use crate::json;
 use crate::price::{write_cents, write_opt_cents};
 use crate::snapshot::ArchivedSnapshotData;
-use crate::snapshot::schema::{ArchivedOffer, NONE};
+use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
 
 /// The two response shapes of the cheapest endpoint (seed 4.1).
@@ -123,13 +123,21 @@ fn cents(c: u32) -> Option<u64> {
     (c != NONE).then_some(c as u64)
 }
 
-/// Cheapest registrars per TLD (seed 4.1), client or public shape.
-pub fn cheapest(snap: &ArchivedSnapshotData, req: &CheapestRequest<'_>, out: &mut Vec<u8>) -> Result<(), QueryError> {
+/// Writes `{"results":{"tld":…,…}` — each known TLD's key and the value `value` writes —
+/// and returns how many TLDs were found and the names that were not. Leaves the
+/// `results` object open. With nothing found, `out` is cleared and the unknown names are
+/// returned as the error.
+fn write_results(
+    snap: &ArchivedSnapshotData,
+    names: &[&str],
+    out: &mut Vec<u8>,
+    mut value: impl FnMut(&ArchivedTld, &mut Vec<u8>),
+) -> Result<(usize, Vec<String>), QueryError> {
     out.clear();
     out.extend_from_slice(b"{\"results\":{");
     let mut found = 0usize;
     let mut missing: Vec<String> = Vec::new();
-    for name in req.tlds {
+    for name in names {
         let Some(t) = snap.tld(name) else {
             missing.push((*name).to_string());
             continue;
@@ -139,14 +147,35 @@ pub fn cheapest(snap: &ArchivedSnapshotData, req: &CheapestRequest<'_>, out: &mu
         }
         found += 1;
         out.extend_from_slice(snap.span(&t.key_json));
-        out.extend_from_slice(b":{\"cheapest_register\":[");
+        out.push(b':');
+        value(t, out);
+    }
+    if found == 0 {
+        out.clear();
+        return Err(QueryError::UnknownTlds(missing));
+    }
+    Ok((found, missing))
+}
+
+/// Cheapest registrars per TLD (seed 4.1), client or public shape.
+pub fn cheapest(
+    snap: &ArchivedSnapshotData,
+    req: &CheapestRequest<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    let (found, missing) = write_results(snap, req.tlds, out, |t, out| {
+        out.extend_from_slice(b"{\"cheapest_register\":[");
         let take = req.limit.min(t.sellers.to_native() as usize);
         let first = t.first_offer.to_native() as usize;
         match req.shape {
             Shape::Client => {
                 // The entries are stored back to back in rank order: one copy.
                 let start = t.client_start.to_native();
-                let end = if take == 0 { start } else { snap.offers[first + take - 1].client_end.to_native() };
+                let end = if take == 0 {
+                    start
+                } else {
+                    snap.offers[first + take - 1].client_end.to_native()
+                };
                 out.extend_from_slice(snap.text_range(start, end));
                 out.extend_from_slice(snap.span(&t.client_tail));
             }
@@ -157,11 +186,7 @@ pub fn cheapest(snap: &ArchivedSnapshotData, req: &CheapestRequest<'_>, out: &mu
                 out.extend_from_slice(snap.span(&t.public_tail));
             }
         }
-    }
-    if found == 0 {
-        out.clear();
-        return Err(QueryError::UnknownTlds(missing));
-    }
+    })?;
     out.push(b'}');
     match req.shape {
         Shape::Client => {
@@ -217,8 +242,11 @@ fn write_public_entry(snap: &ArchivedSnapshotData, i: usize, o: &ArchivedOffer, 
 }
 
 /// Prices of selected registrars, or of every seller, per TLD (seed 4.2).
-pub fn prices(snap: &ArchivedSnapshotData, req: &PricesRequest<'_>, out: &mut Vec<u8>) -> Result<(), QueryError> {
-    out.clear();
+pub fn prices(
+    snap: &ArchivedSnapshotData,
+    req: &PricesRequest<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
     // Registrar keys resolved once for all TLDs; a request names at most 100.
     let mut regs: Vec<usize> = Vec::new();
     let mut unknown_regs: Vec<String> = Vec::new();
@@ -231,20 +259,8 @@ pub fn prices(snap: &ArchivedSnapshotData, req: &PricesRequest<'_>, out: &mut Ve
             }
         }
     }
-    out.extend_from_slice(b"{\"results\":{");
-    let mut found = 0usize;
-    let mut missing: Vec<String> = Vec::new();
-    for name in req.tlds {
-        let Some(t) = snap.tld(name) else {
-            missing.push((*name).to_string());
-            continue;
-        };
-        if found > 0 {
-            out.push(b',');
-        }
-        found += 1;
-        out.extend_from_slice(snap.span(&t.key_json));
-        out.extend_from_slice(b":{");
+    let (found, missing) = write_results(snap, req.tlds, out, |t, out| {
+        out.push(b'{');
         if req.registrars.is_some() {
             let mut first = true;
             for &r in &regs {
@@ -267,11 +283,7 @@ pub fn prices(snap: &ArchivedSnapshotData, req: &PricesRequest<'_>, out: &mut Ve
             }
         }
         out.push(b'}');
-    }
-    if found == 0 {
-        out.clear();
-        return Err(QueryError::UnknownTlds(missing));
-    }
+    })?;
     out.extend_from_slice(b"},\"stats\":{\"total_tlds\":");
     write_int(found as u64, out);
     out.extend_from_slice(b",\"time_elapsed\":\"");
@@ -303,7 +315,11 @@ pub fn prices(snap: &ArchivedSnapshotData, req: &PricesRequest<'_>, out: &mut Ve
 pub fn write_elapsed(elapsed: std::time::Duration, out: &mut Vec<u8>) {
     let nanos = elapsed.as_nanos().min(u64::MAX as u128) as u64;
     // Hundredths of a millisecond, rounded; thousandths when that would read as zero.
-    let (value, decimals) = if nanos >= 5_000 { ((nanos + 5_000) / 10_000, 2) } else { ((nanos + 500) / 1_000, 3) };
+    let (value, decimals) = if nanos >= 5_000 {
+        ((nanos + 5_000) / 10_000, 2)
+    } else {
+        ((nanos + 500) / 1_000, 3)
+    };
     let scale = if decimals == 2 { 100 } else { 1_000 };
     write_int(value / scale, out);
     out.push(b'.');
@@ -354,7 +370,12 @@ pub fn registrars(
     Ok(())
 }
 
-fn write_pick(snap: &ArchivedSnapshotData, o: Option<&ArchivedOffer>, price: impl Fn(&ArchivedOffer) -> Option<u64>, out: &mut Vec<u8>) {
+fn write_pick(
+    snap: &ArchivedSnapshotData,
+    o: Option<&ArchivedOffer>,
+    price: impl Fn(&ArchivedOffer) -> Option<u64>,
+    out: &mut Vec<u8>,
+) {
     match o {
         None => out.extend_from_slice(b"null"),
         Some(o) => {
@@ -372,7 +393,11 @@ fn write_pick(snap: &ArchivedSnapshotData, o: Option<&ArchivedOffer>, price: imp
 
 /// The per-TLD overview of seed 1.7: registrar count, average prices, cheapest
 /// registration, lowest renewal and lowest 5-year cost, each with its registrar.
-pub fn overview(snap: &ArchivedSnapshotData, tld: &str, out: &mut Vec<u8>) -> Result<(), QueryError> {
+pub fn overview(
+    snap: &ArchivedSnapshotData,
+    tld: &str,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
     out.clear();
     let Some(t) = snap.tld(tld) else {
         return Err(QueryError::UnknownTlds(vec![tld.to_string()]));
@@ -391,11 +416,22 @@ pub fn overview(snap: &ArchivedSnapshotData, tld: &str, out: &mut Vec<u8>) -> Re
     out.extend_from_slice(b",\"transfer\":");
     write_opt_cents(cents(t.avg_transfer.to_native()), out);
     out.extend_from_slice(b"},\"cheapest_register\":");
-    write_pick(snap, (sellers > 0).then(|| &snap.offers[first]), |o| cents(o.register.to_native()), out);
+    write_pick(
+        snap,
+        (sellers > 0).then(|| &snap.offers[first]),
+        |o| cents(o.register.to_native()),
+        out,
+    );
     out.extend_from_slice(b",\"lowest_renew\":");
-    write_pick(snap, offer(t.lowest_renew_offer.to_native()), |o| cents(o.renew.to_native()), out);
+    write_pick(
+        snap,
+        offer(t.lowest_renew_offer.to_native()),
+        |o| cents(o.renew.to_native()),
+        out,
+    );
     out.extend_from_slice(b",\"lowest_5_year\":");
-    let five = |o: &ArchivedOffer| Some(o.register.to_native() as u64 + 4 * o.renew.to_native() as u64);
+    let five =
+        |o: &ArchivedOffer| Some(o.register.to_native() as u64 + 4 * o.renew.to_native() as u64);
     write_pick(snap, offer(t.lowest_5y_offer.to_native()), five, out);
     out.push(b'}');
     Ok(())
@@ -403,7 +439,11 @@ pub fn overview(snap: &ArchivedSnapshotData, tld: &str, out: &mut Vec<u8>) -> Re
 
 /// Price changes of a TLD per registrar, oldest first:
 /// `{"tld":..,"history":{key:[{"date":..,"register_price":..,"renew_price":..,"transfer_price":..}]}}`.
-pub fn history(snap: &ArchivedSnapshotData, req: &HistoryRequest<'_>, out: &mut Vec<u8>) -> Result<(), QueryError> {
+pub fn history(
+    snap: &ArchivedSnapshotData,
+    req: &HistoryRequest<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
     out.clear();
     let Some(t) = snap.tld(req.tld) else {
         return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
@@ -445,7 +485,10 @@ pub fn history(snap: &ArchivedSnapshotData, req: &HistoryRequest<'_>, out: &mut 
         json::write_str(snap.span_str(&snap.registrars[r].key), out);
         out.extend_from_slice(b":[");
         let mut first_change = true;
-        for c in changes[lo..hi].iter().filter(|c| in_range(c.date.to_native() as i64)) {
+        for c in changes[lo..hi]
+            .iter()
+            .filter(|c| in_range(c.date.to_native() as i64))
+        {
             if !first_change {
                 out.push(b',');
             }

@@ -149,7 +149,9 @@ pub fn read_dir(dir: &Path) -> Result<Source, SourceError> {
     let prices = open("prices.csv")?;
     let history = match open("history.csv") {
         Ok(f) => Some(f),
-        Err(SourceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(SourceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            None
+        }
         Err(e) => return Err(e),
     };
     read(registrars, prices, history)
@@ -178,7 +180,11 @@ impl Errors {
     fn push(&mut self, file: &str, line: u64, message: impl Into<String>) {
         self.total += 1;
         if self.list.len() < MAX_REPORTED_ERRORS {
-            self.list.push(RowError { file: file.to_string(), line, message: message.into() });
+            self.list.push(RowError {
+                file: file.to_string(),
+                line,
+                message: message.into(),
+            });
         }
     }
 
@@ -186,7 +192,10 @@ impl Errors {
         if self.total == 0 {
             Ok(())
         } else {
-            Err(SourceError::Rows { errors: self.list, total: self.total })
+            Err(SourceError::Rows {
+                errors: self.list,
+                total: self.total,
+            })
         }
     }
 }
@@ -201,7 +210,10 @@ struct Table<R: Read> {
 impl<R: Read> Table<R> {
     /// Opens the table and checks that every column of `required` is in the header.
     fn new(file: &'static str, input: R, required: &[&str], errs: &mut Errors) -> Option<Self> {
-        let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(input);
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .from_reader(input);
         let header = match reader.headers() {
             Ok(h) => h.clone(),
             Err(e) => {
@@ -212,7 +224,10 @@ impl<R: Read> Table<R> {
         let mut columns = Vec::with_capacity(required.len());
         let mut missing = Vec::new();
         for name in required {
-            match header.iter().position(|h| h.trim().trim_start_matches('\u{feff}') == *name) {
+            match header
+                .iter()
+                .position(|h| h.trim().trim_start_matches('\u{feff}') == *name)
+            {
                 Some(i) => columns.push(i),
                 None => missing.push(*name),
             }
@@ -221,11 +236,19 @@ impl<R: Read> Table<R> {
             errs.push(
                 file,
                 1,
-                format!("header lacks column(s) {} (expected {})", missing.join(", "), required.join(",")),
+                format!(
+                    "header lacks column(s) {} (expected {})",
+                    missing.join(", "),
+                    required.join(",")
+                ),
             );
             return None;
         }
-        Some(Table { file, reader, columns })
+        Some(Table {
+            file,
+            reader,
+            columns,
+        })
     }
 
     /// Calls `row` with each record's line and its required fields, in `required` order.
@@ -256,7 +279,11 @@ impl<R: Read> Table<R> {
                 }
             }
             if fields.len() != self.columns.len() {
-                errs.push(self.file, line, format!("{} field(s), the header has more", record.len()));
+                errs.push(
+                    self.file,
+                    line,
+                    format!("{} field(s), the header has more", record.len()),
+                );
                 continue;
             }
             row(line, &fields, errs);
@@ -277,17 +304,24 @@ fn valid_key(key: &str) -> bool {
     !b.is_empty()
         && b.len() <= 64
         && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
 }
 
 fn read_registrars<R: Read>(input: R, source: &mut Source, errs: &mut Errors) {
     let file = "registrars.csv";
-    let Some(mut table) = Table::new(file, input, &["key", "name", "homepage"], errs) else { return };
+    let Some(mut table) = Table::new(file, input, &["key", "name", "homepage"], errs) else {
+        return;
+    };
     let mut seen = HashSet::new();
     table.rows(errs, |line, f, errs| {
         let (key, name, homepage) = (f[0].trim(), f[1].trim(), f[2].trim());
         if !valid_key(key) {
-            return errs.push(file, line, format!("registrar key {key:?} must match [a-z0-9][a-z0-9_-]{{0,63}}"));
+            return errs.push(
+                file,
+                line,
+                format!("registrar key {key:?} must match [a-z0-9][a-z0-9_-]{{0,63}}"),
+            );
         }
         if name.is_empty() {
             return errs.push(file, line, format!("registrar {key:?} has an empty name"));
@@ -295,7 +329,11 @@ fn read_registrars<R: Read>(input: R, source: &mut Source, errs: &mut Errors) {
         if !seen.insert(key.to_string()) {
             return errs.push(file, line, format!("duplicate registrar key {key:?}"));
         }
-        source.registrars.push(RegistrarRow { key: key.into(), name: name.into(), homepage: homepage.into() });
+        source.registrars.push(RegistrarRow {
+            key: key.into(),
+            name: name.into(),
+            homepage: homepage.into(),
+        });
     });
 }
 
@@ -307,7 +345,9 @@ fn price_field(what: &str, raw: &str) -> Result<Option<u32>, String> {
 }
 
 fn canonical_tld(raw: &str) -> Result<String, String> {
-    tld::normalize(raw).map(|t| t.into_owned()).map_err(|e| format!("malformed TLD {raw:?}: {e}"))
+    tld::normalize(raw)
+        .map(|t| t.into_owned())
+        .map_err(|e| format!("malformed TLD {raw:?}: {e}"))
 }
 
 fn known_registrar(keys: &HashSet<String>, raw: &str) -> Result<String, String> {
@@ -326,8 +366,18 @@ fn collect<T>(problems: &mut Vec<String>, r: Result<T, String>) -> Option<T> {
 
 fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
     let file = "prices.csv";
-    let cols = ["tld", "registrar", "register", "renew", "transfer", "currency", "updated_at"];
-    let Some(mut table) = Table::new(file, input, &cols, errs) else { return };
+    let cols = [
+        "tld",
+        "registrar",
+        "register",
+        "renew",
+        "transfer",
+        "currency",
+        "updated_at",
+    ];
+    let Some(mut table) = Table::new(file, input, &cols, errs) else {
+        return;
+    };
     let mut seen = HashSet::new();
     table.rows(errs, |line, f, errs| {
         let mut p = Vec::new();
@@ -341,7 +391,10 @@ fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, e
         }
         let updated = time::parse_rfc3339(f[6].trim());
         if updated.is_none() {
-            p.push(format!("updated_at {:?} is not an RFC 3339 timestamp", f[6]));
+            p.push(format!(
+                "updated_at {:?} is not an RFC 3339 timestamp",
+                f[6]
+            ));
         }
         if let (Some(Some(_)), Some(None)) = (register, renew) {
             p.push("a row with a register price needs a renew price".into());
@@ -371,7 +424,9 @@ fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, e
 fn read_history<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
     let file = "history.csv";
     let cols = ["date", "tld", "registrar", "register", "renew", "transfer"];
-    let Some(mut table) = Table::new(file, input, &cols, errs) else { return };
+    let Some(mut table) = Table::new(file, input, &cols, errs) else {
+        return;
+    };
     let mut seen = HashSet::new();
     table.rows(errs, |line, f, errs| {
         let mut p = Vec::new();
@@ -386,7 +441,10 @@ fn read_history<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, 
         let transfer = collect(&mut p, price_field("transfer", f[5]));
         if let (Some(d), Some(t), Some(r)) = (date, &tld, &registrar) {
             if !seen.insert((d, t.clone(), r.clone())) {
-                p.push(format!("duplicate history row for ({}, {t}, {r})", f[0].trim()));
+                p.push(format!(
+                    "duplicate history row for ({}, {t}, {r})",
+                    f[0].trim()
+                ));
             }
         }
         if !p.is_empty() {
@@ -413,7 +471,9 @@ mod tests {
         let prices = format!("tld,registrar,register,renew,transfer,currency,updated_at\n{body}");
         match read(REGISTRARS.as_bytes(), prices.as_bytes(), None) {
             Ok(_) => vec![],
-            Err(SourceError::Rows { errors, .. }) => errors.iter().map(ToString::to_string).collect(),
+            Err(SourceError::Rows { errors, .. }) => {
+                errors.iter().map(ToString::to_string).collect()
+            }
             Err(e) => vec![e.to_string()],
         }
     }
@@ -424,7 +484,12 @@ mod tests {
                       COM,alpha,9.99,12.99,,USD,2026-01-01T00:00:00Z\n\
                       рф,bravo,,5,0,USD,2026-01-01T00:00:00.5Z\n";
         let history = "date,tld,registrar,register,renew,transfer\n2025-01-01,com,alpha,8,9,\n";
-        let s = read(REGISTRARS.as_bytes(), prices.as_bytes(), Some(history.as_bytes())).unwrap();
+        let s = read(
+            REGISTRARS.as_bytes(),
+            prices.as_bytes(),
+            Some(history.as_bytes()),
+        )
+        .unwrap();
         assert_eq!(s.registrars.len(), 2);
         assert_eq!(s.prices[0].tld, "com");
         assert_eq!(s.prices[0].register, Some(999));
@@ -472,9 +537,13 @@ mod tests {
 
     #[test]
     fn reports_are_capped_but_counted() {
-        let body: String = (0..150).map(|i| format!("t{i},alpha,x,1,,USD,2026-01-01T00:00:00Z\n")).collect();
+        let body: String = (0..150)
+            .map(|i| format!("t{i},alpha,x,1,,USD,2026-01-01T00:00:00Z\n"))
+            .collect();
         let prices = format!("tld,registrar,register,renew,transfer,currency,updated_at\n{body}");
-        let Err(SourceError::Rows { errors, total }) = read(REGISTRARS.as_bytes(), prices.as_bytes(), None) else {
+        let Err(SourceError::Rows { errors, total }) =
+            read(REGISTRARS.as_bytes(), prices.as_bytes(), None)
+        else {
             panic!("expected row errors")
         };
         assert_eq!((errors.len(), total), (MAX_REPORTED_ERRORS, 150));
@@ -483,14 +552,25 @@ mod tests {
     #[test]
     fn bad_registrars_and_headers() {
         let regs = "key,name,homepage\nAlpha,A,\nok,,\nok2,x,\nok2,y,\n";
-        let Err(SourceError::Rows { errors, .. }) = read(regs.as_bytes(), "tld\n".as_bytes(), None) else {
+        let Err(SourceError::Rows { errors, .. }) = read(regs.as_bytes(), "tld\n".as_bytes(), None)
+        else {
             panic!()
         };
         let got: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        assert_eq!(got[0], "registrars.csv:2: registrar key \"Alpha\" must match [a-z0-9][a-z0-9_-]{0,63}");
-        assert_eq!(got[1], "registrars.csv:3: registrar \"ok\" has an empty name");
+        assert_eq!(
+            got[0],
+            "registrars.csv:2: registrar key \"Alpha\" must match [a-z0-9][a-z0-9_-]{0,63}"
+        );
+        assert_eq!(
+            got[1],
+            "registrars.csv:3: registrar \"ok\" has an empty name"
+        );
         assert_eq!(got[2], "registrars.csv:5: duplicate registrar key \"ok2\"");
-        assert!(got[3].starts_with("prices.csv:1: header lacks column(s) registrar, register"), "{}", got[3]);
+        assert!(
+            got[3].starts_with("prices.csv:1: header lacks column(s) registrar, register"),
+            "{}",
+            got[3]
+        );
     }
 
     #[test]
@@ -498,9 +578,11 @@ mod tests {
         let prices = "tld,registrar,register,renew,transfer,currency,updated_at\n";
         let history = "date,tld,registrar,register,renew,transfer\n2025-02-30,com,alpha,1,1,1\n\
                        2025-01-01,com,nobody,1,1,1\n2025-01-01,com,alpha,1,1,1\n2025-01-01,COM,alpha,2,2,2\n";
-        let Err(SourceError::Rows { errors, .. }) =
-            read(REGISTRARS.as_bytes(), prices.as_bytes(), Some(history.as_bytes()))
-        else {
+        let Err(SourceError::Rows { errors, .. }) = read(
+            REGISTRARS.as_bytes(),
+            prices.as_bytes(),
+            Some(history.as_bytes()),
+        ) else {
             panic!()
         };
         let got: Vec<String> = errors.iter().map(ToString::to_string).collect();
@@ -517,7 +599,8 @@ mod tests {
     #[test]
     fn short_rows_and_bad_utf8_are_row_errors() {
         let prices = b"tld,registrar,register,renew,transfer,currency,updated_at\ncom,alpha\nnet,alpha,1,1,1,USD,\xff\n";
-        let Err(SourceError::Rows { errors, .. }) = read(REGISTRARS.as_bytes(), &prices[..], None) else {
+        let Err(SourceError::Rows { errors, .. }) = read(REGISTRARS.as_bytes(), &prices[..], None)
+        else {
             panic!()
         };
         assert_eq!(errors[0].line, 2);

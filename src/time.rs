@@ -105,7 +105,11 @@ pub fn parse_date(s: &str) -> Option<i64> {
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
-    let (y, m, d) = (digits(&b[0..4])? as i64, digits(&b[5..7])?, digits(&b[8..10])?);
+    let (y, m, d) = (
+        digits(&b[0..4])? as i64,
+        digits(&b[5..7])?,
+        digits(&b[8..10])?,
+    );
     if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
         return None;
     }
@@ -124,7 +128,11 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
     if b[13] != b':' || b[16] != b':' {
         return None;
     }
-    let (h, mi, sec) = (digits(&b[11..13])?, digits(&b[14..16])?, digits(&b[17..19])?);
+    let (h, mi, sec) = (
+        digits(&b[11..13])?,
+        digits(&b[14..16])?,
+        digits(&b[17..19])?,
+    );
     if h > 23 || mi > 59 || sec > 60 {
         return None;
     }
@@ -183,11 +191,26 @@ mod tests {
 
     #[test]
     fn parses_rfc3339_forms() {
-        assert_eq!(parse_rfc3339("2026-01-01T16:27:49.638Z"), Some(1_767_284_869_638));
-        assert_eq!(parse_rfc3339("2026-01-01T16:27:49Z"), Some(1_767_284_869_000));
-        assert_eq!(parse_rfc3339("2026-01-01T18:27:49.6389+02:00"), Some(1_767_284_869_638));
-        assert_eq!(parse_rfc3339("2026-01-01t16:27:49.6z"), Some(1_767_284_869_600));
-        assert_eq!(parse_rfc3339("2026-01-01T11:27:49-05:00"), Some(1_767_284_869_000));
+        assert_eq!(
+            parse_rfc3339("2026-01-01T16:27:49.638Z"),
+            Some(1_767_284_869_638)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-01-01T16:27:49Z"),
+            Some(1_767_284_869_000)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-01-01T18:27:49.6389+02:00"),
+            Some(1_767_284_869_638)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-01-01t16:27:49.6z"),
+            Some(1_767_284_869_600)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-01-01T11:27:49-05:00"),
+            Some(1_767_284_869_000)
+        );
     }
 
     #[test]

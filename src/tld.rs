@@ -47,7 +47,9 @@ impl fmt::Display for TldError {
         match self {
             TldError::Empty => f.write_str("empty name"),
             TldError::TooLong => write!(f, "name longer than {MAX_NAME_LEN} characters"),
-            TldError::EmptyLabel => f.write_str("empty label (two dots in a row or a trailing dot)"),
+            TldError::EmptyLabel => {
+                f.write_str("empty label (two dots in a row or a trailing dot)")
+            }
             TldError::LabelTooLong => write!(f, "label longer than {MAX_LABEL_LEN} characters"),
             TldError::Hyphen => f.write_str("label starts or ends with '-'"),
             TldError::BadChar(c) => write!(f, "character {c:?} is not allowed in a domain name"),
@@ -128,7 +130,10 @@ mod tests {
     fn canonical_names_borrow() {
         assert!(matches!(normalize("com"), Ok(Cow::Borrowed("com"))));
         assert!(matches!(normalize("co.uk"), Ok(Cow::Borrowed("co.uk"))));
-        assert!(matches!(normalize("xn--p1ai"), Ok(Cow::Borrowed("xn--p1ai"))));
+        assert!(matches!(
+            normalize("xn--p1ai"),
+            Ok(Cow::Borrowed("xn--p1ai"))
+        ));
     }
 
     #[test]

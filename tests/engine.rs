@@ -12,7 +12,9 @@ use std::time::Instant;
 
 use serde_json::Value;
 use tldsnap::build::{BuildOptions, build};
-use tldsnap::query::{self, CheapestRequest, HistoryRequest, PricesRequest, RegistrarsRequest, Shape};
+use tldsnap::query::{
+    self, CheapestRequest, HistoryRequest, PricesRequest, RegistrarsRequest, Shape,
+};
 use tldsnap::snapshot::{FORMAT_VERSION, HEADER_LEN, OpenError, Snapshot};
 use tldsnap::source::{self, Source};
 
@@ -33,7 +35,8 @@ fn fixture_snapshot() -> Snapshot {
 }
 
 fn json(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes)))
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes)))
 }
 
 // ---------------------------------------------------------------- bad input
@@ -54,13 +57,34 @@ fn build_cli(input: &Path, output: &Path) -> std::process::Output {
 #[test]
 fn every_bad_row_kind_fails_the_build_and_writes_nothing() {
     let cases: &[(&str, &str)] = &[
-        ("com,alpha,-1.00,2,,USD,2026-01-01T00:00:00Z", "prices.csv:2: register price \"-1.00\": negative price"),
-        ("com,alpha,ten,2,,USD,2026-01-01T00:00:00Z", "prices.csv:2: register price \"ten\" is not a decimal number"),
-        ("com,alpha,1.001,2,,USD,2026-01-01T00:00:00Z", "prices.csv:2: register price \"1.001\": more than 2 decimals"),
-        ("com,zulu,1,2,,USD,2026-01-01T00:00:00Z", "prices.csv:2: unknown registrar \"zulu\""),
-        ("com,alpha,1,2,,EUR,2026-01-01T00:00:00Z", "prices.csv:2: currency \"EUR\" is not USD"),
-        ("c..om,alpha,1,2,,USD,2026-01-01T00:00:00Z", "prices.csv:2: malformed TLD \"c..om\""),
-        ("com,alpha,1,2,,USD,2026-01-01 noon", "prices.csv:2: updated_at \"2026-01-01 noon\" is not an RFC 3339 timestamp"),
+        (
+            "com,alpha,-1.00,2,,USD,2026-01-01T00:00:00Z",
+            "prices.csv:2: register price \"-1.00\": negative price",
+        ),
+        (
+            "com,alpha,ten,2,,USD,2026-01-01T00:00:00Z",
+            "prices.csv:2: register price \"ten\" is not a decimal number",
+        ),
+        (
+            "com,alpha,1.001,2,,USD,2026-01-01T00:00:00Z",
+            "prices.csv:2: register price \"1.001\": more than 2 decimals",
+        ),
+        (
+            "com,zulu,1,2,,USD,2026-01-01T00:00:00Z",
+            "prices.csv:2: unknown registrar \"zulu\"",
+        ),
+        (
+            "com,alpha,1,2,,EUR,2026-01-01T00:00:00Z",
+            "prices.csv:2: currency \"EUR\" is not USD",
+        ),
+        (
+            "c..om,alpha,1,2,,USD,2026-01-01T00:00:00Z",
+            "prices.csv:2: malformed TLD \"c..om\"",
+        ),
+        (
+            "com,alpha,1,2,,USD,2026-01-01 noon",
+            "prices.csv:2: updated_at \"2026-01-01 noon\" is not an RFC 3339 timestamp",
+        ),
         (
             "com,alpha,1,2,,USD,2026-01-01T00:00:00Z\nCOM,alpha,1,2,,USD,2026-01-01T00:00:00Z",
             "prices.csv:3: duplicate row for (com, alpha)",
@@ -74,9 +98,15 @@ fn every_bad_row_kind_fails_the_build_and_writes_nothing() {
         let out = build_cli(&dir, &output);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{row}: {stderr}");
-        assert!(stderr.contains(expected), "{row}: expected {expected:?} in {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{row}: expected {expected:?} in {stderr}"
+        );
         assert!(!output.exists(), "{row}: a snapshot was written");
-        let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).collect();
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .collect();
         assert_eq!(leftovers.len(), 2, "{row}: temp files left behind");
     }
 }
@@ -86,25 +116,41 @@ fn all_bad_rows_are_listed_and_a_good_snapshot_survives_a_bad_build() {
     let dir = temp_dir("bad-many");
     let output = dir.join("out.snap");
     std::fs::write(dir.join("registrars.csv"), REGISTRARS).unwrap();
-    std::fs::write(dir.join("prices.csv"), format!("{PRICES_HEADER}com,alpha,1,2,,USD,2026-01-01T00:00:00Z\n")).unwrap();
+    std::fs::write(
+        dir.join("prices.csv"),
+        format!("{PRICES_HEADER}com,alpha,1,2,,USD,2026-01-01T00:00:00Z\n"),
+    )
+    .unwrap();
     assert!(build_cli(&dir, &output).status.success());
     let good = std::fs::read(&output).unwrap();
 
-    let rows: String = (0..30).map(|i| format!("t{i},alpha,1.{i:03},2,,USD,2026-01-01T00:00:00Z\n")).collect();
+    let rows: String = (0..30)
+        .map(|i| format!("t{i},alpha,1.{i:03},2,,USD,2026-01-01T00:00:00Z\n"))
+        .collect();
     std::fs::write(dir.join("prices.csv"), format!("{PRICES_HEADER}{rows}")).unwrap();
     let out = build_cli(&dir, &output);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr.contains("30 bad row(s)"), "{stderr}");
     for line in 2..32 {
-        assert!(stderr.contains(&format!("prices.csv:{line}: ")), "line {line} missing: {stderr}");
+        assert!(
+            stderr.contains(&format!("prices.csv:{line}: ")),
+            "line {line} missing: {stderr}"
+        );
     }
-    assert_eq!(std::fs::read(&output).unwrap(), good, "the old snapshot was touched");
+    assert_eq!(
+        std::fs::read(&output).unwrap(),
+        good,
+        "the old snapshot was touched"
+    );
 }
 
 #[test]
 fn usage_errors_exit_2_and_missing_input_exits_1() {
-    let out = Command::new(BIN).args(["build", "--input"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["build", "--input"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let dir = temp_dir("missing");
     let out = build_cli(&dir.join("nope"), &dir.join("x.snap"));
@@ -135,7 +181,14 @@ fn same_input_same_bytes() {
     // --built-at changes only the header.
     let c = dir.join("c.snap");
     let out = Command::new(BIN)
-        .args(["build", "--built-at", "2026-11-21T12:00:00Z", "--input", FIXTURE, "--output"])
+        .args([
+            "build",
+            "--built-at",
+            "2026-11-21T12:00:00Z",
+            "--input",
+            FIXTURE,
+            "--output",
+        ])
         .arg(&c)
         .output()
         .unwrap();
@@ -143,7 +196,10 @@ fn same_input_same_bytes() {
     let c = std::fs::read(&c).unwrap();
     assert_eq!(c[HEADER_LEN..], forward[HEADER_LEN..]);
     assert_ne!(c[..HEADER_LEN], forward[..HEADER_LEN]);
-    assert_eq!(Snapshot::from_bytes(&c).unwrap().header().built_at_ms, Some(1_795_262_400_000));
+    assert_eq!(
+        Snapshot::from_bytes(&c).unwrap().header().built_at_ms,
+        Some(1_795_262_400_000)
+    );
 }
 
 // ---------------------------------------------------------------- corrupted files
@@ -162,32 +218,52 @@ fn corrupted_snapshots_are_refused_with_a_reason() {
     assert!(open_bytes(&dir, "good.snap", &good).is_ok());
 
     // Empty and every truncation length of the header, then a spread through the payload.
-    assert!(matches!(open_bytes(&dir, "empty", &[]), Err(OpenError::TooShort { len: 0 })));
+    assert!(matches!(
+        open_bytes(&dir, "empty", &[]),
+        Err(OpenError::TooShort { len: 0 })
+    ));
     let mut lengths: Vec<usize> = (1..HEADER_LEN + 8).collect();
     lengths.extend((HEADER_LEN..good.len()).step_by(37));
     lengths.push(good.len() - 1);
     for len in lengths {
         let err = open_bytes(&dir, "trunc", &good[..len]).expect_err("truncated file opened");
-        assert!(matches!(err, OpenError::TooShort { .. } | OpenError::Length { .. }), "len {len}: {err}");
+        assert!(
+            matches!(err, OpenError::TooShort { .. } | OpenError::Length { .. }),
+            "len {len}: {err}"
+        );
     }
     // Extended by one byte.
     let mut longer = good.clone();
     longer.push(0);
-    assert!(matches!(open_bytes(&dir, "long", &longer), Err(OpenError::Length { .. })));
+    assert!(matches!(
+        open_bytes(&dir, "long", &longer),
+        Err(OpenError::Length { .. })
+    ));
 
     // Wrong magic, wrong version.
     let mut bad = good.clone();
     bad[0] = b'X';
-    assert!(matches!(open_bytes(&dir, "magic", &bad), Err(OpenError::Magic { .. })));
+    assert!(matches!(
+        open_bytes(&dir, "magic", &bad),
+        Err(OpenError::Magic { .. })
+    ));
     let mut bad = good.clone();
     bad[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     let err = open_bytes(&dir, "version", &bad).unwrap_err();
-    assert!(matches!(err, OpenError::Version { expected: FORMAT_VERSION, got } if got == FORMAT_VERSION + 1));
+    assert!(
+        matches!(err, OpenError::Version { expected: FORMAT_VERSION, got } if got == FORMAT_VERSION + 1)
+    );
     assert!(err.to_string().contains("rebuild"), "{err}");
 
     // A directory and a missing file.
-    assert!(matches!(Snapshot::open(&dir), Err(OpenError::IsDirectory(_))));
-    assert!(matches!(Snapshot::open(&dir.join("nope")), Err(OpenError::Io { .. })));
+    assert!(matches!(
+        Snapshot::open(&dir),
+        Err(OpenError::IsDirectory(_))
+    ));
+    assert!(matches!(
+        Snapshot::open(&dir.join("nope")),
+        Err(OpenError::Io { .. })
+    ));
 
     // Hundreds of random single-bit flips anywhere in the file, prices included.
     let mut rng = synth::Rng::new(42);
@@ -223,10 +299,17 @@ fn inspect_refuses_a_bad_file_with_exit_1() {
     let dir = temp_dir("inspect-bad");
     let path = dir.join("bad.snap");
     std::fs::write(&path, b"TLDSNAP\0 but not really").unwrap();
-    let out = Command::new(BIN).arg("inspect").arg(&path).output().unwrap();
+    let out = Command::new(BIN)
+        .arg("inspect")
+        .arg(&path)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("error: not a tldsnap snapshot"), "{stderr}");
+    assert!(
+        stderr.starts_with("error: not a tldsnap snapshot"),
+        "{stderr}"
+    );
     let out = Command::new(BIN).arg("inspect").arg(&dir).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
@@ -235,7 +318,9 @@ fn inspect_refuses_a_bad_file_with_exit_1() {
 // ---------------------------------------------------------------- golden bodies
 
 fn check_golden(name: &str, body: &[u8]) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/engine_golden").join(format!("{name}.json"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/engine_golden")
+        .join(format!("{name}.json"));
     let mut text = String::from_utf8(body.to_vec()).unwrap();
     // time_elapsed is real time: mask it.
     if let Some(i) = text.find("\"time_elapsed\":\"") {
@@ -248,7 +333,8 @@ fn check_golden(name: &str, body: &[u8]) {
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &text).unwrap();
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} missing (UPDATE_GOLDEN=1)", path.display()));
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{} missing (UPDATE_GOLDEN=1)", path.display()));
     assert_eq!(text, expected, "golden {name} differs");
 }
 
@@ -257,19 +343,62 @@ fn golden_bodies_of_every_query() {
     let snap = fixture_snapshot();
     let d = snap.data();
     let mut out = Vec::new();
-    let req = |tlds: &'static [&'static str], limit, shape, tier| CheapestRequest { tlds, limit, shape, tier };
-    query::cheapest(d, &req(&["com", "net", "aero", "nope", "xn--p1ai"], 3, Shape::Client, Some("basic")), &mut out).unwrap();
+    let req = |tlds: &'static [&'static str], limit, shape, tier| CheapestRequest {
+        tlds,
+        limit,
+        shape,
+        tier,
+    };
+    query::cheapest(
+        d,
+        &req(
+            &["com", "net", "aero", "nope", "xn--p1ai"],
+            3,
+            Shape::Client,
+            Some("basic"),
+        ),
+        &mut out,
+    )
+    .unwrap();
     check_golden("cheapest_client", &out);
-    query::cheapest(d, &req(&["com", "co.uk", "museum"], 10, Shape::Public, None), &mut out).unwrap();
+    query::cheapest(
+        d,
+        &req(&["com", "co.uk", "museum"], 10, Shape::Public, None),
+        &mut out,
+    )
+    .unwrap();
     check_golden("cheapest_public", &out);
     query::cheapest(d, &req(&["de", "nope"], 10, Shape::Public, None), &mut out).unwrap();
     check_golden("cheapest_public_not_found", &out);
     let keys: &[&str] = &["golf", "alpha", "nobody"];
-    query::prices(d, &PricesRequest { tlds: &["com", "co.uk", "zz"], registrars: Some(keys), started: Instant::now() }, &mut out).unwrap();
+    query::prices(
+        d,
+        &PricesRequest {
+            tlds: &["com", "co.uk", "zz"],
+            registrars: Some(keys),
+            started: Instant::now(),
+        },
+        &mut out,
+    )
+    .unwrap();
     check_golden("prices_selected", &out);
-    query::prices(d, &PricesRequest { tlds: &["com", "aero"], registrars: None, started: Instant::now() }, &mut out).unwrap();
+    query::prices(
+        d,
+        &PricesRequest {
+            tlds: &["com", "aero"],
+            registrars: None,
+            started: Instant::now(),
+        },
+        &mut out,
+    )
+    .unwrap();
     check_golden("prices_all_sellers", &out);
-    let reg = |include_prices, limit| RegistrarsRequest { tld: "com", include_prices, limit, public_url: "https://tldsnap.dev" };
+    let reg = |include_prices, limit| RegistrarsRequest {
+        tld: "com",
+        include_prices,
+        limit,
+        public_url: "https://tldsnap.dev",
+    };
     query::registrars(d, &reg(true, Some(5)), &mut out).unwrap();
     check_golden("registrars_basic_with_prices", &out);
     query::registrars(d, &reg(false, None), &mut out).unwrap();
@@ -278,10 +407,30 @@ fn golden_bodies_of_every_query() {
     check_golden("overview_com", &out);
     query::overview(d, "aero", &mut out).unwrap();
     check_golden("overview_renewal_only", &out);
-    query::history(d, &HistoryRequest { tld: "com", registrars: None, from: None, to: None }, &mut out).unwrap();
+    query::history(
+        d,
+        &HistoryRequest {
+            tld: "com",
+            registrars: None,
+            from: None,
+            to: None,
+        },
+        &mut out,
+    )
+    .unwrap();
     check_golden("history_com", &out);
     let from = tldsnap::time::parse_date("2025-01-01");
-    query::history(d, &HistoryRequest { tld: "de", registrars: Some(&["echo", "nobody"]), from, to: None }, &mut out).unwrap();
+    query::history(
+        d,
+        &HistoryRequest {
+            tld: "de",
+            registrars: Some(&["echo", "nobody"]),
+            from,
+            to: None,
+        },
+        &mut out,
+    )
+    .unwrap();
     check_golden("history_de_from", &out);
 }
 
@@ -289,12 +438,25 @@ fn golden_bodies_of_every_query() {
 fn nothing_known_is_an_error_not_an_empty_body() {
     let snap = fixture_snapshot();
     let mut out = Vec::new();
-    let req = CheapestRequest { tlds: &["nope", "zz"], limit: 5, shape: Shape::Client, tier: None };
+    let req = CheapestRequest {
+        tlds: &["nope", "zz"],
+        limit: 5,
+        shape: Shape::Client,
+        tier: None,
+    };
     assert_eq!(
         query::cheapest(snap.data(), &req, &mut out),
-        Err(query::QueryError::UnknownTlds(vec!["nope".into(), "zz".into()]))
+        Err(query::QueryError::UnknownTlds(vec![
+            "nope".into(),
+            "zz".into()
+        ]))
     );
-    let req = RegistrarsRequest { tld: "nope", include_prices: false, limit: None, public_url: "" };
+    let req = RegistrarsRequest {
+        tld: "nope",
+        include_prices: false,
+        limit: None,
+        public_url: "",
+    };
     assert!(query::registrars(snap.data(), &req, &mut out).is_err());
 }
 
@@ -303,7 +465,13 @@ fn nothing_known_is_an_error_not_an_empty_body() {
 /// A synthetic source of a few hundred TLDs, with every awkward case the generator makes.
 fn synthetic() -> (Source, Snapshot) {
     let dir = temp_dir("synthetic");
-    let cfg = synth::Config { tlds: 400, registrars: 25, density: 0.5, seed: 7, history: true };
+    let cfg = synth::Config {
+        tlds: 400,
+        registrars: 25,
+        density: 0.5,
+        seed: 7,
+        history: true,
+    };
     synth::write_source(&cfg, &dir).unwrap();
     let source = source::read_dir(&dir).unwrap();
     let (bytes, _) = build(&source, &BuildOptions::default()).unwrap();
@@ -321,14 +489,22 @@ fn every_source_row_reads_back() {
     for row in &source.prices {
         let tlds = [row.tld.as_str()];
         let keys = [row.registrar.as_str()];
-        let req = PricesRequest { tlds: &tlds, registrars: Some(&keys), started: Instant::now() };
+        let req = PricesRequest {
+            tlds: &tlds,
+            registrars: Some(&keys),
+            started: Instant::now(),
+        };
         query::prices(snap.data(), &req, &mut out).unwrap();
         let v = json(&out);
         let rec = &v["results"][&row.tld][&row.registrar];
         assert_eq!(rec["register_price"], dollars(row.register), "{row:?}");
         assert_eq!(rec["renew_price"], dollars(row.renew), "{row:?}");
         assert_eq!(rec["transfer_price"], dollars(row.transfer), "{row:?}");
-        assert_eq!(rec["last_updated"], tldsnap::time::iso_millis(row.updated_ms), "{row:?}");
+        assert_eq!(
+            rec["last_updated"],
+            tldsnap::time::iso_millis(row.updated_ms),
+            "{row:?}"
+        );
     }
     // Every history row, through the history query.
     let mut by_tld: BTreeMap<&str, Vec<&source::HistoryRow>> = BTreeMap::new();
@@ -337,14 +513,32 @@ fn every_source_row_reads_back() {
     }
     assert!(!by_tld.is_empty(), "the generator wrote no history");
     for (tld, rows) in by_tld {
-        query::history(snap.data(), &HistoryRequest { tld, registrars: None, from: None, to: None }, &mut out).unwrap();
+        query::history(
+            snap.data(),
+            &HistoryRequest {
+                tld,
+                registrars: None,
+                from: None,
+                to: None,
+            },
+            &mut out,
+        )
+        .unwrap();
         let v = json(&out);
-        let total: usize = v["history"].as_object().unwrap().values().map(|a| a.as_array().unwrap().len()).sum();
+        let total: usize = v["history"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|a| a.as_array().unwrap().len())
+            .sum();
         assert_eq!(total, rows.len(), "{tld}");
         for h in rows {
             let date = tldsnap::time::date_string(h.date as i64);
             let list = v["history"][&h.registrar].as_array().unwrap();
-            let c = list.iter().find(|c| c["date"] == date.as_str()).unwrap_or_else(|| panic!("{h:?}"));
+            let c = list
+                .iter()
+                .find(|c| c["date"] == date.as_str())
+                .unwrap_or_else(|| panic!("{h:?}"));
             assert_eq!(c["register_price"], dollars(h.register));
             assert_eq!(c["renew_price"], dollars(h.renew));
             assert_eq!(c["transfer_price"], dollars(h.transfer));
@@ -355,7 +549,11 @@ fn every_source_row_reads_back() {
 #[test]
 fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
     let (source, snap) = synthetic();
-    let names: BTreeMap<&str, &str> = source.registrars.iter().map(|r| (r.key.as_str(), r.name.as_str())).collect();
+    let names: BTreeMap<&str, &str> = source
+        .registrars
+        .iter()
+        .map(|r| (r.key.as_str(), r.name.as_str()))
+        .collect();
     let mut groups: BTreeMap<&str, Vec<&source::PriceRow>> = BTreeMap::new();
     for p in &source.prices {
         groups.entry(&p.tld).or_default().push(p);
@@ -363,13 +561,24 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
     let (mut ties_seen, mut renewal_only_seen) = (0, 0);
     let mut out = Vec::new();
     for (tld, rows) in &groups {
-        let mut sellers: Vec<&&source::PriceRow> = rows.iter().filter(|r| r.register.is_some()).collect();
+        let mut sellers: Vec<&&source::PriceRow> =
+            rows.iter().filter(|r| r.register.is_some()).collect();
         renewal_only_seen += rows.len() - sellers.len();
-        sellers.sort_by(|a, b| (a.register, a.renew, &a.registrar).cmp(&(b.register, b.renew, &b.registrar)));
-        ties_seen += sellers.windows(2).filter(|w| w[0].register == w[1].register).count();
+        sellers.sort_by(|a, b| {
+            (a.register, a.renew, &a.registrar).cmp(&(b.register, b.renew, &b.registrar))
+        });
+        ties_seen += sellers
+            .windows(2)
+            .filter(|w| w[0].register == w[1].register)
+            .count();
 
         let tlds = [*tld];
-        let req = CheapestRequest { tlds: &tlds, limit: 100, shape: Shape::Public, tier: None };
+        let req = CheapestRequest {
+            tlds: &tlds,
+            limit: 100,
+            shape: Shape::Public,
+            tier: None,
+        };
         query::cheapest(snap.data(), &req, &mut out).unwrap();
         let v = json(&out);
         let r = &v["results"][*tld];
@@ -379,12 +588,23 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
         for (i, (e, s)) in entries.iter().zip(&sellers).enumerate() {
             let (reg, ren) = (s.register.unwrap() as u64, s.renew.unwrap() as u64);
             assert_eq!(e["rank"], i + 1);
-            assert_eq!(e["registrar_name"], names[s.registrar.as_str()], "{tld} rank {}", i + 1);
+            assert_eq!(
+                e["registrar_name"],
+                names[s.registrar.as_str()],
+                "{tld} rank {}",
+                i + 1
+            );
             assert_eq!(e["register_price"], dollars(s.register));
             assert_eq!(e["transfer_price"], dollars(s.transfer));
             assert_eq!(e["total_cost_1_year"], dollars(s.register));
-            assert_eq!(e["total_cost_3_year"], serde_json::json!((reg + 2 * ren) as f64 / 100.0));
-            assert_eq!(e["total_cost_5_year"], serde_json::json!((reg + 4 * ren) as f64 / 100.0));
+            assert_eq!(
+                e["total_cost_3_year"],
+                serde_json::json!((reg + 2 * ren) as f64 / 100.0)
+            );
+            assert_eq!(
+                e["total_cost_5_year"],
+                serde_json::json!((reg + 4 * ren) as f64 / 100.0)
+            );
         }
         let avg = |vals: Vec<u32>| {
             if vals.is_empty() {
@@ -396,12 +616,29 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
             }
         };
         let a = &r["avg_prices"];
-        assert_eq!(a["register"], avg(sellers.iter().filter_map(|s| s.register).collect()), "{tld}");
-        assert_eq!(a["renew"], avg(sellers.iter().filter_map(|s| s.renew).collect()), "{tld}");
-        assert_eq!(a["transfer"], avg(sellers.iter().filter_map(|s| s.transfer).collect()), "{tld}");
+        assert_eq!(
+            a["register"],
+            avg(sellers.iter().filter_map(|s| s.register).collect()),
+            "{tld}"
+        );
+        assert_eq!(
+            a["renew"],
+            avg(sellers.iter().filter_map(|s| s.renew).collect()),
+            "{tld}"
+        );
+        assert_eq!(
+            a["transfer"],
+            avg(sellers.iter().filter_map(|s| s.transfer).collect()),
+            "{tld}"
+        );
 
         // Client shape: same order, with keys; limit cuts but the count does not change.
-        let req = CheapestRequest { tlds: &tlds, limit: 3, shape: Shape::Client, tier: Some("pro") };
+        let req = CheapestRequest {
+            tlds: &tlds,
+            limit: 3,
+            shape: Shape::Client,
+            tier: Some("pro"),
+        };
         query::cheapest(snap.data(), &req, &mut out).unwrap();
         let v = json(&out);
         let c = v["results"][*tld]["cheapest_register"].as_array().unwrap();
@@ -416,32 +653,62 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
         query::overview(snap.data(), tld, &mut out).unwrap();
         let v = json(&out);
         let low_renew = sellers.iter().min_by_key(|s| (s.renew, &s.registrar));
-        let low_5y = sellers.iter().min_by_key(|s| (s.register.unwrap() as u64 + 4 * s.renew.unwrap() as u64, &s.registrar));
+        let low_5y = sellers.iter().min_by_key(|s| {
+            (
+                s.register.unwrap() as u64 + 4 * s.renew.unwrap() as u64,
+                &s.registrar,
+            )
+        });
         match (low_renew, low_5y) {
             (Some(lr), Some(l5)) => {
-                assert_eq!(v["lowest_renew"]["registrar_key"], lr.registrar.as_str(), "{tld}");
+                assert_eq!(
+                    v["lowest_renew"]["registrar_key"],
+                    lr.registrar.as_str(),
+                    "{tld}"
+                );
                 assert_eq!(v["lowest_renew"]["price"], dollars(lr.renew));
-                assert_eq!(v["lowest_5_year"]["registrar_key"], l5.registrar.as_str(), "{tld}");
-                assert_eq!(v["cheapest_register"]["registrar_key"], sellers[0].registrar.as_str());
+                assert_eq!(
+                    v["lowest_5_year"]["registrar_key"],
+                    l5.registrar.as_str(),
+                    "{tld}"
+                );
+                assert_eq!(
+                    v["cheapest_register"]["registrar_key"],
+                    sellers[0].registrar.as_str()
+                );
             }
             _ => assert!(v["lowest_renew"].is_null() && v["cheapest_register"].is_null()),
         }
 
         // Registrar listing in the same order, cut to 5 with a message.
-        let req = RegistrarsRequest { tld, include_prices: true, limit: Some(5), public_url: "https://x.test" };
+        let req = RegistrarsRequest {
+            tld,
+            include_prices: true,
+            limit: Some(5),
+            public_url: "https://x.test",
+        };
         query::registrars(snap.data(), &req, &mut out).unwrap();
         let v = json(&out);
         let list = v["registrars"].as_array().unwrap();
         assert_eq!(list.len(), sellers.len().min(5));
         for (e, s) in list.iter().zip(&sellers) {
             assert_eq!(e["key"], s.registrar.as_str());
-            assert_eq!(e["website_url"], format!("https://x.test/registrars/{}", s.registrar));
+            assert_eq!(
+                e["website_url"],
+                format!("https://x.test/registrars/{}", s.registrar)
+            );
             assert_eq!(e["prices"]["renew"], dollars(s.renew));
         }
         assert_eq!(v.get("message").is_some(), sellers.len() > 5, "{tld}");
     }
-    assert!(ties_seen > 0, "the synthetic data has no register ties: the tie rule went untested");
-    assert!(renewal_only_seen > 0, "the synthetic data has no renewal-only rows");
+    assert!(
+        ties_seen > 0,
+        "the synthetic data has no register ties: the tie rule went untested"
+    );
+    assert!(
+        renewal_only_seen > 0,
+        "the synthetic data has no renewal-only rows"
+    );
 }
 
 #[test]

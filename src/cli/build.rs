@@ -25,7 +25,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let built_at_ms = match &args.built_at {
         None => None,
         Some(s) => Some(
-            tldsnap::time::parse_rfc3339(s).ok_or_else(|| format!("--built-at {s:?} is not an RFC 3339 timestamp"))?,
+            tldsnap::time::parse_rfc3339(s)
+                .ok_or_else(|| format!("--built-at {s:?} is not an RFC 3339 timestamp"))?,
         ),
     };
     let report = build_dir(&args.input, &args.output, &BuildOptions { built_at_ms })?;

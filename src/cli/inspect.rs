@@ -26,21 +26,41 @@ pub fn report(snap: &Snapshot) -> String {
     let h = snap.header();
     let d = snap.data();
     let mut s = String::new();
-    let sellers = d.offers.iter().filter(|o| o.register != tldsnap::snapshot::schema::NONE).count();
+    let sellers = d
+        .offers
+        .iter()
+        .filter(|o| o.register != tldsnap::snapshot::schema::NONE)
+        .count();
     let _ = writeln!(s, "format version   {}", h.version);
     let _ = writeln!(s, "content hash     xxh3-128:{}", h.hash_hex());
-    let _ = writeln!(s, "size             {} bytes (header {HEADER_LEN} + payload {})", snap.len(), h.payload_len);
+    let _ = writeln!(
+        s,
+        "size             {} bytes (header {HEADER_LEN} + payload {})",
+        snap.len(),
+        h.payload_len
+    );
     let _ = writeln!(s, "data date        {}", iso_millis(h.data_updated_ms));
-    let built = h.built_at_ms.map_or_else(|| "not recorded".to_string(), iso_millis);
+    let built = h
+        .built_at_ms
+        .map_or_else(|| "not recorded".to_string(), iso_millis);
     let _ = writeln!(s, "built at         {built}");
     let _ = writeln!(s, "TLDs             {}", d.tld_count());
     let sold = d.tlds.iter().filter(|t| t.sellers.to_native() > 0).count();
     let _ = writeln!(s, "  with a seller  {sold}");
     let _ = writeln!(s, "registrars       {}", d.registrar_count());
-    let _ = writeln!(s, "offers           {} ({} sellers, {} renewal-only)", d.offer_count(), sellers, d.offer_count() - sellers);
+    let _ = writeln!(
+        s,
+        "offers           {} ({} sellers, {} renewal-only)",
+        d.offer_count(),
+        sellers,
+        d.offer_count() - sellers
+    );
     let _ = writeln!(s, "history changes  {}", d.history.len());
     let _ = writeln!(s);
-    let _ = writeln!(s, "| registrar | name | TLDs sold | renewal-only | data date |");
+    let _ = writeln!(
+        s,
+        "| registrar | name | TLDs sold | renewal-only | data date |"
+    );
     let _ = writeln!(s, "|---|---|---:|---:|---|");
     for r in d.registrars.iter() {
         let date = match r.updated_ms.to_native() {

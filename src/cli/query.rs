@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use super::CliError;
 use tldsnap::access::plans::{Plan, Plans, TldScope, is_free_tld};
-use tldsnap::query::{self, CheapestRequest, HistoryRequest, PricesRequest, RegistrarsRequest, Shape};
+use tldsnap::query::{
+    self, CheapestRequest, HistoryRequest, PricesRequest, RegistrarsRequest, Shape,
+};
 use tldsnap::snapshot::Snapshot;
 
 /// Query commands.
@@ -97,7 +99,9 @@ impl Common {
             Some(t) => {
                 let plans = Plans::default();
                 let plan = plans.get(t).cloned();
-                Some(plan.ok_or_else(|| format!("unknown tier {t:?} (one of: {})", plans.names().join(", ")))?)
+                Some(plan.ok_or_else(|| {
+                    format!("unknown tier {t:?} (one of: {})", plans.names().join(", "))
+                })?)
             }
         };
         Ok((Snapshot::open(&self.snapshot)?, plan))
@@ -129,9 +133,18 @@ fn key_list(raw: &str) -> Vec<String> {
 fn check_plan(plan: Option<&Plan>, tlds: &[String]) -> Result<(), CliError> {
     if let Some(p) = plan {
         if p.tlds == TldScope::Free {
-            let outside: Vec<&str> = tlds.iter().map(String::as_str).filter(|t| !is_free_tld(t)).collect();
+            let outside: Vec<&str> = tlds
+                .iter()
+                .map(String::as_str)
+                .filter(|t| !is_free_tld(t))
+                .collect();
             if !outside.is_empty() {
-                return Err(format!("tld_not_in_plan: the {} plan covers the 22 free TLDs only, not {}", p.name, outside.join(", ")).into());
+                return Err(format!(
+                    "tld_not_in_plan: the {} plan covers the 22 free TLDs only, not {}",
+                    p.name,
+                    outside.join(", ")
+                )
+                .into());
             }
         }
     }
@@ -140,7 +153,10 @@ fn check_plan(plan: Option<&Plan>, tlds: &[String]) -> Result<(), CliError> {
 
 fn date(flag: &str, v: &Option<String>) -> Result<Option<i64>, CliError> {
     v.as_deref()
-        .map(|s| tldsnap::time::parse_date(s).ok_or_else(|| format!("--{flag} {s:?} is not a YYYY-MM-DD date").into()))
+        .map(|s| {
+            tldsnap::time::parse_date(s)
+                .ok_or_else(|| format!("--{flag} {s:?} is not a YYYY-MM-DD date").into())
+        })
         .transpose()
 }
 
@@ -148,36 +164,74 @@ fn date(flag: &str, v: &Option<String>) -> Result<Option<i64>, CliError> {
 pub fn run(cmd: Command) -> Result<(), CliError> {
     let mut out = Vec::new();
     match cmd {
-        Command::Cheapest { common, tlds, limit, public } => {
+        Command::Cheapest {
+            common,
+            tlds,
+            limit,
+            public,
+        } => {
             let (snap, plan) = common.open()?;
             let tlds = tld_list(&tlds)?;
             check_plan(plan.as_deref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();
             let shape = if public { Shape::Public } else { Shape::Client };
-            let req = CheapestRequest { tlds: &names, limit: limit as usize, shape, tier: plan.as_ref().map(|p| p.name.as_str()) };
+            let req = CheapestRequest {
+                tlds: &names,
+                limit: limit as usize,
+                shape,
+                tier: plan.as_ref().map(|p| p.name.as_str()),
+            };
             query::cheapest(snap.data(), &req, &mut out)?;
         }
-        Command::Prices { common, tlds, registrars } => {
+        Command::Prices {
+            common,
+            tlds,
+            registrars,
+        } => {
             let (snap, plan) = common.open()?;
             let started = Instant::now();
             let tlds = tld_list(&tlds)?;
             check_plan(plan.as_deref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();
             let keys = registrars.as_deref().map(key_list);
-            let key_refs: Option<Vec<&str>> = keys.as_ref().map(|k| k.iter().map(String::as_str).collect());
-            let req = PricesRequest { tlds: &names, registrars: key_refs.as_deref(), started };
+            let key_refs: Option<Vec<&str>> = keys
+                .as_ref()
+                .map(|k| k.iter().map(String::as_str).collect());
+            let req = PricesRequest {
+                tlds: &names,
+                registrars: key_refs.as_deref(),
+                started,
+            };
             query::prices(snap.data(), &req, &mut out)?;
         }
-        Command::Registrars { common, tld, include_prices, public_url } => {
+        Command::Registrars {
+            common,
+            tld,
+            include_prices,
+            public_url,
+        } => {
             let (snap, plan) = common.open()?;
             let tlds = tld_list(&tld)?;
             check_plan(plan.as_deref(), &tlds)?;
-            let limit = plan.as_ref().and_then(|p| p.registrar_list_limit).map(|l| l as usize);
+            let limit = plan
+                .as_ref()
+                .and_then(|p| p.registrar_list_limit)
+                .map(|l| l as usize);
             let public_url = public_url.trim_end_matches('/');
-            if public_url.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
-                return Err("--public-url may not contain quotes, backslashes or control characters".into());
+            if public_url
+                .bytes()
+                .any(|b| b == b'"' || b == b'\\' || b < 0x20)
+            {
+                return Err(
+                    "--public-url may not contain quotes, backslashes or control characters".into(),
+                );
             }
-            let req = RegistrarsRequest { tld: &tlds[0], include_prices, limit, public_url };
+            let req = RegistrarsRequest {
+                tld: &tlds[0],
+                include_prices,
+                limit,
+                public_url,
+            };
             query::registrars(snap.data(), &req, &mut out)?;
         }
         Command::Overview { common, tld } => {
@@ -186,13 +240,26 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             check_plan(plan.as_deref(), &tlds)?;
             query::overview(snap.data(), &tlds[0], &mut out)?;
         }
-        Command::History { common, tld, registrars, from, to } => {
+        Command::History {
+            common,
+            tld,
+            registrars,
+            from,
+            to,
+        } => {
             let (snap, plan) = common.open()?;
             let tlds = tld_list(&tld)?;
             check_plan(plan.as_deref(), &tlds)?;
             let keys = registrars.as_deref().map(key_list);
-            let key_refs: Option<Vec<&str>> = keys.as_ref().map(|k| k.iter().map(String::as_str).collect());
-            let req = HistoryRequest { tld: &tlds[0], registrars: key_refs.as_deref(), from: date("from", &from)?, to: date("to", &to)? };
+            let key_refs: Option<Vec<&str>> = keys
+                .as_ref()
+                .map(|k| k.iter().map(String::as_str).collect());
+            let req = HistoryRequest {
+                tld: &tlds[0],
+                registrars: key_refs.as_deref(),
+                from: date("from", &from)?,
+                to: date("to", &to)?,
+            };
             query::history(snap.data(), &req, &mut out)?;
         }
     }

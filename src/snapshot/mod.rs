@@ -78,7 +78,9 @@ impl Header {
     pub fn parse(bytes: &[u8]) -> Result<Header, OpenError> {
         // Shorter than a header: truncated (or not a snapshot at all).
         if bytes.len() < HEADER_LEN {
-            return Err(OpenError::TooShort { len: bytes.len() as u64 });
+            return Err(OpenError::TooShort {
+                len: bytes.len() as u64,
+            });
         }
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
@@ -91,23 +93,33 @@ impl Header {
         // Version: a newer or older layout cannot be read by this code.
         let version = u32_at(8);
         if version != FORMAT_VERSION {
-            return Err(OpenError::Version { expected: FORMAT_VERSION, got: version });
+            return Err(OpenError::Version {
+                expected: FORMAT_VERSION,
+                got: version,
+            });
         }
         // Header length is fixed for this version; anything else is corruption.
         let header_len = u32_at(12);
         if header_len as usize != HEADER_LEN {
-            return Err(OpenError::Corrupt(format!("header length {header_len}, expected {HEADER_LEN}")));
+            return Err(OpenError::Corrupt(format!(
+                "header length {header_len}, expected {HEADER_LEN}"
+            )));
         }
         // The payload must end exactly at the end of the file: rkyv finds its root
         // from the end, and a shorter file is a truncated copy.
         let payload_len = u64_at(16);
         let actual = (bytes.len() - HEADER_LEN) as u64;
         if payload_len != actual {
-            return Err(OpenError::Length { expected: payload_len, got: actual });
+            return Err(OpenError::Length {
+                expected: payload_len,
+                got: actual,
+            });
         }
         // Reserved bytes are zero in this version.
         if u64_at(56) != 0 {
-            return Err(OpenError::Corrupt("reserved header bytes are not zero".into()));
+            return Err(OpenError::Corrupt(
+                "reserved header bytes are not zero".into(),
+            ));
         }
         let built = u64_at(48) as i64;
         Ok(Header {
@@ -171,19 +183,33 @@ impl fmt::Display for OpenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OpenError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            OpenError::IsDirectory(p) => write!(f, "{}: is a directory, not a snapshot file", p.display()),
+            OpenError::IsDirectory(p) => {
+                write!(f, "{}: is a directory, not a snapshot file", p.display())
+            }
             OpenError::TooShort { len } => {
-                write!(f, "not a tldsnap snapshot: {len} bytes, shorter than the {HEADER_LEN}-byte header")
+                write!(
+                    f,
+                    "not a tldsnap snapshot: {len} bytes, shorter than the {HEADER_LEN}-byte header"
+                )
             }
             OpenError::Magic { got } => write!(f, "not a tldsnap snapshot: starts with {got:02x?}"),
             OpenError::Version { expected, got } => {
-                write!(f, "snapshot format version {got}, this build reads version {expected}: rebuild it")
+                write!(
+                    f,
+                    "snapshot format version {got}, this build reads version {expected}: rebuild it"
+                )
             }
             OpenError::Length { expected, got } => {
-                write!(f, "snapshot truncated or extended: header promises {expected} payload bytes, file has {got}")
+                write!(
+                    f,
+                    "snapshot truncated or extended: header promises {expected} payload bytes, file has {got}"
+                )
             }
             OpenError::Checksum { expected, got } => {
-                write!(f, "snapshot corrupted: content hash {got:032x}, header says {expected:032x}")
+                write!(
+                    f,
+                    "snapshot corrupted: content hash {got:032x}, header says {expected:032x}"
+                )
             }
             OpenError::Corrupt(why) => write!(f, "snapshot corrupted: {why}"),
         }
@@ -215,14 +241,19 @@ pub struct Snapshot {
 
 impl fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Snapshot").field("header", &self.header).finish_non_exhaustive()
+        f.debug_struct("Snapshot")
+            .field("header", &self.header)
+            .finish_non_exhaustive()
     }
 }
 
 impl Snapshot {
     /// Maps `path` and verifies it completely (see the module docs).
     pub fn open(path: &Path) -> Result<Snapshot, OpenError> {
-        let io = |source| OpenError::Io { path: path.to_path_buf(), source };
+        let io = |source| OpenError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
         let file = std::fs::File::open(path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if meta.is_dir() {
@@ -255,7 +286,10 @@ impl Snapshot {
         let payload = &bytes[HEADER_LEN..];
         let got = xxhash_rust::xxh3::xxh3_128(payload);
         if got != header.content_hash {
-            return Err(OpenError::Checksum { expected: header.content_hash, got });
+            return Err(OpenError::Checksum {
+                expected: header.content_hash,
+                got,
+            });
         }
         let data = rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
             .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))?;
@@ -354,7 +388,9 @@ impl ArchivedSnapshotData {
     /// Position of a registrar by key (binary search over the sorted keys).
     #[inline]
     pub fn registrar_index(&self, key: &str) -> Option<usize> {
-        self.registrars.binary_search_by(|r| self.span(&r.key).cmp(key.as_bytes())).ok()
+        self.registrars
+            .binary_search_by(|r| self.span(&r.key).cmp(key.as_bytes()))
+            .ok()
     }
 
     /// Number of TLDs.
@@ -374,7 +410,11 @@ impl ArchivedSnapshotData {
 
     /// The offer of `registrar` for `tld`, if it has one (binary search in the group).
     #[inline]
-    pub fn offer_of(&self, tld: &schema::ArchivedTld, registrar: usize) -> Option<&schema::ArchivedOffer> {
+    pub fn offer_of(
+        &self,
+        tld: &schema::ArchivedTld,
+        registrar: usize,
+    ) -> Option<&schema::ArchivedOffer> {
         let first = tld.first_offer.to_native() as usize;
         let group = &self.by_registrar[first..first + tld.rows.to_native() as usize];
         group
@@ -394,7 +434,11 @@ impl ArchivedSnapshotData {
         let (n_reg, n_tld, n_off) = (self.registrars.len(), self.tlds.len(), self.offers.len());
         for (i, r) in self.registrars.iter().enumerate() {
             let spans = [&r.name_json, &r.listing_head, &r.listing_path];
-            if !(str_ok(&r.key) && str_ok(&r.name) && str_ok(&r.homepage) && spans.iter().all(|s| span_ok(s))) {
+            if !(str_ok(&r.key)
+                && str_ok(&r.name)
+                && str_ok(&r.homepage)
+                && spans.iter().all(|s| span_ok(s)))
+            {
                 return Err(format!("registrar {i}: span outside the text"));
             }
             if i > 0 && self.span(&self.registrars[i - 1].key) >= self.span(&r.key) {
@@ -408,21 +452,34 @@ impl ArchivedSnapshotData {
         let mut next_change = 0usize;
         for (i, t) in self.tlds.iter().enumerate() {
             let err = |what: &str| Err(format!("TLD {i}: {what}"));
-            if !(str_ok(&t.name) && span_ok(&t.key_json) && span_ok(&t.client_tail) && span_ok(&t.public_tail)) {
+            if !(str_ok(&t.name)
+                && span_ok(&t.key_json)
+                && span_ok(&t.client_tail)
+                && span_ok(&t.public_tail))
+            {
                 return err("span outside the text");
             }
-            let (first, sellers, rows) =
-                (t.first_offer.to_native() as usize, t.sellers.to_native() as usize, t.rows.to_native() as usize);
+            let (first, sellers, rows) = (
+                t.first_offer.to_native() as usize,
+                t.sellers.to_native() as usize,
+                t.rows.to_native() as usize,
+            );
             if first != next_offer || sellers > rows || first + rows > n_off {
                 return err("offer group out of place");
             }
             next_offer = first + rows;
-            let (fc, nc) = (t.first_change.to_native() as usize, t.changes.to_native() as usize);
+            let (fc, nc) = (
+                t.first_change.to_native() as usize,
+                t.changes.to_native() as usize,
+            );
             if fc != next_change || fc + nc > self.history.len() {
                 return err("history group out of place");
             }
             next_change = fc + nc;
-            for o in [t.lowest_renew_offer.to_native(), t.lowest_5y_offer.to_native()] {
+            for o in [
+                t.lowest_renew_offer.to_native(),
+                t.lowest_5y_offer.to_native(),
+            ] {
                 if o != NONE && !(first..first + sellers).contains(&(o as usize)) {
                     return err("aggregate points outside its sellers");
                 }
@@ -435,7 +492,10 @@ impl ArchivedSnapshotData {
             let mut client = t.client_start.to_native();
             let mut record = t.records_start.to_native();
             for (k, o) in self.offers[first..first + rows].iter().enumerate() {
-                if o.registrar.to_native() as usize >= n_reg || !span_ok(&o.record) || o.record.start < record {
+                if o.registrar.to_native() as usize >= n_reg
+                    || !span_ok(&o.record)
+                    || o.record.start < record
+                {
                     return err("offer registrar or record out of range");
                 }
                 record = o.record.end.to_native();
@@ -455,14 +515,23 @@ impl ArchivedSnapshotData {
                     return err("registrar index points outside its group");
                 }
             }
-            if self.offers[first..first + rows].iter().filter(|o| o.register != NONE).count() < sellers {
+            if self.offers[first..first + rows]
+                .iter()
+                .filter(|o| o.register != NONE)
+                .count()
+                < sellers
+            {
                 return err("seller without a register price");
             }
         }
         if next_offer != n_off || next_change != self.history.len() {
             return Err("offers or history not covered by the TLD groups".into());
         }
-        if self.history.iter().any(|c| c.registrar.to_native() as usize >= n_reg) {
+        if self
+            .history
+            .iter()
+            .any(|c| c.registrar.to_native() as usize >= n_reg)
+        {
             return Err("history refers to an unknown registrar".into());
         }
         let table = &self.tld_table;
