@@ -5,12 +5,14 @@
 //! directory, without persistence. Without the binary the tests print a note and pass,
 //! unless `CI` is set, where a missing Redis is a failure.
 
-use std::io::{Read, Write};
-use std::net::{IpAddr, TcpStream};
+mod metering_support;
+
+use std::net::IpAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+
+use metering_support::Redis;
 
 use tldsnap::access::clock::ManualClock;
 use tldsnap::access::keys::KeysFile;
@@ -35,116 +37,8 @@ fn client() -> IpAddr {
     "192.0.2.1".parse().unwrap()
 }
 
-struct Redis {
-    child: Option<Child>,
-    port: u16,
-    dir: PathBuf,
-}
-
-fn redis_binary() -> Option<PathBuf> {
-    for d in std::env::var("PATH")
-        .unwrap_or_default()
-        .split(':')
-        .chain(["/usr/bin", "/usr/sbin"])
-    {
-        let p = PathBuf::from(d).join("redis-server");
-        if p.is_file() {
-            return Some(p);
-        }
-    }
-    None
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn ping(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"PING\r\n").is_err() {
-        return false;
-    }
-    let mut buf = [0u8; 7];
-    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
-}
-
-impl Redis {
-    /// Starts a private redis-server, or returns None (skip) when there is none and CI
-    /// is not set.
-    fn start(tag: &str) -> Option<Redis> {
-        let Some(bin) = redis_binary() else {
-            if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
-                panic!(
-                    "redis-server is not installed, and CI is set: the Redis metering tests must run"
-                );
-            }
-            eprintln!("note: redis-server not found; skipping the Redis metering test {tag}");
-            return None;
-        };
-        let dir = std::env::temp_dir().join(format!("tldsnap-redis-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut r = Redis {
-            child: None,
-            port: free_port(),
-            dir,
-        };
-        let _ = bin;
-        r.restart();
-        Some(r)
-    }
-
-    fn restart(&mut self) {
-        let bin = redis_binary().unwrap();
-        let child = Command::new(bin)
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !ping(self.port) {
-            assert!(
-                Instant::now() < deadline,
-                "redis-server did not answer PING"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn keys(tag: &str, plans: &[&str]) -> (PathBuf, Vec<String>, Vec<String>) {
-    let dir = std::env::temp_dir().join(format!("tldsnap-redis-keys-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("keys.json");
+fn keys(redis: &Redis, plans: &[&str]) -> (PathBuf, Vec<String>, Vec<String>) {
+    let path = redis.dir.0.join("keys.json");
     let mut f = KeysFile::default();
     let raws: Vec<String> = plans.iter().map(|p| f.add(p, "").unwrap().0).collect();
     let ids = f.keys.iter().map(|k| k.id.clone()).collect();
@@ -182,7 +76,7 @@ async fn exactly_n_of_64_concurrent_callers_succeed_through_redis() {
     let Some(redis) = Redis::start("concurrent") else {
         return;
     };
-    let (path, raws, ids) = keys("concurrent", &["c100"]);
+    let (path, raws, ids) = keys(&redis, &["c100"]);
     let clock = Arc::new(ManualClock::new(t0()));
     let a = Arc::new(replica(&redis, &path, &clock).await);
     let mut tasks = Vec::new();
@@ -212,7 +106,7 @@ async fn two_replicas_share_one_budget() {
     let Some(redis) = Redis::start("replicas") else {
         return;
     };
-    let (path, raws, ids) = keys("replicas", &["c20000", "c500"]);
+    let (path, raws, ids) = keys(&redis, &["c20000", "c500"]);
     let clock = Arc::new(ManualClock::new(t0()));
     let a = Arc::new(replica(&redis, &path, &clock).await);
     let b = Arc::new(replica(&redis, &path, &clock).await);
@@ -266,7 +160,7 @@ async fn a_new_replica_sees_usage_after_another_shut_down_and_months_roll_over()
     let Some(redis) = Redis::start("restart") else {
         return;
     };
-    let (path, raws, ids) = keys("restart", &["c20000"]);
+    let (path, raws, ids) = keys(&redis, &["c20000"]);
     let clock = Arc::new(ManualClock::new(t0()));
     let a = replica(&redis, &path, &clock).await;
     for _ in 0..25 {
@@ -294,7 +188,7 @@ async fn credits_exhausted_across_replicas_until_the_month_turns() {
     let Some(redis) = Redis::start("exhaust") else {
         return;
     };
-    let (path, raws, _) = keys("exhaust", &["c100"]);
+    let (path, raws, _) = keys(&redis, &["c100"]);
     let start = days_from_civil(2026, 12, 1) * MS_PER_DAY - 10_000;
     let clock = Arc::new(ManualClock::new(start));
     let a = replica(&redis, &path, &clock).await;
@@ -325,7 +219,7 @@ async fn redis_going_away_keeps_serving_and_the_gap_is_reconciled() {
     let Some(mut redis) = Redis::start("outage") else {
         return;
     };
-    let (path, raws, ids) = keys("outage", &["c500"]);
+    let (path, raws, ids) = keys(&redis, &["c500"]);
     let clock = Arc::new(ManualClock::new(t0()));
     let a = replica(&redis, &path, &clock).await;
     for _ in 0..10 {
@@ -363,7 +257,7 @@ async fn an_unreachable_redis_at_start_is_not_fatal() {
         return;
     };
     redis.stop();
-    let (path, raws, ids) = keys("late", &["c100"]);
+    let (path, raws, ids) = keys(&redis, &["c100"]);
     let clock = Arc::new(ManualClock::new(t0()));
     let a = Access::new(AccessConfig {
         plans: Plans::from_json(PLANS).unwrap(),
@@ -386,7 +280,7 @@ async fn keys_list_reads_this_months_usage_from_redis() {
     let Some(redis) = Redis::start("list") else {
         return;
     };
-    let (path, raws, ids) = keys("list", &["pro"]);
+    let (path, raws, ids) = keys(&redis, &["pro"]);
     let a = Access::new(AccessConfig {
         plans: Plans::default(),
         keys_path: Some(path.clone()),
@@ -431,7 +325,7 @@ async fn a_redis_that_restarts_empty_is_refilled_by_the_live_replicas() {
     let Some(mut redis) = Redis::start("refill") else {
         return;
     };
-    let (path, raws, ids) = keys("refill", &["c500", "c20000"]);
+    let (path, raws, ids) = keys(&redis, &["c500", "c20000"]);
     let clock = Arc::new(ManualClock::new(t0()));
     let a = replica(&redis, &path, &clock).await;
     let b = replica(&redis, &path, &clock).await;
