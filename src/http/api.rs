@@ -46,6 +46,9 @@ const API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 
 /// Smallest body buffer reserved for an answer; answers of one TLD fit.
 const MIN_BODY_CAPACITY: usize = 1024;
+/// Largest reservation taken from the hint, so one huge answer (100 TLDs, limit 100)
+/// does not make every later small answer reserve as much; bigger bodies still grow.
+const MAX_BODY_CAPACITY: usize = 64 * 1024;
 
 /// Answers one request and records it in the metrics. Never fails: every error is a
 /// problem response.
@@ -201,7 +204,10 @@ async fn price_endpoint<B>(
     // Parameters (400), plan (403), existence (404): all in `answer`, which writes the
     // body into `out`.
     let hint = &state.body_size_hints[route as usize];
-    let mut out = Vec::with_capacity(hint.load(Relaxed).max(MIN_BODY_CAPACITY));
+    let capacity = hint
+        .load(Relaxed)
+        .clamp(MIN_BODY_CAPACITY, MAX_BODY_CAPACITY);
+    let mut out = Vec::with_capacity(capacity);
     if let Err(problem) = answer(
         state,
         &loaded,

@@ -239,7 +239,8 @@ async fn serve(
 ) {
     // Answers are small and written whole: send them at once.
     let _ = stream.set_nodelay(true);
-    state.metrics.connection_opened();
+    // Counts the connection as open until this function ends, however it ends.
+    let _open = OpenConnection::new(state);
     let client = peer.ip().to_canonical();
     let service_state = Arc::clone(state);
     let service = service_fn(move |req| {
@@ -265,7 +266,22 @@ async fn serve(
             }
         }
     }
-    state.metrics.connection_closed();
+}
+
+/// Keeps `tldsnap_http_connections_open` right even if a connection task unwinds.
+struct OpenConnection<'a>(&'a State);
+
+impl<'a> OpenConnection<'a> {
+    fn new(state: &'a State) -> OpenConnection<'a> {
+        state.metrics.connection_opened();
+        OpenConnection(state)
+    }
+}
+
+impl Drop for OpenConnection<'_> {
+    fn drop(&mut self) {
+        self.0.metrics.connection_closed();
+    }
 }
 
 /// Accept errors that concern one incoming connection only (it was reset before we
