@@ -530,6 +530,10 @@ fn malformed_requests_get_a_4xx_or_a_clean_close() {
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["results"]["com"]["registrar_count"], 6);
     let metrics = server.get("/metrics", None).text();
+    assert!(
+        !metrics.contains("tldsnap_http_connection_errors_total{kind=\"parse\"} 0\n"),
+        "hyper's own refusals are counted"
+    );
     for line in metrics
         .lines()
         .filter(|l| l.starts_with("tldsnap_http_requests_total"))
@@ -562,8 +566,15 @@ fn a_slow_head_is_cut_off_by_the_header_read_timeout() {
     idle.get("/healthz", None);
     assert_eq!(idle.read_response(false).unwrap().unwrap().status, 200);
     assert!(idle.is_closed());
-    // Meanwhile others are served.
+    // Meanwhile others are served, and the cut-offs are counted.
     assert_eq!(server.get("/healthz", None).status, 200);
+    let metrics = server.get("/metrics", None).text();
+    let timeouts: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("tldsnap_http_connection_errors_total{kind=\"timeout\"} "))
+        .and_then(|n| n.parse().ok())
+        .expect("the timeout counter");
+    assert!(timeouts >= 2, "{metrics}");
 }
 
 #[test]

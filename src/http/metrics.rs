@@ -13,6 +13,7 @@
 //! | `http_request_duration_seconds` | histogram | `route` |
 //! | `http_connections_open` | gauge | |
 //! | `http_connections_total` | counter | |
+//! | `http_connection_errors_total` | counter | `kind` = `timeout`, `parse`, `incomplete`, `other` |
 //! | `snapshot_info` | gauge (1) | `hash`, `format_version` |
 //! | `snapshot_data_updated_timestamp_seconds` | gauge | |
 //! | `snapshot_loaded_timestamp_seconds` | gauge | |
@@ -75,7 +76,25 @@ pub struct Metrics {
     latency_sum_us: [AtomicU64; SLOTS],
     connections_open: AtomicI64,
     connections_total: AtomicU64,
+    connection_errors: [AtomicU64; CONNECTION_ERRORS.len()],
 }
+
+/// Why hyper ended a connection with an error (the `kind` label).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionError {
+    /// The request head did not arrive within the header read timeout (or the
+    /// connection sat idle that long).
+    Timeout,
+    /// The bytes were not HTTP/1.1 or exceeded hyper's limits; hyper answered with a
+    /// bare 400, 414 or 431 where it could, and closed.
+    Parse,
+    /// The client went away mid-message.
+    Incomplete,
+    /// Anything else (I/O errors, resets).
+    Other,
+}
+
+const CONNECTION_ERRORS: [&str; 4] = ["timeout", "parse", "incomplete", "other"];
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -93,6 +112,7 @@ impl Metrics {
             latency_sum_us: std::array::from_fn(|_| AtomicU64::new(0)),
             connections_open: AtomicI64::new(0),
             connections_total: AtomicU64::new(0),
+            connection_errors: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
@@ -121,6 +141,11 @@ impl Metrics {
     /// A connection ended.
     pub fn connection_closed(&self) {
         self.connections_open.fetch_sub(1, Relaxed);
+    }
+
+    /// A connection ended with an error.
+    pub fn connection_error(&self, kind: ConnectionError) {
+        self.connection_errors[kind as usize].fetch_add(1, Relaxed);
     }
 
     /// Requests counted so far for a route (`None`: unmatched) and status.
@@ -204,6 +229,16 @@ impl Metrics {
             "Connections accepted since start.",
             self.connections_total.load(Relaxed),
         );
+
+        out.push_str("# HELP tldsnap_http_connection_errors_total Connections ended by an error, by kind (hyper's own 400/414/431 answers count as parse).\n");
+        out.push_str("# TYPE tldsnap_http_connection_errors_total counter\n");
+        for (i, kind) in CONNECTION_ERRORS.iter().enumerate() {
+            let n = self.connection_errors[i].load(Relaxed);
+            let _ = writeln!(
+                out,
+                "tldsnap_http_connection_errors_total{{kind=\"{kind}\"}} {n}"
+            );
+        }
 
         gauge(
             &mut out,
@@ -298,6 +333,7 @@ mod tests {
         m.record(Some(0), 200, Duration::from_micros(3_000_000));
         m.record(None, 404, Duration::from_micros(10));
         m.record(Some(6), 299, Duration::from_micros(10));
+        m.connection_error(ConnectionError::Parse);
         assert_eq!(m.requests(Some(0), 200), 2);
         assert_eq!(m.requests(None, 404), 1);
         let facts = SnapshotFacts {
@@ -326,6 +362,8 @@ mod tests {
         assert!(text.contains("tldsnap_snapshot_info{hash=\"ab12\",format_version=\"1\"} 1\n"));
         assert!(text.contains("tldsnap_snapshot_data_updated_timestamp_seconds 1700000000\n"));
         assert!(text.contains("tldsnap_snapshot_reloads_total{result=\"failure\"} 1\n"));
+        assert!(text.contains("tldsnap_http_connection_errors_total{kind=\"parse\"} 1\n"));
+        assert!(text.contains("tldsnap_http_connection_errors_total{kind=\"timeout\"} 0\n"));
         // Every line is a comment or `name{labels} value`.
         for line in text.lines() {
             assert!(

@@ -44,7 +44,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::api;
-use super::metrics::Metrics;
+use super::metrics::{ConnectionError, Metrics};
 use super::router::ROUTE_COUNT;
 use crate::access::Access;
 use crate::store::Store;
@@ -256,8 +256,13 @@ async fn serve(
     loop {
         tokio::select! {
             // Errors here are the client's (reset, malformed head, timeout); hyper has
-            // already answered what could be answered. Nothing to do but close.
-            _ = conn.as_mut() => break,
+            // already answered what could be answered. Count them and close.
+            result = conn.as_mut() => {
+                if let Err(err) = result {
+                    state.metrics.connection_error(classify(&err));
+                }
+                break;
+            }
             changed = drain.changed(), if !draining => {
                 draining = true;
                 if changed.is_ok() {
@@ -281,6 +286,18 @@ impl<'a> OpenConnection<'a> {
 impl Drop for OpenConnection<'_> {
     fn drop(&mut self) {
         self.0.metrics.connection_closed();
+    }
+}
+
+fn classify(err: &hyper::Error) -> ConnectionError {
+    if err.is_timeout() {
+        ConnectionError::Timeout
+    } else if err.is_parse() || err.is_parse_too_large() || err.is_parse_version_h2() {
+        ConnectionError::Parse
+    } else if err.is_incomplete_message() {
+        ConnectionError::Incomplete
+    } else {
+        ConnectionError::Other
     }
 }
 
