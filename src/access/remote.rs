@@ -73,7 +73,8 @@ local limit = tonumber(ARGV[4])
 local grant = 0
 if total < limit then grant = math.min(want, limit - total) end
 local newv = base + grant
-redis.call('HSET', KEYS[1], ARGV[1], newv)
+-- '%d': Lua would write numbers from 1e14 up in exponent form.
+redis.call('HSET', KEYS[1], ARGV[1], string.format('%d', newv))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 return {newv, total + grant}
 "#;
