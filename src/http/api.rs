@@ -252,10 +252,10 @@ fn answer(
             let tlds = params::tlds(tlds.as_deref())?;
             let limit = params::limit(limit.as_deref())?;
             check_plan(caller, &tlds)?;
-            let names: Vec<&str> = tlds.iter().map(|t| t.as_ref()).collect();
+            let mut names = [""; params::MAX_LIST_VALUES];
             let client = route == RouteId::ClientCheapest;
             let req = CheapestRequest {
-                tlds: &names,
+                tlds: as_strs(&tlds, &mut names),
                 limit,
                 shape: if client { Shape::Client } else { Shape::Public },
                 tier: client.then(|| caller.tier()),
@@ -267,13 +267,11 @@ fn answer(
             let tlds = params::tlds(tlds.as_deref())?;
             let registrars = params::registrars(registrars.as_deref())?;
             check_plan(caller, &tlds)?;
-            let names: Vec<&str> = tlds.iter().map(|t| t.as_ref()).collect();
-            let keys: Option<Vec<&str>> = registrars
-                .as_ref()
-                .map(|r| r.iter().map(|k| k.as_ref()).collect());
+            let (mut names, mut keys) =
+                ([""; params::MAX_LIST_VALUES], [""; params::MAX_LIST_VALUES]);
             let req = PricesRequest {
-                tlds: &names,
-                registrars: keys.as_deref(),
+                tlds: as_strs(&tlds, &mut names),
+                registrars: registrars.as_deref().map(|r| as_strs(r, &mut keys)),
                 started,
             };
             query::prices(data, &req, out).map_err(Problem::from_query)
@@ -294,6 +292,19 @@ fn answer(
         }
         RouteId::Healthz | RouteId::Readyz | RouteId::Metrics | RouteId::OpenApi => Ok(()),
     }
+}
+
+/// The names as `&str`s, in a buffer on the stack (the parameter parsers cap lists at
+/// [`params::MAX_LIST_VALUES`]), so a request allocates no second list.
+fn as_strs<'a>(
+    items: &'a [Cow<'_, str>],
+    buf: &'a mut [&'a str; params::MAX_LIST_VALUES],
+) -> &'a [&'a str] {
+    let n = items.len().min(buf.len());
+    for (slot, item) in buf.iter_mut().zip(items) {
+        *slot = item.as_ref();
+    }
+    &buf[..n]
 }
 
 /// 403 `tld_not_in_plan` when any TLD asked for is outside the caller's plan (checked
