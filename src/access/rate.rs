@@ -42,7 +42,7 @@ pub fn decide(tat_us: u64, now_us: u64, rate: u32, burst: u32) -> (Decision, u64
     let burst = burst.max(1);
     let tau = t * u64::from(burst);
     let start = tat_us.max(now_us);
-    let new_tat = start + t;
+    let new_tat = start.saturating_add(t);
     if new_tat - now_us <= tau {
         let room = tau - (new_tat - now_us);
         let d = Decision {
