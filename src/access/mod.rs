@@ -35,12 +35,24 @@
 //!
 //! # Cost on the request path
 //!
-//! A keyed request costs one SHA-256 of the presented key, one lookup in a hash map
-//! read through [`arc_swap`] (no lock), one compare-and-swap on the key's rate-limit
-//! word and one on its credit word. Nothing is shared by all requests and nothing
+//! A keyed request costs one SHA-256 of the presented key, two lookups in a hash map
+//! read through [`arc_swap`] (no lock; one in `admit`, one in `spend`), one
+//! compare-and-swap on the key's rate-limit word and one on its credit word. Nothing is shared by all requests and nothing
 //! touches the disk: the embedded store is written once a second by a background task.
 //! With Redis, credits are leased in blocks so that most requests never talk to Redis.
 //! `docs/METERING.md` describes the policies (month rollover, durability, Redis).
+//!
+//! # Layout
+//!
+//! | module | role |
+//! |---|---|
+//! | [`plans`] | the plan table, the free TLDs, the plans-file override |
+//! | [`keys`] | the keys file, SHA-256 and constant-time comparison, key generation |
+//! | [`rate`] | GCRA buckets per key and per client address |
+//! | [`month`] | UTC months and the one-word month-scoped counter |
+//! | [`usage`] | the embedded durable store (`DATA_DIR/usage.json`) |
+//! | [`remote`] | the Redis client, leases and outage reconciliation |
+//! | [`clock`] | the time source (system or manual) |
 
 use std::net::IpAddr;
 use std::path::PathBuf;
