@@ -56,7 +56,7 @@ const TTL_SECS: u64 = 100 * 86_400;
 const UNLIMITED: u64 = 1 << 50;
 
 /// Claims up to `want` credits for this replica's field if the key's total allows it.
-/// KEYS[1] the month hash; ARGV: field, base (the value this replica believes its field
+/// `KEYS[1]`: the month hash; ARGV: field, base (the value this replica believes its field
 /// holds), want, limit, ttl. Returns {new field value, new total}.
 /// `max(cur, base)`: `cur > base` when an earlier grab was applied but its reply was
 /// lost (the replica adopts it); `cur < base` when Redis lost data (the replica restores
@@ -80,7 +80,7 @@ return {newv, total + grant}
 "#;
 
 /// Sets this replica's field to an absolute value (hand back a lease, reconcile).
-/// KEYS[1] the month hash; ARGV: field, value, ttl. Returns the new total.
+/// `KEYS[1]`: the month hash; ARGV: field, value, ttl. Returns the new total.
 pub const SET: &str = r#"
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
