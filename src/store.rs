@@ -280,3 +280,104 @@ fn now_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::{BuildOptions, build_dir};
+
+    struct Dir(PathBuf);
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn dir(tag: &str) -> Dir {
+        let mut r = [0u8; 6];
+        getrandom::fill(&mut r).expect("random");
+        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
+        let p =
+            std::env::temp_dir().join(format!("tldsnap-store-{tag}-{}-{hex}", std::process::id()));
+        std::fs::create_dir_all(&p).expect("temp dir");
+        Dir(p)
+    }
+
+    fn fixture(out: &Path) {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/source");
+        build_dir(&source, out, &BuildOptions::default()).expect("fixture builds");
+    }
+
+    fn replace(path: &Path, bytes: &[u8]) {
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, bytes).expect("write");
+        std::fs::rename(&tmp, path).expect("rename");
+    }
+
+    #[test]
+    fn empty_until_a_reload_succeeds() {
+        let d = dir("empty");
+        let path = d.0.join("s.snap");
+        let store = Store::empty(Some(path.clone()));
+        assert!(!store.is_ready() && store.load().is_none());
+        assert!(matches!(store.reload(), Err(ReloadError::Open { .. })));
+        assert_eq!((store.reload_successes(), store.reload_failures()), (0, 1));
+        fixture(&path);
+        let loaded = store.reload().expect("reloads");
+        assert!(store.is_ready());
+        assert_eq!(
+            store.load().expect("loaded").snapshot.header(),
+            loaded.snapshot.header()
+        );
+        assert_eq!((store.reload_successes(), store.reload_failures()), (1, 1));
+    }
+
+    #[test]
+    fn a_bad_file_keeps_the_old_snapshot() {
+        let d = dir("bad");
+        let path = d.0.join("s.snap");
+        fixture(&path);
+        let store = Store::open(path.clone()).expect("opens");
+        let before = store.load().expect("loaded");
+        let good = std::fs::read(&path).expect("read");
+        for bad in [&b""[..], b"TLDSNAP", &good[..good.len() - 1]] {
+            replace(&path, bad);
+            let err = store.reload().expect_err("refused");
+            assert!(err.to_string().contains("refused"), "{err}");
+            assert!(Arc::ptr_eq(&store.load().expect("still loaded"), &before));
+        }
+        assert_eq!(store.reload_failures(), 3);
+        // A request that took the old snapshot keeps it across a successful swap.
+        replace(&path, &good);
+        let after = store.reload().expect("good again");
+        assert!(!Arc::ptr_eq(&after, &before));
+        assert_eq!(
+            before.snapshot.data().tld_count(),
+            after.snapshot.data().tld_count()
+        );
+    }
+
+    #[test]
+    fn no_path_means_nothing_to_reload() {
+        let d = dir("nopath");
+        let path = d.0.join("s.snap");
+        fixture(&path);
+        let snapshot = Snapshot::open(&path).expect("opens");
+        let store = Store::with_snapshot(snapshot, None);
+        assert!(matches!(store.reload(), Err(ReloadError::NoPath)));
+        assert!(store.is_ready());
+        assert_eq!(store.reload_failures(), 0);
+    }
+
+    #[test]
+    fn file_identity_changes_when_a_file_is_replaced() {
+        let d = dir("identity");
+        let path = d.0.join("f");
+        assert_eq!(file_identity(&path), None);
+        replace(&path, b"one");
+        let first = file_identity(&path);
+        replace(&path, b"two");
+        assert!(first.is_some());
+        assert_ne!(file_identity(&path), first);
+    }
+}
