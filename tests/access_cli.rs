@@ -158,3 +158,45 @@ async fn add_list_revoke() {
     let nofile = tldsnap(&["keys", "list", "--keys", s(&dir.0.join("none.json"))]);
     assert_eq!(nofile.status.code(), Some(1));
 }
+
+#[test]
+fn serve_refuses_a_bad_plans_file_or_keys_file_with_the_reason() {
+    let dir = temp_dir();
+    let plans = dir.0.join("plans.json");
+    std::fs::write(
+        &plans,
+        r#"{"pro": {"credits_per_month": 5, "rate_per_second": 1, "burst": 1, "tlds": "all"}}"#,
+    )
+    .unwrap();
+    let out = tldsnap(&["serve", "--plans", s(&plans), "--addr", "127.0.0.1:0"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("plans.json") && err.contains("registrar_list_limit"),
+        "{err}"
+    );
+
+    let keys = dir.0.join("keys.json");
+    std::fs::write(
+        &keys,
+        r#"[{"id": "a", "plan": "gold", "key_sha256": "00"}]"#,
+    )
+    .unwrap();
+    let out = tldsnap(&["serve", "--keys", s(&keys), "--addr", "127.0.0.1:0"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("keys.json") && err.contains("64 hex"), "{err}");
+
+    let out = tldsnap(&[
+        "keys",
+        "add",
+        "--keys",
+        s(&keys),
+        "--plan",
+        "pro",
+        "--plans",
+        s(&plans),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("plans.json"));
+}

@@ -112,6 +112,16 @@ pub fn prepare(dir: &Path) -> Result<PathBuf, AccessError> {
         action: "create the data directory",
         source: e,
     })?;
+    // A crash in the middle of a write leaves its temporary file behind; the directory
+    // belongs to this process, so such leftovers are removed.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let stale = format!(".{USAGE_FILE}.tmp-");
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with(&stale) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     Ok(dir.join(USAGE_FILE))
 }
 
