@@ -487,3 +487,50 @@ async fn without_a_keys_file_every_client_call_is_401() {
     );
     assert!(a.admit(None, ip("::1"), false).await.is_ok());
 }
+
+#[tokio::test]
+async fn a_plans_file_can_change_the_public_plan_and_make_a_plan_unlimited() {
+    let dir = Dir::new("override");
+    let clock = Arc::new(ManualClock::new(t0()));
+    let plans = Plans::from_json(
+        r#"{"public": {"credits_per_month": null, "rate_per_second": 1, "burst": 2,
+                       "tlds": "free", "registrar_list_limit": 3},
+            "open": {"credits_per_month": null, "rate_per_second": null, "burst": null,
+                     "tlds": "all", "registrar_list_limit": null}}"#,
+    )
+    .unwrap();
+    let keys = dir.0.join("keys.json");
+    let raws = keys_file(&keys, &["open"]);
+    let a = Access::new(AccessConfig {
+        plans,
+        keys_path: Some(keys),
+        data_dir: Some(dir.0.join("data")),
+        usage_store: None,
+        clock: clock.clone(),
+    })
+    .await
+    .unwrap();
+    let c = ip("203.0.113.5");
+    let p = a.admit(None, c, false).await.unwrap();
+    assert_eq!(p.registrar_list_limit(), Some(3));
+    a.admit(None, c, false).await.unwrap();
+    assert!(a.admit(None, c, false).await.is_err(), "public burst of 2");
+
+    for _ in 0..5_000 {
+        let mut caller = a.admit(Some(raws[0].as_bytes()), c, true).await.unwrap();
+        let h = caller.headers.unwrap();
+        assert_eq!(
+            (h.limit, h.remaining, h.credits_remaining),
+            (u32::MAX, u32::MAX, None)
+        );
+        a.spend(&mut caller).await.unwrap();
+    }
+    let id = KeysFile::load(&dir.0.join("keys.json"), None).unwrap().keys[0]
+        .id
+        .clone();
+    assert_eq!(
+        a.used_this_month(&id),
+        5_000,
+        "unlimited plans are still counted"
+    );
+}
