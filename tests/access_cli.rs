@@ -200,3 +200,32 @@ fn serve_refuses_a_bad_plans_file_or_keys_file_with_the_reason() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("plans.json"));
 }
+
+#[test]
+fn concurrent_key_adds_lose_no_key() {
+    let dir = temp_dir();
+    let keys = dir.0.join("keys.json");
+    let running: Vec<_> = (0..16)
+        .map(|i| {
+            Command::new(BIN)
+                .args(["keys", "add", "--plan", "pro", "--label"])
+                .arg(format!("k{i}"))
+                .arg("--keys")
+                .arg(&keys)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in running {
+        assert!(child.wait().unwrap().success());
+    }
+    let list: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&keys).unwrap()).unwrap();
+    assert_eq!(
+        list.len(),
+        16,
+        "a concurrent `keys add` dropped another's key"
+    );
+}

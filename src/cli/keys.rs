@@ -77,6 +77,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             if label.chars().any(char::is_control) {
                 return Err("the label must not contain control characters".into());
             }
+            let _lock = lock_keys_file(&keys)?;
             let mut file = KeysFile::load_or_empty(&keys, None)?;
             let (raw, rec) = file.add(&plan, &label)?;
             file.save(&keys)?;
@@ -154,6 +155,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             Ok(())
         }
         Command::Revoke { keys, id } => {
+            let _lock = lock_keys_file(&keys)?;
             let mut file = KeysFile::load(&keys, None)?;
             let Some(rec) = file.revoke(&id) else {
                 return Err(format!("no key with id {id:?} in {}", keys.display()).into());
@@ -166,6 +168,25 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             Ok(())
         }
     }
+}
+
+/// Serialises `keys add` / `keys revoke` runs on one keys file: each reads the file,
+/// changes it and replaces it, so two at once could each drop the other's change. The
+/// lock is taken on a sidecar `FILE.lock` (the keys file itself is replaced by rename, so
+/// a lock on it would not outlive the first writer) and released when the guard drops.
+fn lock_keys_file(keys: &std::path::Path) -> Result<std::fs::File, CliError> {
+    let mut name = keys.as_os_str().to_owned();
+    name.push(".lock");
+    let path = PathBuf::from(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    file.lock()
+        .map_err(|e| format!("{}: could not lock: {e}", path.display()))?;
+    Ok(file)
 }
 
 fn load_plans(path: Option<&PathBuf>) -> Result<Plans, CliError> {
