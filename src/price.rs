@@ -81,7 +81,7 @@ pub fn write_cents(cents: u64, out: &mut Vec<u8>) {
     out.push(b'.');
     let c = (cents % 100) as u8;
     out.push(b'0' + c / 10);
-    if c % 10 != 0 {
+    if !c.is_multiple_of(10) {
         out.push(b'0' + c % 10);
     }
 }

@@ -402,10 +402,10 @@ fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, e
         if let (Some(None), Some(None)) = (register, renew) {
             p.push("no register and no renew price".into());
         }
-        if let (Some(t), Some(r)) = (&tld, &registrar) {
-            if !seen.insert((t.clone(), r.clone())) {
-                p.push(format!("duplicate row for ({t}, {r})"));
-            }
+        if let (Some(t), Some(r)) = (&tld, &registrar)
+            && !seen.insert((t.clone(), r.clone()))
+        {
+            p.push(format!("duplicate row for ({t}, {r})"));
         }
         if !p.is_empty() {
             return errs.push(file, line, p.join("; "));
@@ -439,13 +439,13 @@ fn read_history<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, 
         let register = collect(&mut p, price_field("register", f[3]));
         let renew = collect(&mut p, price_field("renew", f[4]));
         let transfer = collect(&mut p, price_field("transfer", f[5]));
-        if let (Some(d), Some(t), Some(r)) = (date, &tld, &registrar) {
-            if !seen.insert((d, t.clone(), r.clone())) {
-                p.push(format!(
-                    "duplicate history row for ({}, {t}, {r})",
-                    f[0].trim()
-                ));
-            }
+        if let (Some(d), Some(t), Some(r)) = (date, &tld, &registrar)
+            && !seen.insert((d, t.clone(), r.clone()))
+        {
+            p.push(format!(
+                "duplicate history row for ({}, {t}, {r})",
+                f[0].trim()
+            ));
         }
         if !p.is_empty() {
             return errs.push(file, line, p.join("; "));

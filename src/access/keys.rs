@@ -126,15 +126,15 @@ impl KeysFile {
                     k.id
                 ));
             }
-            if let Some(plans) = plans {
-                if plans.get(&k.plan).is_none() {
-                    return Err(format!(
-                        "key \"{}\": unknown plan \"{}\" (known: {})",
-                        k.id,
-                        k.plan,
-                        plans.names().join(", ")
-                    ));
-                }
+            if let Some(plans) = plans
+                && plans.get(&k.plan).is_none()
+            {
+                return Err(format!(
+                    "key \"{}\": unknown plan \"{}\" (known: {})",
+                    k.id,
+                    k.plan,
+                    plans.names().join(", ")
+                ));
             }
         }
         Ok(())

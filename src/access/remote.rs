@@ -464,14 +464,14 @@ impl Remote {
         let mut full: Vec<&[u8]> = vec![b"EVALSHA", sha.as_bytes(), b"1", key.as_bytes()];
         full.extend_from_slice(args);
         let mut r = call(&conn, &full).await;
-        if let Err(e) = &r {
-            if e.starts_with("NOSCRIPT") {
-                // Redis restarted behind the same connection (or flushed its scripts).
-                let body = if which_grab { GRAB } else { SET };
-                full[0] = b"EVAL";
-                full[1] = body.as_bytes();
-                r = call(&conn, &full).await;
-            }
+        if let Err(e) = &r
+            && e.starts_with("NOSCRIPT")
+        {
+            // Redis restarted behind the same connection (or flushed its scripts).
+            let body = if which_grab { GRAB } else { SET };
+            full[0] = b"EVAL";
+            full[1] = body.as_bytes();
+            r = call(&conn, &full).await;
         }
         if let Err(e) = &r {
             self.down(e);

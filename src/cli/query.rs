@@ -131,21 +131,21 @@ fn key_list(raw: &str) -> Vec<String> {
 }
 
 fn check_plan(plan: Option<&Plan>, tlds: &[String]) -> Result<(), CliError> {
-    if let Some(p) = plan {
-        if p.tlds == TldScope::Free {
-            let outside: Vec<&str> = tlds
-                .iter()
-                .map(String::as_str)
-                .filter(|t| !is_free_tld(t))
-                .collect();
-            if !outside.is_empty() {
-                return Err(format!(
-                    "tld_not_in_plan: the {} plan covers the 22 free TLDs only, not {}",
-                    p.name,
-                    outside.join(", ")
-                )
-                .into());
-            }
+    if let Some(p) = plan
+        && p.tlds == TldScope::Free
+    {
+        let outside: Vec<&str> = tlds
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !is_free_tld(t))
+            .collect();
+        if !outside.is_empty() {
+            return Err(format!(
+                "tld_not_in_plan: the {} plan covers the 22 free TLDs only, not {}",
+                p.name,
+                outside.join(", ")
+            )
+            .into());
         }
     }
     Ok(())

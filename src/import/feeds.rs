@@ -372,10 +372,10 @@ pub fn parse_porkbun(bytes: &[u8]) -> Result<Parsed, String> {
         bytes,
         "a Porkbun pricing response ({\"status\", \"pricing\": {...}})",
     )?;
-    if let Some(status) = &doc.status {
-        if status != "SUCCESS" {
-            return Err(format!("API status is {status:?}, not \"SUCCESS\""));
-        }
+    if let Some(status) = &doc.status
+        && status != "SUCCESS"
+    {
+        return Err(format!("API status is {status:?}, not \"SUCCESS\""));
     }
     let rows = doc
         .pricing
