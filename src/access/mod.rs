@@ -287,6 +287,12 @@ pub struct Caller {
     /// Meter headers; `Some` for every keyed caller (and for public callers, with
     /// `credits_remaining: None`).
     pub headers: Option<MeterHeaders>,
+    /// The key's meter, found once at admission so that [`Access::spend`] need not look
+    /// the key up again.
+    meter: Option<Arc<Meter>>,
+    /// The clock reading at admission, reused by [`Access::spend`]: one clock read per
+    /// request, and a request is charged to the month it was admitted in.
+    admitted_ms: i64,
 }
 
 impl Caller {
@@ -498,6 +504,8 @@ impl Access {
                 plan,
                 key_id: None,
                 headers,
+                meter: None,
+                admitted_ms: now,
             });
         };
         let entry = self.lookup(raw).ok_or(Denial::InvalidKey)?;
@@ -517,22 +525,21 @@ impl Access {
             plan: entry.plan.clone(),
             key_id: Some(entry.id.clone()),
             headers: Some(headers),
+            meter: Some(entry.meter.clone()),
+            admitted_ms: now,
         })
     }
 
     /// Step 6-7: the answer is a 2xx; take one credit (keyed callers only). On success
     /// updates caller.headers' credits_remaining. Exact under concurrency.
     pub async fn spend(&self, caller: &mut Caller) -> Result<(), Denial> {
-        let Some(id) = &caller.key_id else {
+        // Keyed callers carry the meter found at admission (a key revoked since is still
+        // charged on it); unauthenticated public callers spend nothing.
+        let (Some(id), Some(meter)) = (&caller.key_id, caller.meter.clone()) else {
             return Ok(());
         };
         let inner = &self.inner;
-        let meter = match inner.table.load().by_id.get(id) {
-            Some(e) => e.meter.clone(),
-            // Revoked between admit and spend: still count it on the key's meter.
-            None => meter_for(&inner.meters, id),
-        };
-        let now = inner.clock.now_ms();
+        let now = caller.admitted_ms;
         let month = month_of(now);
         let limit = caller.plan.credits_per_month;
         let result = match &inner.remote {
