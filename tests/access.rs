@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tldsnap::access::clock::ManualClock;
 use tldsnap::access::keys::KeysFile;
 use tldsnap::access::plans::Plans;
-use tldsnap::access::{Access, AccessConfig, Denial};
+use tldsnap::access::{Access, AccessConfig, Denial, KeyCache};
 use tldsnap::time::{MS_PER_DAY, days_from_civil};
 
 /// 2026-11-21T12:00:00Z
@@ -533,4 +533,42 @@ async fn a_plans_file_can_change_the_public_plan_and_make_a_plan_unlimited() {
         5_000,
         "unlimited plans are still counted"
     );
+}
+
+#[tokio::test]
+async fn a_connection_key_cache_follows_key_changes_and_reloads() {
+    let dir = Dir::new("keycache");
+    let clock = Arc::new(ManualClock::new(t0()));
+    let (a, raws) = access(&dir, &["hundred", "tiny"], &clock, false).await;
+    let path = dir.0.join("keys.json");
+    let c = ip("192.0.2.9");
+    let mut cache = KeyCache::default();
+    // The same key twice, then another key, then a wrong one, on one connection.
+    let wrong = format!("{}x", &raws[1][..raws[1].len() - 1]);
+    for (raw, want) in [
+        (&raws[0], Some("hundred")),
+        (&raws[0], Some("hundred")),
+        (&raws[1], Some("tiny")),
+        (&wrong, None),
+        (&raws[1], Some("tiny")),
+    ] {
+        let r = a
+            .admit_cached(&mut cache, Some(raw.as_bytes()), c, true)
+            .await;
+        match want {
+            Some(tier) => assert_eq!(r.unwrap().tier(), tier),
+            None => assert_eq!(r.unwrap_err(), Denial::InvalidKey),
+        }
+    }
+
+    // Revoked and reloaded: the cached answer for this very key must not survive.
+    let mut f = KeysFile::load(&path, None).unwrap();
+    let id = f.keys[1].id.clone();
+    f.revoke(&id).unwrap();
+    f.save(&path).unwrap();
+    a.reload_keys().unwrap();
+    let r = a
+        .admit_cached(&mut cache, Some(raws[1].as_bytes()), c, true)
+        .await;
+    assert_eq!(r.unwrap_err(), Denial::InvalidKey);
 }

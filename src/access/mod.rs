@@ -342,6 +342,41 @@ struct KeyTable {
     /// nothing about any key without a SHA-256 preimage.
     by_prefix: ahash::AHashMap<u64, Vec<Arc<KeyEntry>>>,
     by_id: ahash::AHashMap<Arc<str>, Arc<KeyEntry>>,
+    /// Unique per table built in this process, so a [`KeyCache`] can tell that the keys
+    /// changed (a reload) since it remembered one.
+    generation: u64,
+}
+
+/// Source of [`KeyTable::generation`].
+static TABLE_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// The last API key one connection presented and what it resolved to.
+///
+/// A client sends the same `X-API-Key` on every request of a keep-alive connection; with
+/// this cache the server hashes it once per connection instead of once per request. The
+/// raw key is held only as long as the connection (whose buffers hold it anyway), is
+/// compared in constant time, and the cached answer is dropped as soon as the keys are
+/// reloaded. Create one per connection with `KeyCache::default()`.
+#[derive(Default)]
+pub struct KeyCache {
+    raw: Vec<u8>,
+    generation: u64,
+    entry: Option<Arc<KeyEntry>>,
+}
+
+impl std::fmt::Debug for KeyCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        f.debug_struct("KeyCache")
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Constant-time equality of two byte strings of the same length (the length itself is
+/// not secret: every key has the same length).
+fn ct_eq_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 struct Inner {
@@ -482,6 +517,19 @@ impl Access {
         client: IpAddr,
         requires_key: bool,
     ) -> Result<Caller, Denial> {
+        self.admit_cached(&mut KeyCache::default(), api_key, client, requires_key)
+            .await
+    }
+
+    /// [`Access::admit`] with a per-connection [`KeyCache`]: the key is hashed only when
+    /// it differs from the one the connection sent last, or the keys were reloaded.
+    pub async fn admit_cached(
+        &self,
+        cache: &mut KeyCache,
+        api_key: Option<&[u8]>,
+        client: IpAddr,
+        requires_key: bool,
+    ) -> Result<Caller, Denial> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         let Some(raw) = api_key else {
@@ -508,7 +556,7 @@ impl Access {
                 admitted_ms: now,
             });
         };
-        let entry = self.lookup(raw).ok_or(Denial::InvalidKey)?;
+        let entry = self.lookup(raw, cache).ok_or(Denial::InvalidKey)?;
         let d = match (entry.plan.rate_per_second, entry.plan.burst) {
             (Some(r), Some(b)) => entry.meter.bucket.check(now, r, b),
             _ => unlimited_rate(),
@@ -594,9 +642,12 @@ impl Access {
         Some(limit.saturating_sub(used))
     }
 
-    fn lookup(&self, raw: &[u8]) -> Option<Arc<KeyEntry>> {
-        let digest = keys::hash_key(raw);
+    fn lookup(&self, raw: &[u8], cache: &mut KeyCache) -> Option<Arc<KeyEntry>> {
         let table = self.inner.table.load();
+        if cache.generation == table.generation && ct_eq_bytes(&cache.raw, raw) {
+            return cache.entry.clone();
+        }
+        let digest = keys::hash_key(raw);
         let mut found = None;
         if let Some(list) = table.by_prefix.get(&prefix(&digest)) {
             for e in list {
@@ -605,6 +656,10 @@ impl Access {
                 }
             }
         }
+        cache.raw.clear();
+        cache.raw.extend_from_slice(raw);
+        cache.generation = table.generation;
+        cache.entry = found.clone();
         found
     }
 
@@ -669,7 +724,10 @@ fn build_table(
     plans: &Plans,
     meters: &mut ahash::AHashMap<Arc<str>, Arc<Meter>>,
 ) -> Result<KeyTable, AccessError> {
-    let mut t = KeyTable::default();
+    let mut t = KeyTable {
+        generation: TABLE_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        ..KeyTable::default()
+    };
     for rec in &file.keys {
         // KeysFile::load checked digests and plans; re-check so no path can panic.
         let (Ok(digest), Some(plan)) = (rec.digest(), plans.get(&rec.plan)) else {

@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 use std::net::IpAddr;
+use std::sync::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
@@ -28,7 +29,7 @@ use super::problem::Problem;
 use super::router::{self, ALLOW, RouteId};
 use super::server::State;
 use super::{openapi, params};
-use crate::access::{Caller, MeterHeaders};
+use crate::access::{Caller, KeyCache, MeterHeaders};
 use crate::query::{self, CheapestRequest, PricesRequest, RegistrarsRequest, Shape};
 use crate::store::Loaded;
 
@@ -50,11 +51,42 @@ const MIN_BODY_CAPACITY: usize = 1024;
 /// does not make every later small answer reserve as much; bigger bodies still grow.
 const MAX_BODY_CAPACITY: usize = 64 * 1024;
 
+/// What the requests of one connection share.
+#[derive(Debug)]
+pub struct Connection {
+    /// The client's address (IPv4-mapped IPv6 addresses canonicalised), for per-address
+    /// rate limits.
+    pub client: IpAddr,
+    /// The last API key this connection sent: hashed once, not once per request.
+    key_cache: Mutex<KeyCache>,
+}
+
+impl Connection {
+    /// The context of a new connection from `client`.
+    pub fn new(client: IpAddr) -> Connection {
+        Connection {
+            client,
+            key_cache: Mutex::new(KeyCache::default()),
+        }
+    }
+
+    /// Takes the key cache out (HTTP/1 answers a connection's requests one at a time,
+    /// so it is always there); [`Connection::put_key_cache`] puts it back. The lock is
+    /// never held across an `.await`.
+    fn take_key_cache(&self) -> KeyCache {
+        std::mem::take(&mut *self.key_cache.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn put_key_cache(&self, cache: KeyCache) {
+        *self.key_cache.lock().unwrap_or_else(|e| e.into_inner()) = cache;
+    }
+}
+
 /// Answers one request and records it in the metrics. Never fails: every error is a
 /// problem response.
-pub async fn handle<B>(state: &State, req: Request<B>, client: IpAddr) -> HttpResponse {
+pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> HttpResponse {
     let started = Instant::now();
-    let (route, response) = dispatch(state, &req, client, started).await;
+    let (route, response) = dispatch(state, &req, conn, started).await;
     state.metrics.record(
         route.map(|r| r as usize),
         response.status().as_u16(),
@@ -66,7 +98,7 @@ pub async fn handle<B>(state: &State, req: Request<B>, client: IpAddr) -> HttpRe
 async fn dispatch<B>(
     state: &State,
     req: &Request<B>,
-    client: IpAddr,
+    conn: &Connection,
     started: Instant,
 ) -> (Option<RouteId>, HttpResponse) {
     let config = &state.config;
@@ -116,7 +148,7 @@ async fn dispatch<B>(
         | RouteId::PublicPrices
         | RouteId::PublicPricesV1
         | RouteId::ClientRegistrars => {
-            price_endpoint(state, req, route, segment, client, started).await
+            price_endpoint(state, req, route, segment, conn, started).await
         }
     };
     (Some(route), response)
@@ -172,7 +204,7 @@ async fn price_endpoint<B>(
     req: &Request<B>,
     route: RouteId,
     segment: &str,
-    client: IpAddr,
+    conn: &Connection,
     started: Instant,
 ) -> HttpResponse {
     // One snapshot for the whole request.
@@ -189,11 +221,13 @@ async fn price_endpoint<B>(
         (Some(v), None) if v.is_empty() => None,
         (Some(v), None) => Some(v.as_bytes()),
     };
-    let mut caller = match state
+    let mut cache = conn.take_key_cache();
+    let admitted = state
         .access
-        .admit(key, client, route.route().requires_key)
-        .await
-    {
+        .admit_cached(&mut cache, key, conn.client, route.route().requires_key)
+        .await;
+    conn.put_key_cache(cache);
+    let mut caller = match admitted {
         Ok(caller) => caller,
         Err(denial) => {
             let (problem, meter) = Problem::from_denial(denial);

@@ -241,11 +241,12 @@ async fn serve(
     let _ = stream.set_nodelay(true);
     // Counts the connection as open until this function ends, however it ends.
     let _open = OpenConnection::new(state);
-    let client = peer.ip().to_canonical();
+    let connection = Arc::new(api::Connection::new(peer.ip().to_canonical()));
     let service_state = Arc::clone(state);
     let service = service_fn(move |req| {
         let state = Arc::clone(&service_state);
-        async move { Ok::<_, Infallible>(api::handle(&state, req, client).await) }
+        let connection = Arc::clone(&connection);
+        async move { Ok::<_, Infallible>(api::handle(&state, req, &connection).await) }
     });
     let conn = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
