@@ -15,8 +15,8 @@
 
 use std::borrow::Cow;
 use std::net::IpAddr;
-use std::sync::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -367,12 +367,56 @@ fn json_response(body: Bytes) -> HttpResponse {
 fn with_meter(mut response: HttpResponse, meter: Option<&MeterHeaders>) -> HttpResponse {
     if let Some(m) = meter {
         let headers: &mut HeaderMap = response.headers_mut();
-        headers.insert(RATELIMIT_LIMIT, HeaderValue::from(m.limit));
-        headers.insert(RATELIMIT_REMAINING, HeaderValue::from(m.remaining));
-        headers.insert(RATELIMIT_RESET, HeaderValue::from(m.reset_secs));
+        headers.insert(RATELIMIT_LIMIT, int_header(m.limit.into()));
+        headers.insert(RATELIMIT_REMAINING, int_header(m.remaining.into()));
+        headers.insert(RATELIMIT_RESET, int_header(m.reset_secs));
         if let Some(credits) = m.credits_remaining {
-            headers.insert(CREDITS_REMAINING, HeaderValue::from(credits));
+            headers.insert(CREDITS_REMAINING, int_header(credits));
         }
     }
     response
+}
+
+/// Integers up to this are served from a table of static header values: every burst
+/// of the default plans, every `RateLimit-Remaining` and `RateLimit-Reset` under them.
+const SMALL_INT_HEADERS: u64 = 1024;
+
+/// A header value holding `v`. Small values come from a table built once, whose entries
+/// clone without allocating; larger ones (credits left) are formatted.
+fn int_header(v: u64) -> HeaderValue {
+    static TABLE: OnceLock<Vec<HeaderValue>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        (0..=SMALL_INT_HEADERS)
+            .map(|i| HeaderValue::from_static(Box::leak(i.to_string().into_boxed_str())))
+            .collect()
+    });
+    match table.get(v as usize) {
+        Some(h) => h.clone(),
+        None => HeaderValue::from(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_headers_read_back_at_every_size() {
+        for v in [
+            0,
+            1,
+            9,
+            10,
+            999,
+            1000,
+            1023,
+            1024,
+            1025,
+            49_999,
+            u32::MAX as u64,
+            u64::MAX,
+        ] {
+            assert_eq!(int_header(v).to_str().unwrap(), v.to_string());
+        }
+    }
 }
