@@ -277,6 +277,42 @@ fn corrupted_snapshots_are_refused_with_a_reason() {
 }
 
 #[test]
+fn opening_in_steps_verifies_exactly_like_open() {
+    let dir = temp_dir("steps");
+    let source = source::read_dir(Path::new(FIXTURE)).unwrap();
+    let (good, _) = build(&source, &BuildOptions::default()).unwrap();
+    let path = dir.join("good.snap");
+    std::fs::write(&path, &good).unwrap();
+    for step in [1, 7, 4096, usize::MAX] {
+        let mut opening = tldsnap::snapshot::Opening::start(&path).unwrap();
+        let mut steps = 0;
+        while !opening.step(step) {
+            steps += 1;
+        }
+        assert!(step > good.len() || steps > 0);
+        let snap = opening.finish().unwrap();
+        assert_eq!(snap.header(), Snapshot::open(&path).unwrap().header());
+        assert_eq!(snap.data().offer_count(), 17);
+    }
+    // A flipped byte anywhere is caught by the stepwise hash too.
+    let mut rng = synth::Rng::new(9);
+    for _ in 0..50 {
+        let mut bad = good.clone();
+        let at = HEADER_LEN + rng.below((good.len() - HEADER_LEN) as u64) as usize;
+        bad[at] ^= 0x20;
+        std::fs::write(&path, &bad).unwrap();
+        let mut opening = tldsnap::snapshot::Opening::start(&path).unwrap();
+        while !opening.step(1000) {}
+        assert!(opening.finish().is_err(), "flip at {at} not caught");
+    }
+    std::fs::write(&path, &good[..HEADER_LEN - 1]).unwrap();
+    assert!(matches!(
+        tldsnap::snapshot::Opening::start(&path),
+        Err(OpenError::TooShort { .. })
+    ));
+}
+
+#[test]
 fn a_forged_payload_with_a_matching_hash_is_still_checked() {
     // A file whose hash matches but whose archive is garbage: bytecheck must refuse it.
     let mut payload = vec![0xffu8; 256];

@@ -142,15 +142,8 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
             while hangup.recv().await.is_some() {
                 eprintln!("tldsnap: SIGHUP: reloading");
                 if store.path().is_some() {
-                    let store = Arc::clone(&store);
-                    let outcome = tokio::task::spawn_blocking(move || {
-                        let outcome = store.reload();
-                        report(&outcome, store.path());
-                    })
-                    .await;
-                    if let Err(e) = outcome {
-                        eprintln!("tldsnap: snapshot reload task failed: {e}");
-                    }
+                    let outcome = store.reload_async().await;
+                    report(&outcome, store.path());
                 }
                 match access.reload_keys() {
                     Ok(n) => eprintln!("tldsnap: keys reloaded: {n} key(s) in force"),

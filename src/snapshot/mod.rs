@@ -250,26 +250,8 @@ impl fmt::Debug for Snapshot {
 impl Snapshot {
     /// Maps `path` and verifies it completely (see the module docs).
     pub fn open(path: &Path) -> Result<Snapshot, OpenError> {
-        let io = |source| OpenError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        if meta.is_dir() {
-            return Err(OpenError::IsDirectory(path.to_path_buf()));
-        }
-        if meta.len() < HEADER_LEN as u64 {
-            // mmap of an empty file fails on some systems; say what it really is.
-            return Err(OpenError::TooShort { len: meta.len() });
-        }
-        // SAFETY: the map is read-only and private to this process. Its bytes could change
-        // under us only if another process wrote into this very file; tldsnap never does
-        // (snapshots are published by writing a new file and renaming it over the old
-        // one, which leaves this inode intact), and the content hash is checked below
-        // before anything is read from the payload.
-        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(io)?;
-        Snapshot::verify(Backing::Mmap(map))
+        // Pre-faulting the map is faster when the whole file is about to be read at once.
+        Snapshot::verify(Backing::Mmap(map_file(path, true)?))
     }
 
     /// Verifies a snapshot held in memory (tests, the embedded default). Copies the bytes
@@ -281,16 +263,20 @@ impl Snapshot {
     }
 
     fn verify(backing: Backing) -> Result<Snapshot, OpenError> {
-        let bytes = backing.bytes();
-        let header = Header::parse(bytes)?;
-        let payload = &bytes[HEADER_LEN..];
-        let got = xxhash_rust::xxh3::xxh3_128(payload);
+        let header = Header::parse(backing.bytes())?;
+        let got = xxhash_rust::xxh3::xxh3_128(&backing.bytes()[HEADER_LEN..]);
+        Snapshot::verify_hashed(backing, header, got)
+    }
+
+    /// The checks after the content hash: the hash itself, bytecheck, the invariants.
+    fn verify_hashed(backing: Backing, header: Header, got: u128) -> Result<Snapshot, OpenError> {
         if got != header.content_hash {
             return Err(OpenError::Checksum {
                 expected: header.content_hash,
                 got,
             });
         }
+        let payload = &backing.bytes()[HEADER_LEN..];
         let data = rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
             .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))?;
         data.check_invariants().map_err(OpenError::Corrupt)?;
@@ -320,6 +306,95 @@ impl Snapshot {
     /// Always false: a verified snapshot has at least a header.
     pub fn is_empty(&self) -> bool {
         false
+    }
+}
+
+/// Maps `path` read-only after checking it is a file long enough to hold a header.
+fn map_file(path: &Path, populate: bool) -> Result<memmap2::Mmap, OpenError> {
+    let io = |source| OpenError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(OpenError::IsDirectory(path.to_path_buf()));
+    }
+    if meta.len() < HEADER_LEN as u64 {
+        // mmap of an empty file fails on some systems; say what it really is.
+        return Err(OpenError::TooShort { len: meta.len() });
+    }
+    let mut options = memmap2::MmapOptions::new();
+    if populate {
+        options.populate();
+    }
+    // SAFETY: the map is read-only and private to this process. Its bytes could change
+    // under us only if another process wrote into this very file; tldsnap never does
+    // (snapshots are published by writing a new file and renaming it over the old one,
+    // which leaves this inode intact), and the content hash is checked before anything
+    // is read from the payload.
+    unsafe { options.map(&file) }.map_err(io)
+}
+
+/// A snapshot file being verified in steps: the same checks as [`Snapshot::open`], but
+/// the content hash — the one check that reads every byte — advances a chunk at a time,
+/// so an async server can answer requests between chunks instead of stalling behind a
+/// whole-file hash (see `store::Store::reload_async`).
+///
+/// ```no_run
+/// # fn main() -> Result<(), tldsnap::snapshot::OpenError> {
+/// let mut opening = tldsnap::snapshot::Opening::start(std::path::Path::new("x.tldsnap"))?;
+/// while !opening.step(256 * 1024) {
+///     // let other work run here
+/// }
+/// let snapshot = opening.finish()?;
+/// # Ok(()) }
+/// ```
+pub struct Opening {
+    backing: Backing,
+    header: Header,
+    hasher: Box<xxhash_rust::xxh3::Xxh3>,
+    hashed: usize,
+}
+
+impl fmt::Debug for Opening {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Opening")
+            .field("header", &self.header)
+            .field("hashed", &self.hashed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Opening {
+    /// Maps `path` and checks its header (constant time). Pages are read as the hash
+    /// reaches them, not up front.
+    pub fn start(path: &Path) -> Result<Opening, OpenError> {
+        let backing = Backing::Mmap(map_file(path, false)?);
+        let header = Header::parse(backing.bytes())?;
+        Ok(Opening {
+            backing,
+            header,
+            hasher: Box::new(xxhash_rust::xxh3::Xxh3::new()),
+            hashed: 0,
+        })
+    }
+
+    /// Hashes up to `max_bytes` more of the payload. True once all of it is hashed.
+    pub fn step(&mut self, max_bytes: usize) -> bool {
+        let payload = &self.backing.bytes()[HEADER_LEN..];
+        let end = payload.len().min(self.hashed.saturating_add(max_bytes));
+        self.hasher.update(&payload[self.hashed..end]);
+        self.hashed = end;
+        self.hashed == payload.len()
+    }
+
+    /// Hashes whatever is left, then runs the remaining checks (hash, bytecheck,
+    /// invariants) and hands out the verified snapshot.
+    pub fn finish(mut self) -> Result<Snapshot, OpenError> {
+        self.step(usize::MAX);
+        let got = self.hasher.digest128();
+        Snapshot::verify_hashed(self.backing, self.header, got)
     }
 }
 
