@@ -359,7 +359,11 @@ fn check_plan(caller: &Caller, tlds: &[Cow<'_, str>]) -> Result<(), Problem> {
 
 fn json_response(body: Bytes) -> HttpResponse {
     let mut response = Response::new(Full::new(body));
-    response.headers_mut().insert(header::CONTENT_TYPE, JSON);
+    // Room for content-type and the four metering headers up front: growing a
+    // HeaderMap rehashes it.
+    let headers = response.headers_mut();
+    headers.reserve(5);
+    headers.insert(header::CONTENT_TYPE, JSON);
     response
 }
 
@@ -392,6 +396,8 @@ fn int_header(v: u64) -> HeaderValue {
     });
     match table.get(v as usize) {
         Some(h) => h.clone(),
+        // What an unlimited rate reports as its limit and remaining requests.
+        None if v == u64::from(u32::MAX) => HeaderValue::from_static("4294967295"),
         None => HeaderValue::from(v),
     }
 }
