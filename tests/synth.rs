@@ -54,13 +54,18 @@ fn cents(field: &str, line: u64) -> Option<u32> {
     parse_cents(field).unwrap_or_else(|e| panic!("line {line}: price {field:?}: {e}"))
 }
 
+/// (date days, register, renew, transfer): the last change seen of one (tld, registrar).
+type LastChange = (i64, Option<u32>, Option<u32>, Option<u32>);
+/// (tld, registrar, register, renew, transfer, updated_at ms)
+type PriceRow = (String, String, Option<u32>, Option<u32>, Option<u32>, i64);
+/// (date days, tld, registrar, register, renew, transfer)
+type HistoryRow = (i64, String, String, Option<u32>, Option<u32>, Option<u32>);
+
 /// The parsed S source, shared by the tests that look at its content.
 struct Source {
     registrars: Vec<(String, String, String)>,
-    /// (tld, registrar, register, renew, transfer, updated_at ms)
-    prices: Vec<(String, String, Option<u32>, Option<u32>, Option<u32>, i64)>,
-    /// (date days, tld, registrar, register, renew, transfer)
-    history: Vec<(i64, String, String, Option<u32>, Option<u32>, Option<u32>)>,
+    prices: Vec<PriceRow>,
+    history: Vec<HistoryRow>,
     stats: synth::Stats,
 }
 
@@ -301,8 +306,7 @@ fn history_is_dated_ordered_and_ends_at_the_current_prices() {
         })
         .collect();
     let start = parse_date("2025-02-01").expect("date");
-    let mut last: HashMap<(&str, &str), (i64, Option<u32>, Option<u32>, Option<u32>)> =
-        HashMap::new();
+    let mut last: HashMap<(&str, &str), LastChange> = HashMap::new();
     for (day, tld, reg, register, renew, transfer) in &src.history {
         let key = (tld.as_str(), reg.as_str());
         let now = current
