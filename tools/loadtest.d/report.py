@@ -213,8 +213,8 @@ def main():
     if instructions:
         md.append("## Instructions per request (callgrind)\n")
         md.append("User-space instructions per request, everything included, one worker thread, 4 connections; "
-                  "a syscall counts as one instruction. Independent of other load on the machine. "
-                  "Under valgrind the API key's SHA-256 runs without SHA-NI.\n")
+                  "a syscall counts as one instruction. Independent of other load on the machine; "
+                  "valgrind hides SHA-NI from the program.\n")
         md.append("| workload | dataset | tldsnap | hyper baseline | tldsnap / hyper |")
         md.append("|---|---|---:|---:|---:|")
         by = {(r["workload"], r["server"]): r for r in instructions}
