@@ -5,9 +5,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::time::{MS_PER_DAY, civil_from_days, days_from_civil};
 
 /// Months since year 0 (`year * 12 + month - 1`) of a Unix time in milliseconds.
+///
+/// Every request asks, and the answer changes once a day at most: the last day seen and
+/// its month are kept in one atomic word (day in the high half, month in the low), so
+/// the calendar arithmetic runs once per day instead of once per request.
 pub fn month_of(ms: i64) -> u32 {
-    let (y, m, _) = civil_from_days(ms.div_euclid(MS_PER_DAY));
-    (y.clamp(0, 999_999) * 12 + i64::from(m) - 1) as u32
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    static LAST_DAY: AtomicU64 = AtomicU64::new(u64::MAX);
+    let day = ms.div_euclid(MS_PER_DAY);
+    let last = LAST_DAY.load(Relaxed);
+    if u32::try_from(day).is_ok_and(|d| u64::from(d) == last >> 32) {
+        return last as u32;
+    }
+    let (y, m, _) = civil_from_days(day);
+    let month = (y.clamp(0, 999_999) * 12 + i64::from(m) - 1) as u32;
+    if let Ok(d) = u32::try_from(day) {
+        LAST_DAY.store(u64::from(d) << 32 | u64::from(month), Relaxed);
+    }
+    month
 }
 
 /// Unix milliseconds at which `month` begins (00:00 UTC on its first day).
@@ -173,5 +188,26 @@ mod tests {
         assert_eq!(c.raw(), (101, 2));
         assert_eq!(c.take_up_to(101, 5), 2);
         assert_eq!(c.take_up_to(101, 5), 0);
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    #[test]
+    fn the_day_cache_never_answers_for_another_day() {
+        // Alternate between days far apart and across month ends: each answer must be
+        // the one the calendar gives, whatever the cache held before.
+        let days = [0i64, 20_413, 20_424, 20_454, 20_455, -1, 20_423, 2_932_896];
+        for _ in 0..3 {
+            for &d in &days {
+                for ms in [d * MS_PER_DAY, d * MS_PER_DAY + MS_PER_DAY - 1] {
+                    let (y, m, _) = civil_from_days(d);
+                    let want = (y.clamp(0, 999_999) * 12 + i64::from(m) - 1) as u32;
+                    assert_eq!(month_of(ms), want, "day {d}");
+                }
+            }
+        }
     }
 }
