@@ -22,6 +22,22 @@ use crate::price::{self, PriceError};
 use crate::time;
 use crate::tld;
 
+/// The columns of `registrars.csv`, in the order writers emit them.
+pub const REGISTRARS_COLUMNS: [&str; 3] = ["key", "name", "homepage"];
+/// The columns of `prices.csv`, in the order writers emit them.
+pub const PRICES_COLUMNS: [&str; 7] = [
+    "tld",
+    "registrar",
+    "register",
+    "renew",
+    "transfer",
+    "currency",
+    "updated_at",
+];
+/// The columns of `history.csv`, in the order writers emit them.
+pub const HISTORY_COLUMNS: [&str; 6] =
+    ["date", "tld", "registrar", "register", "renew", "transfer"];
+
 /// How many bad rows are listed before the report says "and N more". Enough to fix a
 /// systematic error in one pass, few enough to read.
 pub const MAX_REPORTED_ERRORS: usize = 100;
@@ -310,7 +326,7 @@ fn valid_key(key: &str) -> bool {
 
 fn read_registrars<R: Read>(input: R, source: &mut Source, errs: &mut Errors) {
     let file = "registrars.csv";
-    let Some(mut table) = Table::new(file, input, &["key", "name", "homepage"], errs) else {
+    let Some(mut table) = Table::new(file, input, &REGISTRARS_COLUMNS, errs) else {
         return;
     };
     let mut seen = HashSet::new();
@@ -366,16 +382,7 @@ fn collect<T>(problems: &mut Vec<String>, r: Result<T, String>) -> Option<T> {
 
 fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
     let file = "prices.csv";
-    let cols = [
-        "tld",
-        "registrar",
-        "register",
-        "renew",
-        "transfer",
-        "currency",
-        "updated_at",
-    ];
-    let Some(mut table) = Table::new(file, input, &cols, errs) else {
+    let Some(mut table) = Table::new(file, input, &PRICES_COLUMNS, errs) else {
         return;
     };
     let mut seen = HashSet::new();
@@ -423,8 +430,7 @@ fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, e
 
 fn read_history<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
     let file = "history.csv";
-    let cols = ["date", "tld", "registrar", "register", "renew", "transfer"];
-    let Some(mut table) = Table::new(file, input, &cols, errs) else {
+    let Some(mut table) = Table::new(file, input, &HISTORY_COLUMNS, errs) else {
         return;
     };
     let mut seen = HashSet::new();

@@ -197,7 +197,7 @@ impl Store {
             path: path.clone(),
             source,
         };
-        let outcome = match Opening::start(path) {
+        let opened = match Opening::start(path) {
             Ok(mut opening) => {
                 while !opening.step(RELOAD_STEP) {
                     tokio::task::yield_now().await;
@@ -206,17 +206,7 @@ impl Store {
             }
             Err(e) => Err(refused(e)),
         };
-        match outcome {
-            Ok(snapshot) => {
-                let loaded = self.swap(snapshot);
-                self.successes.fetch_add(1, Relaxed);
-                Ok(loaded)
-            }
-            Err(err) => {
-                self.failures.fetch_add(1, Relaxed);
-                Err(err)
-            }
-        }
+        self.settle(opened)
     }
 
     /// Opens the store's file aside and, only if it opens and validates, swaps it in.
@@ -230,7 +220,12 @@ impl Store {
         // Taken before opening: if the file is replaced in between, the watcher sees
         // a newer version than this one and loads again.
         *lock(&self.tried) = file_identity(path);
-        match open_file(path) {
+        self.settle(open_file(path))
+    }
+
+    /// Swaps in a snapshot that opened, or counts a refusal; the old one keeps serving.
+    fn settle(&self, opened: Result<Snapshot, ReloadError>) -> Result<Arc<Loaded>, ReloadError> {
+        match opened {
             Ok(snapshot) => {
                 let loaded = self.swap(snapshot);
                 self.successes.fetch_add(1, Relaxed);

@@ -49,7 +49,7 @@ fn csv_bytes<const N: usize>(
 /// The text of `registrars.csv`.
 pub fn registrars_csv(source: &Source) -> Vec<u8> {
     csv_bytes(
-        ["key", "name", "homepage"],
+        crate::source::REGISTRARS_COLUMNS,
         source.registrars.iter().map(|r| {
             [
                 r.key.to_string(),
@@ -63,15 +63,7 @@ pub fn registrars_csv(source: &Source) -> Vec<u8> {
 /// The text of `prices.csv`.
 pub fn prices_csv(source: &Source) -> Vec<u8> {
     csv_bytes(
-        [
-            "tld",
-            "registrar",
-            "register",
-            "renew",
-            "transfer",
-            "currency",
-            "updated_at",
-        ],
+        crate::source::PRICES_COLUMNS,
         source.prices.iter().map(|p| {
             let [register, renew, transfer] = offer_fields(&p.offer);
             [
@@ -90,7 +82,7 @@ pub fn prices_csv(source: &Source) -> Vec<u8> {
 /// The text of `history.csv`.
 pub fn history_csv(source: &Source) -> Vec<u8> {
     csv_bytes(
-        ["date", "tld", "registrar", "register", "renew", "transfer"],
+        crate::source::HISTORY_COLUMNS,
         source.history.iter().map(|h| {
             let [register, renew, transfer] = offer_fields(&h.offer);
             [
