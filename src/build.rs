@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::json;
-use crate::price::write_cents;
+use crate::price::{write_cents, write_triple};
 use crate::snapshot::schema::{
     Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
 };
@@ -331,13 +331,9 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         tld.public_tail = text.span(|out| {
             out.extend_from_slice(b"],\"registrar_count\":");
             write_int(sellers as u64, out);
-            out.extend_from_slice(b",\"avg_prices\":{\"register\":");
-            write_opt(tld.avg_register, out);
-            out.extend_from_slice(b",\"renew\":");
-            write_opt(tld.avg_renew, out);
-            out.extend_from_slice(b",\"transfer\":");
-            write_opt(tld.avg_transfer, out);
-            out.extend_from_slice(b"}}");
+            out.extend_from_slice(b",\"avg_prices\":");
+            write_triple(tld.avg_register, tld.avg_renew, tld.avg_transfer, out);
+            out.push(b'}');
         });
 
         // Price records, every row, group order, comma separated.
@@ -364,13 +360,8 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         // Registrar listing prices (sellers only).
         for o in offers.iter_mut().take(sellers) {
             o.listing_prices = text.span(|out| {
-                out.extend_from_slice(b",\"prices\":{\"register\":");
-                write_opt(o.register, out);
-                out.extend_from_slice(b",\"renew\":");
-                write_opt(o.renew, out);
-                out.extend_from_slice(b",\"transfer\":");
-                write_opt(o.transfer, out);
-                out.push(b'}');
+                out.extend_from_slice(b",\"prices\":");
+                write_triple(o.register, o.renew, o.transfer, out);
             });
         }
 

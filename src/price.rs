@@ -1,11 +1,16 @@
 //! Prices: decimal strings in, integer cents inside, JSON numbers out.
 //!
-//! Every price is held as whole US cents in a `u32` (at most $42,949,672.95), so sums,
+//! Every price is held as whole US cents in a `u32` (at most $42,949,672.94: the top value
+//! is reserved for "not offered"), so sums,
 //! averages and the 5-year total are exact. On output a price is written the way
 //! `serde_json` prints the `f64` of its dollar value (`9.99`, `10.5`, `12.0`); a test
 //! checks that claim against `serde_json` itself.
 
 use std::fmt;
+
+/// The cents value that marks "not offered" in stored prices (the snapshot's
+/// `schema::NONE`). [`parse_cents`] refuses it as a price, so the two never meet.
+pub const NOT_OFFERED: u32 = u32::MAX;
 
 /// Why a price string was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +31,7 @@ impl fmt::Display for PriceError {
             PriceError::Negative => "negative price",
             PriceError::NotANumber => "not a decimal number",
             PriceError::TooPrecise => "more than 2 decimals",
-            PriceError::TooLarge => "price too large (over 42949672.95)",
+            PriceError::TooLarge => "price too large (over 42949672.94)",
         })
     }
 }
@@ -69,9 +74,10 @@ pub fn parse_cents(s: &str) -> Result<Option<u32>, PriceError> {
         frac_cents += (b - b'0') as u64 * if i == 0 { 10 } else { 1 };
     }
     let total = cents * 100 + frac_cents;
-    u32::try_from(total)
-        .map(Some)
-        .map_err(|_| PriceError::TooLarge)
+    match u32::try_from(total) {
+        Ok(c) if c != NOT_OFFERED => Ok(Some(c)),
+        _ => Err(PriceError::TooLarge),
+    }
 }
 
 /// Appends a price in cents as a JSON number, as `serde_json` prints `cents as f64 / 100.0`.
@@ -92,6 +98,19 @@ pub fn write_opt_cents(cents: Option<u64>, out: &mut Vec<u8>) {
         Some(c) => write_cents(c, out),
         None => out.extend_from_slice(b"null"),
     }
+}
+
+/// Appends `{"register":…,"renew":…,"transfer":…}` (the seed's price-triple object of
+/// `avg_prices` and listing `prices`), each price in cents or [`NOT_OFFERED`] for `null`.
+pub fn write_triple(register: u32, renew: u32, transfer: u32, out: &mut Vec<u8>) {
+    let opt = |c: u32| (c != NOT_OFFERED).then_some(c as u64);
+    out.extend_from_slice(b"{\"register\":");
+    write_opt_cents(opt(register), out);
+    out.extend_from_slice(b",\"renew\":");
+    write_opt_cents(opt(renew), out);
+    out.extend_from_slice(b",\"transfer\":");
+    write_opt_cents(opt(transfer), out);
+    out.push(b'}');
 }
 
 /// A price in cents as the decimal string a price source holds (`12.5` -> `"12.50"`).
@@ -129,7 +148,7 @@ mod tests {
         assert_eq!(parse_cents("0"), Ok(Some(0)));
         assert_eq!(parse_cents(" 7.00 "), Ok(Some(700)));
         assert_eq!(parse_cents(""), Ok(None));
-        assert_eq!(parse_cents("42949672.95"), Ok(Some(u32::MAX)));
+        assert_eq!(parse_cents("42949672.94"), Ok(Some(u32::MAX - 1)));
     }
 
     #[test]
@@ -145,6 +164,7 @@ mod tests {
         assert_eq!(parse_cents("5."), Err(PriceError::NotANumber));
         assert_eq!(parse_cents("."), Err(PriceError::NotANumber));
         assert_eq!(parse_cents("+5"), Err(PriceError::NotANumber));
+        assert_eq!(parse_cents("42949672.95"), Err(PriceError::TooLarge));
         assert_eq!(parse_cents("42949672.96"), Err(PriceError::TooLarge));
         assert_eq!(
             parse_cents("99999999999999999999"),

@@ -13,7 +13,7 @@ use std::fmt;
 use std::time::Instant;
 
 use crate::json;
-use crate::price::{write_cents, write_opt_cents};
+use crate::price::{write_cents, write_opt_cents, write_triple};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
@@ -409,13 +409,14 @@ pub fn overview(
     out.extend_from_slice(snap.span(&t.key_json));
     out.extend_from_slice(b",\"registrar_count\":");
     write_int(sellers as u64, out);
-    out.extend_from_slice(b",\"avg_prices\":{\"register\":");
-    write_opt_cents(cents(t.avg_register.to_native()), out);
-    out.extend_from_slice(b",\"renew\":");
-    write_opt_cents(cents(t.avg_renew.to_native()), out);
-    out.extend_from_slice(b",\"transfer\":");
-    write_opt_cents(cents(t.avg_transfer.to_native()), out);
-    out.extend_from_slice(b"},\"cheapest_register\":");
+    out.extend_from_slice(b",\"avg_prices\":");
+    let avg = (
+        t.avg_register.to_native(),
+        t.avg_renew.to_native(),
+        t.avg_transfer.to_native(),
+    );
+    write_triple(avg.0, avg.1, avg.2, out);
+    out.extend_from_slice(b",\"cheapest_register\":");
     write_pick(
         snap,
         (sellers > 0).then(|| &snap.offers[first]),

@@ -15,7 +15,7 @@
 use rkyv::{Archive, Serialize};
 
 /// Marks a price that is not offered (cents are otherwise at most `u32::MAX - 1`).
-pub const NONE: u32 = u32::MAX;
+pub const NONE: u32 = crate::price::NOT_OFFERED;
 
 /// A byte range of [`SnapshotData::text`].
 #[derive(Archive, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
