@@ -315,7 +315,8 @@ fn csv_message(e: &csv::Error) -> String {
     }
 }
 
-fn valid_key(key: &str) -> bool {
+/// Whether `key` is a registrar key: `[a-z0-9][a-z0-9_-]{0,63}` (contract 2).
+pub fn is_registrar_key(key: &str) -> bool {
     let b = key.as_bytes();
     !b.is_empty()
         && b.len() <= 64
@@ -332,7 +333,7 @@ fn read_registrars<R: Read>(input: R, source: &mut Source, errs: &mut Errors) {
     let mut seen = HashSet::new();
     table.rows(errs, |line, f, errs| {
         let (key, name, homepage) = (f[0].trim(), f[1].trim(), f[2].trim());
-        if !valid_key(key) {
+        if !is_registrar_key(key) {
             return errs.push(
                 file,
                 line,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tldsnap::price::parse_cents;
+use tldsnap::source::{HISTORY_COLUMNS, PRICES_COLUMNS, REGISTRARS_COLUMNS, is_registrar_key};
 use tldsnap::time::{parse_date, parse_rfc3339};
 use tldsnap::tld::normalize;
 
@@ -73,25 +74,14 @@ fn small_source() -> Source {
     let (r, p, h, stats) = generate(&synth::Config::small());
 
     let (header, rows) = records(&r);
-    assert_eq!(header, ["key", "name", "homepage"]);
+    assert_eq!(header, REGISTRARS_COLUMNS);
     let registrars: Vec<_> = rows
         .into_iter()
         .map(|(_, f)| (f[0].clone(), f[1].clone(), f[2].clone()))
         .collect();
 
     let (header, rows) = records(&p);
-    assert_eq!(
-        header,
-        [
-            "tld",
-            "registrar",
-            "register",
-            "renew",
-            "transfer",
-            "currency",
-            "updated_at"
-        ]
-    );
+    assert_eq!(header, PRICES_COLUMNS);
     let prices = rows
         .into_iter()
         .map(|(line, f)| {
@@ -116,10 +106,7 @@ fn small_source() -> Source {
         .collect();
 
     let (header, rows) = records(&h);
-    assert_eq!(
-        header,
-        ["date", "tld", "registrar", "register", "renew", "transfer"]
-    );
+    assert_eq!(header, HISTORY_COLUMNS);
     let history = rows
         .into_iter()
         .map(|(line, f)| {
@@ -140,15 +127,6 @@ fn small_source() -> Source {
         history,
         stats,
     }
-}
-
-fn is_key(k: &str) -> bool {
-    let b = k.as_bytes();
-    !b.is_empty()
-        && b.len() <= 64
-        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
 }
 
 #[test]
@@ -198,7 +176,7 @@ fn small_has_the_seed_scale_and_every_row_parses() {
     let keys: HashSet<&str> = src.registrars.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(keys.len(), src.registrars.len(), "duplicate registrar key");
     for (key, name, homepage) in &src.registrars {
-        assert!(is_key(key), "bad registrar key {key:?}");
+        assert!(is_registrar_key(key), "bad registrar key {key:?}");
         assert!(!name.trim().is_empty());
         assert!(homepage.starts_with("https://"), "{homepage}");
     }
