@@ -553,7 +553,7 @@ fn a_slow_head_is_cut_off_by_the_header_read_timeout() {
         ..Config::default()
     };
     let server = Server::start(opts);
-    // Half a head, then silence: hyper's timer (TokioTimer) closes the connection.
+    // Half a head, then silence: the connection watchdog closes the connection.
     let mut conn = Conn::open(server.addr);
     conn.write(b"GET /healthz HTTP/1.1\r\nHost: t\r\n");
     let answer = conn.read_response(false).unwrap();

@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 use std::net::IpAddr;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
@@ -59,6 +60,10 @@ pub struct Connection {
     pub client: IpAddr,
     /// The last API key this connection sent: hashed once, not once per request.
     key_cache: Mutex<KeyCache>,
+    /// Bumped when a request starts being answered and again when its answer is ready:
+    /// odd while one is being answered. The server's watchdog reads it to tell an idle
+    /// or slow client from a busy one.
+    stamp: AtomicU64,
 }
 
 impl Connection {
@@ -67,7 +72,18 @@ impl Connection {
         Connection {
             client,
             key_cache: Mutex::new(KeyCache::default()),
+            stamp: AtomicU64::new(0),
         }
+    }
+
+    /// The progress stamp: it changes whenever a request starts or finishes.
+    pub fn stamp(&self) -> u64 {
+        self.stamp.load(Relaxed)
+    }
+
+    /// Whether a request was being answered when `stamp` was read.
+    pub fn is_answering(stamp: u64) -> bool {
+        stamp % 2 == 1
     }
 
     /// Takes the key cache out (HTTP/1 answers a connection's requests one at a time,
@@ -86,7 +102,10 @@ impl Connection {
 /// problem response.
 pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> HttpResponse {
     let started = Instant::now();
+    // One task serves the connection, so a plain load and store is enough.
+    conn.stamp.store(conn.stamp() + 1, Relaxed);
     let (route, response) = dispatch(state, &req, conn, started).await;
+    conn.stamp.store(conn.stamp() + 1, Relaxed);
     state.metrics.record(
         route.map(|r| r as usize),
         response.status().as_u16(),

@@ -19,10 +19,14 @@
 //! - At most [`Config::max_connections`] connections are served at once. The accept
 //!   loop takes a permit from a semaphore *before* accepting, so connections past the
 //!   limit wait in the kernel's listen backlog instead of being accepted and dropped.
-//! - hyper reads each request head under [`Config::header_read_timeout`], driven by
-//!   `TokioTimer` (without a timer hyper skips the timeout silently). The same timer
-//!   closes a keep-alive connection that sends nothing for that long, so idle clients
-//!   do not hold permits forever.
+//! - A per-connection watchdog enforces [`Config::header_read_timeout`]: it wakes once
+//!   per timeout period and closes the connection if no request head arrived in the
+//!   whole period and none is being answered. A slow head (slow-loris) or an idle
+//!   keep-alive connection is therefore closed between one and two periods after its
+//!   last request, and idle clients do not hold permits forever. (hyper's own
+//!   `header_read_timeout` does the same per request head, but arms and drops a timer
+//!   for every request: about a tenth of a request's instructions, see
+//!   `docs/PERFORMANCE.md`. The watchdog costs one timer per connection per period.)
 //! - Keep-alive and pipelining are on; `pipeline_flush` batches the answers to pipelined
 //!   requests into one write.
 //! - On shutdown the listener is closed, every connection is told to finish the request
@@ -39,7 +43,7 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, watch};
 
@@ -163,8 +167,8 @@ pub async fn run(
     let permits = Arc::new(Semaphore::new(state.config.max_connections.max(1)));
     let mut builder = http1::Builder::new();
     builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(state.config.header_read_timeout)
+        // No hyper timer: the header read timeout is the connection watchdog's (see
+        // `serve`), so hyper arms no timer per request.
         .keep_alive(true)
         // A client that shuts down its write side after the request (`nc -N`, some
         // proxies) still gets the answer.
@@ -243,9 +247,10 @@ async fn serve(
     let _open = OpenConnection::new(state);
     let connection = Arc::new(api::Connection::new(peer.ip().to_canonical()));
     let service_state = Arc::clone(state);
+    let service_connection = Arc::clone(&connection);
     let service = service_fn(move |req| {
         let state = Arc::clone(&service_state);
-        let connection = Arc::clone(&connection);
+        let connection = Arc::clone(&service_connection);
         async move { Ok::<_, Infallible>(api::handle(&state, req, &connection).await) }
     });
     let conn = builder.serve_connection(TokioIo::new(stream), service);
@@ -254,6 +259,10 @@ async fn serve(
     if draining {
         conn.as_mut().graceful_shutdown();
     }
+    let period = state.config.header_read_timeout;
+    let mut watchdog = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    watchdog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_stamp = connection.stamp();
     loop {
         tokio::select! {
             // Errors here are the client's (reset, malformed head, timeout); hyper has
@@ -269,6 +278,16 @@ async fn serve(
                 if changed.is_ok() {
                     conn.as_mut().graceful_shutdown();
                 }
+            }
+            _ = watchdog.tick() => {
+                // No request head arrived during a whole period and none is being
+                // answered: the client is idle or sending its head too slowly.
+                let stamp = connection.stamp();
+                if stamp == last_stamp && !api::Connection::is_answering(stamp) {
+                    state.metrics.connection_error(ConnectionError::Timeout);
+                    break;
+                }
+                last_stamp = stamp;
             }
         }
     }
