@@ -66,6 +66,39 @@ impl std::error::Error for TldError {}
 /// labels to `xn--` form. Borrows when the input is already canonical, which is the
 /// common case on the request path.
 pub fn normalize(input: &str) -> Result<Cow<'_, str>, TldError> {
+    if is_canonical(input.as_bytes()) {
+        return Ok(Cow::Borrowed(input));
+    }
+    normalize_slow(input)
+}
+
+/// Whether `name` is already in canonical form, checked in one pass over its bytes:
+/// labels of 1 to [`MAX_LABEL_LEN`] lowercase letters, digits and inner hyphens,
+/// joined by single dots, at most [`MAX_NAME_LEN`] bytes. Exactly the ASCII names
+/// that [`normalize`] would hand back unchanged (a test checks the two agree).
+fn is_canonical(name: &[u8]) -> bool {
+    if name.is_empty() || name.len() > MAX_NAME_LEN {
+        return false;
+    }
+    let mut label_len = 0;
+    let mut prev = b'.';
+    for &b in name {
+        match b {
+            b'a'..=b'z' | b'0'..=b'9' => label_len += 1,
+            b'-' if label_len > 0 => label_len += 1,
+            b'.' if label_len > 0 && prev != b'-' => label_len = 0,
+            _ => return false,
+        }
+        if label_len > MAX_LABEL_LEN {
+            return false;
+        }
+        prev = b;
+    }
+    label_len > 0 && prev != b'-'
+}
+
+/// Everything [`normalize`] does for a name that is not canonical already.
+fn normalize_slow(input: &str) -> Result<Cow<'_, str>, TldError> {
     let trimmed = input.trim_matches(|c: char| c == ' ' || c == '\t');
     let name = trimmed.strip_prefix('.').unwrap_or(trimmed);
     if name.is_empty() {
@@ -166,6 +199,50 @@ mod tests {
         assert_eq!(normalize("ко\u{0}м"), Err(TldError::BadChar('\0')));
         assert_eq!(normalize(&"a".repeat(64)), Err(TldError::LabelTooLong));
         assert_eq!(normalize(&"a.".repeat(130)[..259]), Err(TldError::TooLong));
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_full_rules() {
+        // Every string of up to 4 bytes over an alphabet that hits each rule, plus
+        // long labels and names around the length limits.
+        let alphabet = ["a", "z", "0", "-", ".", "A", " ", "_", "é"];
+        let mut inputs = vec![String::new()];
+        let mut level = vec![String::new()];
+        for _ in 0..4 {
+            level = level
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            inputs.extend(level.iter().cloned());
+        }
+        for n in [62, 63, 64] {
+            inputs.push("a".repeat(n));
+            inputs.push(format!("b.{}", "a".repeat(n)));
+        }
+        for n in [251, 252, 253, 254] {
+            let mut name = "abc.".repeat(64);
+            name.truncate(n);
+            inputs.push(name.trim_end_matches('.').to_owned());
+            inputs.push(name);
+        }
+        let mut fast = 0;
+        for input in &inputs {
+            let slow = normalize_slow(input);
+            if is_canonical(input.as_bytes()) {
+                fast += 1;
+                assert!(
+                    matches!(&slow, Ok(Cow::Borrowed(s)) if s == input),
+                    "{input:?} passed the fast path but the full rules give {slow:?}"
+                );
+            } else {
+                assert!(
+                    !matches!(&slow, Ok(Cow::Borrowed(s)) if s == input),
+                    "{input:?} is canonical but missed the fast path"
+                );
+            }
+            assert_eq!(normalize(input), slow, "{input:?}");
+        }
+        assert!(fast > 200, "only {fast} canonical inputs were tried");
     }
 
     #[test]
