@@ -7,8 +7,16 @@
 
 /// Appends `s` as a quoted JSON string.
 pub fn write_str(s: &str, out: &mut Vec<u8>) {
-    out.push(b'"');
     let bytes = s.as_bytes();
+    if !bytes.iter().any(|&b| needs_escape(b)) {
+        // The common case (registrar names, plan names, TLDs): one copy.
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
+    out.push(b'"');
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let esc: &[u8] = match b {
@@ -33,6 +41,11 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether `b` is written escaped: quote, backslash and the control characters.
+fn needs_escape(b: u8) -> bool {
+    matches!(b, b'"' | b'\\' | 0..=0x1f | 0x7f)
 }
 
 /// `s` as a quoted JSON string.

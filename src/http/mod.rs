@@ -6,6 +6,7 @@
 //! | file | role |
 //! |---|---|
 //! | [`server`] | `run(listener, state, shutdown)`: accept loop, connection limit, hyper settings, graceful drain |
+//! | [`body`] | the response body: one chunk, shared bytes or the query's own buffer |
 //! | [`api`] | the request pipeline: size limits, route, method, access, parameters, plan, query, credits |
 //! | [`router`] | the route table, the one list of paths (also used by metrics and the OpenAPI test) |
 //! | [`params`] | percent-decoding and the contract's parameter rules |
@@ -18,6 +19,7 @@
 //! decision.
 
 pub mod api;
+pub mod body;
 pub mod metrics;
 pub mod openapi;
 pub mod params;

@@ -16,8 +16,7 @@
 //!  "parameter":"limit","value":"0"}
 //! ```
 
-use bytes::Bytes;
-use http_body_util::Full;
+use super::body::Body;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 
@@ -298,9 +297,9 @@ impl Problem {
     /// The HTTP response for this problem: status, `content-type:
     /// application/problem+json`, `Allow` for 405, `Retry-After` for 429, and the body.
     /// The caller adds the metering headers of a keyed request.
-    pub fn into_response(self) -> Response<Full<Bytes>> {
+    pub fn into_response(self) -> Response<Body> {
         let body = self.to_bytes();
-        let mut response = Response::new(Full::new(Bytes::from(body)));
+        let mut response = Response::new(Body::from(body));
         *response.status_mut() = self.status();
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
