@@ -231,7 +231,11 @@ async fn price_endpoint<B>(
     };
 
     // Key (401) and rate limit (429).
-    let mut keys = req.headers().get_all(API_KEY).iter();
+    // A scan of the few request headers costs less than hashing the name for a lookup.
+    let mut keys = req
+        .headers()
+        .iter()
+        .filter_map(|(name, value)| (*name == API_KEY).then_some(value));
     let key = match (keys.next(), keys.next()) {
         (None, _) => None,
         // Two keys in one request: refuse rather than guess which one was meant.

@@ -17,8 +17,14 @@
 
 use std::borrow::Cow;
 
+use smallvec::SmallVec;
+
 use super::problem::{Problem, echo};
 use crate::tld;
+
+/// The values of a list parameter (`tlds`, `registrars`): up to 8 are kept inline, so
+/// the usual request allocates no list.
+pub type List<'a> = SmallVec<[Cow<'a, str>; 8]>;
 
 /// Most distinct values `tlds` and `registrars` take (contract 4).
 pub const MAX_LIST_VALUES: usize = 100;
@@ -107,26 +113,44 @@ pub fn pick<'a, const N: usize>(
     let Some(raw) = raw else {
         return Ok(found);
     };
-    // One pass over the bytes (`&` and `=` are ASCII, so every cut is a char boundary).
-    let mut rest = raw;
-    while !rest.is_empty() {
-        let (pair, next) = match rest.bytes().position(|b| b == b'&') {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, ""),
+    // One pass over the bytes finds each pair's end, its `=` and whether name or value
+    // hold an escape (`&`, `=`, `%` and `+` are ASCII, so every cut is a char
+    // boundary). Names and values without escapes are compared and borrowed as they are.
+    let bytes = raw.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        let mut end = start;
+        let mut eq = None;
+        let (mut name_escaped, mut value_escaped) = (false, false);
+        while end < bytes.len() {
+            match bytes[end] {
+                b'&' => break,
+                b'=' if eq.is_none() => eq = Some(end),
+                b'%' | b'+' if eq.is_none() => name_escaped = true,
+                b'%' | b'+' => value_escaped = true,
+                _ => {}
+            }
+            end += 1;
+        }
+        let (raw_name, raw_value) = match eq {
+            Some(eq) => (&raw[start..eq], &raw[eq + 1..end]),
+            None => (&raw[start..end], ""),
         };
-        rest = next;
-        if pair.is_empty() {
+        start = end + 1;
+        if raw_name.is_empty() && eq.is_none() {
             continue;
         }
-        let (raw_name, raw_value) = match pair.bytes().position(|b| b == b'=') {
-            Some(i) => (&pair[..i], &pair[i + 1..]),
-            None => (pair, ""),
+        let slot = if name_escaped {
+            // A name that does not decode is not one of ours: ignore it like any
+            // unknown one.
+            let Ok(name) = percent_decode(raw_name, true) else {
+                continue;
+            };
+            names.iter().position(|n| *n == name)
+        } else {
+            names.iter().position(|n| *n == raw_name)
         };
-        // A name that does not decode is not one of ours: ignore it like any unknown one.
-        let Ok(name) = percent_decode(raw_name, true) else {
-            continue;
-        };
-        let Some(slot) = names.iter().position(|n| *n == name) else {
+        let Some(slot) = slot else {
             continue;
         };
         let param = names[slot];
@@ -138,11 +162,15 @@ pub fn pick<'a, const N: usize>(
                     .to_owned(),
             });
         }
-        let value = percent_decode(raw_value, true).map_err(|err| Problem::InvalidParameter {
-            name: param,
-            value: Some(echo(raw_value)),
-            reason: err.reason().to_owned(),
-        })?;
+        let value = if value_escaped {
+            percent_decode(raw_value, true).map_err(|err| Problem::InvalidParameter {
+                name: param,
+                value: Some(echo(raw_value)),
+                reason: err.reason().to_owned(),
+            })?
+        } else {
+            Cow::Borrowed(raw_value)
+        };
         found[slot] = Some(value);
     }
     Ok(found)
@@ -150,13 +178,13 @@ pub fn pick<'a, const N: usize>(
 
 /// The `tlds` parameter: 1 to 100 canonical names (contract 4), duplicates collapsed
 /// keeping the first, in request order.
-pub fn tlds(value: Option<&str>) -> Result<Vec<Cow<'_, str>>, Problem> {
+pub fn tlds(value: Option<&str>) -> Result<List<'_>, Problem> {
     const NAME: &str = "tlds";
     let value = match value {
         Some(v) if !v.trim_matches([' ', '\t']).is_empty() => v,
         _ => return Err(Problem::MissingParameter { name: NAME }),
     };
-    let mut out: Vec<Cow<'_, str>> = Vec::new();
+    let mut out = List::new();
     for item in split_commas(value) {
         let name = tld::normalize(item).map_err(|err| Problem::InvalidParameter {
             name: NAME,
@@ -227,7 +255,7 @@ pub fn limit(value: Option<&str>) -> Result<usize, Problem> {
 /// to 100 keys, trimmed and lowercased, duplicates collapsed keeping the first. A key
 /// that is not of the contract's form `[a-z0-9][a-z0-9_-]{0,63}` is a 400; a well-formed
 /// key that the snapshot does not know is left to the query (`not_found`).
-pub fn registrars(value: Option<&str>) -> Result<Option<Vec<Cow<'_, str>>>, Problem> {
+pub fn registrars(value: Option<&str>) -> Result<Option<List<'_>>, Problem> {
     const NAME: &str = "registrars";
     let Some(value) = value else {
         return Ok(None);
@@ -239,7 +267,7 @@ pub fn registrars(value: Option<&str>) -> Result<Option<Vec<Cow<'_, str>>>, Prob
             reason: "empty; leave it out for every registrar, or give 1 to 100 keys".to_owned(),
         });
     }
-    let mut out: Vec<Cow<'_, str>> = Vec::new();
+    let mut out = List::new();
     for item in split_commas(value) {
         let key = item.trim_matches([' ', '\t']);
         if !is_registrar_key(key) {
@@ -376,6 +404,17 @@ mod tests {
         // Encoded names count as the parameter they decode to.
         let [t] = pick(Some("%74lds=io"), ["tlds"]).unwrap();
         assert_eq!(t.as_deref(), Some("io"));
+        // Values: `+` is a space, escapes decode, a second `=` belongs to the value,
+        // an empty name or pair is skipped, a trailing `&` ends nothing.
+        let [t, l] = pick(Some("=x&tlds=a+b%2Cc&limit=1=2&"), ["tlds", "limit"]).unwrap();
+        assert_eq!(t.as_deref(), Some("a b,c"));
+        assert_eq!(l.as_deref(), Some("1=2"));
+        let [t] = pick(Some("tl%64s=x&&&"), ["tlds"]).unwrap();
+        assert_eq!(t.as_deref(), Some("x"));
+        assert!(matches!(
+            pick(Some("tlds=com"), ["tlds"]).unwrap(),
+            [Some(Cow::Borrowed("com"))]
+        ));
     }
 
     #[test]
@@ -399,7 +438,7 @@ mod tests {
     #[test]
     fn tld_lists() {
         let v = tlds(Some(" .COM,net,com,рф,co.uk")).unwrap();
-        assert_eq!(v, ["com", "net", "xn--p1ai", "co.uk"]);
+        assert_eq!(v.as_slice(), ["com", "net", "xn--p1ai", "co.uk"]);
         assert_eq!(code(tlds(None).unwrap_err()), "missing_parameter");
         assert_eq!(code(tlds(Some("")).unwrap_err()), "missing_parameter");
         assert_eq!(
@@ -446,7 +485,10 @@ mod tests {
     fn registrar_lists() {
         assert_eq!(registrars(None).unwrap(), None);
         assert_eq!(
-            registrars(Some("Alpha, beta,alpha")).unwrap().unwrap(),
+            registrars(Some("Alpha, beta,alpha"))
+                .unwrap()
+                .unwrap()
+                .as_slice(),
             ["alpha", "beta"]
         );
         assert_eq!(code(registrars(Some("")).unwrap_err()), "invalid_parameter");
