@@ -566,6 +566,14 @@ fn a_slow_head_is_cut_off_by_the_header_read_timeout() {
     idle.get("/healthz", None);
     assert_eq!(idle.read_response(false).unwrap().unwrap().status, 200);
     assert!(idle.is_closed());
+    // A connection that keeps asking, each request within the period, stays open over
+    // several periods.
+    let mut busy = Conn::open(server.addr);
+    for _ in 0..8 {
+        busy.get("/healthz", None);
+        assert_eq!(busy.read_response(false).unwrap().unwrap().status, 200);
+        std::thread::sleep(Duration::from_millis(100));
+    }
     // Meanwhile others are served, and the cut-offs are counted.
     assert_eq!(server.get("/healthz", None).status, 200);
     let metrics = server.get("/metrics", None).text();

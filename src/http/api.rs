@@ -476,6 +476,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn answer_headers_put_each_value_under_its_name() {
+        let header =
+            |h: &HeaderMap, name: &str| h.get(name).map(|v| v.to_str().unwrap().to_owned());
+        let plain = answer_headers(None);
+        assert_eq!(plain.len(), 1);
+        assert_eq!(header(&plain, "content-type").unwrap(), "application/json");
+        for credits in [None, Some(99_999)] {
+            let m = MeterHeaders {
+                limit: 7,
+                remaining: 3,
+                reset_secs: 11,
+                credits_remaining: credits,
+            };
+            let h = answer_headers(Some(&m));
+            assert_eq!(header(&h, "content-type").unwrap(), "application/json");
+            assert_eq!(header(&h, "ratelimit-limit").unwrap(), "7");
+            assert_eq!(header(&h, "ratelimit-remaining").unwrap(), "3");
+            assert_eq!(header(&h, "ratelimit-reset").unwrap(), "11");
+            assert_eq!(
+                header(&h, "x-credits-remaining"),
+                credits.map(|c| c.to_string())
+            );
+            assert_eq!(h.len(), 4 + usize::from(credits.is_some()));
+        }
+    }
+
+    #[test]
     fn int_headers_read_back_at_every_size() {
         for v in [
             0,

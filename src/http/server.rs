@@ -25,7 +25,7 @@
 //!   keep-alive connection is therefore closed between one and two periods after its
 //!   last request, and idle clients do not hold permits forever. (hyper's own
 //!   `header_read_timeout` does the same per request head, but arms and drops a timer
-//!   for every request: about a tenth of a request's instructions, see
+//!   for every request: about 7% of a request's instructions, see
 //!   `docs/PERFORMANCE.md`. The watchdog costs one timer per connection per period.)
 //! - Keep-alive and pipelining are on; `pipeline_flush` batches the answers to pipelined
 //!   requests into one write.
@@ -66,6 +66,8 @@ pub struct Config {
     pub max_connections: usize,
     /// Time allowed to send a request head, and to stay idle between keep-alive
     /// requests. Default 10 s: generous for a real client, short for a slow-loris one.
+    /// Enforced by a watchdog that looks once per period, so a connection is closed
+    /// between one and two periods after its last answer.
     pub header_read_timeout: Duration,
     /// Longest request target (path and query) answered; longer gets 414. Default
     /// 8 KiB: 100 TLDs of 63 characters, percent-encoded, still fit.
