@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response};
+use smallvec::SmallVec;
 
 use super::body::Body;
 use super::metrics::SnapshotFacts;
@@ -310,10 +311,10 @@ fn answer(
             let tlds = params::tlds(tlds.as_deref())?;
             let limit = params::limit(limit.as_deref())?;
             check_plan(caller, &tlds)?;
-            let mut names = [""; params::MAX_LIST_VALUES];
+            let names = as_strs(&tlds);
             let client = route == RouteId::ClientCheapest;
             let req = CheapestRequest {
-                tlds: as_strs(&tlds, &mut names),
+                tlds: &names,
                 limit,
                 shape: if client { Shape::Client } else { Shape::Public },
                 tier: client.then(|| caller.tier()),
@@ -325,11 +326,11 @@ fn answer(
             let tlds = params::tlds(tlds.as_deref())?;
             let registrars = params::registrars(registrars.as_deref())?;
             check_plan(caller, &tlds)?;
-            let (mut names, mut keys) =
-                ([""; params::MAX_LIST_VALUES], [""; params::MAX_LIST_VALUES]);
+            let names = as_strs(&tlds);
+            let keys = registrars.as_deref().map(as_strs);
             let req = PricesRequest {
-                tlds: as_strs(&tlds, &mut names),
-                registrars: registrars.as_deref().map(|r| as_strs(r, &mut keys)),
+                tlds: &names,
+                registrars: keys.as_deref(),
                 started,
             };
             query::prices(data, &req, out).map_err(Problem::from_query)
@@ -352,17 +353,10 @@ fn answer(
     }
 }
 
-/// The names as `&str`s, in a buffer on the stack (the parameter parsers cap lists at
-/// [`params::MAX_LIST_VALUES`]), so a request allocates no second list.
-fn as_strs<'a>(
-    items: &'a [Cow<'_, str>],
-    buf: &'a mut [&'a str; params::MAX_LIST_VALUES],
-) -> &'a [&'a str] {
-    let n = items.len().min(buf.len());
-    for (slot, item) in buf.iter_mut().zip(items) {
-        *slot = item.as_ref();
-    }
-    &buf[..n]
+/// The names as `&str`s, up to 16 inline, so the usual request allocates no second
+/// list.
+fn as_strs<'a>(items: &'a [Cow<'_, str>]) -> SmallVec<[&'a str; 16]> {
+    items.iter().map(|item| item.as_ref()).collect()
 }
 
 /// 403 `tld_not_in_plan` when any TLD asked for is outside the caller's plan (checked
