@@ -19,15 +19,17 @@
 //! - History: for a share of the offers, one to four dated change points since
 //!   2025-02-01, the last one equal to the current prices.
 //!
-//! This file uses `std` only: the benches and tests include it with
-//! `#[path = "../tools/synth/gen.rs"] mod synth;` (`gen` is a reserved keyword in edition
-//! 2024), and the `tldsnap-synth` binary wraps it.
+//! This file uses `std` and the crate's own calendar (`tldsnap::time`): the benches and
+//! tests include it with `#[path = "../tools/synth/gen.rs"] mod synth;` (`gen` is a
+//! reserved keyword in edition 2024), and the `tldsnap-synth` binary wraps it.
 #![allow(dead_code)]
 
 use std::collections::HashSet;
 use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+
+use tldsnap::time::{MS_PER_DAY, days_from_civil, write_date, write_iso_millis};
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq)]
@@ -455,7 +457,7 @@ pub fn generate<R: Write, P: Write, H: Write>(
             buf.extend_from_slice(b",USD,");
             let updated_day = data_day - rng.below(45) as i64;
             let ms_of_day = rng.below(86_400_000);
-            write_timestamp(updated_day, ms_of_day, &mut buf);
+            write_iso_millis(updated_day * MS_PER_DAY + ms_of_day as i64, &mut buf);
             buf.push(b'\n');
 
             if cfg.history && history_rng.chance(0.2) {
@@ -835,63 +837,4 @@ fn write_u64(mut v: u64, out: &mut Vec<u8>) {
         }
     }
     out.extend_from_slice(&tmp[i..]);
-}
-
-fn write_padded(v: u64, width: usize, out: &mut Vec<u8>) {
-    let mut tmp = [b'0'; 20];
-    let mut v = v;
-    for i in (0..width).rev() {
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-    }
-    out.extend_from_slice(&tmp[..width]);
-}
-
-/// `YYYY-MM-DD`.
-fn write_date(days: i64, out: &mut Vec<u8>) {
-    let (y, m, d) = civil_from_days(days);
-    write_padded(y as u64, 4, out);
-    out.push(b'-');
-    write_padded(m as u64, 2, out);
-    out.push(b'-');
-    write_padded(d as u64, 2, out);
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-fn write_timestamp(days: i64, ms_of_day: u64, out: &mut Vec<u8>) {
-    write_date(days, out);
-    out.push(b'T');
-    write_padded(ms_of_day / 3_600_000, 2, out);
-    out.push(b':');
-    write_padded(ms_of_day / 60_000 % 60, 2, out);
-    out.push(b':');
-    write_padded(ms_of_day / 1000 % 60, 2, out);
-    out.push(b'.');
-    write_padded(ms_of_day % 1000, 3, out);
-    out.push(b'Z');
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's algorithm).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = m as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// Inverse of [`days_from_civil`].
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    (y, m, d)
 }
