@@ -191,18 +191,29 @@ pub fn tlds(value: Option<&str>) -> Result<List<'_>, Problem> {
             value: Some(echo(item)),
             reason: format!("{:?} is not a well-formed TLD: {err}", echo(item)),
         })?;
-        if out.contains(&name) {
-            continue;
-        }
-        if out.len() == MAX_LIST_VALUES {
-            return Err(Problem::TooManyValues {
-                name: NAME,
-                max: MAX_LIST_VALUES,
-            });
-        }
-        out.push(name);
+        push_distinct(&mut out, name, NAME)?;
     }
     Ok(out)
+}
+
+/// Adds `item` to the values of list parameter `name` unless it is there already (the
+/// first one is kept); past [`MAX_LIST_VALUES`] distinct values, 400 `too_many_values`.
+fn push_distinct<'a>(
+    out: &mut List<'a>,
+    item: Cow<'a, str>,
+    name: &'static str,
+) -> Result<(), Problem> {
+    if out.contains(&item) {
+        return Ok(());
+    }
+    if out.len() == MAX_LIST_VALUES {
+        return Err(Problem::TooManyValues {
+            name,
+            max: MAX_LIST_VALUES,
+        });
+    }
+    out.push(item);
+    Ok(())
 }
 
 /// The items of a comma-separated list, empty ones included (`str::split(',')`, by a
@@ -286,16 +297,7 @@ pub fn registrars(value: Option<&str>) -> Result<Option<List<'_>>, Problem> {
         } else {
             Cow::Borrowed(key)
         };
-        if out.contains(&key) {
-            continue;
-        }
-        if out.len() == MAX_LIST_VALUES {
-            return Err(Problem::TooManyValues {
-                name: NAME,
-                max: MAX_LIST_VALUES,
-            });
-        }
-        out.push(key);
+        push_distinct(&mut out, key, NAME)?;
     }
     Ok(Some(out))
 }
