@@ -15,7 +15,8 @@
 //!        file ──snapshot::Snapshot::open──▶ mmap, header checks, content hash, bytecheck (once)
 //!        Snapshot ──store::Store──▶ ArcSwap, hot reload
 //!        &ArchivedSnapshotData ──query──▶ response bodies (pure functions)
-//!        bodies ──http──▶ hyper 1.x service, with access (keys, plans, credits, rate limits)
+//!        bodies ──api──▶ request handlers, with access (keys, plans, credits, rate limits)
+//!        handlers ──http::server──▶ hyper 1.x connections (limits, watchdog, drain)
 //! ```
 //!
 //! | floor | modules | role |
@@ -23,12 +24,13 @@
 //! | base | [`tld`], [`price`], [`time`], [`json`] | names, cents, timestamps, JSON escaping |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`store`] | compile, open, answer, swap |
-//! | service | [`access`], [`http`] | who may ask how much; the HTTP API |
+//! | service | [`access`], [`http`], [`api`] | who may ask how much; connections and HTTP plumbing; the request handlers |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
 #![deny(missing_docs)]
 
 pub mod access;
+pub mod api;
 pub mod build;
 pub mod http;
 pub mod import;

@@ -548,8 +548,8 @@ fn a_slow_head_is_cut_off_by_the_header_read_timeout() {
     let snap = dir.fixture_snapshot("fixture.snap");
     let (keys_path, _) = dir.keys();
     let mut opts = Options::new(&snap, &keys_path);
-    opts.config = Config {
-        header_read_timeout: Duration::from_millis(200),
+    opts.server = Config {
+        idle_timeout: Duration::from_millis(200),
         ..Config::default()
     };
     let server = Server::start(opts);
@@ -585,13 +585,24 @@ fn a_slow_head_is_cut_off_by_the_header_read_timeout() {
     assert!(timeouts >= 2, "{metrics}");
 }
 
+/// Reads `tldsnap_http_connection_errors_total{kind=KIND}` from `/metrics`.
+fn connection_errors(server: &Server, kind: &str) -> u64 {
+    let metrics = server.get("/metrics", None).text();
+    let prefix = format!("tldsnap_http_connection_errors_total{{kind=\"{kind}\"}} ");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {kind} counter in {metrics}"))
+}
+
 #[test]
-fn connections_past_the_limit_wait_for_a_free_slot() {
+fn a_full_server_closes_the_longest_idle_connection_to_make_room() {
     let dir = TempDir::new("connlimit");
     let snap = dir.fixture_snapshot("fixture.snap");
     let (keys_path, _) = dir.keys();
     let mut opts = Options::new(&snap, &keys_path);
-    opts.config = Config {
+    opts.server = Config {
         max_connections: 2,
         ..Config::default()
     };
@@ -599,28 +610,53 @@ fn connections_past_the_limit_wait_for_a_free_slot() {
     let mut first = Conn::open(server.addr);
     first.get("/healthz", None);
     assert_eq!(first.read_response(false).unwrap().unwrap().status, 200);
+    // The clock of idle eviction runs in 100 ms steps: let the first fall behind.
+    std::thread::sleep(Duration::from_millis(300));
     let mut second = Conn::open(server.addr);
     second.get("/healthz", None);
     assert_eq!(second.read_response(false).unwrap().unwrap().status, 200);
-    // Both slots are held by idle keep-alive connections: a third waits in the backlog.
+    // Both places are held by idle keep-alive connections: a third is served at once,
+    // and the one idle the longest (the first) is closed to make room.
     let mut third = Conn::open(server.addr);
     third.get("/healthz", None);
-    third
-        .stream
-        .get_ref()
-        .set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap();
-    let waited = third.read_response(false);
-    assert!(
-        matches!(&waited, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
-        "the third connection was served past the limit: {waited:?}"
-    );
-    // A slot frees up: the third is served.
-    drop(first);
-    third
-        .stream
-        .get_ref()
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
     assert_eq!(third.read_response(false).unwrap().unwrap().status, 200);
+    assert!(
+        first.is_closed(),
+        "the longest-idle connection was not closed"
+    );
+    // The second, idle for a shorter time, still works.
+    second.get("/healthz", None);
+    assert_eq!(second.read_response(false).unwrap().unwrap().status, 200);
+    drop((second, third));
+    let evicted = connection_errors(&server, "evicted");
+    assert!(evicted >= 1, "evictions counted: {evicted}");
+}
+
+#[test]
+fn one_address_holds_at_most_its_cap_and_is_told_why() {
+    let dir = TempDir::new("peraddr");
+    let snap = dir.fixture_snapshot("fixture.snap");
+    let (keys_path, _) = dir.keys();
+    let mut opts = Options::new(&snap, &keys_path);
+    opts.server = Config {
+        max_connections_per_address: 3,
+        ..Config::default()
+    };
+    let server = Server::start(opts);
+    let held: Vec<Conn> = (0..3).map(|_| Conn::open(server.addr)).collect();
+    // Give the accept loop time to take all three (no answer marks their admission).
+    std::thread::sleep(Duration::from_millis(200));
+    let mut fourth = Conn::open(server.addr);
+    fourth.get("/healthz", None);
+    let refused = fourth.read_response(false).unwrap().expect("an answer");
+    assert_eq!(refused.status, 429);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(refused.header("connection"), Some("close"));
+    assert_eq!(refused.json()["code"], "too_many_connections");
+    assert!(fourth.is_closed());
+    // Once one closes, the address may connect again.
+    drop(held);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(server.get("/healthz", None).status, 200);
+    assert!(connection_errors(&server, "refused_per_address") >= 1);
 }

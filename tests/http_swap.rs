@@ -4,14 +4,13 @@
 
 mod http_support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use http_support::{Conn, Options, Server, TempDir, publish, publish_bytes};
+use http_support::{Binary, Conn, Options, Server, TempDir, publish, publish_bytes};
 
 /// The fixture (A) and the fixture with Délta's `com` registration at 1.23 (B).
 fn two_snapshots(dir: &TempDir) -> (PathBuf, PathBuf) {
@@ -254,99 +253,6 @@ fn shutdown_closes_idle_connections_and_returns() {
         std::net::TcpStream::connect(addr).is_err(),
         "still accepting after shutdown"
     );
-}
-
-/// The real binary, its stderr read line by line on a thread.
-struct Binary {
-    child: Child,
-    lines: std::sync::mpsc::Receiver<String>,
-    log: Vec<String>,
-    addr: String,
-}
-
-impl Binary {
-    fn start(args: &[&str]) -> Binary {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tldsnap"))
-            .arg("serve")
-            .args(["--addr", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut bin = Binary {
-            child,
-            lines,
-            log: Vec::new(),
-            addr: String::new(),
-        };
-        let line = bin.wait_for("listening on http://");
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap();
-        bin.addr = addr.to_owned();
-        bin
-    }
-
-    /// The next stderr line containing `needle` (10 s at most).
-    fn wait_for(&mut self, needle: &str) -> String {
-        loop {
-            match self.lines.recv_timeout(Duration::from_secs(10)) {
-                Ok(line) => {
-                    self.log.push(line.clone());
-                    if line.contains(needle) {
-                        return line;
-                    }
-                }
-                Err(e) => panic!("waiting for {needle:?}: {e}; log so far: {:#?}", self.log),
-            }
-        }
-    }
-
-    fn get(&self, target: &str, key: Option<&str>) -> http_support::Response {
-        let key = key
-            .map(|k| format!("X-API-Key: {k}\r\n"))
-            .unwrap_or_default();
-        let mut conn = Conn::open(self.addr.parse().unwrap());
-        conn.write(
-            format!("GET {target} HTTP/1.1\r\nHost: t\r\n{key}Connection: close\r\n\r\n")
-                .as_bytes(),
-        );
-        conn.read_response(false).unwrap().unwrap()
-    }
-
-    fn signal(&self, name: &str) {
-        let status = Command::new("kill")
-            .args([&format!("-{name}"), &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn hash(&self) -> serde_json::Value {
-        self.get("/readyz", None).json()["snapshot"]["hash"].clone()
-    }
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn path_arg(p: &Path) -> &str {

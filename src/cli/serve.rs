@@ -1,7 +1,8 @@
 //! `tldsnap serve`: the HTTP service.
 //!
 //! Parses flags, opens the snapshot (or builds the shipped real data in memory), sets up
-//! access (keys, plans, usage), binds, and hands over to [`tldsnap::http::server::run`].
+//! access (keys, plans, usage), binds, and hands over to [`tldsnap::http::server::run`] with [`tldsnap::api::State`] as the
+//! request handler.
 //! Signals:
 //!
 //! - `SIGHUP`: reload the snapshot file (opened and verified aside; a bad file is
@@ -21,7 +22,8 @@ use super::CliError;
 use tldsnap::access::clock::SystemClock;
 use tldsnap::access::plans::Plans;
 use tldsnap::access::{Access, AccessConfig};
-use tldsnap::http::server::{self, Config, DEFAULT_PUBLIC_URL, State, validate_public_url};
+use tldsnap::api::{self, DEFAULT_PUBLIC_URL, State, validate_public_url};
+use tldsnap::http::server;
 use tldsnap::store::{Loaded, ReloadError, Store};
 
 /// Arguments of `tldsnap serve`.
@@ -58,9 +60,14 @@ pub struct Args {
     /// How often --watch looks at the snapshot file, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
     watch_interval_ms: u64,
-    /// Connections served at once; more wait in the listen backlog.
+    /// Connections served at once. When full, a new connection closes the one idle the
+    /// longest; when none is idle it is answered 503 server_busy.
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_connections: u64,
+    /// Connections served at once from one client address; more are answered 429
+    /// too_many_connections. Raise it behind a proxy or NAT.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections_per_address: u64,
     /// Seconds a client has to send a request head (and may stay idle between requests).
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_timeout: u64,
@@ -119,11 +126,15 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
     let local: SocketAddr = listener.local_addr()?;
-    let config = Config {
+    let config = api::Config {
         public_url,
+        ..api::Config::default()
+    };
+    let connections = server::Config {
         max_connections: usize::try_from(args.max_connections)?,
-        header_read_timeout: Duration::from_secs(args.header_timeout),
-        ..Config::default()
+        max_connections_per_address: usize::try_from(args.max_connections_per_address)?,
+        idle_timeout: Duration::from_secs(args.header_timeout),
+        ..server::Config::default()
     };
     let state = Arc::new(State::new(Arc::clone(&store), Arc::clone(&access), config));
 
@@ -168,7 +179,7 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
             _ = interrupt.recv() => eprintln!("tldsnap: SIGINT: finishing in-flight requests"),
         }
     };
-    let served = server::run(listener, state, shutdown).await;
+    let served = server::run(listener, state, connections, shutdown).await;
     reloader.abort();
     if let Some(watcher) = watcher {
         watcher.abort();

@@ -13,7 +13,7 @@
 //! | `http_request_duration_seconds` | histogram | `route` |
 //! | `http_connections_open` | gauge | |
 //! | `http_connections_total` | counter | |
-//! | `http_connection_errors_total` | counter | `kind` = `timeout`, `parse`, `incomplete`, `other` |
+//! | `http_connection_errors_total` | counter | `kind` = `timeout`, `parse`, `incomplete`, `other`, `evicted`, `refused_per_address`, `refused_full` |
 //! | `snapshot_info` | gauge (1) | `hash`, `format_version` |
 //! | `snapshot_data_updated_timestamp_seconds` | gauge | |
 //! | `snapshot_loaded_timestamp_seconds` | gauge | |
@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use super::router::{ROUTE_COUNT, ROUTES};
+pub use super::server::{ConnectionError, ConnectionEvent};
 
 /// The statuses counted one by one; anything else lands in the last slot (`other`).
 const STATUSES: [u16; 13] = [
@@ -79,22 +80,16 @@ pub struct Metrics {
     connection_errors: [AtomicU64; CONNECTION_ERRORS.len()],
 }
 
-/// Why hyper ended a connection with an error (the `kind` label).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConnectionError {
-    /// The request head did not arrive within the header read timeout (or the
-    /// connection sat idle that long).
-    Timeout,
-    /// The bytes were not HTTP/1.1 or exceeded hyper's limits; hyper answered with a
-    /// bare 400, 414 or 431 where it could, and closed.
-    Parse,
-    /// The client went away mid-message.
-    Incomplete,
-    /// Anything else (I/O errors, resets).
-    Other,
-}
-
-const CONNECTION_ERRORS: [&str; 4] = ["timeout", "parse", "incomplete", "other"];
+/// The `kind` labels, in the order of [`ConnectionError`]'s variants.
+const CONNECTION_ERRORS: [&str; 7] = [
+    "timeout",
+    "parse",
+    "incomplete",
+    "other",
+    "evicted",
+    "refused_per_address",
+    "refused_full",
+];
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -146,6 +141,15 @@ impl Metrics {
     /// A connection ended with an error.
     pub fn connection_error(&self, kind: ConnectionError) {
         self.connection_errors[kind as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Counts what the connection layer reports.
+    pub fn connection_event(&self, event: ConnectionEvent) {
+        match event {
+            ConnectionEvent::Opened => self.connection_opened(),
+            ConnectionEvent::Closed => self.connection_closed(),
+            ConnectionEvent::Error(kind) => self.connection_error(kind),
+        }
     }
 
     /// Requests counted so far for a route (`None`: unmatched) and status.
@@ -230,7 +234,7 @@ impl Metrics {
             self.connections_total.load(Relaxed),
         );
 
-        out.push_str("# HELP tldsnap_http_connection_errors_total Connections ended by an error, by kind (hyper's own 400/414/431 answers count as parse).\n");
+        out.push_str("# HELP tldsnap_http_connection_errors_total Connections ended by an error or refused, by kind (hyper's own 400/414/431 answers count as parse; evicted = closed while idle to make room; refused_* = answered 429/503 at accept).\n");
         out.push_str("# TYPE tldsnap_http_connection_errors_total counter\n");
         for (i, kind) in CONNECTION_ERRORS.iter().enumerate() {
             let n = self.connection_errors[i].load(Relaxed);

@@ -1,13 +1,13 @@
-//! The HTTP API on bare hyper 1.x: routing, parameters, access checks, rendering of
-//! errors, metrics, and the server loop.
+//! HTTP plumbing on bare hyper 1.x: the connection layer and what every handler shares
+//! (routes, parameters, errors, metrics, the OpenAPI document). The handlers themselves
+//! are in [`crate::api`], above this module.
 //!
 //! # Layout
 //!
 //! | file | role |
 //! |---|---|
-//! | [`server`] | `run(listener, state, shutdown)`: accept loop, connection limit, hyper settings, graceful drain |
+//! | [`server`] | `run(listener, handler, config, shutdown)`: accept loop, connection limits, idle eviction, watchdog, hyper settings, graceful drain; knows only a [`server::Handler`] |
 //! | [`body`] | the response body: one chunk, shared bytes or the query's own buffer |
-//! | [`api`] | the request pipeline: size limits, route, method, access, parameters, plan, query, credits |
 //! | [`router`] | the route table, the one list of paths (also used by metrics and the OpenAPI test) |
 //! | [`params`] | percent-decoding and the contract's parameter rules |
 //! | [`problem`] | the one place that maps errors to status and `application/problem+json` |
@@ -18,7 +18,6 @@
 //! and sends the bytes that come back. See `docs/API.md` for every endpoint, error and
 //! decision.
 
-pub mod api;
 pub mod body;
 pub mod metrics;
 pub mod openapi;
@@ -27,4 +26,4 @@ pub mod problem;
 pub mod router;
 pub mod server;
 
-pub use server::{Config, State, run};
+pub use server::{Config, Handler, run};

@@ -106,6 +106,12 @@ pub enum Problem {
     },
     /// 503 `not_ready`: no snapshot is loaded yet.
     NotReady,
+    /// 429 `too_many_connections`: the client's address holds as many connections as
+    /// one address may (sent before any request is read, then the connection closes).
+    TooManyConnections,
+    /// 503 `server_busy`: every connection the server takes is busy answering (sent
+    /// before any request is read, then the connection closes).
+    ServerBusy,
 }
 
 impl Problem {
@@ -124,7 +130,8 @@ impl Problem {
             Problem::RateLimited { .. } | Problem::CreditsExhausted { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            Problem::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+            Problem::TooManyConnections => StatusCode::TOO_MANY_REQUESTS,
+            Problem::NotReady | Problem::ServerBusy => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -144,6 +151,8 @@ impl Problem {
             Problem::RateLimited { .. } => "rate_limited",
             Problem::CreditsExhausted { .. } => "credits_exhausted",
             Problem::NotReady => "not_ready",
+            Problem::TooManyConnections => "too_many_connections",
+            Problem::ServerBusy => "server_busy",
         }
     }
 
@@ -163,6 +172,8 @@ impl Problem {
             Problem::RateLimited { .. } => "Rate limited",
             Problem::CreditsExhausted { .. } => "Credits exhausted",
             Problem::NotReady => "Not ready",
+            Problem::TooManyConnections => "Too many connections",
+            Problem::ServerBusy => "Server busy",
         }
     }
 
@@ -217,6 +228,12 @@ impl Problem {
                  (the next calendar month, UTC)"
             ),
             Problem::NotReady => "no price snapshot is loaded yet".to_owned(),
+            Problem::TooManyConnections => "this client address has as many connections open \
+                as one address may; reuse them (keep-alive) or close some"
+                .to_owned(),
+            Problem::ServerBusy => {
+                "every connection the server takes is busy answering; try again".to_owned()
+            }
         }
     }
 
@@ -288,7 +305,9 @@ impl Problem {
             Problem::MissingApiKey
             | Problem::InvalidApiKey
             | Problem::NotFound
-            | Problem::NotReady => {}
+            | Problem::NotReady
+            | Problem::TooManyConnections
+            | Problem::ServerBusy => {}
         }
         out.push(b'}');
         out
@@ -311,7 +330,7 @@ impl Problem {
             | Problem::CreditsExhausted { retry_after_secs } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
             }
-            Problem::NotReady => {
+            Problem::NotReady | Problem::TooManyConnections | Problem::ServerBusy => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             _ => {}
@@ -321,6 +340,31 @@ impl Problem {
 }
 
 impl Problem {
+    /// This problem as a complete HTTP/1.1 response that closes the connection: for a
+    /// connection refused before any request was read, written to the socket as is.
+    pub fn to_closing_response_bytes(&self) -> Vec<u8> {
+        let response = self.clone().into_response();
+        let body = response.body().bytes();
+        let status = response.status();
+        let mut out = Vec::with_capacity(256 + body.len());
+        out.extend_from_slice(b"HTTP/1.1 ");
+        out.extend_from_slice(status.as_str().as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(status.canonical_reason().unwrap_or("").as_bytes());
+        out.extend_from_slice(b"\r\n");
+        for (name, value) in response.headers() {
+            out.extend_from_slice(name.as_str().as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"content-length: ");
+        out.extend_from_slice(itoa::Buffer::new().format(body.len()).as_bytes());
+        out.extend_from_slice(b"\r\nconnection: close\r\n\r\n");
+        out.extend_from_slice(body);
+        out
+    }
+
     /// The problem for an access denial, with the metering headers the denial carries.
     pub fn from_denial(denial: Denial) -> (Problem, Option<MeterHeaders>) {
         match denial {
@@ -415,6 +459,8 @@ mod tests {
                 retry_after_secs: 86400,
             },
             Problem::NotReady,
+            Problem::TooManyConnections,
+            Problem::ServerBusy,
         ]
     }
 
@@ -428,7 +474,10 @@ mod tests {
             assert_eq!(doc["status"], p.status().as_u16());
             assert!(doc["title"].as_str().is_some_and(|t| !t.is_empty()));
             assert!(doc["detail"].as_str().is_some_and(|t| !t.is_empty()));
-            assert!(p.status().is_client_error() || p == Problem::NotReady);
+            assert!(
+                p.status().is_client_error()
+                    || matches!(p, Problem::NotReady | Problem::ServerBusy)
+            );
             let resp = p.clone().into_response();
             assert_eq!(resp.status(), p.status());
             assert_eq!(resp.headers()[header::CONTENT_TYPE], PROBLEM_JSON);
@@ -444,6 +493,23 @@ mod tests {
         assert_eq!(r.headers()[header::RETRY_AFTER], "7");
         let r = Problem::MethodNotAllowed { allow: "GET, HEAD" }.into_response();
         assert_eq!(r.headers()[header::ALLOW], "GET, HEAD");
+    }
+
+    #[test]
+    fn closing_response_bytes_are_one_complete_http_answer() {
+        let bytes = Problem::TooManyConnections.to_closing_response_bytes();
+        let text = String::from_utf8(bytes).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(
+            head.starts_with("HTTP/1.1 429 Too Many Requests\r\n"),
+            "{head}"
+        );
+        assert!(head.contains("\r\nconnection: close"));
+        assert!(head.contains("\r\nretry-after: 1"));
+        assert!(head.contains(&format!("\r\ncontent-length: {}", body.len())));
+        let doc: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(doc["code"], "too_many_connections");
+        assert_eq!(doc["status"], 429);
     }
 
     #[test]

@@ -1,83 +1,94 @@
-//! The server: accepts connections, serves each with hyper's HTTP/1.1 connection, and
-//! shuts down gracefully.
+//! Connections: accept, per-address and global limits, idle eviction, keep-alive
+//! watchdog, graceful drain. This module knows HTTP/1.1 framing (through hyper) and a
+//! [`Handler`]; it knows nothing of routes, keys, snapshots or metrics. Request handling
+//! lives above it, in [`crate::api`].
 //!
-//! In the mini-redis style, [`run`] takes an already-bound listener, the shared
-//! [`State`] and a shutdown future, so the binary and the tests run the very same code:
-//! tests bind `127.0.0.1:0` and talk to the real server over a real socket.
+//! In the mini-redis style, [`run`] takes an already-bound listener, the handler and a
+//! shutdown future, so the binary and the tests run the very same code: tests bind
+//! `127.0.0.1:0` and talk to the real server over a real socket.
 //!
 //! ```no_run
-//! # async fn example(state: std::sync::Arc<tldsnap::http::server::State>) -> std::io::Result<()> {
+//! # async fn example(state: std::sync::Arc<tldsnap::api::State>) -> std::io::Result<()> {
+//! use tldsnap::http::server::{self, Config};
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//! tldsnap::http::server::run(listener, state, async {
+//! server::run(listener, state, Config::default(), async {
 //!     let _ = tokio::signal::ctrl_c().await;
 //! })
 //! .await
 //! # }
 //! ```
 //!
-//! Connection handling:
-//! - At most [`Config::max_connections`] connections are served at once. The accept
-//!   loop takes a permit from a semaphore *before* accepting, so connections past the
-//!   limit wait in the kernel's listen backlog instead of being accepted and dropped.
-//! - A per-connection watchdog enforces [`Config::header_read_timeout`]: it wakes once
-//!   per timeout period and closes the connection if no request head arrived in the
+//! # Connection handling
+//!
+//! - **Limits.** At most [`Config::max_connections`] connections are served at once,
+//!   and at most [`Config::max_connections_per_address`] from one client address. A
+//!   connection over the per-address cap is answered at once with `429
+//!   too_many_connections`; one that finds the server full makes room by closing the
+//!   connection that has been idle the longest (a keep-alive connection between
+//!   requests, or one that never sent a request); only when every connection is busy
+//!   answering is it answered `503 server_busy`. Refusals carry `Retry-After: 1` and a
+//!   problem body ([`Handler::refusal`]). So one address that opens connections as fast
+//!   as they close cannot make other clients wait: it holds at most its cap, and idle
+//!   connections give way to new ones.
+//! - **Watchdog.** A per-connection control task enforces [`Config::idle_timeout`]: it
+//!   wakes once per period and closes the connection if no request head arrived in the
 //!   whole period and none is being answered. A slow head (slow-loris) or an idle
 //!   keep-alive connection is therefore closed between one and two periods after its
-//!   last request, and idle clients do not hold permits forever. (hyper's own
-//!   `header_read_timeout` does the same per request head, but arms and drops a timer
-//!   for every request: about 7% of a request's instructions, see
-//!   `docs/PERFORMANCE.md`. The watchdog costs one timer per connection per period.)
-//! - Keep-alive and pipelining are on; `pipeline_flush` batches the answers to pipelined
-//!   requests into one write.
-//! - On shutdown the listener is closed, every connection is told to finish the request
-//!   it is serving and close, and `run` returns once all have closed (or after
-//!   [`Config::drain_timeout`]).
+//!   last request. (hyper's own `header_read_timeout` does the same per request head,
+//!   but arms and drops a timer for every request: about 7% of a request's
+//!   instructions, see `docs/PERFORMANCE.md`.)
+//! - **Bounded output.** Keep-alive and pipelining are on, but hyper's
+//!   `pipeline_flush` is off: with it on, hyper queues the answers to pipelined requests
+//!   without bound while the client keeps sending and never reads (one connection took
+//!   the process from 37 MB to 491 MB). With it off, hyper stops reading the next
+//!   request until the previous answer fits in its write buffer
+//!   ([`Config::max_buf_size`]), so a connection's unsent output is bounded by that
+//!   buffer plus one answer, and the socket's own buffers.
+//! - **Drain.** On shutdown the listener is closed, every connection is told to finish
+//!   the request it is serving and close, and `run` returns once all have closed (or
+//!   after [`Config::drain_timeout`]).
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
+use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use super::api;
-use super::metrics::{ConnectionError, Metrics};
-use super::router::ROUTE_COUNT;
-use crate::access::Access;
-use crate::store::Store;
+use super::body::Body;
 
-/// Server settings. [`Config::default`] gives the values `tldsnap serve` uses.
+/// Connection settings. [`Config::default`] gives the values `tldsnap serve` uses.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Base of `website_url` in registrar listings, without a trailing slash. Must be
-    /// JSON-safe: see [`validate_public_url`]. Default `https://tldsnap.dev`.
-    pub public_url: String,
-    /// Connections served at once; more wait in the listen backlog. Default 1024, well
-    /// under the usual 65,536 open files, leaving room for snapshot maps and logs.
+    /// Connections served at once. Default 1024, well under the usual 65,536 open
+    /// files, leaving room for snapshot maps and logs.
     pub max_connections: usize,
+    /// Connections served at once from one client address (IPv4-mapped IPv6 addresses
+    /// count as their IPv4 address). Default 256: a quarter of the server, so one
+    /// address can never take it all; a proxy or NAT in front of many users should be
+    /// given more (`--max-connections-per-address`).
+    pub max_connections_per_address: usize,
     /// Time allowed to send a request head, and to stay idle between keep-alive
     /// requests. Default 10 s: generous for a real client, short for a slow-loris one.
     /// Enforced by a watchdog that looks once per period, so a connection is closed
     /// between one and two periods after its last answer.
-    pub header_read_timeout: Duration,
-    /// Longest request target (path and query) answered; longer gets 414. Default
-    /// 8 KiB: 100 TLDs of 63 characters, percent-encoded, still fit.
-    pub max_url_bytes: usize,
-    /// Largest header section answered (names + values); larger gets 431. Default
-    /// 16 KiB.
-    pub max_header_bytes: usize,
-    /// hyper's read buffer: a request head larger than this is refused by hyper itself
-    /// (a bare 431 and a close). Default 64 KiB: above both limits, so they answer with
-    /// a problem first; it bounds per-connection memory.
+    pub idle_timeout: Duration,
+    /// hyper's read buffer and write-buffer bound: a request head larger than this is
+    /// refused by hyper itself, and answers stop being produced for a connection whose
+    /// unsent output exceeds it. Default 64 KiB.
     pub max_buf_size: usize,
     /// Most header fields in a request (hyper answers 431 past it). Default 100.
     pub max_headers: usize,
@@ -88,11 +99,9 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            public_url: DEFAULT_PUBLIC_URL.to_owned(),
             max_connections: 1024,
-            header_read_timeout: Duration::from_secs(10),
-            max_url_bytes: 8 * 1024,
-            max_header_bytes: 16 * 1024,
+            max_connections_per_address: 256,
+            idle_timeout: Duration::from_secs(10),
             max_buf_size: 64 * 1024,
             max_headers: 100,
             drain_timeout: Duration::from_secs(10),
@@ -100,61 +109,81 @@ impl Default for Config {
     }
 }
 
-/// `--public-url` when not given.
-pub const DEFAULT_PUBLIC_URL: &str = crate::query::DEFAULT_PUBLIC_URL;
-
-/// Checks a `--public-url`: `http://` or `https://`, no spaces, quotes, backslashes or
-/// control characters (it is copied into JSON bodies as is), at most 512 bytes.
-/// Returns it without trailing slashes.
-pub fn validate_public_url(url: &str) -> Result<String, String> {
-    let trimmed = url.trim_end_matches('/');
-    let rest = trimmed
-        .strip_prefix("https://")
-        .or_else(|| trimmed.strip_prefix("http://"))
-        .ok_or_else(|| format!("--public-url {url:?} must start with http:// or https://"))?;
-    if rest.is_empty() {
-        return Err(format!("--public-url {url:?} has no host"));
-    }
-    if trimmed.len() > 512 {
-        return Err("--public-url is longer than 512 bytes".to_owned());
-    }
-    if let Some(c) = trimmed
-        .chars()
-        .find(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\\' | '<' | '>'))
-    {
-        return Err(format!(
-            "--public-url {url:?} contains {c:?}, which is not allowed in a URL here"
-        ));
-    }
-    Ok(trimmed.to_owned())
+/// Why a connection was refused before any request was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Its address already holds [`Config::max_connections_per_address`] connections.
+    PerAddress,
+    /// The server is full and every connection is busy answering.
+    Full,
 }
 
-/// Everything the request path shares: one per server.
-pub struct State {
-    /// The snapshot being served.
-    pub store: Arc<Store>,
-    /// Keys, plans, rate limits and credits.
-    pub access: Arc<Access>,
-    /// Request and connection counters.
-    pub metrics: Metrics,
-    /// Settings.
-    pub config: Config,
-    /// Size of each route's last answer, to reserve the next body buffer in one go.
-    pub(crate) body_size_hints: [AtomicUsize; ROUTE_COUNT],
+/// How a connection ended, or why it was never served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionError {
+    /// The request head did not arrive within the idle timeout (or the connection sat
+    /// idle that long).
+    Timeout,
+    /// The bytes were not HTTP/1.1 or exceeded hyper's limits.
+    Parse,
+    /// The client went away mid-message.
+    Incomplete,
+    /// Anything else (I/O errors, resets).
+    Other,
+    /// Closed while idle to make room for a new connection on a full server.
+    Evicted,
+    /// Refused at accept: [`Refusal::PerAddress`].
+    RefusedPerAddress,
+    /// Refused at accept: [`Refusal::Full`].
+    RefusedFull,
 }
 
-impl State {
-    /// State for a server over `store` and `access`.
-    pub fn new(store: Arc<Store>, access: Arc<Access>, config: Config) -> State {
-        State {
-            store,
-            access,
-            metrics: Metrics::new(),
-            config,
-            body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
-        }
+/// What the connection layer reports to the handler, for its metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionEvent {
+    /// A connection was accepted and will be served.
+    Opened,
+    /// A served connection ended (after [`ConnectionEvent::Error`], if any).
+    Closed,
+    /// A connection ended with an error, or was refused.
+    Error(ConnectionError),
+}
+
+/// Request handling, as the connection layer sees it.
+pub trait Handler: Send + Sync + 'static {
+    /// What the requests of one connection share (the client's address, caches).
+    type Connection: Send + Sync + 'static;
+
+    /// The context of a new connection from `peer`.
+    fn connect(&self, peer: SocketAddr) -> Self::Connection;
+
+    /// Answers one request. Never fails: every error is a response.
+    fn handle(
+        &self,
+        req: Request<Incoming>,
+        conn: &Self::Connection,
+    ) -> impl Future<Output = Response<Body>> + Send;
+
+    /// The complete HTTP/1.1 response (status line, headers, body) sent to a
+    /// connection refused before any request was read. It must close the connection
+    /// (`connection: close`).
+    fn refusal(&self, why: Refusal) -> Vec<u8>;
+
+    /// Connection-level events, for metrics. The default ignores them.
+    fn event(&self, event: ConnectionEvent) {
+        let _ = event;
     }
 }
+
+/// Refused connections being answered at once; past this, a refused connection is
+/// closed without an answer (a flood is not owed one).
+const MAX_REFUSALS_IN_FLIGHT: usize = 256;
+
+/// Resolution of the idle-eviction clock: idle times closer than this are equal.
+const TICK: Duration = Duration::from_millis(100);
+
+/// How long a refused connection's answer may take to be sent and its request drained.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Serves connections from `listener` until `shutdown` resolves, then drains: stops
 /// accepting, lets each connection finish the request it is serving, and returns when
@@ -163,12 +192,12 @@ impl State {
 /// Errors from single connections (a reset, a malformed request, a timeout) end that
 /// connection only. Accept errors (for example, out of file descriptors) are logged
 /// and retried after a short pause; `run` does not give up on them.
-pub async fn run(
+pub async fn run<H: Handler>(
     listener: TcpListener,
-    state: Arc<State>,
+    handler: Arc<H>,
+    config: Config,
     shutdown: impl Future,
 ) -> io::Result<()> {
-    let permits = Arc::new(Semaphore::new(state.config.max_connections.max(1)));
     let mut builder = http1::Builder::new();
     builder
         // No hyper timer: the header read timeout is the connection watchdog's (see
@@ -177,25 +206,37 @@ pub async fn run(
         // A client that shuts down its write side after the request (`nc -N`, some
         // proxies) still gets the answer.
         .half_close(true)
-        .pipeline_flush(true)
-        .max_buf_size(state.config.max_buf_size.max(8192))
-        .max_headers(state.config.max_headers);
+        // Off: see "Bounded output" in the module docs.
+        .pipeline_flush(false)
+        .max_buf_size(config.max_buf_size.max(8192))
+        .max_headers(config.max_headers);
     let builder = Arc::new(builder);
+    let table = Arc::new(Table::new(
+        config.max_connections.max(1),
+        config.max_connections_per_address.max(1),
+    ));
+    let refusals = Arc::new(Semaphore::new(MAX_REFUSALS_IN_FLIGHT));
     // Tells connections to finish up; `true` once shutdown begins.
     let (drain_tx, drain_rx) = watch::channel(false);
     // Each connection holds a sender; `recv` returns `None` once all have dropped theirs.
     let (closed_tx, mut closed_rx) = mpsc::channel::<()>(1);
 
+    // The coarse clock of idle eviction.
+    let _ticker = AbortOnDrop(tokio::spawn({
+        let table = Arc::clone(&table);
+        async move {
+            let mut every = tokio::time::interval(TICK);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                table.ticks.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }));
+
     tokio::pin!(shutdown);
     let mut backoff = Duration::from_millis(5);
     loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&permits).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break, // the semaphore is never closed
-            },
-            _ = &mut shutdown => break,
-        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -211,13 +252,46 @@ pub async fn run(
             _ = &mut shutdown => break,
         };
         backoff = Duration::from_millis(5);
-        let state = Arc::clone(&state);
+        let client = peer.ip().to_canonical();
+        let slot = match table.admit(client) {
+            Ok(slot) => slot,
+            Err(why) => {
+                handler.event(ConnectionEvent::Error(match why {
+                    Refusal::PerAddress => ConnectionError::RefusedPerAddress,
+                    Refusal::Full => ConnectionError::RefusedFull,
+                }));
+                if let Ok(permit) = Arc::clone(&refusals).try_acquire_owned() {
+                    let answer = handler.refusal(why);
+                    tokio::spawn(async move {
+                        refuse(stream, answer).await;
+                        drop(permit);
+                    });
+                }
+                continue;
+            }
+        };
+        let handler = Arc::clone(&handler);
         let builder = Arc::clone(&builder);
         let drain = drain_rx.clone();
         let closed = closed_tx.clone();
+        let idle_timeout = config.idle_timeout;
+        // Frees the slot however the connection ends (even if a task unwinds).
+        let place = Place {
+            table: Arc::clone(&table),
+            slot,
+        };
         tokio::spawn(async move {
-            serve(stream, peer, &state, &builder, drain).await;
-            drop(permit);
+            serve(
+                stream,
+                peer,
+                &handler,
+                &builder,
+                &place,
+                idle_timeout,
+                drain,
+            )
+            .await;
+            drop(place);
             drop(closed);
         });
     }
@@ -226,51 +300,79 @@ pub async fn run(
     drop(listener);
     let _ = drain_tx.send(true);
     drop(closed_tx);
-    let drained = tokio::time::timeout(state.config.drain_timeout, closed_rx.recv()).await;
+    let drained = tokio::time::timeout(config.drain_timeout, closed_rx.recv()).await;
     if drained.is_err() {
         eprintln!(
             "tldsnap: shutdown: connections still open after {:?}; closing them",
-            state.config.drain_timeout
+            config.drain_timeout
         );
     }
     Ok(())
 }
 
-/// Serves one connection until the client closes it, an error ends it, or a drain
-/// finishes it.
-async fn serve(
+/// Sends a refused connection its answer, then reads (and drops) what the client sent
+/// for a moment before closing, so the close is not a reset that destroys the answer
+/// before the client reads it.
+async fn refuse(mut stream: TcpStream, answer: Vec<u8>) {
+    let _ = tokio::time::timeout(REFUSAL_TIMEOUT, async {
+        stream.write_all(&answer).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        let mut drained = 0usize;
+        while drained < 64 * 1024 {
+            match stream.read(&mut sink).await? {
+                0 => break,
+                n => drained += n,
+            }
+        }
+        io::Result::Ok(())
+    })
+    .await;
+}
+
+/// Serves one connection until the client closes it, an error ends it, the watchdog
+/// finds it idle, it is evicted, or a drain finishes it.
+async fn serve<H: Handler>(
     stream: TcpStream,
     peer: SocketAddr,
-    state: &Arc<State>,
+    handler: &Arc<H>,
     builder: &http1::Builder,
+    place: &Place,
+    idle_timeout: Duration,
     drain: watch::Receiver<bool>,
 ) {
     // Answers are small and written whole: send them at once.
     let _ = stream.set_nodelay(true);
-    // Counts the connection as open until this function ends, however it ends.
-    let _open = OpenConnection::new(state);
-    let connection = Arc::new(api::Connection::new(peer.ip().to_canonical()));
-    let service_state = Arc::clone(state);
-    let service_connection = Arc::clone(&connection);
+    handler.event(ConnectionEvent::Opened);
+    let connection = Arc::new(handler.connect(peer));
+    let service_handler = Arc::clone(handler);
+    let slot = &place.slot;
+    let service_slot = Arc::clone(slot);
+    let service_table = Arc::clone(&place.table);
     let service = service_fn(move |req| {
-        let state = Arc::clone(&service_state);
-        let connection = Arc::clone(&service_connection);
-        async move { Ok::<_, Infallible>(api::handle(&state, req, &connection).await) }
+        let handler = Arc::clone(&service_handler);
+        let connection = Arc::clone(&connection);
+        let slot = Arc::clone(&service_slot);
+        let table = Arc::clone(&service_table);
+        async move {
+            // One task serves the connection, so a plain load and store is enough.
+            slot.stamp.store(slot.stamp() + 1, Ordering::Relaxed);
+            let response = handler.handle(req, &connection).await;
+            slot.stamp.store(slot.stamp() + 1, Ordering::Relaxed);
+            slot.active_tick
+                .store(table.ticks.load(Ordering::Relaxed), Ordering::Relaxed);
+            Ok::<_, Infallible>(response)
+        }
     });
     let conn = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
     // The drain signal and the watchdog live in a task of their own: this task is woken
     // for every request, and polling them here each time (a `watch` and an `Interval`
     // in a `select!`, or a channel) cost 200-700 instructions a request. What it polls
-    // instead is one atomic word of flags that the control task raises.
-    let flags = Arc::new(Flags::default());
-    let mut raised = FlagsRx::new(Arc::clone(&flags));
-    let _control = AbortOnDrop(tokio::spawn(control(
-        drain,
-        Arc::clone(&connection),
-        state.config.header_read_timeout,
-        flags,
-    )));
+    // instead is one atomic word of flags that the control task (or an eviction)
+    // raises.
+    let mut raised = FlagsRx::new(Arc::clone(slot));
+    let _control = AbortOnDrop(tokio::spawn(control(drain, Arc::clone(slot), idle_timeout)));
     loop {
         tokio::select! {
             biased;
@@ -278,13 +380,17 @@ async fn serve(
             // answered what could be answered. Count them and close.
             result = conn.as_mut() => {
                 if let Err(err) = result {
-                    state.metrics.connection_error(classify(&err));
+                    handler.event(ConnectionEvent::Error(classify(&err)));
                 }
                 break;
             }
             new = std::future::poll_fn(|cx| raised.poll_raised(cx)) => {
+                if new & Flags::EVICT != 0 {
+                    handler.event(ConnectionEvent::Error(ConnectionError::Evicted));
+                    break;
+                }
                 if new & Flags::IDLE != 0 {
-                    state.metrics.connection_error(ConnectionError::Timeout);
+                    handler.event(ConnectionEvent::Error(ConnectionError::Timeout));
                     break;
                 }
                 if new & Flags::DRAIN != 0 {
@@ -292,6 +398,133 @@ async fn serve(
                 }
             }
         }
+    }
+    handler.event(ConnectionEvent::Closed);
+}
+
+/// The connection layer's record of one served connection.
+#[derive(Debug)]
+struct Slot {
+    /// Its place in the [`Table`].
+    id: u64,
+    /// The client's address.
+    client: IpAddr,
+    /// Bumped when a request starts being answered and again when its answer is ready:
+    /// odd while one is being answered. The watchdog reads it to tell an idle or slow
+    /// client from a busy one.
+    stamp: AtomicU64,
+    /// The table's clock when the connection was accepted or its last answer was
+    /// ready: the smaller, the longer the connection has been idle. Eviction picks the
+    /// smallest.
+    active_tick: AtomicU64,
+    /// Flags raised for the connection's task.
+    flags: Flags,
+}
+
+impl Slot {
+    fn stamp(&self) -> u64 {
+        self.stamp.load(Ordering::Relaxed)
+    }
+
+    fn is_answering(stamp: u64) -> bool {
+        stamp % 2 == 1
+    }
+}
+
+/// Every served connection, and the count per client address.
+#[derive(Debug)]
+struct Table {
+    max: usize,
+    per_address: usize,
+    inner: Mutex<TableInner>,
+    /// A coarse clock for [`Slot::active_tick`], in [`TICK`]s since start, advanced
+    /// by a task of [`run`]'s.
+    ticks: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct TableInner {
+    next_id: u64,
+    /// Connections that count against the limits (evicted ones no longer do).
+    slots: HashMap<u64, Arc<Slot>>,
+    by_address: HashMap<IpAddr, usize>,
+}
+
+impl Table {
+    fn new(max: usize, per_address: usize) -> Table {
+        Table {
+            max,
+            per_address,
+            inner: Mutex::new(TableInner::default()),
+            ticks: AtomicU64::new(1),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TableInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A slot for a new connection from `client`, evicting the longest-idle connection
+    /// when the server is full; or why there is none. Runs once per accepted
+    /// connection, never per request; the scan for an idle connection runs only when
+    /// the server is full.
+    fn admit(&self, client: IpAddr) -> Result<Arc<Slot>, Refusal> {
+        let mut inner = self.lock();
+        if inner.by_address.get(&client).copied().unwrap_or(0) >= self.per_address {
+            return Err(Refusal::PerAddress);
+        }
+        if inner.slots.len() >= self.max {
+            let idle = inner
+                .slots
+                .values()
+                .filter(|s| !Slot::is_answering(s.stamp()))
+                .min_by_key(|s| (s.active_tick.load(Ordering::Relaxed), s.id))
+                .cloned();
+            let Some(victim) = idle else {
+                return Err(Refusal::Full);
+            };
+            inner.remove(&victim);
+            victim.flags.raise(Flags::EVICT);
+        }
+        inner.next_id += 1;
+        let slot = Arc::new(Slot {
+            id: inner.next_id,
+            client,
+            stamp: AtomicU64::new(0),
+            active_tick: AtomicU64::new(self.ticks.load(Ordering::Relaxed)),
+            flags: Flags::default(),
+        });
+        inner.slots.insert(slot.id, Arc::clone(&slot));
+        *inner.by_address.entry(client).or_insert(0) += 1;
+        Ok(slot)
+    }
+}
+
+impl TableInner {
+    /// Takes `slot` out of the counts, once (an evicted slot is removed at eviction and
+    /// not again when its connection ends).
+    fn remove(&mut self, slot: &Slot) {
+        if self.slots.remove(&slot.id).is_none() {
+            return;
+        }
+        if let Some(n) = self.by_address.get_mut(&slot.client) {
+            *n -= 1;
+            if *n == 0 {
+                self.by_address.remove(&slot.client);
+            }
+        }
+    }
+}
+
+/// A connection's place in the [`Table`], held until dropped.
+struct Place {
+    table: Arc<Table>,
+    slot: Arc<Slot>,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.table.lock().remove(&self.slot);
     }
 }
 
@@ -317,6 +550,8 @@ impl Flags {
     const DRAIN: u8 = 1;
     /// The watchdog found no progress for a whole period: close now.
     const IDLE: u8 = 2;
+    /// Evicted to make room on a full server: close now.
+    const EVICT: u8 = 4;
 
     fn raise(&self, flag: u8) {
         self.bits.fetch_or(flag, Ordering::Release);
@@ -330,7 +565,7 @@ impl Flags {
 /// The connection task's side of [`Flags`].
 #[derive(Debug)]
 struct FlagsRx {
-    flags: Arc<Flags>,
+    slot: Arc<Slot>,
     /// Flags already returned.
     seen: u8,
     /// The waker last registered, to see without the lock that it is still the one.
@@ -338,9 +573,9 @@ struct FlagsRx {
 }
 
 impl FlagsRx {
-    fn new(flags: Arc<Flags>) -> FlagsRx {
+    fn new(slot: Arc<Slot>) -> FlagsRx {
         FlagsRx {
-            flags,
+            slot,
             seen: 0,
             registered: None,
         }
@@ -350,7 +585,7 @@ impl FlagsRx {
     /// nothing raised and the same task polling, is one atomic load and a pointer
     /// comparison.
     fn poll_raised(&mut self, cx: &mut Context<'_>) -> Poll<u8> {
-        let new = self.flags.bits.load(Ordering::Acquire) & !self.seen;
+        let new = self.slot.flags.bits.load(Ordering::Acquire) & !self.seen;
         if new != 0 {
             self.seen |= new;
             return Poll::Ready(new);
@@ -361,10 +596,15 @@ impl FlagsRx {
             .is_some_and(|w| w.will_wake(cx.waker()))
         {
             let waker = cx.waker().clone();
-            *self.flags.waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(waker.clone());
+            *self
+                .slot
+                .flags
+                .waker
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(waker.clone());
             self.registered = Some(waker);
             // A flag raised before the waker was in place woke nobody: look again.
-            let new = self.flags.bits.load(Ordering::Acquire) & !self.seen;
+            let new = self.slot.flags.bits.load(Ordering::Acquire) & !self.seen;
             if new != 0 {
                 self.seen |= new;
                 return Poll::Ready(new);
@@ -375,56 +615,35 @@ impl FlagsRx {
 }
 
 /// The control task of one connection: forwards the drain signal, and runs the
-/// watchdog that enforces [`Config::header_read_timeout`]. Aborted when the connection
+/// watchdog that enforces [`Config::idle_timeout`]. Aborted when the connection
 /// closes; ends by itself once it has raised [`Flags::IDLE`].
-async fn control(
-    mut drain: watch::Receiver<bool>,
-    connection: Arc<api::Connection>,
-    period: Duration,
-    flags: Arc<Flags>,
-) {
+async fn control(mut drain: watch::Receiver<bool>, slot: Arc<Slot>, period: Duration) {
     let mut draining = *drain.borrow_and_update();
     if draining {
-        flags.raise(Flags::DRAIN);
+        slot.flags.raise(Flags::DRAIN);
     }
     let mut watchdog = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     watchdog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut last_stamp = connection.stamp();
+    let mut last_stamp = slot.stamp();
     loop {
         tokio::select! {
             changed = drain.changed(), if !draining => {
                 draining = true;
                 if changed.is_ok() {
-                    flags.raise(Flags::DRAIN);
+                    slot.flags.raise(Flags::DRAIN);
                 }
             }
             _ = watchdog.tick() => {
                 // No request head arrived during a whole period and none is being
                 // answered: the client is idle or sending its head too slowly.
-                let stamp = connection.stamp();
-                if stamp == last_stamp && !api::Connection::is_answering(stamp) {
-                    flags.raise(Flags::IDLE);
+                let stamp = slot.stamp();
+                if stamp == last_stamp && !Slot::is_answering(stamp) {
+                    slot.flags.raise(Flags::IDLE);
                     return;
                 }
                 last_stamp = stamp;
             }
         }
-    }
-}
-
-/// Keeps `tldsnap_http_connections_open` right even if a connection task unwinds.
-struct OpenConnection<'a>(&'a State);
-
-impl<'a> OpenConnection<'a> {
-    fn new(state: &'a State) -> OpenConnection<'a> {
-        state.metrics.connection_opened();
-        OpenConnection(state)
-    }
-}
-
-impl Drop for OpenConnection<'_> {
-    fn drop(&mut self) {
-        self.0.metrics.connection_closed();
     }
 }
 
@@ -455,26 +674,44 @@ fn is_connection_error(err: &io::Error) -> bool {
 mod tests {
     use super::*;
 
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::from([127, 0, 0, last])
+    }
+
     #[test]
-    fn public_url_rules() {
-        assert_eq!(
-            validate_public_url("https://tldsnap.dev/").unwrap(),
-            "https://tldsnap.dev"
-        );
-        assert_eq!(
-            validate_public_url("http://localhost:8080").unwrap(),
-            "http://localhost:8080"
-        );
-        for bad in [
-            "tldsnap.dev",
-            "https://",
-            "https://a\"b",
-            "https://a b",
-            "https://a\\b",
-            "ftp://x",
-            "https://x\n",
-        ] {
-            assert!(validate_public_url(bad).is_err(), "{bad}");
+    fn one_address_is_capped_and_others_are_not() {
+        let table = Table::new(10, 2);
+        let a1 = table.admit(ip(3)).unwrap();
+        let _a2 = table.admit(ip(3)).unwrap();
+        assert_eq!(table.admit(ip(3)).unwrap_err(), Refusal::PerAddress);
+        let _b = table.admit(ip(2)).unwrap();
+        // A closed connection frees its address's place.
+        table.lock().remove(&a1);
+        assert!(table.admit(ip(3)).is_ok());
+    }
+
+    #[test]
+    fn a_full_table_evicts_the_longest_idle_and_never_a_busy_one() {
+        let table = Table::new(3, 10);
+        let old = table.admit(ip(3)).unwrap();
+        table.ticks.store(5, Ordering::Relaxed);
+        let busy_old = table.admit(ip(4)).unwrap();
+        busy_old.active_tick.store(0, Ordering::Relaxed);
+        busy_old.stamp.store(1, Ordering::Relaxed); // answering a request
+        let recent = table.admit(ip(5)).unwrap();
+        table.ticks.store(9, Ordering::Relaxed);
+        // Full: the oldest idle one (`old`, tick 1) goes, not the busier `busy_old`.
+        let new = table.admit(ip(6)).unwrap();
+        assert_ne!(old.flags.bits.load(Ordering::Relaxed) & Flags::EVICT, 0);
+        assert_eq!(busy_old.flags.bits.load(Ordering::Relaxed), 0);
+        assert_eq!(recent.flags.bits.load(Ordering::Relaxed), 0);
+        // The evicted connection's own close does not free a second place.
+        table.lock().remove(&old);
+        assert_eq!(table.lock().slots.len(), 3);
+        // Everyone busy: nothing to evict.
+        for s in [&recent, &new] {
+            s.stamp.store(3, Ordering::Relaxed);
         }
+        assert_eq!(table.admit(ip(7)).unwrap_err(), Refusal::Full);
     }
 }

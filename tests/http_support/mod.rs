@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,8 +15,9 @@ use tldsnap::access::clock::ManualClock;
 use tldsnap::access::keys::KeysFile;
 use tldsnap::access::plans::Plans;
 use tldsnap::access::{Access, AccessConfig};
+use tldsnap::api::{Config, State};
 use tldsnap::build::{BuildOptions, build_dir};
-use tldsnap::http::server::{Config, State, run};
+use tldsnap::http::server::{self, run};
 use tldsnap::store::Store;
 
 /// 2026-11-21T12:00:00Z, where the manual clock starts.
@@ -134,8 +136,10 @@ pub struct Options {
     pub keys: Option<PathBuf>,
     /// Plans JSON.
     pub plans: &'static str,
-    /// Server settings.
+    /// Request-handling settings.
     pub config: Config,
+    /// Connection settings.
+    pub server: server::Config,
 }
 
 impl Options {
@@ -150,6 +154,7 @@ impl Options {
                 public_url: "https://tldsnap.test".to_owned(),
                 ..Config::default()
             },
+            server: server::Config::default(),
         }
     }
 }
@@ -203,7 +208,7 @@ impl Server {
                 ready_tx
                     .send((listener.local_addr().unwrap(), Arc::clone(&state)))
                     .unwrap();
-                run(listener, state, async {
+                run(listener, state, opts.server, async {
                     let _ = stopped.await;
                 })
                 .await
@@ -439,4 +444,115 @@ pub fn assert_golden(name: &str, body: &[u8]) {
         )
     });
     assert_eq!(actual, expected.trim_end_matches('\n'), "golden {name}");
+}
+
+/// The real binary, its stderr read line by line on a thread.
+pub struct Binary {
+    /// The process.
+    pub child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    log: Vec<String>,
+    /// Where it listens.
+    pub addr: String,
+}
+
+impl Binary {
+    /// Starts `tldsnap serve --addr 127.0.0.1:0 ARGS`; returns once it listens.
+    pub fn start(args: &[&str]) -> Binary {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tldsnap"))
+            .arg("serve")
+            .args(["--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut bin = Binary {
+            child,
+            lines,
+            log: Vec::new(),
+            addr: String::new(),
+        };
+        let line = bin.wait_for("listening on http://");
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap();
+        bin.addr = addr.to_owned();
+        bin
+    }
+
+    /// The next stderr line containing `needle` (10 s at most).
+    pub fn wait_for(&mut self, needle: &str) -> String {
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(10)) {
+                Ok(line) => {
+                    self.log.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(e) => panic!("waiting for {needle:?}: {e}; log so far: {:#?}", self.log),
+            }
+        }
+    }
+
+    /// GET on a fresh connection.
+    pub fn get(&self, target: &str, key: Option<&str>) -> Response {
+        let key = key
+            .map(|k| format!("X-API-Key: {k}\r\n"))
+            .unwrap_or_default();
+        let mut conn = Conn::open(self.addr.parse().unwrap());
+        conn.write(
+            format!("GET {target} HTTP/1.1\r\nHost: t\r\n{key}Connection: close\r\n\r\n")
+                .as_bytes(),
+        );
+        conn.read_response(false).unwrap().unwrap()
+    }
+
+    /// Sends the signal `name` (`HUP`, `TERM`, ...).
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// The served snapshot's hash, from `/readyz`.
+    pub fn hash(&self) -> serde_json::Value {
+        self.get("/readyz", None).json()["snapshot"]["hash"].clone()
+    }
+
+    /// The process's resident memory, in bytes (from `/proc`).
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .expect("VmRSS in /proc/PID/status")
+            * 1024
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -1,6 +1,10 @@
-//! The request pipeline: one function from a request head to a response.
+//! Request handling: one function from a request to a response, above the connection
+//! layer ([`crate::http::server`]) and below nothing.
 //!
-//! For the price endpoints the checks run in the contract's order:
+//! [`State`] is the server's [`Handler`]: it checks sizes, finds the route, checks the
+//! method, and calls the route's handler in a file of its own. Handlers take parameters
+//! in, call one room ([`crate::query`], ...) and put a body out; they share the helpers
+//! here for the contract's order of checks:
 //!
 //! ```text
 //!  size (414/431) → route (404) → method (405) → snapshot loaded (503)
@@ -8,38 +12,45 @@
 //!    → existence (404) → credits (429) → answer (200, one credit spent)
 //! ```
 //!
-//! The snapshot is taken once, at the start, and held (an `Arc`) until the body is
+//! # Layout
+//!
+//! | file | routes |
+//! |---|---|
+//! | [`prices`] | cheapest, prices, registrars by TLD (client and public variants) |
+//! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
+//!
+//! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
+//! [`dispatch`], and a file here.
+//!
+//! The snapshot is taken once per request and held (an `Arc`) until the body is
 //! written, so a request answered during a swap is answered wholly from one snapshot.
-//! The body is written by the query layer into one buffer sized from the route's
-//! previous answer and handed to hyper as it is ([`Body`]), without a copy.
 
-use std::borrow::Cow;
-use std::net::IpAddr;
-use std::sync::atomic::AtomicU64;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response};
-use smallvec::SmallVec;
 
-use super::body::Body;
-use super::metrics::SnapshotFacts;
-use super::problem::Problem;
-use super::router::{self, ALLOW, RouteId};
-use super::server::State;
-use super::{openapi, params};
-use crate::access::{Caller, KeyCache, MeterHeaders};
-use crate::query::{self, CheapestRequest, PricesRequest, RegistrarsRequest, Shape};
-use crate::store::Loaded;
+use crate::access::{Access, Caller, KeyCache, MeterHeaders};
+use crate::http::body::Body;
+use crate::http::metrics::Metrics;
+use crate::http::problem::Problem;
+use crate::http::router::{self, ALLOW, ROUTE_COUNT, RouteId};
+use crate::http::server::{ConnectionEvent, Handler, Refusal};
+use crate::query::Shape;
+use crate::store::{Loaded, Store};
+
+pub mod ops;
+pub mod prices;
 
 /// The response type of every route.
 pub type HttpResponse = Response<Body>;
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
-const PROMETHEUS_TEXT: HeaderValue =
-    HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
 const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
 const RATELIMIT_RESET: HeaderName = HeaderName::from_static("ratelimit-reset");
@@ -52,6 +63,94 @@ const MIN_BODY_CAPACITY: usize = 1024;
 /// does not make every later small answer reserve as much; bigger bodies still grow.
 const MAX_BODY_CAPACITY: usize = 64 * 1024;
 
+/// Request-handling settings. [`Config::default`] gives the values `tldsnap serve` uses.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Base of `website_url` in registrar listings, without a trailing slash. Must be
+    /// JSON-safe: see [`validate_public_url`]. Default `https://tldsnap.dev`.
+    pub public_url: String,
+    /// Longest request target (path and query) answered; longer gets 414. Default
+    /// 8 KiB: 100 TLDs of 63 characters, percent-encoded, still fit.
+    pub max_url_bytes: usize,
+    /// Largest header section answered (names + values); larger gets 431. Default
+    /// 16 KiB.
+    pub max_header_bytes: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            public_url: DEFAULT_PUBLIC_URL.to_owned(),
+            max_url_bytes: 8 * 1024,
+            max_header_bytes: 16 * 1024,
+        }
+    }
+}
+
+/// `--public-url` when not given.
+pub const DEFAULT_PUBLIC_URL: &str = crate::query::DEFAULT_PUBLIC_URL;
+
+/// Checks a `--public-url`: `http://` or `https://`, no spaces, quotes, backslashes or
+/// control characters (it is copied into JSON bodies as is), at most 512 bytes.
+/// Returns it without trailing slashes.
+pub fn validate_public_url(url: &str) -> Result<String, String> {
+    let trimmed = url.trim_end_matches('/');
+    let rest = trimmed
+        .strip_prefix("https://")
+        .or_else(|| trimmed.strip_prefix("http://"))
+        .ok_or_else(|| format!("--public-url {url:?} must start with http:// or https://"))?;
+    if rest.is_empty() {
+        return Err(format!("--public-url {url:?} has no host"));
+    }
+    if trimmed.len() > 512 {
+        return Err("--public-url is longer than 512 bytes".to_owned());
+    }
+    if let Some(c) = trimmed
+        .chars()
+        .find(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\\' | '<' | '>'))
+    {
+        return Err(format!(
+            "--public-url {url:?} contains {c:?}, which is not allowed in a URL here"
+        ));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// Everything the request path shares: one per server.
+pub struct State {
+    /// The snapshot being served.
+    pub store: Arc<Store>,
+    /// Keys, plans, rate limits and credits.
+    pub access: Arc<Access>,
+    /// Request and connection counters.
+    pub metrics: Metrics,
+    /// Settings.
+    pub config: Config,
+    /// Size of each route's last answer, to reserve the next body buffer in one go.
+    body_size_hints: [AtomicUsize; ROUTE_COUNT],
+}
+
+impl State {
+    /// State for a server over `store` and `access`.
+    pub fn new(store: Arc<Store>, access: Arc<Access>, config: Config) -> State {
+        State {
+            store,
+            access,
+            metrics: Metrics::new(),
+            config,
+            body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
+        }
+    }
+
+    /// A buffer for the answer of `route`, sized from its previous answer.
+    fn body_buffer(&self, route: RouteId) -> Vec<u8> {
+        let capacity = self.body_size_hints[route as usize]
+            .load(Relaxed)
+            .clamp(MIN_BODY_CAPACITY, MAX_BODY_CAPACITY);
+        Vec::with_capacity(capacity)
+    }
+}
+
 /// What the requests of one connection share.
 #[derive(Debug)]
 pub struct Connection {
@@ -60,10 +159,6 @@ pub struct Connection {
     pub client: IpAddr,
     /// The last API key this connection sent: hashed once, not once per request.
     key_cache: Mutex<KeyCache>,
-    /// Bumped when a request starts being answered and again when its answer is ready:
-    /// odd while one is being answered. The server's watchdog reads it to tell an idle
-    /// or slow client from a busy one.
-    stamp: AtomicU64,
 }
 
 impl Connection {
@@ -72,18 +167,7 @@ impl Connection {
         Connection {
             client,
             key_cache: Mutex::new(KeyCache::default()),
-            stamp: AtomicU64::new(0),
         }
-    }
-
-    /// The progress stamp: it changes whenever a request starts or finishes.
-    pub fn stamp(&self) -> u64 {
-        self.stamp.load(Relaxed)
-    }
-
-    /// Whether a request was being answered when `stamp` was read.
-    pub fn is_answering(stamp: u64) -> bool {
-        stamp % 2 == 1
     }
 
     /// Takes the key cache out (HTTP/1 answers a connection's requests one at a time,
@@ -98,14 +182,35 @@ impl Connection {
     }
 }
 
+impl Handler for State {
+    type Connection = Connection;
+
+    fn connect(&self, peer: SocketAddr) -> Connection {
+        Connection::new(peer.ip().to_canonical())
+    }
+
+    async fn handle(&self, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
+        handle(self, req, conn).await
+    }
+
+    fn refusal(&self, why: Refusal) -> Vec<u8> {
+        let problem = match why {
+            Refusal::PerAddress => Problem::TooManyConnections,
+            Refusal::Full => Problem::ServerBusy,
+        };
+        problem.to_closing_response_bytes()
+    }
+
+    fn event(&self, event: ConnectionEvent) {
+        self.metrics.connection_event(event);
+    }
+}
+
 /// Answers one request and records it in the metrics. Never fails: every error is a
 /// problem response.
 pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> HttpResponse {
     let started = Instant::now();
-    // One task serves the connection, so a plain load and store is enough.
-    conn.stamp.store(conn.stamp() + 1, Relaxed);
     let (route, response) = dispatch(state, &req, conn, started).await;
-    conn.stamp.store(conn.stamp() + 1, Relaxed);
     state.metrics.record(
         route.map(|r| r as usize),
         response.status().as_u16(),
@@ -114,6 +219,7 @@ pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> Htt
     response
 }
 
+/// Size limits, route, method, then the route's handler.
 async fn dispatch<B>(
     state: &State,
     req: &Request<B>,
@@ -156,82 +262,42 @@ async fn dispatch<B>(
             Problem::MethodNotAllowed { allow: ALLOW }.into_response(),
         );
     }
-    let response = match route {
-        RouteId::Healthz => json_response(Body::from(b"{\"status\":\"ok\"}".as_slice())),
-        RouteId::Readyz => readyz(state),
-        RouteId::Metrics => metrics(state),
-        RouteId::OpenApi => json_response(Body::from(openapi::document())),
-        RouteId::ClientCheapest
-        | RouteId::PublicCheapest
-        | RouteId::ClientPrices
-        | RouteId::PublicPrices
-        | RouteId::PublicPricesV1
-        | RouteId::ClientRegistrars => {
-            price_endpoint(state, req, route, segment, conn, started).await
-        }
+    use prices::Endpoint::{Cheapest, Prices, Registrars};
+    let endpoint = match route {
+        RouteId::Healthz => return (Some(route), ops::healthz()),
+        RouteId::Readyz => return (Some(route), ops::readyz(state)),
+        RouteId::Metrics => return (Some(route), ops::metrics(state)),
+        RouteId::OpenApi => return (Some(route), ops::openapi()),
+        RouteId::ClientCheapest => Cheapest(Shape::Client),
+        RouteId::PublicCheapest => Cheapest(Shape::Public),
+        RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => Prices,
+        RouteId::ClientRegistrars => Registrars,
     };
+    let response = prices::endpoint(state, req, route, endpoint, segment, conn, started).await;
     (Some(route), response)
 }
 
-fn readyz(state: &State) -> HttpResponse {
-    let Some(loaded) = state.store.load() else {
-        return Problem::NotReady.into_response();
-    };
-    let header = loaded.snapshot.header();
-    let mut body = Vec::with_capacity(160);
-    body.extend_from_slice(b"{\"status\":\"ready\",\"snapshot\":{\"hash\":\"");
-    body.extend_from_slice(header.hash_hex().as_bytes());
-    body.extend_from_slice(b"\",\"data_updated\":\"");
-    crate::time::write_iso_millis(header.data_updated_ms, &mut body);
-    body.extend_from_slice(b"\",\"loaded_at\":\"");
-    crate::time::write_iso_millis(loaded.loaded_at_ms, &mut body);
-    body.extend_from_slice(b"\"}}");
-    json_response(Body::from(body))
+/// Takes the snapshot for the whole request (503 when none is loaded).
+///
+/// The helpers here return the response to send as their error: it is moved once, to
+/// the caller that returns it, and boxing it would allocate on every refusal.
+#[allow(clippy::result_large_err)]
+pub fn snapshot(state: &State) -> Result<Arc<Loaded>, HttpResponse> {
+    state
+        .store
+        .load()
+        .ok_or_else(|| Problem::NotReady.into_response())
 }
 
-fn metrics(state: &State) -> HttpResponse {
-    let facts = state.store.load().map(|loaded| facts(&loaded));
-    let reloads = super::metrics::ReloadFacts {
-        successes: state.store.reload_successes(),
-        failures: state.store.reload_failures(),
-    };
-    let text = state.metrics.render(facts.as_ref(), reloads);
-    let mut response = Response::new(Body::from(text.into_bytes()));
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, PROMETHEUS_TEXT);
-    response
-}
-
-/// What `/metrics` reports of a loaded snapshot.
-pub fn facts(loaded: &Loaded) -> SnapshotFacts {
-    let header = loaded.snapshot.header();
-    let data = loaded.snapshot.data();
-    SnapshotFacts {
-        hash_hex: header.hash_hex(),
-        format_version: header.version,
-        data_updated_ms: header.data_updated_ms,
-        loaded_at_ms: loaded.loaded_at_ms,
-        tlds: data.tld_count(),
-        registrars: data.registrar_count(),
-        offers: data.offer_count(),
-    }
-}
-
-async fn price_endpoint<B>(
+/// The key (401) and rate-limit (429) checks of a metered route: the caller, or the
+/// problem response to send.
+#[allow(clippy::result_large_err)]
+pub async fn admit<B>(
     state: &State,
     req: &Request<B>,
     route: RouteId,
-    segment: &str,
     conn: &Connection,
-    started: Instant,
-) -> HttpResponse {
-    // One snapshot for the whole request.
-    let Some(loaded) = state.store.load() else {
-        return Problem::NotReady.into_response();
-    };
-
-    // Key (401) and rate limit (429).
+) -> Result<Caller, HttpResponse> {
     // A scan of the few request headers costs less than hashing the name for a lookup.
     let mut keys = req
         .headers()
@@ -240,7 +306,7 @@ async fn price_endpoint<B>(
     let key = match (keys.next(), keys.next()) {
         (None, _) => None,
         // Two keys in one request: refuse rather than guess which one was meant.
-        (Some(_), Some(_)) => return Problem::InvalidApiKey.into_response(),
+        (Some(_), Some(_)) => return Err(Problem::InvalidApiKey.into_response()),
         (Some(v), None) if v.is_empty() => None,
         (Some(v), None) => Some(v.as_bytes()),
     };
@@ -250,35 +316,25 @@ async fn price_endpoint<B>(
         .admit_cached(&mut cache, key, conn.client, route.route().requires_key)
         .await;
     conn.put_key_cache(cache);
-    let mut caller = match admitted {
-        Ok(caller) => caller,
-        Err(denial) => {
-            let (problem, meter) = Problem::from_denial(denial);
-            return with_meter(problem.into_response(), meter.as_ref());
-        }
-    };
+    admitted.map_err(|denial| {
+        let (problem, meter) = Problem::from_denial(denial);
+        with_meter(problem.into_response(), meter.as_ref())
+    })
+}
 
-    // Parameters (400), plan (403), existence (404): all in `answer`, which writes the
-    // body into `out`.
-    let hint = &state.body_size_hints[route as usize];
-    let capacity = hint
-        .load(Relaxed)
-        .clamp(MIN_BODY_CAPACITY, MAX_BODY_CAPACITY);
-    let mut out = Vec::with_capacity(capacity);
-    if let Err(problem) = answer(
-        state,
-        &loaded,
-        &caller,
-        req.uri().query(),
-        route,
-        segment,
-        started,
-        &mut out,
-    ) {
-        return with_meter(problem.into_response(), caller.headers.as_ref());
-    }
+/// A problem answer to an admitted caller, with its metering headers.
+pub fn refuse(problem: Problem, caller: &Caller) -> HttpResponse {
+    with_meter(problem.into_response(), caller.headers.as_ref())
+}
 
-    // Credits (429), then the answer with one credit spent.
+/// Spends the caller's credit (429 when none is left) and answers 200 with `out` as
+/// the JSON body and the metering headers.
+pub async fn finish(
+    state: &State,
+    route: RouteId,
+    mut caller: Caller,
+    out: Vec<u8>,
+) -> HttpResponse {
     if let Err(denial) = state.access.spend(&mut caller).await {
         let (problem, meter) = Problem::from_denial(denial);
         return with_meter(
@@ -286,97 +342,14 @@ async fn price_endpoint<B>(
             meter.as_ref().or(caller.headers.as_ref()),
         );
     }
-    hint.store(out.len(), Relaxed);
+    state.body_size_hints[route as usize].store(out.len(), Relaxed);
     let mut response = Response::new(Body::from(out));
     *response.headers_mut() = answer_headers(caller.headers.as_ref());
     response
 }
 
-/// Parses the parameters of `route`, applies the plan, and writes the answer.
-#[allow(clippy::too_many_arguments)]
-fn answer(
-    state: &State,
-    loaded: &Loaded,
-    caller: &Caller,
-    query: Option<&str>,
-    route: RouteId,
-    segment: &str,
-    started: Instant,
-    out: &mut Vec<u8>,
-) -> Result<(), Problem> {
-    let data = loaded.snapshot.data();
-    match route {
-        RouteId::ClientCheapest | RouteId::PublicCheapest => {
-            let [tlds, limit] = params::pick(query, ["tlds", "limit"])?;
-            let tlds = params::tlds(tlds.as_deref())?;
-            let limit = params::limit(limit.as_deref())?;
-            check_plan(caller, &tlds)?;
-            let names = as_strs(&tlds);
-            let client = route == RouteId::ClientCheapest;
-            let req = CheapestRequest {
-                tlds: &names,
-                limit,
-                shape: if client { Shape::Client } else { Shape::Public },
-                tier: client.then(|| caller.tier()),
-            };
-            query::cheapest(data, &req, out).map_err(Problem::from_query)
-        }
-        RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => {
-            let [tlds, registrars] = params::pick(query, ["tlds", "registrars"])?;
-            let tlds = params::tlds(tlds.as_deref())?;
-            let registrars = params::registrars(registrars.as_deref())?;
-            check_plan(caller, &tlds)?;
-            let names = as_strs(&tlds);
-            let keys = registrars.as_deref().map(as_strs);
-            let req = PricesRequest {
-                tlds: &names,
-                registrars: keys.as_deref(),
-                started,
-            };
-            query::prices(data, &req, out).map_err(Problem::from_query)
-        }
-        RouteId::ClientRegistrars => {
-            let tld = params::path_tld(segment)?;
-            let [include_prices] = params::pick(query, ["include_prices"])?;
-            let include_prices =
-                params::boolean("include_prices", include_prices.as_deref(), false)?;
-            check_plan(caller, std::slice::from_ref(&tld))?;
-            let req = RegistrarsRequest {
-                tld: &tld,
-                include_prices,
-                limit: caller.registrar_list_limit(),
-                public_url: &state.config.public_url,
-            };
-            query::registrars(data, &req, out).map_err(Problem::from_query)
-        }
-        RouteId::Healthz | RouteId::Readyz | RouteId::Metrics | RouteId::OpenApi => Ok(()),
-    }
-}
-
-/// The names as `&str`s, up to 16 inline, so the usual request allocates no second
-/// list.
-fn as_strs<'a>(items: &'a [Cow<'_, str>]) -> SmallVec<[&'a str; 16]> {
-    items.iter().map(|item| item.as_ref()).collect()
-}
-
-/// 403 `tld_not_in_plan` when any TLD asked for is outside the caller's plan (checked
-/// before existence: a free caller learns nothing about paid TLDs).
-fn check_plan(caller: &Caller, tlds: &[Cow<'_, str>]) -> Result<(), Problem> {
-    if tlds.iter().all(|t| caller.tld_allowed(t)) {
-        return Ok(());
-    }
-    Err(Problem::TldNotInPlan {
-        tlds: tlds
-            .iter()
-            .filter(|t| !caller.tld_allowed(t))
-            .map(|t| t.to_string())
-            .collect(),
-        plan: caller.tier().to_owned(),
-    })
-}
-
 /// A 200 JSON answer without metering headers.
-fn json_response(body: Body) -> HttpResponse {
+pub fn json_response(body: Body) -> HttpResponse {
     let mut response = Response::new(body);
     *response.headers_mut() = answer_headers(None);
     response

@@ -1,0 +1,72 @@
+//! The operational routes: `/healthz`, `/readyz`, `/metrics`, `/openapi.json`. No key,
+//! no metering.
+
+use hyper::Response;
+use hyper::header::{self, HeaderValue};
+
+use super::{HttpResponse, State, json_response};
+use crate::http::body::Body;
+use crate::http::metrics::{ReloadFacts, SnapshotFacts};
+use crate::http::openapi;
+use crate::http::problem::Problem;
+use crate::store::Loaded;
+
+const PROMETHEUS_TEXT: HeaderValue =
+    HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
+
+/// `GET /healthz`: the process answers.
+pub fn healthz() -> HttpResponse {
+    json_response(Body::from(b"{\"status\":\"ok\"}".as_slice()))
+}
+
+/// `GET /openapi.json`.
+pub fn openapi() -> HttpResponse {
+    json_response(Body::from(openapi::document()))
+}
+
+/// `GET /readyz`: a snapshot is loaded (503 `not_ready` otherwise), and which.
+pub fn readyz(state: &State) -> HttpResponse {
+    let Some(loaded) = state.store.load() else {
+        return Problem::NotReady.into_response();
+    };
+    let header = loaded.snapshot.header();
+    let mut body = Vec::with_capacity(160);
+    body.extend_from_slice(b"{\"status\":\"ready\",\"snapshot\":{\"hash\":\"");
+    body.extend_from_slice(header.hash_hex().as_bytes());
+    body.extend_from_slice(b"\",\"data_updated\":\"");
+    crate::time::write_iso_millis(header.data_updated_ms, &mut body);
+    body.extend_from_slice(b"\",\"loaded_at\":\"");
+    crate::time::write_iso_millis(loaded.loaded_at_ms, &mut body);
+    body.extend_from_slice(b"\"}}");
+    json_response(Body::from(body))
+}
+
+/// `GET /metrics`: the Prometheus text exposition.
+pub fn metrics(state: &State) -> HttpResponse {
+    let facts = state.store.load().map(|loaded| facts(&loaded));
+    let reloads = ReloadFacts {
+        successes: state.store.reload_successes(),
+        failures: state.store.reload_failures(),
+    };
+    let text = state.metrics.render(facts.as_ref(), reloads);
+    let mut response = Response::new(Body::from(text.into_bytes()));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, PROMETHEUS_TEXT);
+    response
+}
+
+/// What `/metrics` reports of a loaded snapshot.
+pub fn facts(loaded: &Loaded) -> SnapshotFacts {
+    let header = loaded.snapshot.header();
+    let data = loaded.snapshot.data();
+    SnapshotFacts {
+        hash_hex: header.hash_hex(),
+        format_version: header.version,
+        data_updated_ms: header.data_updated_ms,
+        loaded_at_ms: loaded.loaded_at_ms,
+        tlds: data.tld_count(),
+        registrars: data.registrar_count(),
+        offers: data.offer_count(),
+    }
+}

@@ -1,0 +1,147 @@
+//! The price endpoints (seed 4.1–4.3): cheapest, prices and registrars by TLD, in their
+//! client and public variants. Parameters in, a call into [`crate::query`], a body out.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use hyper::Request;
+use smallvec::SmallVec;
+
+use super::{Connection, HttpResponse, State, admit, finish, refuse, snapshot};
+use crate::access::Caller;
+use crate::http::params;
+use crate::http::problem::Problem;
+use crate::http::router::RouteId;
+use crate::query::{self, CheapestRequest, PricesRequest, RegistrarsRequest, Shape};
+use crate::store::Loaded;
+
+/// The price endpoints, as the router tells them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// Seed 4.1, in the client or the public shape.
+    Cheapest(Shape),
+    /// Seed 4.2 (every variant answers alike).
+    Prices,
+    /// Seed 4.3, with the raw `{tld}` path segment.
+    Registrars,
+}
+
+/// Answers one price endpoint: snapshot, key, rate, parameters, plan, existence,
+/// credits, answer.
+#[allow(clippy::too_many_arguments)]
+pub async fn endpoint<B>(
+    state: &State,
+    req: &Request<B>,
+    route: RouteId,
+    endpoint: Endpoint,
+    segment: &str,
+    conn: &Connection,
+    started: Instant,
+) -> HttpResponse {
+    // One snapshot for the whole request.
+    let loaded = match snapshot(state) {
+        Ok(loaded) => loaded,
+        Err(response) => return response,
+    };
+    let caller = match admit(state, req, route, conn).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    // Parameters (400), plan (403), existence (404): all in `answer`, which writes the
+    // body into `out`.
+    let mut out = state.body_buffer(route);
+    if let Err(problem) = answer(
+        state,
+        &loaded,
+        &caller,
+        req.uri().query(),
+        endpoint,
+        segment,
+        started,
+        &mut out,
+    ) {
+        return refuse(problem, &caller);
+    }
+    finish(state, route, caller, out).await
+}
+
+/// Parses the parameters of `route`, applies the plan, and writes the answer.
+#[allow(clippy::too_many_arguments)]
+fn answer(
+    state: &State,
+    loaded: &Loaded,
+    caller: &Caller,
+    query: Option<&str>,
+    endpoint: Endpoint,
+    segment: &str,
+    started: Instant,
+    out: &mut Vec<u8>,
+) -> Result<(), Problem> {
+    let data = loaded.snapshot.data();
+    match endpoint {
+        Endpoint::Cheapest(shape) => {
+            let [tlds, limit] = params::pick(query, ["tlds", "limit"])?;
+            let tlds = params::tlds(tlds.as_deref())?;
+            let limit = params::limit(limit.as_deref())?;
+            check_plan(caller, &tlds)?;
+            let names = as_strs(&tlds);
+            let req = CheapestRequest {
+                tlds: &names,
+                limit,
+                shape,
+                tier: (shape == Shape::Client).then(|| caller.tier()),
+            };
+            query::cheapest(data, &req, out).map_err(Problem::from_query)
+        }
+        Endpoint::Prices => {
+            let [tlds, registrars] = params::pick(query, ["tlds", "registrars"])?;
+            let tlds = params::tlds(tlds.as_deref())?;
+            let registrars = params::registrars(registrars.as_deref())?;
+            check_plan(caller, &tlds)?;
+            let names = as_strs(&tlds);
+            let keys = registrars.as_deref().map(as_strs);
+            let req = PricesRequest {
+                tlds: &names,
+                registrars: keys.as_deref(),
+                started,
+            };
+            query::prices(data, &req, out).map_err(Problem::from_query)
+        }
+        Endpoint::Registrars => {
+            let tld = params::path_tld(segment)?;
+            let [include_prices] = params::pick(query, ["include_prices"])?;
+            let include_prices =
+                params::boolean("include_prices", include_prices.as_deref(), false)?;
+            check_plan(caller, std::slice::from_ref(&tld))?;
+            let req = RegistrarsRequest {
+                tld: &tld,
+                include_prices,
+                limit: caller.registrar_list_limit(),
+                public_url: &state.config.public_url,
+            };
+            query::registrars(data, &req, out).map_err(Problem::from_query)
+        }
+    }
+}
+
+/// The names as `&str`s, up to 16 inline, so the usual request allocates no second
+/// list.
+pub fn as_strs<'a>(items: &'a [Cow<'_, str>]) -> SmallVec<[&'a str; 16]> {
+    items.iter().map(|item| item.as_ref()).collect()
+}
+
+/// 403 `tld_not_in_plan` when any TLD asked for is outside the caller's plan (checked
+/// before existence: a free caller learns nothing about paid TLDs).
+pub fn check_plan(caller: &Caller, tlds: &[Cow<'_, str>]) -> Result<(), Problem> {
+    if tlds.iter().all(|t| caller.tld_allowed(t)) {
+        return Ok(());
+    }
+    Err(Problem::TldNotInPlan {
+        tlds: tlds
+            .iter()
+            .filter(|t| !caller.tld_allowed(t))
+            .map(|t| t.to_string())
+            .collect(),
+        plan: caller.tier().to_owned(),
+    })
+}
