@@ -33,13 +33,13 @@ use std::time::Instant;
 
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
-use hyper::{Method, Request, Response};
+use hyper::{Request, Response};
 
 use crate::access::{Access, Caller, KeyCache, MeterHeaders};
 use crate::http::body::Body;
 use crate::http::metrics::Metrics;
 use crate::http::problem::Problem;
-use crate::http::router::{self, ALLOW, ROUTE_COUNT, RouteId};
+use crate::http::router::{self, ROUTE_COUNT, RouteId};
 use crate::http::server::{ConnectionEvent, Handler, Refusal};
 use crate::query::Shape;
 use crate::store::{Loaded, Store};
@@ -208,9 +208,13 @@ impl Handler for State {
 
 /// Answers one request and records it in the metrics. Never fails: every error is a
 /// problem response.
-pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> HttpResponse {
+pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> HttpResponse
+where
+    B: hyper::body::Body,
+    B::Error: std::fmt::Display,
+{
     let started = Instant::now();
-    let (route, response) = dispatch(state, &req, conn, started).await;
+    let (route, response) = dispatch(state, req, conn, started).await;
     state.metrics.record(
         route.map(|r| r as usize),
         response.status().as_u16(),
@@ -222,10 +226,14 @@ pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> Htt
 /// Size limits, route, method, then the route's handler.
 async fn dispatch<B>(
     state: &State,
-    req: &Request<B>,
+    req: Request<B>,
     conn: &Connection,
     started: Instant,
-) -> (Option<RouteId>, HttpResponse) {
+) -> (Option<RouteId>, HttpResponse)
+where
+    B: hyper::body::Body,
+    B::Error: std::fmt::Display,
+{
     let config = &state.config;
     // hyper refuses request lines past its own buffer (a bare 414/431 and a close);
     // below that, these limits answer with a problem and keep the connection.
@@ -256,10 +264,13 @@ async fn dispatch<B>(
     let Some((route, segment)) = router::find(req.uri().path()) else {
         return (None, Problem::NotFound.into_response());
     };
-    if req.method() != Method::GET && req.method() != Method::HEAD {
+    if !route.route().allows(req.method()) {
         return (
             Some(route),
-            Problem::MethodNotAllowed { allow: ALLOW }.into_response(),
+            Problem::MethodNotAllowed {
+                allow: route.route().allow,
+            }
+            .into_response(),
         );
     }
     use prices::Endpoint::{Cheapest, Prices, Registrars};
@@ -273,7 +284,7 @@ async fn dispatch<B>(
         RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => Prices,
         RouteId::ClientRegistrars => Registrars,
     };
-    let response = prices::endpoint(state, req, route, endpoint, segment, conn, started).await;
+    let response = prices::endpoint(state, &req, route, endpoint, segment, conn, started).await;
     (Some(route), response)
 }
 
@@ -346,6 +357,47 @@ pub async fn finish(
     let mut response = Response::new(Body::from(out));
     *response.headers_mut() = answer_headers(caller.headers.as_ref());
     response
+}
+
+/// Reads a request body of at most `limit` bytes. A declared `Content-Length` over the
+/// limit is refused (413 `payload_too_large`) before anything is read; a body that
+/// turns out longer is refused as soon as the limit is passed, so no more than `limit`
+/// bytes are ever held. A body that breaks off is 400 `invalid_body`.
+pub async fn read_body<B>(req: Request<B>, limit: usize) -> Result<Vec<u8>, Problem>
+where
+    B: hyper::body::Body,
+    B::Error: std::fmt::Display,
+{
+    use bytes::Buf;
+    use http_body_util::BodyExt;
+    let too_large = Problem::PayloadTooLarge { max: limit };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large);
+    }
+    let mut body = std::pin::pin!(req.into_body());
+    let mut out = Vec::with_capacity(declared.map_or(0, |n| n as usize));
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Problem::InvalidBody {
+            reason: format!("it could not be read: {e}"),
+        })?;
+        if let Ok(mut data) = frame.into_data() {
+            if out.len() + data.remaining() > limit {
+                return Err(too_large);
+            }
+            while data.has_remaining() {
+                let chunk = data.chunk();
+                out.extend_from_slice(chunk);
+                let n = chunk.len();
+                data.advance(n);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A 200 JSON answer without metering headers.
@@ -467,6 +519,37 @@ mod tests {
             );
             assert_eq!(h.len(), 4 + usize::from(credits.is_some()));
         }
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn read_body_takes_up_to_the_limit_and_refuses_more_before_holding_it() {
+        let req = |body: &'static [u8], declared: Option<&str>| {
+            let mut b = Request::builder();
+            if let Some(n) = declared {
+                b = b.header("content-length", n);
+            }
+            b.body(http_body_util::Full::new(bytes::Bytes::from_static(body)))
+                .unwrap()
+        };
+        assert_eq!(block_on(read_body(req(b"abcd", None), 4)).unwrap(), b"abcd");
+        assert_eq!(block_on(read_body(req(b"", None), 4)).unwrap(), b"");
+        let too_large = Problem::PayloadTooLarge { max: 4 };
+        // Refused by its declared length, and by what arrives when none is declared.
+        assert_eq!(
+            block_on(read_body(req(b"ab", Some("5")), 4)).unwrap_err(),
+            too_large
+        );
+        assert_eq!(
+            block_on(read_body(req(b"abcde", None), 4)).unwrap_err(),
+            too_large
+        );
     }
 
     #[test]

@@ -243,7 +243,7 @@ fn components() -> Value {
                     "title": { "type": "string" },
                     "status": { "type": "integer" },
                     "detail": { "type": "string" },
-                    "code": { "type": "string", "enum": ["missing_parameter", "invalid_parameter", "too_many_values", "missing_api_key", "invalid_api_key", "tld_not_in_plan", "not_found", "unknown_tld", "method_not_allowed", "request_too_large", "rate_limited", "credits_exhausted", "not_ready"] },
+                    "code": { "type": "string", "enum": super::problem::CODES },
                     "parameter": { "type": "string", "description": "The parameter at fault (400)." },
                     "value": { "type": "string", "description": "The value at fault, cut to 100 characters (400)." },
                     "max": { "type": "integer", "description": "Most values the parameter takes (too_many_values)." },

@@ -36,6 +36,27 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 /// helps a user find the bad value; echoing a 64 KiB value back helps nobody.
 const ECHO_MAX_CHARS: usize = 100;
 
+/// Every `code` a problem can carry (a unit test checks it against the variants).
+pub const CODES: [&str; 17] = [
+    "missing_parameter",
+    "invalid_parameter",
+    "too_many_values",
+    "missing_api_key",
+    "invalid_api_key",
+    "tld_not_in_plan",
+    "not_found",
+    "unknown_tld",
+    "method_not_allowed",
+    "request_too_large",
+    "payload_too_large",
+    "invalid_body",
+    "rate_limited",
+    "credits_exhausted",
+    "not_ready",
+    "too_many_connections",
+    "server_busy",
+];
+
 /// Every error the API can answer with, one variant per situation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {
@@ -106,6 +127,16 @@ pub enum Problem {
     },
     /// 503 `not_ready`: no snapshot is loaded yet.
     NotReady,
+    /// 413 `payload_too_large`: a request body larger than the endpoint takes.
+    PayloadTooLarge {
+        /// The most the endpoint takes, in bytes.
+        max: usize,
+    },
+    /// 400 `invalid_body`: a request body that could not be read or parsed.
+    InvalidBody {
+        /// What is wrong, for a person.
+        reason: String,
+    },
     /// 429 `too_many_connections`: the client's address holds as many connections as
     /// one address may (sent before any request is read, then the connection closes).
     TooManyConnections,
@@ -131,6 +162,8 @@ impl Problem {
                 StatusCode::TOO_MANY_REQUESTS
             }
             Problem::TooManyConnections => StatusCode::TOO_MANY_REQUESTS,
+            Problem::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Problem::InvalidBody { .. } => StatusCode::BAD_REQUEST,
             Problem::NotReady | Problem::ServerBusy => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -152,6 +185,8 @@ impl Problem {
             Problem::CreditsExhausted { .. } => "credits_exhausted",
             Problem::NotReady => "not_ready",
             Problem::TooManyConnections => "too_many_connections",
+            Problem::PayloadTooLarge { .. } => "payload_too_large",
+            Problem::InvalidBody { .. } => "invalid_body",
             Problem::ServerBusy => "server_busy",
         }
     }
@@ -173,6 +208,8 @@ impl Problem {
             Problem::CreditsExhausted { .. } => "Credits exhausted",
             Problem::NotReady => "Not ready",
             Problem::TooManyConnections => "Too many connections",
+            Problem::PayloadTooLarge { .. } => "Payload too large",
+            Problem::InvalidBody { .. } => "Invalid body",
             Problem::ServerBusy => "Server busy",
         }
     }
@@ -228,6 +265,10 @@ impl Problem {
                  (the next calendar month, UTC)"
             ),
             Problem::NotReady => "no price snapshot is loaded yet".to_owned(),
+            Problem::PayloadTooLarge { max } => {
+                format!("the request body is larger than {max} bytes")
+            }
+            Problem::InvalidBody { reason } => format!("the request body is invalid: {reason}"),
             Problem::TooManyConnections => "this client address has as many connections open \
                 as one address may; reuse them (keep-alive) or close some"
                 .to_owned(),
@@ -295,7 +336,9 @@ impl Problem {
                 member("allow", &mut out);
                 write_str(allow, &mut out);
             }
-            Problem::UriTooLong { max } | Problem::HeadersTooLarge { max } => {
+            Problem::UriTooLong { max }
+            | Problem::HeadersTooLarge { max }
+            | Problem::PayloadTooLarge { max } => {
                 num("max_bytes", *max as u64, &mut out);
             }
             Problem::RateLimited { retry_after_secs }
@@ -307,7 +350,8 @@ impl Problem {
             | Problem::NotFound
             | Problem::NotReady
             | Problem::TooManyConnections
-            | Problem::ServerBusy => {}
+            | Problem::ServerBusy
+            | Problem::InvalidBody { .. } => {}
         }
         out.push(b'}');
         out
@@ -461,7 +505,17 @@ mod tests {
             Problem::NotReady,
             Problem::TooManyConnections,
             Problem::ServerBusy,
+            Problem::PayloadTooLarge { max: 4 << 20 },
+            Problem::InvalidBody { reason: "x".into() },
         ]
+    }
+
+    #[test]
+    fn codes_lists_exactly_the_codes_of_the_variants() {
+        let listed: std::collections::BTreeSet<&str> = CODES.into_iter().collect();
+        let used: std::collections::BTreeSet<&str> = all().iter().map(|p| p.code()).collect();
+        assert_eq!(listed, used);
+        assert_eq!(listed.len(), CODES.len(), "a code is listed twice");
     }
 
     #[test]

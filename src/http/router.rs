@@ -45,11 +45,16 @@ pub struct Route {
     pub path: &'static str,
     /// Whether the route needs `X-API-Key` (the client endpoints).
     pub requires_key: bool,
+    /// The methods it answers, as the `Allow` header of a 405 says them.
+    pub allow: &'static str,
 }
 
-/// The methods every route answers. HEAD is GET without the body (hyper drops it and
+/// The methods of a read-only route. HEAD is GET without the body (hyper drops it and
 /// keeps `content-length`).
-pub const ALLOW: &str = "GET, HEAD";
+pub const GET_HEAD: &str = "GET, HEAD";
+
+/// The methods of a route that takes a request body.
+pub const POST: &str = "POST";
 
 /// Prefix of the one route with a path parameter.
 const REGISTRARS_PREFIX: &str = "/api/v1/client/registrars/tld/";
@@ -60,51 +65,61 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         id: RouteId::ClientCheapest,
         path: "/api/v1/client/prices/cheapest",
         requires_key: true,
+        allow: GET_HEAD,
     },
     Route {
         id: RouteId::PublicCheapest,
         path: "/api/v1/prices/cheapest",
         requires_key: false,
+        allow: GET_HEAD,
     },
     Route {
         id: RouteId::ClientPrices,
         path: "/api/v1/client/prices",
         requires_key: true,
+        allow: GET_HEAD,
     },
     Route {
         id: RouteId::PublicPrices,
         path: "/api/v1/prices",
         requires_key: false,
+        allow: GET_HEAD,
     },
     Route {
         id: RouteId::PublicPricesV1,
         path: "/v1/prices",
         requires_key: false,
+        allow: GET_HEAD,
     },
     Route {
         id: RouteId::ClientRegistrars,
         path: "/api/v1/client/registrars/tld/{tld}",
         requires_key: true,
+        allow: GET_HEAD,
     },
     Route {
         id: RouteId::Healthz,
         path: "/healthz",
         requires_key: false,
+        allow: GET_HEAD,
     },
     Route {
         id: RouteId::Readyz,
         path: "/readyz",
         requires_key: false,
+        allow: GET_HEAD,
     },
     Route {
         id: RouteId::Metrics,
         path: "/metrics",
         requires_key: false,
+        allow: GET_HEAD,
     },
     Route {
         id: RouteId::OpenApi,
         path: "/openapi.json",
         requires_key: false,
+        allow: GET_HEAD,
     },
 ];
 
@@ -112,6 +127,15 @@ impl RouteId {
     /// The table entry of this route.
     pub fn route(self) -> &'static Route {
         &ROUTES[self as usize]
+    }
+}
+
+impl Route {
+    /// Whether the route answers `method` (HEAD wherever GET is).
+    pub fn allows(&self, method: &hyper::Method) -> bool {
+        self.allow
+            .split(", ")
+            .any(|m| m.as_bytes() == method.as_str().as_bytes())
     }
 }
 
