@@ -16,7 +16,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::json;
@@ -126,36 +125,7 @@ pub fn embedded_source() -> Result<Source, BuildError> {
     Ok(source::read(REGISTRARS, PRICES, Some(HISTORY))?)
 }
 
-/// Publishes `bytes` at `path` so that a reader sees either the old file or the whole new
-/// one: write a temporary file in the same directory, `fsync` it, rename it over `path`,
-/// then `fsync` the directory so the rename itself survives a crash. The temporary file
-/// must be in the same directory because `rename` is only atomic within one file system.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("output path has no file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(&dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
+pub use crate::files::write_atomic;
 
 /// Text buffer with span bookkeeping.
 struct Text(Vec<u8>);

@@ -21,7 +21,7 @@
 //!
 //! | floor | modules | role |
 //! |---|---|---|
-//! | base | [`tld`], [`price`], [`time`], [`json`] | names, cents, timestamps, JSON escaping |
+//! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`store`] | compile, open, answer, swap |
 //! | service | [`access`], [`http`], [`api`] | who may ask how much; connections and HTTP plumbing; the request handlers |
@@ -32,6 +32,7 @@
 pub mod access;
 pub mod api;
 pub mod build;
+pub mod files;
 pub mod http;
 pub mod import;
 pub mod json;

@@ -66,6 +66,14 @@ async fn add_list_revoke() {
     let stored = std::fs::read_to_string(&keys).unwrap();
     assert!(!stored.contains(&key), "the raw key is never stored");
     assert!(stored.contains(&to_hex(&hash_key(key.as_bytes()))));
+    // Credential files are owner-only, like ssh's and the AWS CLI's: the keys file and
+    // its lock.
+    for file in [keys.clone(), keys.with_extension("json.lock")] {
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&file).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+    }
     let out2 = tldsnap(&["keys", "add", "--keys", s(&keys), "--plan", "free"]);
     assert!(out2.status.success());
     let key2 = text(&out2.stdout).trim().to_string();

@@ -759,3 +759,39 @@ fn unicode_and_second_level_names_are_found() {
     assert_eq!(d.registrar_count(), 7);
     assert_eq!(d.offer_count(), 17);
 }
+
+/// `tldsnap build --output` onto a path a server has mapped replaces the file by rename,
+/// never in place: the mapped snapshot keeps its inode and its data, the path
+/// holds the new one.
+#[test]
+fn building_over_a_served_path_leaves_the_served_map_intact() {
+    let dir = temp_dir("build-over-served");
+    let served = dir.join("live.snap");
+    let st = Command::new(BIN)
+        .args(["build", "--input", FIXTURE, "--output"])
+        .arg(&served)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let old = Snapshot::open(&served).unwrap();
+    let old_hash = old.header().hash_hex();
+    let old_inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&served).unwrap());
+    let before = old.data().tld_count();
+    // A different source built onto the same path (the shipped real data).
+    let st = Command::new(BIN)
+        .args(["build", "--input"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/source"))
+        .arg("--output")
+        .arg(&served)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let new_inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&served).unwrap());
+    assert_ne!(old_inode, new_inode, "the file was rewritten in place");
+    // The served map still reads its own bytes, which still hash to its header.
+    assert_eq!(old.data().tld_count(), before);
+    let reread = Snapshot::from_bytes(&std::fs::read(&served).unwrap()).unwrap();
+    assert_ne!(reread.header().hash_hex(), old_hash);
+    assert!(old.data().tld("com").is_some());
+    let _ = std::fs::remove_dir_all(&dir);
+}

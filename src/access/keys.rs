@@ -148,11 +148,13 @@ impl KeysFile {
                 message: format!("cannot encode: {e}"),
             })?;
         text.push('\n');
-        super::atomic::write_atomic(path, text.as_bytes()).map_err(|e| AccessError::Io {
-            path: path.to_path_buf(),
-            action: "write the keys file",
-            source: e,
-        })
+        crate::files::write_atomic_mode(path, text.as_bytes(), crate::files::Mode::Private).map_err(
+            |e| AccessError::Io {
+                path: path.to_path_buf(),
+                action: "write the keys file",
+                source: e,
+            },
+        )
     }
 
     /// Adds a new random key on `plan`; returns the raw key (to show once) and its record.

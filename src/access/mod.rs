@@ -69,8 +69,6 @@ pub mod rate;
 pub mod remote;
 pub mod usage;
 
-mod atomic;
-
 use clock::Clock;
 use keys::KeysFile;
 use month::{MonthCounter, month_of, secs_until_next_month};

@@ -107,7 +107,7 @@ pub fn encode(usage: &UsageMap) -> Vec<u8> {
 
 /// Where the usage file of a data directory lives, creating the directory if needed.
 pub fn prepare(dir: &Path) -> Result<PathBuf, AccessError> {
-    std::fs::create_dir_all(dir).map_err(|e| AccessError::Io {
+    crate::files::create_dir(dir, crate::files::Mode::Private).map_err(|e| AccessError::Io {
         path: dir.to_path_buf(),
         action: "create the data directory",
         source: e,
@@ -115,9 +115,8 @@ pub fn prepare(dir: &Path) -> Result<PathBuf, AccessError> {
     // A crash in the middle of a write leaves its temporary file behind; the directory
     // belongs to this process, so such leftovers are removed.
     if let Ok(entries) = std::fs::read_dir(dir) {
-        let stale = format!(".{USAGE_FILE}.tmp-");
         for e in entries.flatten() {
-            if e.file_name().to_string_lossy().starts_with(&stale) {
+            if crate::files::is_leftover_of(&e.file_name().to_string_lossy(), USAGE_FILE) {
                 let _ = std::fs::remove_file(e.path());
             }
         }
@@ -127,10 +126,12 @@ pub fn prepare(dir: &Path) -> Result<PathBuf, AccessError> {
 
 /// Publishes `bytes` as the usage file at `path` (atomic, fsynced).
 pub fn write(path: &Path, bytes: &[u8]) -> Result<(), AccessError> {
-    super::atomic::write_atomic(path, bytes).map_err(|e| AccessError::Io {
-        path: path.to_path_buf(),
-        action: "write the usage file",
-        source: e,
+    crate::files::write_atomic_mode(path, bytes, crate::files::Mode::Private).map_err(|e| {
+        AccessError::Io {
+            path: path.to_path_buf(),
+            action: "write the usage file",
+            source: e,
+        }
     })
 }
 

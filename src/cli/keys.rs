@@ -171,22 +171,9 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
 }
 
 /// Serialises `keys add` / `keys revoke` runs on one keys file: each reads the file,
-/// changes it and replaces it, so two at once could each drop the other's change. The
-/// lock is taken on a sidecar `FILE.lock` (the keys file itself is replaced by rename, so
-/// a lock on it would not outlive the first writer) and released when the guard drops.
+/// changes it and replaces it, so two at once could each drop the other's change.
 fn lock_keys_file(keys: &std::path::Path) -> Result<std::fs::File, CliError> {
-    let mut name = keys.as_os_str().to_owned();
-    name.push(".lock");
-    let path = PathBuf::from(name);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    file.lock()
-        .map_err(|e| format!("{}: could not lock: {e}", path.display()))?;
-    Ok(file)
+    Ok(tldsnap::files::lock_sidecar(keys)?)
 }
 
 fn load_plans(path: Option<&PathBuf>) -> Result<Plans, CliError> {

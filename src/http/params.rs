@@ -53,6 +53,20 @@ impl DecodeError {
     }
 }
 
+/// Why a parameter given twice is refused, in that parameter's own terms: a list
+/// parameter takes its values comma-separated in one occurrence, a single-valued one
+/// takes one value.
+pub fn repeated_reason(param: &str) -> &'static str {
+    if LIST_PARAMETERS.contains(&param) {
+        "given more than once; give it once, with its values separated by commas"
+    } else {
+        "given more than once; it takes a single value"
+    }
+}
+
+/// The query parameters that take comma-separated lists.
+pub const LIST_PARAMETERS: &[&str] = &["tlds", "registrars", "types"];
+
 /// Percent-decodes `raw` (RFC 3986). With `plus_is_space`, `+` becomes a space, as in
 /// HTML form encoding. Borrows when there is nothing to decode.
 pub fn percent_decode(raw: &str, plus_is_space: bool) -> Result<Cow<'_, str>, DecodeError> {
@@ -158,8 +172,7 @@ pub fn pick<'a, const N: usize>(
             return Err(Problem::InvalidParameter {
                 name: param,
                 value: None,
-                reason: "given more than once; give it once, with comma-separated values"
-                    .to_owned(),
+                reason: repeated_reason(param).to_owned(),
             });
         }
         let value = if value_escaped {
@@ -351,6 +364,17 @@ pub fn path_tld(raw: &str) -> Result<Cow<'_, str>, Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeated_parameter_is_refused_in_its_own_terms() {
+        let reason = |q: &str| match pick(Some(q), ["tlds", "limit"]) {
+            Err(Problem::InvalidParameter { reason, .. }) => reason,
+            other => panic!("{q}: {other:?}"),
+        };
+        assert!(reason("limit=1&limit=2").contains("takes a single value"));
+        assert!(!reason("limit=1&limit=2").contains("comma"));
+        assert!(reason("tlds=com&tlds=net").contains("separated by commas"));
+    }
 
     fn code(p: Problem) -> &'static str {
         p.code()

@@ -455,16 +455,34 @@ fn write_list(items: &[String], out: &mut Vec<u8>) {
 }
 
 /// `value` cut to at most 100 characters (on a character boundary), with `…` when cut,
-/// for echoing a bad request value back in a problem.
+/// for echoing a bad request value back in a problem. Control characters (C0, DEL,
+/// C1) and bidirectional formatting characters (U+202E and its kin, which make a
+/// terminal or log show text in another order than it was sent) are written as visible
+/// `\u{…}` escapes, so a log line or terminal that shows the problem cannot be tricked.
 pub fn echo(value: &str) -> String {
-    match value.char_indices().nth(ECHO_MAX_CHARS) {
-        Some((cut, _)) => {
-            let mut s = value[..cut].to_owned();
-            s.push('…');
-            s
+    let mut out = String::with_capacity(value.len().min(4 * ECHO_MAX_CHARS));
+    for (i, c) in value.chars().enumerate() {
+        if i == ECHO_MAX_CHARS {
+            out.push('…');
+            break;
         }
-        None => value.to_owned(),
+        if c.is_control() || is_bidi_control(c) {
+            use std::fmt::Write as _;
+            let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
     }
+    out
+}
+
+/// The Unicode bidirectional formatting characters (UAX #9): marks, embeddings,
+/// overrides and isolates.
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
 }
 
 #[cfg(test)]
@@ -564,6 +582,17 @@ mod tests {
         let doc: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(doc["code"], "too_many_connections");
         assert_eq!(doc["status"], 429);
+    }
+
+    #[test]
+    fn echo_makes_control_and_bidi_characters_visible() {
+        assert_eq!(echo("co\u{202e}m"), "co\\u{202e}m");
+        assert_eq!(
+            echo("a\u{0}b\u{7f}c\u{85}"),
+            "a\\u{0000}b\\u{007f}c\\u{0085}"
+        );
+        assert_eq!(echo("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+        assert_eq!(echo("рф.com"), "рф.com");
     }
 
     #[test]

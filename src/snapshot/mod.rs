@@ -287,9 +287,10 @@ impl Snapshot {
     pub fn data(&self) -> &ArchivedSnapshotData {
         let payload = &self.backing.bytes()[HEADER_LEN..];
         // SAFETY: `verify` ran `rkyv::access` (full bytecheck validation) on exactly these
-        // bytes before this `Snapshot` was constructed, and the bytes are immutable for
-        // its whole life (a private read-only map or an owned buffer never handed out
-        // mutably), so they are still a valid `ArchivedSnapshotData`.
+        // bytes before this `Snapshot` was constructed, and the bytes do not change for
+        // its whole life (an owned buffer never handed out mutably, or a read-only
+        // shared map of a file that is only ever replaced by rename, never written in
+        // place: see `map_file`), so they are still a valid `ArchivedSnapshotData`.
         unsafe { rkyv::access_unchecked::<ArchivedSnapshotData>(payload) }
     }
 
@@ -328,11 +329,15 @@ fn map_file(path: &Path, populate: bool) -> Result<memmap2::Mmap, OpenError> {
     if populate {
         options.populate();
     }
-    // SAFETY: the map is read-only and private to this process. Its bytes could change
-    // under us only if another process wrote into this very file; tldsnap never does
-    // (snapshots are published by writing a new file and renaming it over the old one,
-    // which leaves this inode intact), and the content hash is checked before anything
-    // is read from the payload.
+    // SAFETY: `MmapOptions::map` makes a read-only *shared* mapping (MAP_SHARED): we
+    // never write through it, but a write to this file by anyone else would show
+    // through it, so the bytes stay valid only while nobody writes into this inode.
+    // That is the rule for snapshot files: they are only ever replaced by writing a new
+    // file and renaming it over the old one (`files::write_atomic`, which `tldsnap
+    // build` uses; a test builds over a served path and checks the old map is intact),
+    // which leaves this inode and our mapping untouched. The content hash is checked
+    // before anything is read from the payload. (A private copy-on-write map would
+    // not help: pages not yet touched still read the file's current contents.)
     unsafe { options.map(&file) }.map_err(io)
 }
 

@@ -1,0 +1,198 @@
+//! Files that a reader or a crash never sees half-written, and the modes of private ones.
+//!
+//! One way to publish a file: [`write_atomic`] writes a temporary file with a unique
+//! name in the same directory, `fsync`s it, renames it over the target, then `fsync`s
+//! the directory. The temporary file must be in the same directory because `rename` is
+//! only atomic within one file system; the directory is synced because the rename lives
+//! in its entries, and without that a crash can bring back the old file after success
+//! was reported. A snapshot must only ever be replaced this way: servers map it shared
+//! (see `snapshot::Snapshot::open`), and a file rewritten in place would change under
+//! them, while a rename leaves their mapping on the old inode.
+//!
+//! Credentials and usage data are [`Mode::Private`] (0600 files, 0700 directories), as
+//! ssh and the AWS CLI keep theirs; snapshots and price sources are [`Mode::Shared`].
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Who may read a file written here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Readable by everyone (0644 before the umask): snapshots, price sources.
+    Shared,
+    /// The owner only (0600): keys files, their locks, usage data.
+    Private,
+}
+
+impl Mode {
+    fn bits(self) -> u32 {
+        match self {
+            Mode::Shared => 0o644,
+            Mode::Private => 0o600,
+        }
+    }
+}
+
+/// Publishes `bytes` at `path` (see the module docs), readable by everyone.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_mode(path, bytes, Mode::Shared)
+}
+
+/// Publishes `bytes` at `path` with the given [`Mode`].
+pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: Mode) -> io::Result<()> {
+    let dir = parent(path);
+    let tmp = temp_name(path)?;
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode.bits())
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        sync_dir(&dir);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Whether `name` is a temporary file that [`write_atomic`] left behind for a file
+/// named `of` (after a crash between write and rename), so that the owner of a
+/// directory can remove such leftovers.
+pub fn is_leftover_of(name: &str, of: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|n| n.strip_prefix(of))
+        .is_some_and(|n| n.starts_with(".tmp-"))
+}
+
+/// Creates `dir` (and its parents) if missing; a directory this creates is owner-only
+/// with [`Mode::Private`].
+pub fn create_dir(dir: &Path, mode: Mode) -> io::Result<()> {
+    let bits = match mode {
+        Mode::Shared => 0o755,
+        Mode::Private => 0o700,
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(bits)
+        .create(dir)
+}
+
+/// An exclusive advisory lock on the sidecar `PATH.lock` (owner-only), held until the
+/// returned file is dropped. It serialises read-modify-write cycles on `path` between
+/// processes; the sidecar is locked rather than `path` itself because `path` is
+/// replaced by rename, so a lock on it would not outlive the first writer.
+pub fn lock_sidecar(path: &Path) -> io::Result<File> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock = PathBuf::from(name);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(Mode::Private.bits())
+        .open(&lock)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", lock.display())))?;
+    file.lock().map_err(|e| {
+        io::Error::new(e.kind(), format!("{}: could not lock: {e}", lock.display()))
+    })?;
+    Ok(file)
+}
+
+fn parent(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// `.NAME.tmp-PID-RANDOM` beside `path`: unique between processes (the pid) and
+/// between writers in one process (the random part).
+fn temp_name(path: &Path) -> io::Result<PathBuf> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other(format!("{}: has no file name", path.display())))?;
+    let mut suffix = [0u8; 6];
+    getrandom::fill(&mut suffix).map_err(|e| io::Error::other(e.to_string()))?;
+    let hex: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(parent(path).join(format!(
+        ".{}.tmp-{}-{hex}",
+        name.to_string_lossy(),
+        std::process::id()
+    )))
+}
+
+/// Best effort: some file systems refuse to open a directory for syncing; the data is
+/// written either way, only the rename's durability across a crash is at stake.
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn temp_dir(tag: &str) -> PathBuf {
+        let mut r = [0u8; 6];
+        getrandom::fill(&mut r).unwrap();
+        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
+        let p = std::env::temp_dir().join(format!("tldsnap-files-{tag}-{hex}"));
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
+
+    fn mode_of(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn publishes_whole_files_with_their_mode_and_leaves_nothing_behind() {
+        let dir = temp_dir("atomic");
+        let shared = dir.join("a.snap");
+        write_atomic(&shared, b"one").unwrap();
+        write_atomic(&shared, b"two").unwrap();
+        assert_eq!(std::fs::read(&shared).unwrap(), b"two");
+        let private = dir.join("keys.json");
+        write_atomic_mode(&private, b"{}", Mode::Private).unwrap();
+        assert_eq!(mode_of(&private), 0o600);
+        assert_eq!(mode_of(&shared) & 0o600, 0o600);
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "temporary files left: {names:?}");
+        // A missing directory is an error, not a panic, and leaves nothing.
+        assert!(write_atomic(&dir.join("nope/x"), b"x").is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn private_dirs_and_locks_are_owner_only() {
+        let dir = temp_dir("private");
+        let data = dir.join("data/inner");
+        create_dir(&data, Mode::Private).unwrap();
+        assert_eq!(mode_of(&data), 0o700);
+        let keys = dir.join("keys.json");
+        let guard = lock_sidecar(&keys).unwrap();
+        assert_eq!(mode_of(&dir.join("keys.json.lock")), 0o600);
+        drop(guard);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn leftovers_are_recognised_by_name() {
+        assert!(is_leftover_of(".usage.json.tmp-12-abcdef", "usage.json"));
+        assert!(!is_leftover_of("usage.json", "usage.json"));
+        assert!(!is_leftover_of(".usage.json.lock", "usage.json"));
+    }
+}
