@@ -79,6 +79,11 @@ pub enum Problem {
         /// The TLDs asked for, in request order.
         tlds: Vec<String>,
     },
+    /// 404 `unknown_registrar`: the registrar asked for is not in the snapshot.
+    UnknownRegistrar {
+        /// The key asked for.
+        key: String,
+    },
     /// 405 `method_not_allowed`: the path exists, the method does not.
     MethodNotAllowed {
         /// The value of the `Allow` header.
@@ -123,7 +128,9 @@ impl Problem {
             | Problem::TooManyValues { .. } => StatusCode::BAD_REQUEST,
             Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
             Problem::TldNotInPlan { .. } => StatusCode::FORBIDDEN,
-            Problem::NotFound | Problem::UnknownTld { .. } => StatusCode::NOT_FOUND,
+            Problem::NotFound | Problem::UnknownTld { .. } | Problem::UnknownRegistrar { .. } => {
+                StatusCode::NOT_FOUND
+            }
             Problem::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Problem::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             Problem::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -146,6 +153,7 @@ impl Problem {
             Problem::TldNotInPlan { .. } => "tld_not_in_plan",
             Problem::NotFound => "not_found",
             Problem::UnknownTld { .. } => "unknown_tld",
+            Problem::UnknownRegistrar { .. } => "unknown_registrar",
             Problem::MethodNotAllowed { .. } => "method_not_allowed",
             Problem::UriTooLong { .. } | Problem::HeadersTooLarge { .. } => "request_too_large",
             Problem::RateLimited { .. } => "rate_limited",
@@ -167,6 +175,7 @@ impl Problem {
             Problem::TldNotInPlan { .. } => "TLD not in plan",
             Problem::NotFound => "Not found",
             Problem::UnknownTld { .. } => "Unknown TLD",
+            Problem::UnknownRegistrar { .. } => "Unknown registrar",
             Problem::MethodNotAllowed { .. } => "Method not allowed",
             Problem::UriTooLong { .. } | Problem::HeadersTooLarge { .. } => "Request too large",
             Problem::RateLimited { .. } => "Rate limited",
@@ -210,6 +219,12 @@ impl Problem {
             Problem::NotFound => "no endpoint has this path; see /openapi.json".to_owned(),
             Problem::UnknownTld { tlds } => {
                 format!("none of the TLDs asked for is known: {}", tlds.join(", "))
+            }
+            Problem::UnknownRegistrar { key } => {
+                format!(
+                    "no registrar has the key {:?}; GET /api/v1/registrars lists them",
+                    echo(key)
+                )
             }
             Problem::MethodNotAllowed { allow } => {
                 format!("this endpoint answers only {allow}")
@@ -290,6 +305,10 @@ impl Problem {
             Problem::UnknownTld { tlds } => {
                 member("tlds", &mut out);
                 write_list(tlds, &mut out);
+            }
+            Problem::UnknownRegistrar { key } => {
+                member("registrar", &mut out);
+                write_str(key, &mut out);
             }
             Problem::MethodNotAllowed { allow } => {
                 member("allow", &mut out);
@@ -388,6 +407,16 @@ impl Problem {
     pub fn from_query(err: QueryError) -> Problem {
         match err {
             QueryError::UnknownTlds(tlds) => Problem::UnknownTld { tlds },
+            QueryError::UnknownRegistrar(key) => Problem::UnknownRegistrar { key },
+            QueryError::InvalidParameter {
+                name,
+                value,
+                reason,
+            } => Problem::InvalidParameter {
+                name,
+                value: Some(echo(&value)),
+                reason,
+            },
         }
     }
 }
@@ -449,6 +478,7 @@ mod tests {
             Problem::UnknownTld {
                 tlds: vec!["nope".into()],
             },
+            Problem::UnknownRegistrar { key: "nope".into() },
             Problem::MethodNotAllowed { allow: "GET, HEAD" },
             Problem::UriTooLong { max: 8192 },
             Problem::HeadersTooLarge { max: 16384 },
