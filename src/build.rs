@@ -19,9 +19,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json;
-use crate::price::{write_cents, write_triple};
+use crate::price::write_triple;
+use crate::query::render;
 use crate::snapshot::schema::{
-    Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
+    CatalogueEntry, Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
+    Version,
 };
 use crate::snapshot::{FORMAT_VERSION, HEADER_LEN, Header, Snapshot, name_hash};
 use crate::source::{self, PriceRow, Source, SourceError};
@@ -122,7 +124,13 @@ pub fn embedded_source() -> Result<Source, BuildError> {
     const REGISTRARS: &[u8] = include_bytes!("../snapshots/source/registrars.csv");
     const PRICES: &[u8] = include_bytes!("../snapshots/source/prices.csv");
     const HISTORY: &[u8] = include_bytes!("../snapshots/source/history.csv");
-    Ok(source::read(REGISTRARS, PRICES, Some(HISTORY))?)
+    const TLDS: &[u8] = include_bytes!("../snapshots/source/tlds.csv");
+    Ok(source::read_all(
+        REGISTRARS,
+        PRICES,
+        Some(HISTORY),
+        Some(TLDS),
+    )?)
 }
 
 pub use crate::files::write_atomic;
@@ -149,28 +157,6 @@ impl Text {
     }
 }
 
-fn opt(c: u32) -> Option<u64> {
-    (c != NONE).then_some(c as u64)
-}
-
-fn write_opt(c: u32, out: &mut Vec<u8>) {
-    crate::price::write_opt_cents(opt(c), out);
-}
-
-fn write_int(v: u64, out: &mut Vec<u8>) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
-
-fn avg(values: impl Iterator<Item = u32>) -> u32 {
-    let (mut sum, mut n) = (0u64, 0u64);
-    for v in values.filter(|v| *v != NONE) {
-        sum += v as u64;
-        n += 1;
-    }
-    // Rounded half up to the cent; an average of u32 values fits a u32.
-    (sum + n / 2).checked_div(n).map_or(NONE, |a| a as u32)
-}
-
 /// Builds snapshot bytes (header + archive) from a validated source.
 pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildReport), BuildError> {
     let mut data = SnapshotData::default();
@@ -184,7 +170,6 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         .enumerate()
         .map(|(i, r)| (r.key.as_str(), i as u32))
         .collect();
-    let mut reg_key_json = Vec::with_capacity(regs.len());
     for r in &regs {
         let name_json = text.span(|o| json::write_str(&r.name, o));
         data.registrars.push(Registrar {
@@ -210,7 +195,6 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         });
         let reg = data.registrars.last_mut().expect("just pushed");
         (reg.listing_head, reg.listing_path) = (listing_head, listing_path);
-        reg_key_json.push(key_json);
     }
 
     // Rows grouped by TLD (BTreeMap: sorted by name, deterministic).
@@ -241,9 +225,9 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
             ..Tld::default()
         };
         let sold = &rows[..sellers];
-        tld.avg_register = avg(sold.iter().map(|r| cents(r.register)));
-        tld.avg_renew = avg(sold.iter().map(|r| cents(r.renew)));
-        tld.avg_transfer = avg(sold.iter().map(|r| cents(r.transfer)));
+        tld.avg_register = render::avg(sold.iter().map(|r| cents(r.register)));
+        tld.avg_renew = render::avg(sold.iter().map(|r| cents(r.renew)));
+        tld.avg_transfer = render::avg(sold.iter().map(|r| cents(r.transfer)));
         let five_year =
             |r: &PriceRow| r.register.unwrap_or(0) as u64 + 4 * r.renew.unwrap_or(0) as u64;
         tld.lowest_renew_offer = (0..sellers)
@@ -270,41 +254,19 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         for (i, o) in offers.iter_mut().enumerate().take(sellers) {
             let reg = &data.registrars[o.registrar as usize];
             let name_json = reg.name_json;
-            let key_json = &reg_key_json[o.registrar as usize];
             let name_bytes = text.0[name_json.start as usize..name_json.end as usize].to_vec();
+            let key = regs[o.registrar as usize].key.as_str();
             text.span(|out| {
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(b"{\"rank\":");
-                write_int(i as u64 + 1, out);
-                out.extend_from_slice(b",\"registrar_name\":");
-                out.extend_from_slice(&name_bytes);
-                out.extend_from_slice(b",\"registrar_key\":");
-                out.extend_from_slice(key_json.as_bytes());
-                out.extend_from_slice(b",\"register_price\":");
-                write_cents(o.register as u64, out);
-                out.extend_from_slice(b",\"renew_price\":");
-                write_cents(o.renew as u64, out);
-                out.extend_from_slice(b",\"total_cost_5_year\":");
-                write_cents(o.register as u64 + 4 * o.renew as u64, out);
-                out.push(b'}');
+                render::client_entry(i + 1, &name_bytes, key, o.register, o.renew, out);
             });
             o.client_end = text.pos();
         }
-        tld.client_tail = text.span(|out| {
-            out.extend_from_slice(b"],\"registrar_count\":");
-            write_int(sellers as u64, out);
-            out.push(b'}');
-        });
-
-        tld.public_tail = text.span(|out| {
-            out.extend_from_slice(b"],\"registrar_count\":");
-            write_int(sellers as u64, out);
-            out.extend_from_slice(b",\"avg_prices\":");
-            write_triple(tld.avg_register, tld.avg_renew, tld.avg_transfer, out);
-            out.push(b'}');
-        });
+        tld.client_tail = text.span(|out| render::client_tail(sellers, out));
+        let averages = (tld.avg_register, tld.avg_renew, tld.avg_transfer);
+        tld.public_tail = text.span(|out| render::public_tail(sellers, averages, out));
 
         // Price records, every row, group order, comma separated.
         tld.records_start = text.pos();
@@ -312,18 +274,9 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
             if i > 0 {
                 text.0.push(b',');
             }
-            let key_json = &reg_key_json[o.registrar as usize];
+            let key = regs[o.registrar as usize].key.as_str();
             o.record = text.span(|out| {
-                out.extend_from_slice(key_json.as_bytes());
-                out.extend_from_slice(b":{\"register_price\":");
-                write_opt(o.register, out);
-                out.extend_from_slice(b",\"renew_price\":");
-                write_opt(o.renew, out);
-                out.extend_from_slice(b",\"transfer_price\":");
-                write_opt(o.transfer, out);
-                out.extend_from_slice(b",\"last_updated\":\"");
-                time::write_iso_millis(o.updated_ms, out);
-                out.extend_from_slice(b"\"}");
+                render::record(key, o.register, o.renew, o.transfer, o.updated_ms, out)
             });
         }
 
@@ -376,6 +329,15 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         }
     }
 
+    add_registrar_lists(&mut data);
+    add_versions(&mut data, source, &reg_pos);
+    add_catalogue(&mut data, &mut text, source);
+    if text.0.len() > u32::MAX as usize {
+        return Err(BuildError::TooLarge(
+            "text passed 4 GiB in the catalogue".into(),
+        ));
+    }
+
     // TLD hash table: at most half full, so probes stay short and a miss ends quickly.
     let size = (data.tlds.len() * 2).next_power_of_two().max(8);
     let mut table = vec![0u32; size];
@@ -420,4 +382,143 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         hash_hex: header.hash_hex(),
     };
     Ok((bytes, report))
+}
+
+/// Each registrar's price list (its offers in TLD name order) and the number of TLDs
+/// where it ranks first.
+fn add_registrar_lists(data: &mut SnapshotData) {
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); data.registrars.len()];
+    // Offers are grouped by TLD in name order, so each list comes out in name order.
+    for (i, o) in data.offers.iter().enumerate() {
+        lists[o.registrar as usize].push(i as u32);
+    }
+    for t in &data.tlds {
+        if t.sellers > 0 {
+            let o = &data.offers[t.first_offer as usize];
+            data.registrars[o.registrar as usize].cheapest_in += 1;
+        }
+    }
+    for (r, list) in data.registrars.iter_mut().zip(lists) {
+        r.first_listed = data.registrar_offers.len() as u32;
+        data.registrar_offers.extend(list);
+    }
+}
+
+/// Each registrar's dated feed versions: the days its history shows a change, plus the
+/// day of its current prices, each with the number of TLDs it offered afterwards.
+fn add_versions(data: &mut SnapshotData, source: &Source, reg_pos: &BTreeMap<&str, u32>) {
+    let mut per_reg: Vec<Vec<&source::HistoryRow>> = vec![Vec::new(); data.registrars.len()];
+    for h in &source.history {
+        per_reg[reg_pos[h.registrar.as_str()] as usize].push(h);
+    }
+    for (r, mut rows) in per_reg.into_iter().enumerate() {
+        rows.sort_by(|a, b| (a.date, &a.tld).cmp(&(b.date, &b.tld)));
+        let first = data.versions.len();
+        let mut live: BTreeMap<&str, bool> = BTreeMap::new();
+        let mut count = 0u32;
+        for (i, h) in rows.iter().enumerate() {
+            // An offer is a register or a renew price (what prices.csv takes); a row
+            // with neither records that the feed stopped listing the name.
+            let offered = h.register.is_some() || h.renew.is_some();
+            let was = live.insert(h.tld.as_str(), offered).unwrap_or(false);
+            match (was, offered) {
+                (false, true) => count += 1,
+                (true, false) => count -= 1,
+                _ => {}
+            }
+            if rows.get(i + 1).is_none_or(|n| n.date != h.date) {
+                data.versions.push(Version {
+                    date: h.date,
+                    ms: h.date as i64 * time::MS_PER_DAY,
+                    live: count,
+                });
+            }
+        }
+        let reg = &mut data.registrars[r];
+        if reg.sells + reg.renewal_only > 0 {
+            let day = reg.updated_ms.div_euclid(time::MS_PER_DAY) as i32;
+            match data.versions[first..].last_mut() {
+                Some(v) if v.date == day => v.ms = reg.updated_ms,
+                Some(v) if v.date > day => {}
+                last => {
+                    let live = last.map_or(0, |v| v.live);
+                    data.versions.push(Version {
+                        date: day,
+                        ms: reg.updated_ms,
+                        live,
+                    });
+                }
+            }
+        }
+        reg.first_version = first as u32;
+        reg.versions = (data.versions.len() - first) as u32;
+    }
+}
+
+/// The catalogue: every TLD of the IANA list (`tlds.csv`) and every TLD with prices or
+/// history, by name, with its type and manager, and its two other sort orders.
+fn add_catalogue(data: &mut SnapshotData, text: &mut Text, source: &Source) {
+    let info: BTreeMap<&str, &source::TldInfoRow> =
+        source.tlds.iter().map(|t| (t.tld.as_str(), t)).collect();
+    // name -> position in `tlds` (NONE when unpriced)
+    let mut names: BTreeMap<String, u32> =
+        source.tlds.iter().map(|t| (t.tld.clone(), NONE)).collect();
+    for (i, t) in data.tlds.iter().enumerate() {
+        let name = String::from_utf8_lossy(&text.0[t.name.start as usize..t.name.end as usize]);
+        names.insert(name.into_owned(), i as u32);
+    }
+    for (name, tld) in names {
+        let top = crate::tld::last_label(&name);
+        let kind = info.get(top).map_or("", |i| i.kind.as_str());
+        // Only a top-level name has the root zone's manager; a second level such as
+        // `us.com` is often run by someone else.
+        let manager = match info.get(name.as_str()) {
+            Some(i) if top == name => i.manager.as_str(),
+            _ => "",
+        };
+        let name_span = match tld {
+            NONE => text.str(&name),
+            i => data.tlds[i as usize].name,
+        };
+        let unicode = if name.split('.').any(|l| l.starts_with("xn--")) {
+            let (u, result) = idna::domain_to_unicode(&name);
+            if result.is_ok() {
+                text.str(&u)
+            } else {
+                name_span
+            }
+        } else {
+            name_span
+        };
+        data.catalogue.push(CatalogueEntry {
+            name: name_span,
+            unicode,
+            kind: text.str(kind),
+            manager: text.str(manager),
+            tld,
+        });
+    }
+    let n = data.catalogue.len() as u32;
+    let cheapest = |e: &CatalogueEntry| match e.tld {
+        NONE => NONE,
+        t => {
+            let t = &data.tlds[t as usize];
+            if t.sellers == 0 {
+                NONE
+            } else {
+                data.offers[t.first_offer as usize].register
+            }
+        }
+    };
+    let sellers = |e: &CatalogueEntry| match e.tld {
+        NONE => 0,
+        t => data.tlds[t as usize].sellers,
+    };
+    // Position order is name order, so the position breaks ties by name.
+    let mut by_cheapest: Vec<u32> = (0..n).collect();
+    by_cheapest.sort_by_key(|&i| (cheapest(&data.catalogue[i as usize]), i));
+    let mut by_registrars: Vec<u32> = (0..n).collect();
+    by_registrars.sort_by_key(|&i| (std::cmp::Reverse(sellers(&data.catalogue[i as usize])), i));
+    data.catalogue_by_cheapest = by_cheapest;
+    data.catalogue_by_registrars = by_registrars;
 }

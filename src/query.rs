@@ -9,11 +9,20 @@
 //! no scan of the matrix, no allocation beyond growing `out` (and the list of unknown
 //! names, when there are any).
 
+mod at;
+mod catalogue;
+pub mod render;
+
+pub use catalogue::{
+    CatalogueRequest, CatalogueSort, Cursor, CursorError, DEFAULT_PAGE, MAX_PAGE, RegistrarRequest,
+    TYPES, catalogue, registrar, registrars_list,
+};
+
 use std::fmt;
 use std::time::Instant;
 
 use crate::json;
-use crate::price::{write_cents, write_opt_cents, write_triple};
+use crate::price::{write_opt_cents, write_triple};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
@@ -82,12 +91,30 @@ pub struct HistoryRequest<'a> {
 pub enum QueryError {
     /// None of the TLDs asked for is in the snapshot (HTTP 404 `unknown_tld`).
     UnknownTlds(Vec<String>),
+    /// The registrar asked for is not in the snapshot (HTTP 404 `unknown_registrar`).
+    UnknownRegistrar(String),
+    /// A parameter that is well formed but does not fit this snapshot: a day after its
+    /// data date, a cursor of another snapshot or listing (HTTP 400 `invalid_parameter`).
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// The value as given.
+        value: String,
+        /// What is wrong, for a person.
+        reason: String,
+    },
 }
 
 impl fmt::Display for QueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             QueryError::UnknownTlds(t) => write!(f, "unknown TLD(s): {}", t.join(", ")),
+            QueryError::UnknownRegistrar(k) => write!(f, "unknown registrar: {k}"),
+            QueryError::InvalidParameter {
+                name,
+                value,
+                reason,
+            } => write!(f, "{name} {value:?}: {reason}"),
         }
     }
 }
@@ -133,6 +160,20 @@ fn write_results(
     out: &mut Vec<u8>,
     mut value: impl FnMut(&ArchivedTld, &mut Vec<u8>),
 ) -> Result<(usize, Vec<String>), QueryError> {
+    write_known_results(snap, names, out, |t, out| {
+        value(t, out);
+        true
+    })
+}
+
+/// [`write_results`] where `value` may still find a TLD unknown (it returns false; what
+/// it wrote is taken back), as the `at` queries do for a TLD without history that day.
+fn write_known_results(
+    snap: &ArchivedSnapshotData,
+    names: &[&str],
+    out: &mut Vec<u8>,
+    mut value: impl FnMut(&ArchivedTld, &mut Vec<u8>) -> bool,
+) -> Result<(usize, Vec<String>), QueryError> {
     out.clear();
     out.extend_from_slice(b"{\"results\":{");
     let mut found = 0usize;
@@ -142,13 +183,18 @@ fn write_results(
             missing.push((*name).to_string());
             continue;
         };
+        let mark = out.len();
         if found > 0 {
             out.push(b',');
         }
-        found += 1;
         out.extend_from_slice(snap.span(&t.key_json));
         out.push(b':');
-        value(t, out);
+        if value(t, out) {
+            found += 1;
+        } else {
+            out.truncate(mark);
+            missing.push((*name).to_string());
+        }
     }
     if found == 0 {
         out.clear();
@@ -164,6 +210,77 @@ pub fn cheapest(
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     let (found, missing) = write_results(snap, req.tlds, out, |t, out| {
+        cheapest_value(snap, req, t, out)
+    })?;
+    cheapest_end(req, found, &missing, out);
+    Ok(())
+}
+
+/// [`cheapest`] as it would have answered on `day` (days since 1970-01-01), from the
+/// history (see [`at`](self::at) for the rules). A day after the data date is an error.
+pub fn cheapest_at(
+    snap: &ArchivedSnapshotData,
+    req: &CheapestRequest<'_>,
+    day: i64,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    check_day(snap, day)?;
+    let mut offers = Vec::new();
+    let (found, missing) = write_known_results(snap, req.tlds, out, |t, out| {
+        let Some(sellers) = at::offers_at(snap, t, day, &mut offers) else {
+            return false;
+        };
+        let sold = &offers[..sellers];
+        out.extend_from_slice(b"{\"cheapest_register\":[");
+        for (i, o) in sold.iter().take(req.limit).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let reg = &snap.registrars[o.registrar as usize];
+            let name_json = snap.span(&reg.name_json);
+            match req.shape {
+                Shape::Client => {
+                    let key = snap.span_str(&reg.key);
+                    render::client_entry(i + 1, name_json, key, o.register, o.renew, out)
+                }
+                Shape::Public => {
+                    render::public_entry(i + 1, name_json, o.register, o.renew, o.transfer, out)
+                }
+            }
+        }
+        match req.shape {
+            Shape::Client => render::client_tail(sellers, out),
+            Shape::Public => render::public_tail(sellers, at::averages(sold), out),
+        }
+        true
+    })?;
+    cheapest_end(req, found, &missing, out);
+    Ok(())
+}
+
+/// Refuses a day after the snapshot's data date: nothing is known of it.
+fn check_day(snap: &ArchivedSnapshotData, day: i64) -> Result<(), QueryError> {
+    let data_day = at::data_day(snap);
+    if day > data_day {
+        return Err(QueryError::InvalidParameter {
+            name: "at",
+            value: time::date_string(day),
+            reason: format!(
+                "after the data date of this snapshot ({}); prices are known up to that day",
+                time::date_string(data_day)
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn cheapest_value(
+    snap: &ArchivedSnapshotData,
+    req: &CheapestRequest<'_>,
+    t: &ArchivedTld,
+    out: &mut Vec<u8>,
+) {
+    {
         out.extend_from_slice(b"{\"cheapest_register\":[");
         let take = req.limit.min(t.sellers.to_native() as usize);
         let first = t.first_offer.to_native() as usize;
@@ -186,7 +303,11 @@ pub fn cheapest(
                 out.extend_from_slice(snap.span(&t.public_tail));
             }
         }
-    })?;
+    }
+}
+
+/// Closes `results` and writes `meta` (client) or `meta.not_found` (public).
+fn cheapest_end(req: &CheapestRequest<'_>, found: usize, missing: &[String], out: &mut Vec<u8>) {
     out.push(b'}');
     match req.shape {
         Shape::Client => {
@@ -198,7 +319,7 @@ pub fn cheapest(
             }
             if !missing.is_empty() {
                 out.extend_from_slice(b",\"not_found\":{\"tlds\":");
-                write_str_list(&missing, out);
+                write_str_list(missing, out);
                 out.push(b'}');
             }
             out.push(b'}');
@@ -206,45 +327,56 @@ pub fn cheapest(
         Shape::Public => {
             if !missing.is_empty() {
                 out.extend_from_slice(b",\"meta\":{\"not_found\":{\"tlds\":");
-                write_str_list(&missing, out);
+                write_str_list(missing, out);
                 out.extend_from_slice(b"}}");
             }
         }
     }
     out.push(b'}');
-    Ok(())
 }
 
 /// One public-shape cheapest entry, written from the integer prices (this shape is not
 /// pre-rendered: see the schema docs).
 fn write_public_entry(snap: &ArchivedSnapshotData, i: usize, o: &ArchivedOffer, out: &mut Vec<u8>) {
-    let (register, renew) = (o.register.to_native() as u64, o.renew.to_native() as u64);
     if i > 0 {
         out.push(b',');
     }
-    out.extend_from_slice(b"{\"rank\":");
-    write_int(i as u64 + 1, out);
-    out.extend_from_slice(b",\"registrar_name\":");
-    out.extend_from_slice(snap.span(&snap.registrars[o.registrar.to_native() as usize].name_json));
-    out.extend_from_slice(b",\"register_price\":");
-    write_cents(register, out);
-    out.extend_from_slice(b",\"renew_price\":");
-    write_cents(renew, out);
-    out.extend_from_slice(b",\"transfer_price\":");
-    write_opt_cents(cents(o.transfer.to_native()), out);
-    out.extend_from_slice(b",\"total_cost_1_year\":");
-    write_cents(register, out);
-    out.extend_from_slice(b",\"total_cost_3_year\":");
-    write_cents(register + 2 * renew, out);
-    out.extend_from_slice(b",\"total_cost_5_year\":");
-    write_cents(register + 4 * renew, out);
-    out.push(b'}');
+    let name_json = snap.span(&snap.registrars[o.registrar.to_native() as usize].name_json);
+    render::public_entry(
+        i + 1,
+        name_json,
+        o.register.to_native(),
+        o.renew.to_native(),
+        o.transfer.to_native(),
+        out,
+    );
 }
 
 /// Prices of selected registrars, or of every seller, per TLD (seed 4.2).
 pub fn prices(
     snap: &ArchivedSnapshotData,
     req: &PricesRequest<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    prices_impl(snap, req, None, out)
+}
+
+/// [`prices`] as it would have answered on `day` (days since 1970-01-01), from the
+/// history (see [`at`](self::at) for the rules). A day after the data date is an error.
+pub fn prices_at(
+    snap: &ArchivedSnapshotData,
+    req: &PricesRequest<'_>,
+    day: i64,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    check_day(snap, day)?;
+    prices_impl(snap, req, Some(day), out)
+}
+
+fn prices_impl(
+    snap: &ArchivedSnapshotData,
+    req: &PricesRequest<'_>,
+    day: Option<i64>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     // Registrar keys resolved once for all TLDs; a request names at most 100.
@@ -259,11 +391,64 @@ pub fn prices(
             }
         }
     }
-    let (found, missing) = write_results(snap, req.tlds, out, |t, out| {
+    let mut offers = Vec::new();
+    let (found, missing) = write_known_results(snap, req.tlds, out, |t, out| {
+        let Some(day) = day else {
+            prices_value(snap, req, &regs, t, out);
+            return true;
+        };
+        let Some(sellers) = at::offers_at(snap, t, day, &mut offers) else {
+            return false;
+        };
+        let record = |o: &at::DayOffer, out: &mut Vec<u8>| {
+            let r = o.registrar as usize;
+            let ms = at::version_at(snap, r, day).map_or(0, |v| v.ms.to_native());
+            let key = snap.span_str(&snap.registrars[r].key);
+            render::record(key, o.register, o.renew, o.transfer, ms, out);
+        };
+        out.push(b'{');
+        let mut first = true;
+        let mut sep = |out: &mut Vec<u8>| {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+        };
+        if req.registrars.is_some() {
+            for &r in &regs {
+                if let Some(o) = offers.iter().find(|o| o.registrar as usize == r) {
+                    sep(out);
+                    record(o, out);
+                }
+            }
+        } else {
+            for o in &offers[..sellers] {
+                sep(out);
+                record(o, out);
+            }
+        }
+        out.push(b'}');
+        true
+    })?;
+    let last_updated = match day {
+        None => snap.data_updated_ms.to_native(),
+        Some(day) => at::data_updated_at(snap, day),
+    };
+    prices_end(req, found, &missing, &unknown_regs, last_updated, out);
+    Ok(())
+}
+
+fn prices_value(
+    snap: &ArchivedSnapshotData,
+    req: &PricesRequest<'_>,
+    regs: &[usize],
+    t: &ArchivedTld,
+    out: &mut Vec<u8>,
+) {
+    {
         out.push(b'{');
         if req.registrars.is_some() {
             let mut first = true;
-            for &r in &regs {
+            for &r in regs {
                 if let Some(o) = snap.offer_of(t, r) {
                     if !first {
                         out.push(b',');
@@ -283,31 +468,41 @@ pub fn prices(
             }
         }
         out.push(b'}');
-    })?;
+    }
+}
+
+/// Closes `results` and writes `stats` (and `stats.not_found`).
+fn prices_end(
+    req: &PricesRequest<'_>,
+    found: usize,
+    missing: &[String],
+    unknown_regs: &[String],
+    last_updated_ms: i64,
+    out: &mut Vec<u8>,
+) {
     out.extend_from_slice(b"},\"stats\":{\"total_tlds\":");
     write_int(found as u64, out);
     out.extend_from_slice(b",\"time_elapsed\":\"");
     write_elapsed(req.started.elapsed(), out);
     out.extend_from_slice(b"\",\"last_updated\":\"");
-    time::write_iso_millis(snap.data_updated_ms.to_native(), out);
+    time::write_iso_millis(last_updated_ms, out);
     out.push(b'"');
     if !missing.is_empty() || !unknown_regs.is_empty() {
         out.extend_from_slice(b",\"not_found\":{");
         if !missing.is_empty() {
             out.extend_from_slice(b"\"tlds\":");
-            write_str_list(&missing, out);
+            write_str_list(missing, out);
         }
         if !unknown_regs.is_empty() {
             if !missing.is_empty() {
                 out.push(b',');
             }
             out.extend_from_slice(b"\"registrars\":");
-            write_str_list(&unknown_regs, out);
+            write_str_list(unknown_regs, out);
         }
         out.push(b'}');
     }
     out.extend_from_slice(b"}}");
-    Ok(())
 }
 
 /// Writes `stats.time_elapsed` (`0.04ms`): milliseconds with two decimals, or three
@@ -391,66 +586,139 @@ fn write_pick(
     }
 }
 
-/// The per-TLD overview of seed 1.7: registrar count, average prices, cheapest
-/// registration, lowest renewal and lowest 5-year cost, each with its registrar.
+/// Parameters of [`overview`].
+#[derive(Debug, Clone)]
+pub struct OverviewRequest<'a> {
+    /// Canonical TLD name.
+    pub tld: &'a str,
+    /// Whether the caller's plan covers every TLD. Otherwise, for a TLD outside the 22
+    /// free ones, the member-only fields are `null` and listed in `members_only`.
+    pub all_tlds: bool,
+}
+
+/// The overview fields only members see on a TLD outside the free ones.
+pub const OVERVIEW_MEMBERS_ONLY: [&str; 3] = ["cheapest_register", "lowest_renew", "lowest_5_year"];
+
+/// The per-TLD overview of seed 1.7: the TLD's type, manager and whether it is free,
+/// registrar count, average prices, cheapest registration, lowest renewal and lowest
+/// 5-year cost, each with its registrar. Answers for every TLD of the catalogue (an
+/// unsold one has `registrar_count` 0 and nulls).
 pub fn overview(
     snap: &ArchivedSnapshotData,
-    tld: &str,
+    req: &OverviewRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     out.clear();
-    let Some(t) = snap.tld(tld) else {
-        return Err(QueryError::UnknownTlds(vec![tld.to_string()]));
+    let Some(e) = snap.catalogue_entry(req.tld) else {
+        return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
     };
-    let sellers = t.sellers.to_native() as usize;
-    let first = t.first_offer.to_native() as usize;
-    let offer = |i: u32| (i != NONE).then(|| &snap.offers[i as usize]);
-    out.extend_from_slice(b"{\"tld\":");
-    out.extend_from_slice(snap.span(&t.key_json));
+    let t = e.tld.to_native();
+    let t = (t != NONE).then(|| &snap.tlds[t as usize]);
+    let sellers = t.map_or(0, |t| t.sellers.to_native() as usize);
+    let shown = req.all_tlds || crate::tld::is_free(req.tld);
+    let offer = |i: u32| (shown && i != NONE).then(|| &snap.offers[i as usize]);
+    out.push(b'{');
+    catalogue::write_tld_facts(snap, e, out);
     out.extend_from_slice(b",\"registrar_count\":");
     write_int(sellers as u64, out);
     out.extend_from_slice(b",\"avg_prices\":");
-    let avg = (
-        t.avg_register.to_native(),
-        t.avg_renew.to_native(),
-        t.avg_transfer.to_native(),
-    );
-    write_triple(avg.0, avg.1, avg.2, out);
+    match t {
+        Some(t) => write_triple(
+            t.avg_register.to_native(),
+            t.avg_renew.to_native(),
+            t.avg_transfer.to_native(),
+            out,
+        ),
+        None => write_triple(NONE, NONE, NONE, out),
+    }
+    let pick = |f: fn(&ArchivedTld) -> u32| t.map_or(NONE, f);
     out.extend_from_slice(b",\"cheapest_register\":");
+    let first = |t: &ArchivedTld| {
+        if t.sellers.to_native() > 0 {
+            t.first_offer.to_native()
+        } else {
+            NONE
+        }
+    };
     write_pick(
         snap,
-        (sellers > 0).then(|| &snap.offers[first]),
+        offer(pick(first)),
         |o| cents(o.register.to_native()),
         out,
     );
     out.extend_from_slice(b",\"lowest_renew\":");
     write_pick(
         snap,
-        offer(t.lowest_renew_offer.to_native()),
+        offer(pick(|t| t.lowest_renew_offer.to_native())),
         |o| cents(o.renew.to_native()),
         out,
     );
     out.extend_from_slice(b",\"lowest_5_year\":");
     let five =
         |o: &ArchivedOffer| Some(o.register.to_native() as u64 + 4 * o.renew.to_native() as u64);
-    write_pick(snap, offer(t.lowest_5y_offer.to_native()), five, out);
+    write_pick(
+        snap,
+        offer(pick(|t| t.lowest_5y_offer.to_native())),
+        five,
+        out,
+    );
+    if !shown {
+        catalogue::write_members_only(&OVERVIEW_MEMBERS_ONLY, out);
+    }
     out.push(b'}');
     Ok(())
 }
 
+/// Writes a change's date and prices: `{"date":"YYYY-MM-DD","register_price":..,...}`.
+fn write_change(c: &crate::snapshot::schema::ArchivedChange, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"date\":\"");
+    time::write_date(c.date.to_native() as i64, out);
+    out.extend_from_slice(b"\",\"register_price\":");
+    write_opt_cents(cents(c.register.to_native()), out);
+    out.extend_from_slice(b",\"renew_price\":");
+    write_opt_cents(cents(c.renew.to_native()), out);
+    out.extend_from_slice(b",\"transfer_price\":");
+    write_opt_cents(cents(c.transfer.to_native()), out);
+    out.push(b'}');
+}
+
+fn write_opt_date(day: Option<i64>, out: &mut Vec<u8>) {
+    match day {
+        Some(d) => {
+            out.push(b'"');
+            time::write_date(d, out);
+            out.push(b'"');
+        }
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
 /// Price changes of a TLD per registrar, oldest first:
-/// `{"tld":..,"history":{key:[{"date":..,"register_price":..,"renew_price":..,"transfer_price":..}]}}`.
+/// `{"tld":..,"from":..,"to":..,"history":{key:{"coverage":{"first":..,"last":..},"price_at_from":..,"changes":[{"date":..,"register_price":..,"renew_price":..,"transfer_price":..}]}}}`.
+///
+/// `price_at_from` is the last change before `from` (the price in effect when the
+/// window opens; `null` without `from` or when there is none); `coverage` is the first
+/// and last dated feed version of the registrar, so that a window without changes can
+/// be told apart from a window without data. Every registrar with history for the TLD
+/// is listed (or the ones asked for), in key order or request order. A TLD of the
+/// catalogue that nobody ever priced has an empty history.
 pub fn history(
     snap: &ArchivedSnapshotData,
     req: &HistoryRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     out.clear();
-    let Some(t) = snap.tld(req.tld) else {
+    let Some(e) = snap.catalogue_entry(req.tld) else {
         return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
     };
-    let first = t.first_change.to_native() as usize;
-    let changes = &snap.history[first..first + t.changes.to_native() as usize];
+    let changes = match e.tld.to_native() {
+        NONE => &snap.history[..0],
+        t => {
+            let t = &snap.tlds[t as usize];
+            let first = t.first_change.to_native() as usize;
+            &snap.history[first..first + t.changes.to_native() as usize]
+        }
+    };
     let mut wanted: Vec<usize> = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
     match req.registrars {
@@ -471,40 +739,44 @@ pub fn history(
             }
         }
     }
-    let in_range = |d: i64| req.from.is_none_or(|f| d >= f) && req.to.is_none_or(|to| d <= to);
     out.extend_from_slice(b"{\"tld\":");
-    out.extend_from_slice(snap.span(&t.key_json));
+    json::write_str(req.tld, out);
+    out.extend_from_slice(b",\"from\":");
+    write_opt_date(req.from, out);
+    out.extend_from_slice(b",\"to\":");
+    write_opt_date(req.to, out);
     out.extend_from_slice(b",\"history\":{");
-    let mut first_reg = true;
-    for r in wanted {
+    for (n, r) in wanted.into_iter().enumerate() {
+        // The registrar's run: changes are ordered by (registrar, date).
         let lo = changes.partition_point(|c| (c.registrar.to_native() as usize) < r);
         let hi = changes.partition_point(|c| (c.registrar.to_native() as usize) <= r);
-        if !first_reg {
+        let run = &changes[lo..hi];
+        let start = req.from.map_or(0, |f| {
+            run.partition_point(|c| (c.date.to_native() as i64) < f)
+        });
+        let end = req.to.map_or(run.len(), |t| {
+            run.partition_point(|c| (c.date.to_native() as i64) <= t)
+        });
+        if n > 0 {
             out.push(b',');
         }
-        first_reg = false;
-        json::write_str(snap.span_str(&snap.registrars[r].key), out);
-        out.extend_from_slice(b":[");
-        let mut first_change = true;
-        for c in changes[lo..hi]
-            .iter()
-            .filter(|c| in_range(c.date.to_native() as i64))
-        {
-            if !first_change {
+        let reg = &snap.registrars[r];
+        json::write_str(snap.span_str(&reg.key), out);
+        out.extend_from_slice(b":{");
+        catalogue::write_coverage(snap, reg, out);
+        out.extend_from_slice(b",\"price_at_from\":");
+        match start.checked_sub(1).filter(|_| req.from.is_some()) {
+            Some(k) => write_change(&run[k], out),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"changes\":[");
+        for (i, c) in run[start..end.max(start)].iter().enumerate() {
+            if i > 0 {
                 out.push(b',');
             }
-            first_change = false;
-            out.extend_from_slice(b"{\"date\":\"");
-            time::write_date(c.date.to_native() as i64, out);
-            out.extend_from_slice(b"\",\"register_price\":");
-            write_opt_cents(cents(c.register.to_native()), out);
-            out.extend_from_slice(b",\"renew_price\":");
-            write_opt_cents(cents(c.renew.to_native()), out);
-            out.extend_from_slice(b",\"transfer_price\":");
-            write_opt_cents(cents(c.transfer.to_native()), out);
-            out.push(b'}');
+            write_change(c, out);
         }
-        out.push(b']');
+        out.extend_from_slice(b"]}");
     }
     out.push(b'}');
     if !unknown.is_empty() {

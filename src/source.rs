@@ -8,6 +8,7 @@
 //! | `registrars.csv` | `key,name,homepage` |
 //! | `prices.csv` | `tld,registrar,register,renew,transfer,currency,updated_at` |
 //! | `history.csv` (optional) | `date,tld,registrar,register,renew,transfer` |
+//! | `tlds.csv` (optional) | `tld,type,manager`: the IANA root zone list with each TLD's type and manager |
 //!
 //! Reading never stops at the first bad row: every problem is collected as
 //! `file:line: what is wrong` (up to [`MAX_REPORTED_ERRORS`]), and the whole source is
@@ -37,6 +38,9 @@ pub const PRICES_COLUMNS: [&str; 7] = [
 /// The columns of `history.csv`, in the order writers emit them.
 pub const HISTORY_COLUMNS: [&str; 6] =
     ["date", "tld", "registrar", "register", "renew", "transfer"];
+
+/// The columns of `tlds.csv`, in the order writers emit them.
+pub const TLDS_COLUMNS: [&str; 3] = ["tld", "type", "manager"];
 
 /// How many bad rows are listed before the report says "and N more". Enough to fix a
 /// systematic error in one pass, few enough to read.
@@ -87,6 +91,19 @@ pub struct HistoryRow {
     pub transfer: Option<u32>,
 }
 
+/// One TLD of `tlds.csv`: a name of the IANA root zone list, with what the IANA root
+/// zone database says of it. Every one of them is in the catalogue, sold or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TldInfoRow {
+    /// Canonical TLD.
+    pub tld: String,
+    /// The root zone database's type (`generic`, `country-code`, `sponsored`, ...);
+    /// empty when unknown.
+    pub kind: String,
+    /// The TLD manager (the registry operator); empty when unknown.
+    pub manager: String,
+}
+
 /// A whole, valid price source.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Source {
@@ -96,6 +113,8 @@ pub struct Source {
     pub prices: Vec<PriceRow>,
     /// Every history row, in file order (empty without `history.csv`).
     pub history: Vec<HistoryRow>,
+    /// Every TLD of the IANA list, in file order (empty without `tlds.csv`).
+    pub tlds: Vec<TldInfoRow>,
 }
 
 /// One bad row: where it is and what is wrong with it.
@@ -163,18 +182,31 @@ pub fn read_dir(dir: &Path) -> Result<Source, SourceError> {
     };
     let registrars = open("registrars.csv")?;
     let prices = open("prices.csv")?;
-    let history = match open("history.csv") {
-        Ok(f) => Some(f),
+    let optional = |name: &str| match open(name) {
+        Ok(f) => Ok(Some(f)),
         Err(SourceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            None
+            Ok(None)
         }
-        Err(e) => return Err(e),
+        Err(e) => Err(e),
     };
-    read(registrars, prices, history)
+    let history = optional("history.csv")?;
+    let tlds = optional("tlds.csv")?;
+    read_all(registrars, prices, history, tlds)
 }
 
 /// Reads and validates a price source from three readers (tests, the embedded default).
 pub fn read<R: Read>(registrars: R, prices: R, history: Option<R>) -> Result<Source, SourceError> {
+    read_all(registrars, prices, history, None)
+}
+
+/// Reads and validates a price source from its four readers; `history` and `tlds` are
+/// optional files.
+pub fn read_all<R: Read>(
+    registrars: R,
+    prices: R,
+    history: Option<R>,
+    tlds: Option<R>,
+) -> Result<Source, SourceError> {
     let mut errs = Errors::default();
     let mut source = Source::default();
     read_registrars(registrars, &mut source, &mut errs);
@@ -182,6 +214,9 @@ pub fn read<R: Read>(registrars: R, prices: R, history: Option<R>) -> Result<Sou
     read_prices(prices, &keys, &mut source, &mut errs);
     if let Some(h) = history {
         read_history(h, &keys, &mut source, &mut errs);
+    }
+    if let Some(t) = tlds {
+        read_tlds(t, &mut source, &mut errs);
     }
     errs.finish().map(|()| source)
 }
@@ -464,6 +499,36 @@ fn read_history<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, 
             register: register.flatten(),
             renew: renew.flatten(),
             transfer: transfer.flatten(),
+        });
+    });
+}
+
+fn read_tlds<R: Read>(input: R, source: &mut Source, errs: &mut Errors) {
+    let file = "tlds.csv";
+    let Some(mut table) = Table::new(file, input, &TLDS_COLUMNS, errs) else {
+        return;
+    };
+    let mut seen = HashSet::new();
+    table.rows(errs, |line, f, errs| {
+        let tld = match canonical_tld(f[0]) {
+            Ok(t) => t,
+            Err(e) => return errs.push(file, line, e),
+        };
+        if !seen.insert(tld.clone()) {
+            return errs.push(file, line, format!("duplicate TLD {tld:?}"));
+        }
+        let kind = f[1].trim();
+        if !kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'-') {
+            return errs.push(
+                file,
+                line,
+                format!("type {kind:?} must be lowercase letters and '-'"),
+            );
+        }
+        source.tlds.push(TldInfoRow {
+            tld,
+            kind: kind.to_string(),
+            manager: f[2].trim().to_string(),
         });
     });
 }

@@ -60,6 +60,17 @@ impl fmt::Display for TldError {
 
 impl std::error::Error for TldError {}
 
+/// The 22 TLDs that every plan may query (seed 5.2). `co.uk` is not `uk`.
+pub const FREE_TLDS: [&str; 22] = [
+    "com", "net", "org", "co", "io", "ai", "me", "info", "us", "tech", "dev", "biz", "so",
+    "online", "site", "store", "shop", "app", "blog", "xyz", "uk", "de",
+];
+
+/// Whether `tld` (canonical form: lowercase, no leading dot) is one of the 22 free TLDs.
+pub fn is_free(tld: &str) -> bool {
+    FREE_TLDS.contains(&tld)
+}
+
 /// Turns user or feed input into the canonical TLD form.
 ///
 /// Trims ASCII white space, drops one leading dot, lowercases, and converts Unicode

@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde_json::Value;
 use tldsnap::build::{BuildOptions, build};
 use tldsnap::query::{
-    self, CheapestRequest, HistoryRequest, PricesRequest, RegistrarsRequest, Shape,
+    self, CheapestRequest, HistoryRequest, OverviewRequest, PricesRequest, RegistrarsRequest, Shape,
 };
 use tldsnap::snapshot::{FORMAT_VERSION, HEADER_LEN, OpenError, Snapshot};
 use tldsnap::source::{self, Source};
@@ -439,9 +439,25 @@ fn golden_bodies_of_every_query() {
     check_golden("registrars_basic_with_prices", &out);
     query::registrars(d, &reg(false, None), &mut out).unwrap();
     check_golden("registrars_pro", &out);
-    query::overview(d, "com", &mut out).unwrap();
+    query::overview(
+        d,
+        &OverviewRequest {
+            tld: "com",
+            all_tlds: true,
+        },
+        &mut out,
+    )
+    .unwrap();
     check_golden("overview_com", &out);
-    query::overview(d, "aero", &mut out).unwrap();
+    query::overview(
+        d,
+        &OverviewRequest {
+            tld: "aero",
+            all_tlds: true,
+        },
+        &mut out,
+    )
+    .unwrap();
     check_golden("overview_renewal_only", &out);
     query::history(
         d,
@@ -565,12 +581,12 @@ fn every_source_row_reads_back() {
             .as_object()
             .unwrap()
             .values()
-            .map(|a| a.as_array().unwrap().len())
+            .map(|a| a["changes"].as_array().unwrap().len())
             .sum();
         assert_eq!(total, rows.len(), "{tld}");
         for h in rows {
             let date = tldsnap::time::date_string(h.date as i64);
-            let list = v["history"][&h.registrar].as_array().unwrap();
+            let list = v["history"][&h.registrar]["changes"].as_array().unwrap();
             let c = list
                 .iter()
                 .find(|c| c["date"] == date.as_str())
@@ -686,7 +702,15 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
         assert_eq!(v["results"][*tld]["registrar_count"], sellers.len());
 
         // Overview: lowest renewal and lowest 5-year cost, ties by registrar key.
-        query::overview(snap.data(), tld, &mut out).unwrap();
+        query::overview(
+            snap.data(),
+            &OverviewRequest {
+                tld,
+                all_tlds: true,
+            },
+            &mut out,
+        )
+        .unwrap();
         let v = json(&out);
         let low_renew = sellers.iter().min_by_key(|s| (s.renew, &s.registrar));
         let low_5y = sellers.iter().min_by_key(|s| {

@@ -120,6 +120,70 @@ fn every_endpoint_matches_its_golden_body() {
             pro,
         ),
         ("healthz", "/healthz", None),
+        // Prices as of a day, from the history (issue 17).
+        (
+            "client_cheapest_at",
+            "/api/v1/client/prices/cheapest?tlds=com,de,net&at=2025-07-01",
+            pro,
+        ),
+        (
+            "public_cheapest_at",
+            "/api/v1/prices/cheapest?tlds=com&at=2026-01-01",
+            None,
+        ),
+        (
+            "client_prices_at",
+            "/api/v1/client/prices?tlds=com,de&at=2025-12-31",
+            pro,
+        ),
+        (
+            "public_prices_at",
+            "/api/v1/prices?tlds=com&registrars=delta,alpha&at=2025-06-01",
+            None,
+        ),
+        // History: every registrar; a window with the price in effect at its start.
+        ("client_history_com", "/api/v1/client/history/tld/com", pro),
+        (
+            "public_history_window",
+            "/api/v1/history/tld/com?from=2025-06-01&to=2025-12-31&registrars=alpha,delta,zulu",
+            None,
+        ),
+        // Overview: member fields for a plan that covers the TLD, hidden otherwise;
+        // an IANA TLD nobody sells.
+        (
+            "client_overview_museum",
+            "/api/v1/client/overview/tld/museum",
+            pro,
+        ),
+        ("public_overview_com", "/api/v1/overview/tld/com", None),
+        (
+            "public_overview_museum",
+            "/api/v1/overview/tld/museum",
+            None,
+        ),
+        ("public_overview_unsold", "/api/v1/overview/tld/zip", None),
+        // Catalogue: every TLD, filters, the other orders, a cut page.
+        ("client_tlds_all", "/api/v1/client/tlds", pro),
+        (
+            "public_tlds_page",
+            "/api/v1/tlds?limit=3&sort=cheapest",
+            None,
+        ),
+        ("public_tlds_q_unicode", "/api/v1/tlds?q=%D1%80", None),
+        (
+            "public_tlds_type",
+            "/api/v1/tlds?type=country-code&sort=registrars",
+            None,
+        ),
+        // Registrars: the list, one registrar paged, the website_url.
+        ("registrar_list", "/api/v1/registrars", None),
+        (
+            "registrar_alpha_page",
+            "/api/v1/registrars/alpha?limit=2",
+            None,
+        ),
+        ("registrar_alpha_pro", "/api/v1/registrars/alpha", pro),
+        ("registrar_page_web", "/registrars/delta", None),
     ];
     for (name, target, key) in cases {
         let r = f.server.get(target, *key);
@@ -544,7 +608,7 @@ fn openapi_document_matches_the_router() {
     assert_eq!(documented, routed);
     // Every documented path is answered (not 404 not_found) with GET and refuses POST.
     for path in &documented {
-        let concrete = path.replace("{tld}", "com");
+        let concrete = path.replace("{tld}", "com").replace("{key}", "alpha");
         let target = format!("{concrete}?tlds=com");
         let r = f.server.get(&target, Some(&f.keys["unlimited"]));
         assert_eq!(r.status, 200, "{path}: {}", r.text());
@@ -568,6 +632,7 @@ fn openapi_document_matches_the_router() {
             .collect();
     let all: BTreeSet<&str> = tldsnap::http::problem::CODES.into_iter().collect();
     assert_eq!(codes, all);
+    assert!(codes.contains("unknown_registrar"));
 }
 
 #[test]
@@ -578,6 +643,7 @@ fn metrics_count_requests_and_describe_the_snapshot() {
     }
     f.server.get("/nowhere", None);
     f.server.get("/api/v1/client/registrars/tld/com", None);
+    f.server.get("/api/v1/overview/tld/com", None);
     let hash = f.server.get("/readyz", None).json()["snapshot"]["hash"]
         .as_str()
         .unwrap()
@@ -603,8 +669,10 @@ fn metrics_count_requests_and_describe_the_snapshot() {
         "tldsnap_http_requests_total{route=\"/api/v1/prices/cheapest\",status=\"200\"} 3\n".to_owned(),
         "tldsnap_http_requests_total{route=\"unmatched\",status=\"404\"} 1\n".to_owned(),
         "tldsnap_http_requests_total{route=\"/api/v1/client/registrars/tld/{tld}\",status=\"401\"} 1\n".to_owned(),
+        "tldsnap_http_requests_total{route=\"/api/v1/overview/tld/{tld}\",status=\"200\"} 1\n".to_owned(),
         "tldsnap_http_request_duration_seconds_count{route=\"/api/v1/prices/cheapest\"} 3\n".to_owned(),
-        format!("tldsnap_snapshot_info{{hash=\"{hash}\",format_version=\"1\"}} 1\n"),
+        format!("tldsnap_snapshot_info{{hash=\"{hash}\",format_version=\"{}\"}} 1\n",
+            tldsnap::snapshot::FORMAT_VERSION),
         "tldsnap_snapshot_tlds 8\n".to_owned(),
         "tldsnap_snapshot_offers 17\n".to_owned(),
         "tldsnap_snapshot_registrars 7\n".to_owned(),
@@ -613,5 +681,67 @@ fn metrics_count_requests_and_describe_the_snapshot() {
         "tldsnap_http_connections_open 1\n".to_owned(),
     ] {
         assert!(text.contains(&needle), "missing {needle:?} in\n{text}");
+    }
+}
+
+/// Issue 17: every new keyed endpoint spends exactly one credit per 200, whatever the
+/// window or page size, and none on a refusal.
+#[test]
+fn new_endpoints_spend_one_credit_per_answer() {
+    let f = fixture("credits17");
+    let key = f.key("pro");
+    let credits = |r: &http_support::Response| -> u64 {
+        r.header("x-credits-remaining").unwrap().parse().unwrap()
+    };
+    let mut last = credits(&f.server.get("/api/v1/client/overview/tld/com", key));
+    for target in [
+        "/api/v1/client/history/tld/com",
+        "/api/v1/client/history/tld/com?from=2000-01-01&to=2026-12-31",
+        "/api/v1/client/overview/tld/museum",
+        "/api/v1/client/tlds?limit=500",
+        "/api/v1/client/prices/cheapest?tlds=com&at=2025-07-01",
+        "/api/v1/client/prices?tlds=com&at=2025-07-01",
+    ] {
+        f.server.clock.advance(60_000);
+        let r = f.server.get(target, key);
+        assert_eq!(r.status, 200, "{target}: {}", r.text());
+        let now = credits(&r);
+        assert_eq!(now + 1, last, "{target}");
+        last = now;
+    }
+    f.server.clock.advance(60_000);
+    let r = f.server.get("/api/v1/client/tlds?limit=0", key);
+    r.assert_problem(400, "invalid_parameter");
+    assert_eq!(credits(&r), last, "a 400 spends nothing");
+}
+
+/// Paging the catalogue through the server yields every TLD exactly once.
+#[test]
+fn catalogue_pages_yield_every_tld_once() {
+    let f = fixture("pages17");
+    let key = f.key("unlimited");
+    for sort in ["name", "cheapest", "registrars"] {
+        let mut seen = Vec::new();
+        let mut target = format!("/api/v1/client/tlds?limit=2&sort={sort}");
+        for _ in 0..100 {
+            let r = f.server.get(&target, key);
+            assert_eq!(r.status, 200, "{target}: {}", r.text());
+            let doc = r.json();
+            for t in doc["tlds"].as_array().unwrap() {
+                seen.push(t["tld"].as_str().unwrap().to_owned());
+            }
+            match doc["meta"]["next_cursor"].as_str() {
+                Some(c) => target = format!("/api/v1/client/tlds?limit=2&sort={sort}&cursor={c}"),
+                None => break,
+            }
+        }
+        let total = f.server.get("/api/v1/client/tlds", key).json()["meta"]["total"]
+            .as_u64()
+            .unwrap() as usize;
+        let mut unique = seen.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), seen.len(), "{sort}: {seen:?}");
+        assert_eq!(seen.len(), total, "{sort}");
     }
 }

@@ -672,3 +672,177 @@ fn one_address_holds_at_most_its_cap_and_is_told_why() {
     assert_eq!(server.get("/healthz", None).status, 200);
     assert!(connection_errors(&server, "refused_per_address") >= 1);
 }
+
+/// The parameters of the history, overview, catalogue and registrar endpoints and `at`
+/// (issue 17): every malformed one is a 400 problem that names it; nothing is a 5xx.
+#[test]
+fn issue_17_parameters_are_named_when_malformed() {
+    let dir = TempDir::new("malformed-17");
+    let snap = dir.fixture_snapshot("fixture.snap");
+    let (keys_path, keys) = dir.keys();
+    let mut opts = Options::new(&snap, &keys_path);
+    opts.plans = TEST_PLANS_OPEN_PUBLIC;
+    let server = Server::start(opts);
+    let key = keys["unlimited"].as_str();
+    // A cursor of the right form for another snapshot.
+    let stale = format!("c1{}{:08x}{:08x}", "0".repeat(16), 0, 1);
+    // A real cursor of the catalogue, used on a registrar's list.
+    let page = server.get("/api/v1/tlds?limit=1", None).json();
+    let tlds_cursor = page["meta"]["next_cursor"].as_str().unwrap().to_owned();
+    /// Target, key, status, code, the parameter the problem must name.
+    type Case<'a> = (String, Option<&'a str>, u16, &'a str, Option<&'a str>);
+    let cases: Vec<Case> = [
+        ("/api/v1/prices/cheapest?tlds=com&at=2025-13-01", None, "at"),
+        ("/api/v1/prices/cheapest?tlds=com&at=", None, "at"),
+        ("/api/v1/prices/cheapest?tlds=com&at=2099-01-01", None, "at"),
+        (
+            "/api/v1/prices/cheapest?tlds=com&at=2025-01-01&at=2025-01-02",
+            None,
+            "at",
+        ),
+        ("/api/v1/prices?tlds=com&at=20250101", None, "at"),
+        ("/v1/prices?tlds=com&at=%ff", None, "at"),
+        (
+            "/api/v1/client/prices/cheapest?tlds=com&at=x",
+            Some(key),
+            "at",
+        ),
+        (
+            "/api/v1/client/prices?tlds=com&at=2025-02-29",
+            Some(key),
+            "at",
+        ),
+        ("/api/v1/history/tld/com?from=x", None, "from"),
+        ("/api/v1/history/tld/com?to=2025-02-30", None, "to"),
+        (
+            "/api/v1/history/tld/com?from=2025-02-01&to=2025-01-01",
+            None,
+            "from",
+        ),
+        (
+            "/api/v1/history/tld/com?from=2025-01-01&from=2025-01-01",
+            None,
+            "from",
+        ),
+        (
+            "/api/v1/history/tld/com?registrars=a,,b",
+            None,
+            "registrars",
+        ),
+        ("/api/v1/history/tld/a..b", None, "tld"),
+        ("/api/v1/client/history/tld/%ff", Some(key), "tld"),
+        ("/api/v1/overview/tld/%zz", None, "tld"),
+        ("/api/v1/client/overview/tld/-com", Some(key), "tld"),
+        ("/api/v1/tlds?q=", None, "q"),
+        ("/api/v1/tlds?q=a%20b", None, "q"),
+        ("/api/v1/tlds?q=%ff", None, "q"),
+        ("/api/v1/tlds?type=cc", None, "type"),
+        ("/api/v1/tlds?sort=price", None, "sort"),
+        ("/api/v1/tlds?sort=name&sort=cheapest", None, "sort"),
+        ("/api/v1/tlds?limit=0", None, "limit"),
+        ("/api/v1/tlds?limit=501", None, "limit"),
+        ("/api/v1/client/tlds?limit=abc", Some(key), "limit"),
+        ("/api/v1/tlds?cursor=zzz", None, "cursor"),
+        ("/api/v1/tlds?cursor=", None, "cursor"),
+        ("/api/v1/registrars/-x", None, "key"),
+        ("/api/v1/registrars/%ff", None, "key"),
+        ("/registrars/a%20b", None, "key"),
+        ("/api/v1/registrars/alpha?limit=501", None, "limit"),
+        ("/api/v1/registrars/alpha?cursor=c1", None, "cursor"),
+    ]
+    .into_iter()
+    .map(|(t, k, p)| (t.to_owned(), k, 400, "invalid_parameter", Some(p)))
+    .chain([
+        (
+            format!("/api/v1/tlds?cursor={stale}"),
+            None,
+            400,
+            "invalid_parameter",
+            Some("cursor"),
+        ),
+        (
+            format!("/api/v1/tlds?sort=cheapest&cursor={tlds_cursor}"),
+            None,
+            400,
+            "invalid_parameter",
+            Some("cursor"),
+        ),
+        (
+            format!("/api/v1/registrars/alpha?cursor={tlds_cursor}"),
+            None,
+            400,
+            "invalid_parameter",
+            Some("cursor"),
+        ),
+        (
+            "/api/v1/overview/tld/no-such-tld".to_owned(),
+            None,
+            404,
+            "unknown_tld",
+            None,
+        ),
+        (
+            "/api/v1/client/history/tld/no-such-tld".to_owned(),
+            Some(key),
+            404,
+            "unknown_tld",
+            None,
+        ),
+        (
+            "/api/v1/registrars/nobody".to_owned(),
+            None,
+            404,
+            "unknown_registrar",
+            None,
+        ),
+        (
+            "/registrars/nobody".to_owned(),
+            None,
+            404,
+            "unknown_registrar",
+            None,
+        ),
+        (
+            "/api/v1/client/history/tld/com".to_owned(),
+            None,
+            401,
+            "missing_api_key",
+            None,
+        ),
+        (
+            "/api/v1/client/overview/tld/com".to_owned(),
+            None,
+            401,
+            "missing_api_key",
+            None,
+        ),
+        (
+            "/api/v1/client/tlds".to_owned(),
+            None,
+            401,
+            "missing_api_key",
+            None,
+        ),
+        (
+            "/api/v1/history/tld/museum".to_owned(),
+            None,
+            403,
+            "tld_not_in_plan",
+            None,
+        ),
+    ])
+    .collect();
+    for (target, key, status, code, parameter) in &cases {
+        let r = server.get(target, *key);
+        let doc = r.assert_problem(*status, code);
+        assert_eq!(
+            doc["parameter"].as_str(),
+            *parameter,
+            "{target}: {}",
+            r.text()
+        );
+    }
+    // Still healthy, and the real answers still come.
+    assert_eq!(server.get("/healthz", None).status, 200);
+    assert_eq!(server.get("/api/v1/tlds?limit=1", None).status, 200);
+}

@@ -321,7 +321,7 @@ fn import_is_deterministic() {
     let b = scratch("det-b");
     ok(&import(&root("tests/fixtures/feeds"), &a));
     ok(&import(&root("tests/fixtures/feeds"), &b));
-    for f in ["registrars.csv", "prices.csv", "history.csv"] {
+    for f in ["registrars.csv", "prices.csv", "history.csv", "tlds.csv"] {
         assert_eq!(
             std::fs::read(a.join(f)).unwrap(),
             std::fs::read(b.join(f)).unwrap(),
@@ -442,7 +442,7 @@ fn shipped_source_is_a_fresh_import_of_shipped_feeds() {
         .unwrap();
     ok(&out);
     assert_history_ends_at_prices(&out_dir);
-    for f in ["registrars.csv", "prices.csv", "history.csv"] {
+    for f in ["registrars.csv", "prices.csv", "history.csv", "tlds.csv"] {
         let fresh = std::fs::read(out_dir.join(f)).unwrap();
         let shipped = std::fs::read(root("snapshots/source").join(f)).unwrap();
         assert!(

@@ -196,7 +196,13 @@ fn real_feeds_import_build_and_answer() {
         "--registrars",
         "dynadot",
     ]);
-    let rows = body["history"]["dynadot"].as_array().expect("history rows");
+    let rows = body["history"]["dynadot"]["changes"]
+        .as_array()
+        .expect("history rows");
+    assert_eq!(
+        body["history"]["dynadot"]["coverage"]["first"],
+        "2021-11-22"
+    );
     assert!(rows.len() >= 3, "{body}");
     assert_eq!(rows[0]["date"], "2021-11-22");
     assert_eq!(price(&rows[0]["register_price"]), Some(7.99));

@@ -17,16 +17,9 @@ use std::sync::Arc;
 
 use super::AccessError;
 
-/// The 22 TLDs that every plan may query (seed 5.2). `co.uk` is not `uk`.
-pub const FREE_TLDS: [&str; 22] = [
-    "com", "net", "org", "co", "io", "ai", "me", "info", "us", "tech", "dev", "biz", "so",
-    "online", "site", "store", "shop", "app", "blog", "xyz", "uk", "de",
-];
-
-/// Whether `tld` (canonical form: lowercase, no leading dot) is one of the 22 free TLDs.
-pub fn is_free_tld(tld: &str) -> bool {
-    FREE_TLDS.contains(&tld)
-}
+/// The 22 free TLDs live with the names (`crate::tld`), where the queries that mark
+/// them (overview, catalogue) can reach them too.
+pub use crate::tld::{FREE_TLDS, is_free as is_free_tld};
 
 /// Name of the plan of unauthenticated calls to the public variants.
 pub const PUBLIC_PLAN: &str = "public";

@@ -17,6 +17,7 @@
 //! | file | routes |
 //! |---|---|
 //! | [`prices`] | cheapest, prices, registrars by TLD (client and public variants) |
+//! | [`catalogue`] | history, overview, the TLD catalogue, the registrars |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
@@ -44,6 +45,7 @@ use crate::http::server::{ConnectionEvent, Handler, Refusal};
 use crate::query::Shape;
 use crate::store::{Loaded, Store};
 
+pub mod catalogue;
 pub mod ops;
 pub mod prices;
 
@@ -283,6 +285,27 @@ where
         RouteId::PublicCheapest => Cheapest(Shape::Public),
         RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => Prices,
         RouteId::ClientRegistrars => Registrars,
+        RouteId::ClientHistory
+        | RouteId::PublicHistory
+        | RouteId::ClientOverview
+        | RouteId::PublicOverview
+        | RouteId::ClientTlds
+        | RouteId::PublicTlds
+        | RouteId::RegistrarList
+        | RouteId::Registrar
+        | RouteId::RegistrarPage => {
+            use catalogue::Endpoint as E;
+            let endpoint = match route {
+                RouteId::ClientHistory | RouteId::PublicHistory => E::History,
+                RouteId::ClientOverview | RouteId::PublicOverview => E::Overview,
+                RouteId::ClientTlds | RouteId::PublicTlds => E::Tlds,
+                RouteId::RegistrarList => E::RegistrarList,
+                _ => E::Registrar,
+            };
+            let response =
+                catalogue::endpoint(state, &req, route, endpoint, segment, conn, started).await;
+            return (Some(route), response);
+        }
     };
     let response = prices::endpoint(state, &req, route, endpoint, segment, conn, started).await;
     (Some(route), response)

@@ -80,9 +80,10 @@ fn answer(
     let data = loaded.snapshot.data();
     match endpoint {
         Endpoint::Cheapest(shape) => {
-            let [tlds, limit] = params::pick(query, ["tlds", "limit"])?;
+            let [tlds, limit, at] = params::pick(query, ["tlds", "limit", "at"])?;
             let tlds = params::tlds(tlds.as_deref())?;
             let limit = params::limit(limit.as_deref())?;
+            let at = params::day("at", at.as_deref())?;
             check_plan(caller, &tlds)?;
             let names = as_strs(&tlds);
             let req = CheapestRequest {
@@ -91,12 +92,17 @@ fn answer(
                 shape,
                 tier: (shape == Shape::Client).then(|| caller.tier()),
             };
-            query::cheapest(data, &req, out).map_err(Problem::from_query)
+            match at {
+                None => query::cheapest(data, &req, out),
+                Some(day) => query::cheapest_at(data, &req, day, out),
+            }
+            .map_err(Problem::from_query)
         }
         Endpoint::Prices => {
-            let [tlds, registrars] = params::pick(query, ["tlds", "registrars"])?;
+            let [tlds, registrars, at] = params::pick(query, ["tlds", "registrars", "at"])?;
             let tlds = params::tlds(tlds.as_deref())?;
             let registrars = params::registrars(registrars.as_deref())?;
+            let at = params::day("at", at.as_deref())?;
             check_plan(caller, &tlds)?;
             let names = as_strs(&tlds);
             let keys = registrars.as_deref().map(as_strs);
@@ -105,7 +111,11 @@ fn answer(
                 registrars: keys.as_deref(),
                 started,
             };
-            query::prices(data, &req, out).map_err(Problem::from_query)
+            match at {
+                None => query::prices(data, &req, out),
+                Some(day) => query::prices_at(data, &req, day, out),
+            }
+            .map_err(Problem::from_query)
         }
         Endpoint::Registrars => {
             let tld = params::path_tld(segment)?;

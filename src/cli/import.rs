@@ -8,11 +8,12 @@ use tldsnap::import::{self, report, tlds::TldList, write};
 /// Arguments of `tldsnap import`.
 #[derive(clap::Args)]
 #[command(
-    about = "Real registrar feeds -> price source directory (registrars.csv, prices.csv, history.csv)",
+    about = "Real registrar feeds -> price source directory (registrars.csv, prices.csv, history.csv, tlds.csv)",
     long_about = "Reads one folder per registrar under --feeds (dynadot, porkbun, openprovider, \
 namecheap, nira, aws-route53, cloudflare; each with an optional history/ of dated versions), \
 keeps the real, priced TLDs (checked against the IANA root zone list and the Public Suffix \
-List in --tlds) and writes registrars.csv, prices.csv and history.csv to --output. Prints, per \
+List in --tlds) and writes registrars.csv, prices.csv, history.csv and tlds.csv (the IANA list with each TLD's type \
+and manager from --tlds/root-zone-db.csv) to --output. Prints, per \
 feed, rows read, kept and dropped by reason. Feed files that carry no date of their own are \
 dated by --feeds/dates.csv (file,date,evidence). A feed that cannot be read at all fails the \
 import (exit 1) and nothing is written. See docs/IMPORT.md."
@@ -21,10 +22,11 @@ pub struct Args {
     /// Directory with one folder per registrar feed (e.g. snapshots/feeds).
     #[arg(long, value_name = "DIR")]
     feeds: PathBuf,
-    /// Price source directory to write (created if missing; the three files are replaced).
+    /// Price source directory to write (created if missing; the four files are replaced).
     #[arg(long, value_name = "SRC_DIR")]
     output: PathBuf,
-    /// Directory with iana-tlds.txt and public_suffix_list.dat [default: FEEDS/../tlds].
+    /// Directory with iana-tlds.txt, public_suffix_list.dat and (optional) root-zone-db.csv
+    /// [default: FEEDS/../tlds].
     #[arg(long, value_name = "DIR")]
     tlds: Option<PathBuf>,
     /// Do not print the summary.

@@ -5,8 +5,11 @@ use std::time::Instant;
 
 use super::CliError;
 use tldsnap::access::plans::{Plan, Plans, TldScope, is_free_tld};
+use tldsnap::http::params;
+use tldsnap::http::problem::Problem;
 use tldsnap::query::{
-    self, CheapestRequest, HistoryRequest, PricesRequest, RegistrarsRequest, Shape,
+    self, CatalogueRequest, CheapestRequest, HistoryRequest, OverviewRequest, PricesRequest,
+    RegistrarRequest, RegistrarsRequest, Shape,
 };
 use tldsnap::snapshot::Snapshot;
 
@@ -21,12 +24,15 @@ pub enum Command {
         /// Comma-separated TLDs.
         #[arg(long)]
         tlds: String,
-        /// Entries per TLD, 1 to 100.
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
-        limit: u16,
+        /// Entries per TLD, 1 to 100 [default: 10].
+        #[arg(long)]
+        limit: Option<String>,
         /// Render the public overview variant (`/api/v1/prices/cheapest`).
         #[arg(long)]
         public: bool,
+        /// Answer as of this day (YYYY-MM-DD), from the history.
+        #[arg(long)]
+        at: Option<String>,
     },
     /// Prices of chosen registrars (`/api/v1/client/prices`).
     Prices {
@@ -38,6 +44,9 @@ pub enum Command {
         /// Comma-separated registrar keys (default: every seller).
         #[arg(long)]
         registrars: Option<String>,
+        /// Answer as of this day (YYYY-MM-DD), from the history.
+        #[arg(long)]
+        at: Option<String>,
     },
     /// Registrars that sell a TLD (`/api/v1/client/registrars/tld/{tld}`).
     Registrars {
@@ -53,7 +62,9 @@ pub enum Command {
         #[arg(long, default_value = tldsnap::query::DEFAULT_PUBLIC_URL)]
         public_url: String,
     },
-    /// The TLD overview of seed 1.7 (averages, cheapest, lowest renewal, lowest 5 years).
+    /// The TLD overview of seed 1.7 (type, manager, averages, cheapest, lowest renewal,
+    /// lowest 5 years). With a --tier that covers only the free TLDs, the member-only
+    /// fields of other TLDs are null.
     Overview {
         #[command(flatten)]
         common: Common,
@@ -77,6 +88,52 @@ pub enum Command {
         /// Last day, YYYY-MM-DD.
         #[arg(long)]
         to: Option<String>,
+    },
+    /// One page of the TLD catalogue (`/api/v1/client/tlds`).
+    Tlds {
+        #[command(flatten)]
+        common: Common,
+        /// A piece of the name (Unicode or xn--).
+        #[arg(long)]
+        q: Option<String>,
+        /// IANA root zone type (generic, country-code, sponsored, infrastructure,
+        /// generic-restricted, test).
+        #[arg(long = "type")]
+        kind: Option<String>,
+        /// name, cheapest or registrars [default: name].
+        #[arg(long)]
+        sort: Option<String>,
+        /// Entries per page, 1 to 500 [default: 100].
+        #[arg(long)]
+        limit: Option<String>,
+        /// The next_cursor of the previous page.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+    /// Every registrar with its coverage (`/api/v1/registrars`).
+    RegistrarsList {
+        #[command(flatten)]
+        common: Common,
+        /// Base of `website_url`.
+        #[arg(long, default_value = tldsnap::query::DEFAULT_PUBLIC_URL)]
+        public_url: String,
+    },
+    /// One registrar and a page of its price list (`/api/v1/registrars/{key}`).
+    Registrar {
+        #[command(flatten)]
+        common: Common,
+        /// The registrar key.
+        #[arg(long)]
+        key: String,
+        /// Entries per page, 1 to 500 [default: 100].
+        #[arg(long)]
+        limit: Option<String>,
+        /// The next_cursor of the previous page.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Base of `website_url`.
+        #[arg(long, default_value = tldsnap::query::DEFAULT_PUBLIC_URL)]
+        public_url: String,
     },
 }
 
@@ -108,26 +165,39 @@ impl Common {
     }
 }
 
-/// Splits, normalises and de-duplicates a comma-separated TLD list (first wins).
-fn tld_list(raw: &str) -> Result<Vec<String>, CliError> {
-    let mut out: Vec<String> = Vec::new();
-    for part in raw.split(',') {
-        let t = tldsnap::tld::normalize(part).map_err(|e| format!("invalid TLD {part:?}: {e}"))?;
-        if !out.iter().any(|o| *o == t) {
-            out.push(t.into_owned());
-        }
-    }
-    Ok(out)
+/// The HTTP parameter rules (`tldsnap::http::params`), with a problem as the error.
+fn param<T>(r: Result<T, Problem>) -> Result<T, CliError> {
+    r.map_err(|p| p.detail().into())
 }
 
-fn key_list(raw: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for k in raw.split(',').map(|k| k.trim().to_ascii_lowercase()) {
-        if !k.is_empty() && !out.contains(&k) {
-            out.push(k);
-        }
+fn tld_list(raw: &str) -> Result<Vec<String>, CliError> {
+    Ok(param(params::tlds(Some(raw)))?
+        .into_iter()
+        .map(|t| t.into_owned())
+        .collect())
+}
+
+fn one_tld(raw: &str) -> Result<String, CliError> {
+    Ok(param(params::path_tld(raw))?.into_owned())
+}
+
+fn key_list(raw: Option<&str>) -> Result<Option<Vec<String>>, CliError> {
+    Ok(param(params::registrars(raw))?.map(|l| l.into_iter().map(|k| k.into_owned()).collect()))
+}
+
+fn public_url(raw: &str) -> Result<&str, CliError> {
+    let url = raw.trim_end_matches('/');
+    if url.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        return Err(
+            "--public-url may not contain quotes, backslashes or control characters".into(),
+        );
     }
-    out
+    Ok(url)
+}
+
+/// Whether the plan (if any) covers every TLD; without a plan no rule applies.
+fn all_tlds(plan: Option<&Plan>) -> bool {
+    plan.is_none_or(|p| p.tlds == TldScope::All)
 }
 
 fn check_plan(plan: Option<&Plan>, tlds: &[String]) -> Result<(), CliError> {
@@ -151,15 +221,6 @@ fn check_plan(plan: Option<&Plan>, tlds: &[String]) -> Result<(), CliError> {
     Ok(())
 }
 
-fn date(flag: &str, v: &Option<String>) -> Result<Option<i64>, CliError> {
-    v.as_deref()
-        .map(|s| {
-            tldsnap::time::parse_date(s)
-                .ok_or_else(|| format!("--{flag} {s:?} is not a YYYY-MM-DD date").into())
-        })
-        .transpose()
-}
-
 /// Runs `tldsnap query`.
 pub fn run(cmd: Command) -> Result<(), CliError> {
     let mut out = Vec::new();
@@ -169,7 +230,10 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             tlds,
             limit,
             public,
+            at,
         } => {
+            let limit = param(params::limit(limit.as_deref()))?;
+            let at = param(params::day("at", at.as_deref()))?;
             let (snap, plan) = common.open()?;
             let tlds = tld_list(&tlds)?;
             check_plan(plan.as_deref(), &tlds)?;
@@ -177,23 +241,28 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let shape = if public { Shape::Public } else { Shape::Client };
             let req = CheapestRequest {
                 tlds: &names,
-                limit: limit as usize,
+                limit,
                 shape,
                 tier: plan.as_ref().map(|p| p.name.as_str()),
             };
-            query::cheapest(snap.data(), &req, &mut out)?;
+            match at {
+                None => query::cheapest(snap.data(), &req, &mut out)?,
+                Some(day) => query::cheapest_at(snap.data(), &req, day, &mut out)?,
+            }
         }
         Command::Prices {
             common,
             tlds,
             registrars,
+            at,
         } => {
+            let at = param(params::day("at", at.as_deref()))?;
             let (snap, plan) = common.open()?;
             let started = Instant::now();
             let tlds = tld_list(&tlds)?;
             check_plan(plan.as_deref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();
-            let keys = registrars.as_deref().map(key_list);
+            let keys = key_list(registrars.as_deref())?;
             let key_refs: Option<Vec<&str>> = keys
                 .as_ref()
                 .map(|k| k.iter().map(String::as_str).collect());
@@ -202,43 +271,40 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 registrars: key_refs.as_deref(),
                 started,
             };
-            query::prices(snap.data(), &req, &mut out)?;
+            match at {
+                None => query::prices(snap.data(), &req, &mut out)?,
+                Some(day) => query::prices_at(snap.data(), &req, day, &mut out)?,
+            }
         }
         Command::Registrars {
             common,
             tld,
             include_prices,
-            public_url,
+            public_url: url,
         } => {
             let (snap, plan) = common.open()?;
-            let tlds = tld_list(&tld)?;
-            check_plan(plan.as_deref(), &tlds)?;
+            let tld = one_tld(&tld)?;
+            check_plan(plan.as_deref(), std::slice::from_ref(&tld))?;
             let limit = plan
                 .as_ref()
                 .and_then(|p| p.registrar_list_limit)
                 .map(|l| l as usize);
-            let public_url = public_url.trim_end_matches('/');
-            if public_url
-                .bytes()
-                .any(|b| b == b'"' || b == b'\\' || b < 0x20)
-            {
-                return Err(
-                    "--public-url may not contain quotes, backslashes or control characters".into(),
-                );
-            }
             let req = RegistrarsRequest {
-                tld: &tlds[0],
+                tld: &tld,
                 include_prices,
                 limit,
-                public_url,
+                public_url: public_url(&url)?,
             };
             query::registrars(snap.data(), &req, &mut out)?;
         }
         Command::Overview { common, tld } => {
             let (snap, plan) = common.open()?;
-            let tlds = tld_list(&tld)?;
-            check_plan(plan.as_deref(), &tlds)?;
-            query::overview(snap.data(), &tlds[0], &mut out)?;
+            let tld = one_tld(&tld)?;
+            let req = OverviewRequest {
+                tld: &tld,
+                all_tlds: all_tlds(plan.as_deref()),
+            };
+            query::overview(snap.data(), &req, &mut out)?;
         }
         Command::History {
             common,
@@ -247,20 +313,74 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             from,
             to,
         } => {
+            let (from, to) = param(params::window(from.as_deref(), to.as_deref()))?;
             let (snap, plan) = common.open()?;
-            let tlds = tld_list(&tld)?;
-            check_plan(plan.as_deref(), &tlds)?;
-            let keys = registrars.as_deref().map(key_list);
+            let tld = one_tld(&tld)?;
+            check_plan(plan.as_deref(), std::slice::from_ref(&tld))?;
+            let keys = key_list(registrars.as_deref())?;
             let key_refs: Option<Vec<&str>> = keys
                 .as_ref()
                 .map(|k| k.iter().map(String::as_str).collect());
             let req = HistoryRequest {
-                tld: &tlds[0],
+                tld: &tld,
                 registrars: key_refs.as_deref(),
-                from: date("from", &from)?,
-                to: date("to", &to)?,
+                from,
+                to,
             };
             query::history(snap.data(), &req, &mut out)?;
+        }
+        Command::Tlds {
+            common,
+            q,
+            kind,
+            sort,
+            limit,
+            cursor,
+        } => {
+            let q = param(params::search(q.as_deref()))?;
+            let kind = param(params::tld_type(kind.as_deref()))?;
+            let sort = param(params::sort(sort.as_deref()))?;
+            let limit = param(params::page_limit(limit.as_deref()))?;
+            let cursor = param(params::cursor(cursor.as_deref()))?;
+            let (snap, plan) = common.open()?;
+            let req = CatalogueRequest {
+                q: q.as_deref(),
+                kind,
+                sort,
+                limit,
+                cursor,
+                all_tlds: all_tlds(plan.as_deref()),
+                snapshot: snap.header().content_hash as u64,
+            };
+            query::catalogue(snap.data(), &req, &mut out)?;
+        }
+        Command::RegistrarsList {
+            common,
+            public_url: url,
+        } => {
+            let (snap, _) = common.open()?;
+            query::registrars_list(snap.data(), public_url(&url)?, &mut out);
+        }
+        Command::Registrar {
+            common,
+            key,
+            limit,
+            cursor,
+            public_url: url,
+        } => {
+            let key = param(params::path_registrar(&key))?.into_owned();
+            let limit = param(params::page_limit(limit.as_deref()))?;
+            let cursor = param(params::cursor(cursor.as_deref()))?;
+            let (snap, plan) = common.open()?;
+            let req = RegistrarRequest {
+                key: &key,
+                limit,
+                cursor,
+                all_tlds: all_tlds(plan.as_deref()),
+                public_url: public_url(&url)?,
+                snapshot: snap.header().content_hash as u64,
+            };
+            query::registrar(snap.data(), &req, &mut out)?;
         }
     }
     out.push(b'\n');

@@ -73,7 +73,7 @@ fn operation(id: RouteId) -> Value {
             "summary": "Cheapest registrars for TLDs",
             "description": "Per TLD, the registrars that sell it ranked by first-year registration price (ties: renewal price, then registrar key), cut to `limit`; `registrar_count` counts every seller. `meta.tier` is the caller's plan; `meta.not_found` lists TLDs that are not known.",
             "security": keyed,
-            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" } ],
+            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/at" } ],
             "responses": { "200": ok("CheapestClient", "Cheapest registrars per TLD.") }
         }),
         RouteId::PublicCheapest => json!({
@@ -81,7 +81,7 @@ fn operation(id: RouteId) -> Value {
             "summary": "Cheapest registrars for TLDs (public overview)",
             "description": "Like the client variant, with transfer prices, 1-, 3- and 5-year totals and per-TLD averages. Without a key only the 22 free TLDs are served, metered per client address.",
             "security": optional_key,
-            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" } ],
+            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/at" } ],
             "responses": { "200": ok("CheapestPublic", "Cheapest registrars per TLD, with averages.") }
         }),
         RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => {
@@ -91,7 +91,7 @@ fn operation(id: RouteId) -> Value {
                 "summary": if client { "Prices of selected registrars" } else { "Prices of selected registrars (public variant)" },
                 "description": "Per TLD, the price record of each requested registrar that has one (every registrar with a price for the TLD when `registrars` is absent). Unknown TLDs and registrar keys are listed in `stats.not_found`.",
                 "security": if client { keyed.clone() } else { optional_key.clone() },
-                "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/registrars" } ],
+                "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/registrars" }, { "$ref": "#/components/parameters/at" } ],
                 "responses": { "200": ok("Prices", "Price records per TLD and registrar.") }
             })
         }
@@ -102,6 +102,55 @@ fn operation(id: RouteId) -> Value {
             "security": keyed,
             "parameters": [ { "$ref": "#/components/parameters/tld" }, { "$ref": "#/components/parameters/include_prices" } ],
             "responses": { "200": ok("Registrars", "Registrars selling the TLD.") }
+        }),
+        RouteId::ClientHistory | RouteId::PublicHistory => {
+            let client = id == RouteId::ClientHistory;
+            json!({
+                "operationId": if client { "clientHistory" } else { "publicHistory" },
+                "summary": "Price history of a TLD",
+                "description": "Per registrar (key order, or the order of `registrars`), its dated price changes oldest first (`null` = not offered; a change to all `null` records that the registrar stopped listing the TLD), the price in effect when the window opens (`price_at_from`: the last change before `from`), and `coverage`: the first and last dated feed version of the registrar, so that a window without changes can be told apart from a window without data. A window of any length costs one credit.",
+                "security": if client { keyed.clone() } else { optional_key.clone() },
+                "parameters": [ { "$ref": "#/components/parameters/tld" }, { "$ref": "#/components/parameters/registrars" }, { "$ref": "#/components/parameters/from" }, { "$ref": "#/components/parameters/to" } ],
+                "responses": { "200": ok("History", "Price changes per registrar.") }
+            })
+        }
+        RouteId::ClientOverview | RouteId::PublicOverview => {
+            let client = id == RouteId::ClientOverview;
+            json!({
+                "operationId": if client { "clientOverview" } else { "publicOverview" },
+                "summary": "Overview of a TLD",
+                "description": "Registrar count, average prices, cheapest registration, lowest renewal and lowest 5-year cost with their registrars, the TLD's type and manager from the IANA root zone database, and whether it is one of the 22 free TLDs. Answers every TLD of the catalogue; for a TLD outside the caller's plan the member-only fields are null and listed in `members_only`.",
+                "security": if client { keyed.clone() } else { optional_key.clone() },
+                "parameters": [ { "$ref": "#/components/parameters/tld" } ],
+                "responses": { "200": ok("Overview", "The overview of the TLD.") }
+            })
+        }
+        RouteId::ClientTlds | RouteId::PublicTlds => {
+            let client = id == RouteId::ClientTlds;
+            json!({
+                "operationId": if client { "clientTlds" } else { "publicTlds" },
+                "summary": "The TLD catalogue",
+                "description": "Every TLD of the IANA root zone list and every TLD with a price, one page at a time. Paging with `next_cursor` yields each TLD exactly once; a cursor of an earlier snapshot or of another listing is a 400 naming `cursor`. For a TLD outside the caller's plan `cheapest_register` is null and listed in `members_only`.",
+                "security": if client { keyed.clone() } else { optional_key.clone() },
+                "parameters": [ { "$ref": "#/components/parameters/q" }, { "$ref": "#/components/parameters/type" }, { "$ref": "#/components/parameters/sort" }, { "$ref": "#/components/parameters/page_limit" }, { "$ref": "#/components/parameters/cursor" } ],
+                "responses": { "200": ok("Catalogue", "One page of the catalogue.") }
+            })
+        }
+        RouteId::RegistrarList => json!({
+            "operationId": "registrarList",
+            "summary": "Every registrar",
+            "description": "Key, name, homepage, `website_url`, number of TLDs sold, coverage (first and last dated feed version) and the number of TLDs where it ranks first for registration.",
+            "security": optional_key.clone(),
+            "responses": { "200": ok("RegistrarList", "Every registrar, by key.") }
+        }),
+        RouteId::Registrar | RouteId::RegistrarPage => json!({
+            "operationId": if id == RouteId::Registrar { "registrar" } else { "registrarPage" },
+            "summary": if id == RouteId::Registrar { "One registrar and its price list" } else { "A registrar's page (`website_url`): the same JSON as /api/v1/registrars/{key} until the web pages arrive" },
+            "description": "The registrar's listing fields and its prices, in TLD name order, paged like the catalogue. For a TLD outside the caller's plan the prices are null and listed in `members_only`.",
+            "security": optional_key.clone(),
+            "parameters": [ { "$ref": "#/components/parameters/key" }, { "$ref": "#/components/parameters/page_limit" }, { "$ref": "#/components/parameters/cursor" } ],
+            "responses": { "200": ok("Registrar", "The registrar and one page of its prices."),
+                           "404": { "$ref": "#/components/responses/UnknownRegistrar" } }
         }),
         RouteId::Healthz => json!({
             "operationId": "healthz",
@@ -144,6 +193,33 @@ fn operation(id: RouteId) -> Value {
         }
         RouteId::PublicCheapest | RouteId::PublicPrices | RouteId::PublicPricesV1 => {
             merge(responses, price_errors(true));
+        }
+        RouteId::ClientHistory | RouteId::PublicHistory => merge(responses, price_errors(true)),
+        RouteId::ClientOverview
+        | RouteId::PublicOverview
+        | RouteId::ClientTlds
+        | RouteId::PublicTlds
+        | RouteId::RegistrarList
+        | RouteId::Registrar
+        | RouteId::RegistrarPage => {
+            let mut errors = price_errors(true);
+            if let Some(e) = errors.as_object_mut() {
+                e.remove("403");
+                if matches!(
+                    id,
+                    RouteId::ClientTlds
+                        | RouteId::PublicTlds
+                        | RouteId::RegistrarList
+                        | RouteId::Registrar
+                        | RouteId::RegistrarPage
+                ) {
+                    e.remove("404");
+                }
+                if id == RouteId::RegistrarList {
+                    e.remove("400");
+                }
+            }
+            merge(responses, errors);
         }
         _ => {}
     }
@@ -195,7 +271,7 @@ fn components() -> Value {
     let tld_list = format!(
         "Comma-separated TLDs without leading dot, 1 to {MAX_LIST_VALUES} after duplicates are collapsed. Trimmed, lowercased, Unicode names turned into xn-- form."
     );
-    json!({
+    let mut c = json!({
         "securitySchemes": {
             "apiKey": { "type": "apiKey", "in": "header", "name": "X-API-Key" }
         },
@@ -212,7 +288,26 @@ fn components() -> Value {
                                 "description": "When true, each entry carries `prices`.",
                                 "schema": { "type": "boolean", "default": false } },
             "tld": { "name": "tld", "in": "path", "required": true, "description": "TLD without leading dot (Unicode or xn--).",
-                     "schema": { "type": "string", "examples": ["com"] } }
+                     "schema": { "type": "string", "examples": ["com"] } },
+            "key": { "name": "key", "in": "path", "required": true, "description": "Registrar key.",
+                     "schema": { "type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$", "examples": ["dynadot"] } },
+            "at": { "name": "at", "in": "query", "required": false,
+                    "description": "Answer as of this UTC day, from the price history: for each (TLD, registrar) the last change on or before it; registrars without data that day are absent. A day after the snapshot's data date is a 400.",
+                    "schema": { "type": "string", "format": "date", "examples": ["2025-10-01"] } },
+            "from": { "name": "from", "in": "query", "required": false, "description": "First UTC day of the window (YYYY-MM-DD); must not be after `to`.",
+                      "schema": { "type": "string", "format": "date" } },
+            "to": { "name": "to", "in": "query", "required": false, "description": "Last UTC day of the window (YYYY-MM-DD).",
+                    "schema": { "type": "string", "format": "date" } },
+            "q": { "name": "q", "in": "query", "required": false, "description": "A piece of the TLD name (prefix or substring), in Unicode or xn-- form.",
+                   "schema": { "type": "string", "maxLength": 253, "examples": ["co", "рф"] } },
+            "type": { "name": "type", "in": "query", "required": false, "description": "IANA root zone type of the TLD (for a second-level name: of its top-level label).",
+                      "schema": { "type": "string", "enum": crate::query::TYPES } },
+            "sort": { "name": "sort", "in": "query", "required": false, "description": "name; cheapest (registration price, unsold last); registrars (most sellers first). Ties by name.",
+                      "schema": { "type": "string", "enum": ["name", "cheapest", "registrars"], "default": "name" } },
+            "page_limit": { "name": "limit", "in": "query", "required": false, "description": "Entries per page.",
+                            "schema": { "type": "integer", "minimum": 1, "maximum": crate::query::MAX_PAGE, "default": crate::query::DEFAULT_PAGE } },
+            "cursor": { "name": "cursor", "in": "query", "required": false, "description": "The `next_cursor` of the previous page, as it is.",
+                        "schema": { "type": "string" } }
         },
         "headers": {
             "RateLimit-Limit": { "description": "Requests the caller's bucket holds (the plan's burst).", "schema": { "type": "integer" } },
@@ -231,7 +326,8 @@ fn components() -> Value {
             "MethodNotAllowed": problem_response("Only GET and HEAD are answered.", &["method_not_allowed"], json!({ "Allow": { "$ref": "#/components/headers/Allow" } })),
             "RequestTooLarge": problem_response("The request target (414) or header section (431) is too large.", &["request_too_large"], json!({})),
             "TooManyRequests": problem_response("The rate limit or the monthly credits are exhausted; `retry_after` says when to retry.", &["rate_limited", "credits_exhausted"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
-            "NotReady": problem_response("No snapshot is loaded yet.", &["not_ready"], json!({}))
+            "NotReady": problem_response("No snapshot is loaded yet.", &["not_ready"], json!({})),
+            "UnknownRegistrar": problem_response("No registrar has this key; `registrar` names it.", &["unknown_registrar"], json!({}))
         },
         "schemas": {
             "Problem": {
@@ -248,6 +344,7 @@ fn components() -> Value {
                     "value": { "type": "string", "description": "The value at fault, cut to 100 characters (400)." },
                     "max": { "type": "integer", "description": "Most values the parameter takes (too_many_values)." },
                     "tlds": { "type": "array", "items": { "type": "string" }, "description": "TLDs at fault (403, 404 unknown_tld)." },
+                    "registrar": { "type": "string", "description": "The registrar key at fault (404 unknown_registrar)." },
                     "plan": { "type": "string", "description": "The caller's plan (403)." },
                     "allow": { "type": "string", "description": "Methods answered (405)." },
                     "max_bytes": { "type": "integer", "description": "Size limit (414, 431)." },
@@ -356,6 +453,135 @@ fn components() -> Value {
                 }
             }
         }
+    });
+    merge(&mut c["schemas"], catalogue_schemas());
+    c
+}
+
+/// The schemas of the history, overview, catalogue and registrar endpoints.
+fn catalogue_schemas() -> Value {
+    json!({
+            "Change": {
+                "type": "object",
+                "required": ["date", "register_price", "renew_price", "transfer_price"],
+                "properties": {
+                    "date": { "type": "string", "format": "date" },
+                    "register_price": { "type": ["number", "null"], "minimum": 0 },
+                    "renew_price": { "type": ["number", "null"], "minimum": 0 },
+                    "transfer_price": { "type": ["number", "null"], "minimum": 0 }
+                }
+            },
+            "Coverage": {
+                "type": ["object", "null"],
+                "description": "First and last dated feed version of the registrar in the price source.",
+                "required": ["first", "last"],
+                "properties": { "first": { "type": "string", "format": "date" }, "last": { "type": "string", "format": "date" } }
+            },
+            "History": {
+                "type": "object",
+                "required": ["tld", "from", "to", "history"],
+                "properties": {
+                    "tld": { "type": "string" },
+                    "from": { "type": ["string", "null"], "format": "date" },
+                    "to": { "type": ["string", "null"], "format": "date" },
+                    "history": { "type": "object", "additionalProperties": {
+                        "type": "object", "required": ["coverage", "price_at_from", "changes"],
+                        "properties": {
+                            "coverage": { "$ref": "#/components/schemas/Coverage" },
+                            "price_at_from": { "oneOf": [ { "$ref": "#/components/schemas/Change" }, { "type": "null" } ] },
+                            "changes": { "type": "array", "items": { "$ref": "#/components/schemas/Change" } } } } },
+                    "not_found": { "$ref": "#/components/schemas/NotFoundLists" }
+                }
+            },
+            "Pick": {
+                "type": ["object", "null"],
+                "required": ["price", "registrar_key", "registrar_name"],
+                "properties": { "price": price(), "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" } }
+            },
+            "TldFacts": {
+                "type": "object",
+                "required": ["tld", "unicode", "type", "manager", "free"],
+                "properties": {
+                    "tld": { "type": "string", "examples": ["xn--p1ai"] },
+                    "unicode": { "type": "string", "examples": ["рф"] },
+                    "type": { "type": ["string", "null"], "description": "IANA root zone type (of the top-level label)." },
+                    "manager": { "type": ["string", "null"], "description": "TLD manager from the IANA root zone database (top-level names only)." },
+                    "free": { "type": "boolean", "description": "One of the 22 TLDs every plan covers." },
+                    "members_only": { "type": "array", "items": { "type": "string" }, "description": "Fields set to null because the TLD is outside the caller's plan." }
+                }
+            },
+            "Overview": {
+                "allOf": [ { "$ref": "#/components/schemas/TldFacts" }, {
+                    "type": "object",
+                    "required": ["registrar_count", "avg_prices", "cheapest_register", "lowest_renew", "lowest_5_year"],
+                    "properties": {
+                        "registrar_count": { "type": "integer" },
+                        "avg_prices": { "type": "object", "properties": {
+                            "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] } } },
+                        "cheapest_register": { "$ref": "#/components/schemas/Pick" },
+                        "lowest_renew": { "$ref": "#/components/schemas/Pick" },
+                        "lowest_5_year": { "$ref": "#/components/schemas/Pick" } } } ]
+            },
+            "PageMeta": {
+                "type": "object",
+                "required": ["total", "limit", "next_cursor"],
+                "properties": {
+                    "total": { "type": "integer", "description": "Entries of the whole listing (after filters)." },
+                    "sort": { "type": "string" },
+                    "limit": { "type": "integer" },
+                    "next_cursor": { "type": ["string", "null"], "description": "Pass as `cursor` for the next page; null on the last page." }
+                }
+            },
+            "Catalogue": {
+                "type": "object",
+                "required": ["tlds", "meta"],
+                "properties": {
+                    "tlds": { "type": "array", "items": { "allOf": [ { "$ref": "#/components/schemas/TldFacts" }, {
+                        "type": "object", "required": ["registrar_count", "avg_register_price", "cheapest_register"],
+                        "properties": {
+                            "registrar_count": { "type": "integer" },
+                            "avg_register_price": { "type": ["number", "null"] },
+                            "cheapest_register": { "$ref": "#/components/schemas/Pick" } } } ] } },
+                    "meta": { "$ref": "#/components/schemas/PageMeta" }
+                }
+            },
+            "RegistrarHead": {
+                "type": "object",
+                "required": ["key", "name", "homepage", "website_url", "tlds_sold", "renewal_only", "cheapest_in", "coverage", "last_updated"],
+                "properties": {
+                    "key": { "type": "string" },
+                    "name": { "type": "string" },
+                    "homepage": { "type": ["string", "null"], "format": "uri" },
+                    "website_url": { "type": "string", "format": "uri" },
+                    "tlds_sold": { "type": "integer" },
+                    "renewal_only": { "type": "integer" },
+                    "cheapest_in": { "type": "integer", "description": "TLDs where it ranks first for registration." },
+                    "coverage": { "$ref": "#/components/schemas/Coverage" },
+                    "last_updated": { "type": ["string", "null"], "format": "date-time", "description": "Date of its latest feed version." }
+                }
+            },
+            "RegistrarList": {
+                "type": "object",
+                "required": ["registrars", "total"],
+                "properties": {
+                    "registrars": { "type": "array", "items": { "$ref": "#/components/schemas/RegistrarHead" } },
+                    "total": { "type": "integer" }
+                }
+            },
+            "Registrar": {
+                "allOf": [ { "$ref": "#/components/schemas/RegistrarHead" }, {
+                    "type": "object", "required": ["prices", "meta"],
+                    "properties": {
+                        "prices": { "type": "array", "items": { "type": "object", "required": ["tld", "register_price", "renew_price", "transfer_price", "last_updated"],
+                            "properties": {
+                                "tld": { "type": "string" },
+                                "register_price": { "type": ["number", "null"] },
+                                "renew_price": { "type": ["number", "null"] },
+                                "transfer_price": { "type": ["number", "null"] },
+                                "last_updated": { "type": "string", "format": "date-time" },
+                                "members_only": { "type": "array", "items": { "type": "string" } } } } },
+                        "meta": { "$ref": "#/components/schemas/PageMeta" } } } ]
+            }
     })
 }
 
@@ -383,12 +609,15 @@ mod tests {
                 .is_some_and(|s| s.len() == 1 && s[0].get("apiKey").is_some());
             assert_eq!(keyed, route.requires_key, "{}", route.path);
             // Every path parameter of the template is declared.
-            if route.path.contains('{') {
+            if let Some(prefix) = route.prefix() {
+                let name = route.path[prefix.len() + 1..].trim_end_matches('}');
+                let reference = format!("#/components/parameters/{name}\"");
                 assert!(
-                    op["parameters"]
-                        .to_string()
-                        .contains("#/components/parameters/tld\"")
+                    op["parameters"].to_string().contains(&reference),
+                    "{}",
+                    route.path
                 );
+                assert_eq!(doc["components"]["parameters"][name]["in"], "path");
             }
         }
     }

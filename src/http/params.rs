@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use smallvec::SmallVec;
 
 use super::problem::{Problem, echo};
+use crate::query::{self, CatalogueSort, Cursor};
 use crate::tld;
 
 /// The values of a list parameter (`tlds`, `registrars`): up to 8 are kept inline, so
@@ -251,24 +252,172 @@ fn split_commas(list: &str) -> impl Iterator<Item = &str> {
 
 /// The `limit` parameter: an integer from 1 to 100, 10 when absent (contract 4).
 pub fn limit(value: Option<&str>) -> Result<usize, Problem> {
+    bounded_int("limit", value, DEFAULT_LIMIT, MAX_LIMIT)
+}
+
+/// A day parameter (`from`, `to`, `at`): `YYYY-MM-DD`, a real calendar day (UTC);
+/// `None` when absent. Returns days since 1970-01-01.
+pub fn day(name: &'static str, value: Option<&str>) -> Result<Option<i64>, Problem> {
     let Some(value) = value else {
-        return Ok(DEFAULT_LIMIT);
+        return Ok(None);
+    };
+    crate::time::parse_date(value)
+        .map(Some)
+        .ok_or_else(|| Problem::InvalidParameter {
+            name,
+            value: Some(echo(value)),
+            reason: "must be a calendar day written YYYY-MM-DD (UTC)".to_owned(),
+        })
+}
+
+/// The `from` and `to` days of a history window; `from` after `to` is a 400 naming
+/// `from`.
+pub fn window(from: Option<&str>, to: Option<&str>) -> Result<(Option<i64>, Option<i64>), Problem> {
+    let (f, t) = (day("from", from)?, day("to", to)?);
+    if let (Some(f), Some(t)) = (f, t)
+        && f > t
+    {
+        return Err(Problem::InvalidParameter {
+            name: "from",
+            value: from.map(echo),
+            reason: format!(
+                "the window starts after it ends (to is {}); give from <= to",
+                crate::time::date_string(t)
+            ),
+        });
+    }
+    Ok((f, t))
+}
+
+/// The `limit` of a page (catalogue, a registrar's price list): an integer from 1 to
+/// [`query::MAX_PAGE`], [`query::DEFAULT_PAGE`] when absent.
+pub fn page_limit(value: Option<&str>) -> Result<usize, Problem> {
+    bounded_int("limit", value, query::DEFAULT_PAGE, query::MAX_PAGE)
+}
+
+/// The `sort` of the catalogue: `name` (default), `cheapest` or `registrars`.
+pub fn sort(value: Option<&str>) -> Result<CatalogueSort, Problem> {
+    let Some(value) = value else {
+        return Ok(CatalogueSort::Name);
+    };
+    CatalogueSort::parse(value).ok_or_else(|| Problem::InvalidParameter {
+        name: "sort",
+        value: Some(echo(value)),
+        reason: "must be name, cheapest or registrars".to_owned(),
+    })
+}
+
+/// The `type` filter of the catalogue: one of the IANA root zone types.
+pub fn tld_type(value: Option<&str>) -> Result<Option<&str>, Problem> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    if query::TYPES.contains(&value) {
+        return Ok(Some(value));
+    }
+    Err(Problem::InvalidParameter {
+        name: "type",
+        value: Some(echo(value)),
+        reason: format!("must be one of {}", query::TYPES.join(", ")),
+    })
+}
+
+/// Longest `q`, in characters (a TLD name has at most 63 per label and 253 in all).
+const MAX_Q_CHARS: usize = 253;
+
+/// The `q` filter of the catalogue: a piece of a TLD name, in Unicode or `xn--` form.
+/// Trimmed, a leading dot dropped, lowercased; letters, digits, `-` and `.` only.
+pub fn search(value: Option<&str>) -> Result<Option<String>, Problem> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let bad = |reason: &str| Problem::InvalidParameter {
+        name: "q",
+        value: Some(echo(value)),
+        reason: reason.to_owned(),
+    };
+    let q = value.trim_matches([' ', '\t']);
+    let q = q.strip_prefix('.').unwrap_or(q);
+    if q.is_empty() {
+        return Err(bad(
+            "empty; leave it out for every TLD, or give a piece of a name",
+        ));
+    }
+    if q.chars().count() > MAX_Q_CHARS {
+        return Err(bad("longer than a TLD name can be (253 characters)"));
+    }
+    if !q
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '-' || c == '.')
+    {
+        return Err(bad("a TLD name holds only letters, digits, '-' and '.'"));
+    }
+    Ok(Some(q.to_lowercase()))
+}
+
+/// The `cursor` of a page: the opaque `next_cursor` of the previous page.
+pub fn cursor(value: Option<&str>) -> Result<Option<Cursor>, Problem> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    Cursor::decode(value)
+        .map(Some)
+        .map_err(|_| Problem::InvalidParameter {
+            name: "cursor",
+            value: Some(echo(value)),
+            reason: "not a cursor of this API; pass the next_cursor of the previous page as it is"
+                .to_owned(),
+        })
+}
+
+/// The `{key}` path segment of a registrar: percent-decoded and lowercased, of the
+/// contract's form.
+pub fn path_registrar(raw: &str) -> Result<Cow<'_, str>, Problem> {
+    let decoded = percent_decode(raw, false).map_err(|err| Problem::InvalidParameter {
+        name: "key",
+        value: Some(echo(raw)),
+        reason: err.reason().to_owned(),
+    })?;
+    if !is_registrar_key(&decoded) {
+        return Err(Problem::InvalidParameter {
+            name: "key",
+            value: Some(echo(&decoded)),
+            reason: "not a registrar key (1 to 64 of a-z, 0-9, '_' and '-', starting with a \
+                     letter or digit)"
+                .to_owned(),
+        });
+    }
+    Ok(match decoded {
+        Cow::Borrowed(s) if !s.bytes().any(|b| b.is_ascii_uppercase()) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_ascii_lowercase()),
+    })
+}
+
+/// An integer from 1 to `max`, `default` when absent: plain decimal digits only (no
+/// sign, spaces or exponent).
+fn bounded_int(
+    name: &'static str,
+    value: Option<&str>,
+    default: usize,
+    max: usize,
+) -> Result<usize, Problem> {
+    let Some(value) = value else {
+        return Ok(default);
     };
     let bad = || Problem::InvalidParameter {
-        name: "limit",
+        name,
         value: Some(echo(value)),
-        reason: format!("must be an integer from 1 to {MAX_LIMIT}"),
+        reason: format!("must be an integer from 1 to {max}"),
     };
-    // Plain decimal digits only: no sign, no spaces, no exponent. Three digits at most
-    // after leading zeros, so no overflow is possible.
+    // At most six digits after leading zeros: no overflow is possible.
     let digits = value.trim_start_matches('0');
-    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 3 {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 6 {
         return Err(bad());
     }
     let n = digits
         .bytes()
         .fold(0usize, |n, b| n * 10 + usize::from(b - b'0'));
-    if (1..=MAX_LIMIT).contains(&n) {
+    if (1..=max).contains(&n) {
         Ok(n)
     } else {
         Err(bad())
@@ -550,5 +699,100 @@ mod tests {
         assert_eq!(code(path_tld("%ff").unwrap_err()), "invalid_parameter");
         assert_eq!(code(path_tld("a..b").unwrap_err()), "invalid_parameter");
         assert_eq!(code(path_tld("..").unwrap_err()), "invalid_parameter");
+    }
+
+    #[test]
+    fn days_windows_and_pages() {
+        assert_eq!(day("at", None).unwrap(), None);
+        assert_eq!(day("at", Some("1970-01-02")).unwrap(), Some(1));
+        for bad in [
+            "2026-02-30",
+            "2026-1-01",
+            "20260101",
+            "2026-01-01T00:00:00Z",
+            "",
+            "x",
+        ] {
+            let p = day("at", Some(bad)).unwrap_err();
+            assert!(
+                matches!(p, Problem::InvalidParameter { name: "at", .. }),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            window(Some("2025-01-01"), Some("2025-01-01")).unwrap(),
+            (Some(20089), Some(20089))
+        );
+        let p = window(Some("2025-02-01"), Some("2025-01-01")).unwrap_err();
+        assert!(matches!(p, Problem::InvalidParameter { name: "from", .. }));
+        let p = window(Some("2025-01-01"), Some("2025-13-01")).unwrap_err();
+        assert!(matches!(p, Problem::InvalidParameter { name: "to", .. }));
+        assert_eq!(page_limit(None).unwrap(), 100);
+        assert_eq!(page_limit(Some("500")).unwrap(), 500);
+        for bad in ["0", "501", "-1", "1e3", "9999999999"] {
+            assert_eq!(
+                code(page_limit(Some(bad)).unwrap_err()),
+                "invalid_parameter"
+            );
+        }
+        assert_eq!(sort(None).unwrap(), CatalogueSort::Name);
+        assert_eq!(sort(Some("cheapest")).unwrap(), CatalogueSort::Cheapest);
+        assert!(matches!(
+            sort(Some("price")).unwrap_err(),
+            Problem::InvalidParameter { name: "sort", .. }
+        ));
+        assert_eq!(
+            tld_type(Some("country-code")).unwrap(),
+            Some("country-code")
+        );
+        assert!(matches!(
+            tld_type(Some("cc")).unwrap_err(),
+            Problem::InvalidParameter { name: "type", .. }
+        ));
+        assert_eq!(search(Some(" .РФ")).unwrap().as_deref(), Some("рф"));
+        assert_eq!(search(Some("xn--P1")).unwrap().as_deref(), Some("xn--p1"));
+        for bad in ["", " ", ".", "a b", "co/uk", "%"] {
+            assert!(
+                matches!(
+                    search(Some(bad)).unwrap_err(),
+                    Problem::InvalidParameter { name: "q", .. }
+                ),
+                "{bad:?}"
+            );
+        }
+        let c = Cursor {
+            snapshot: 0x0123_4567_89ab_cdef,
+            listing: 7,
+            position: 300,
+        };
+        let mut text = Vec::new();
+        c.encode(&mut text);
+        let text = String::from_utf8(text).unwrap();
+        assert_eq!(cursor(Some(&text)).unwrap(), Some(c));
+        for bad in [
+            "",
+            "c1",
+            "x",
+            &text[1..],
+            &text.to_uppercase(),
+            &format!("{text}0"),
+        ] {
+            assert!(
+                matches!(
+                    cursor(Some(bad)).unwrap_err(),
+                    Problem::InvalidParameter { name: "cursor", .. }
+                ),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(path_registrar("DynaDot").unwrap(), "dynadot");
+        assert_eq!(
+            code(path_registrar("a%20b").unwrap_err()),
+            "invalid_parameter"
+        );
+        assert_eq!(
+            code(path_registrar("%ff").unwrap_err()),
+            "invalid_parameter"
+        );
     }
 }

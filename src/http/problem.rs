@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 const ECHO_MAX_CHARS: usize = 100;
 
 /// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 17] = [
+pub const CODES: [&str; 18] = [
     "missing_parameter",
     "invalid_parameter",
     "too_many_values",
@@ -46,6 +46,7 @@ pub const CODES: [&str; 17] = [
     "tld_not_in_plan",
     "not_found",
     "unknown_tld",
+    "unknown_registrar",
     "method_not_allowed",
     "request_too_large",
     "payload_too_large",
@@ -99,6 +100,11 @@ pub enum Problem {
     UnknownTld {
         /// The TLDs asked for, in request order.
         tlds: Vec<String>,
+    },
+    /// 404 `unknown_registrar`: the registrar asked for is not in the snapshot.
+    UnknownRegistrar {
+        /// The key asked for.
+        key: String,
     },
     /// 405 `method_not_allowed`: the path exists, the method does not.
     MethodNotAllowed {
@@ -154,7 +160,9 @@ impl Problem {
             | Problem::TooManyValues { .. } => StatusCode::BAD_REQUEST,
             Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
             Problem::TldNotInPlan { .. } => StatusCode::FORBIDDEN,
-            Problem::NotFound | Problem::UnknownTld { .. } => StatusCode::NOT_FOUND,
+            Problem::NotFound | Problem::UnknownTld { .. } | Problem::UnknownRegistrar { .. } => {
+                StatusCode::NOT_FOUND
+            }
             Problem::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Problem::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             Problem::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -179,6 +187,7 @@ impl Problem {
             Problem::TldNotInPlan { .. } => "tld_not_in_plan",
             Problem::NotFound => "not_found",
             Problem::UnknownTld { .. } => "unknown_tld",
+            Problem::UnknownRegistrar { .. } => "unknown_registrar",
             Problem::MethodNotAllowed { .. } => "method_not_allowed",
             Problem::UriTooLong { .. } | Problem::HeadersTooLarge { .. } => "request_too_large",
             Problem::RateLimited { .. } => "rate_limited",
@@ -202,6 +211,7 @@ impl Problem {
             Problem::TldNotInPlan { .. } => "TLD not in plan",
             Problem::NotFound => "Not found",
             Problem::UnknownTld { .. } => "Unknown TLD",
+            Problem::UnknownRegistrar { .. } => "Unknown registrar",
             Problem::MethodNotAllowed { .. } => "Method not allowed",
             Problem::UriTooLong { .. } | Problem::HeadersTooLarge { .. } => "Request too large",
             Problem::RateLimited { .. } => "Rate limited",
@@ -247,6 +257,12 @@ impl Problem {
             Problem::NotFound => "no endpoint has this path; see /openapi.json".to_owned(),
             Problem::UnknownTld { tlds } => {
                 format!("none of the TLDs asked for is known: {}", tlds.join(", "))
+            }
+            Problem::UnknownRegistrar { key } => {
+                format!(
+                    "no registrar has the key {:?}; GET /api/v1/registrars lists them",
+                    echo(key)
+                )
             }
             Problem::MethodNotAllowed { allow } => {
                 format!("this endpoint answers only {allow}")
@@ -331,6 +347,10 @@ impl Problem {
             Problem::UnknownTld { tlds } => {
                 member("tlds", &mut out);
                 write_list(tlds, &mut out);
+            }
+            Problem::UnknownRegistrar { key } => {
+                member("registrar", &mut out);
+                write_str(key, &mut out);
             }
             Problem::MethodNotAllowed { allow } => {
                 member("allow", &mut out);
@@ -432,6 +452,16 @@ impl Problem {
     pub fn from_query(err: QueryError) -> Problem {
         match err {
             QueryError::UnknownTlds(tlds) => Problem::UnknownTld { tlds },
+            QueryError::UnknownRegistrar(key) => Problem::UnknownRegistrar { key },
+            QueryError::InvalidParameter {
+                name,
+                value,
+                reason,
+            } => Problem::InvalidParameter {
+                name,
+                value: Some(echo(&value)),
+                reason,
+            },
         }
     }
 }
@@ -511,6 +541,7 @@ mod tests {
             Problem::UnknownTld {
                 tlds: vec!["nope".into()],
             },
+            Problem::UnknownRegistrar { key: "nope".into() },
             Problem::MethodNotAllowed { allow: "GET, HEAD" },
             Problem::UriTooLong { max: 8192 },
             Problem::HeadersTooLarge { max: 16384 },

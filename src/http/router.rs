@@ -31,10 +31,28 @@ pub enum RouteId {
     Metrics,
     /// `GET /openapi.json`
     OpenApi,
+    /// `GET /api/v1/client/history/tld/{tld}`
+    ClientHistory,
+    /// `GET /api/v1/history/tld/{tld}`
+    PublicHistory,
+    /// `GET /api/v1/client/overview/tld/{tld}`
+    ClientOverview,
+    /// `GET /api/v1/overview/tld/{tld}`
+    PublicOverview,
+    /// `GET /api/v1/client/tlds`
+    ClientTlds,
+    /// `GET /api/v1/tlds`
+    PublicTlds,
+    /// `GET /api/v1/registrars`
+    RegistrarList,
+    /// `GET /api/v1/registrars/{key}`
+    Registrar,
+    /// `GET /registrars/{key}`: the `website_url` of a registrar.
+    RegistrarPage,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 10;
+pub const ROUTE_COUNT: usize = 19;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -55,9 +73,6 @@ pub const GET_HEAD: &str = "GET, HEAD";
 
 /// The methods of a route that takes a request body.
 pub const POST: &str = "POST";
-
-/// Prefix of the one route with a path parameter.
-const REGISTRARS_PREFIX: &str = "/api/v1/client/registrars/tld/";
 
 /// Every route, in the order of [`RouteId`].
 pub static ROUTES: [Route; ROUTE_COUNT] = [
@@ -121,6 +136,60 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         requires_key: false,
         allow: GET_HEAD,
     },
+    Route {
+        id: RouteId::ClientHistory,
+        path: "/api/v1/client/history/tld/{tld}",
+        requires_key: true,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::PublicHistory,
+        path: "/api/v1/history/tld/{tld}",
+        requires_key: false,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::ClientOverview,
+        path: "/api/v1/client/overview/tld/{tld}",
+        requires_key: true,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::PublicOverview,
+        path: "/api/v1/overview/tld/{tld}",
+        requires_key: false,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::ClientTlds,
+        path: "/api/v1/client/tlds",
+        requires_key: true,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::PublicTlds,
+        path: "/api/v1/tlds",
+        requires_key: false,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::RegistrarList,
+        path: "/api/v1/registrars",
+        requires_key: false,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::Registrar,
+        path: "/api/v1/registrars/{key}",
+        requires_key: false,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::RegistrarPage,
+        path: "/registrars/{key}",
+        requires_key: false,
+        allow: GET_HEAD,
+    },
 ];
 
 impl RouteId {
@@ -137,22 +206,33 @@ impl Route {
             .split(", ")
             .any(|m| m.as_bytes() == method.as_str().as_bytes())
     }
+
+    /// For a route with a path parameter (its template ends in `{name}`), the part of
+    /// the path before it.
+    pub fn prefix(&self) -> Option<&'static str> {
+        self.path.find('{').map(|i| &self.path[..i])
+    }
 }
 
-/// Finds the route of a raw request path. Returns the route and, for the registrar
-/// listing, the raw (still percent-encoded) `{tld}` segment.
+/// Finds the route of a raw request path. Returns the route and, for a route with a
+/// path parameter, the raw (still percent-encoded) segment: exactly one non-empty
+/// segment, no `/` in it.
 pub fn find(path: &str) -> Option<(RouteId, &str)> {
-    if let Some(segment) = path.strip_prefix(REGISTRARS_PREFIX) {
-        // Exactly one non-empty segment.
-        if segment.is_empty() || segment.contains('/') {
-            return None;
+    for route in &ROUTES {
+        match route.prefix() {
+            None if route.path == path => return Some((route.id, "")),
+            None => {}
+            Some(prefix) => {
+                if let Some(segment) = path.strip_prefix(prefix) {
+                    if segment.is_empty() || segment.contains('/') {
+                        return None;
+                    }
+                    return Some((route.id, segment));
+                }
+            }
         }
-        return Some((RouteId::ClientRegistrars, segment));
     }
-    ROUTES
-        .iter()
-        .find(|route| route.path == path && route.id != RouteId::ClientRegistrars)
-        .map(|route| (route.id, ""))
+    None
 }
 
 #[cfg(test)]
@@ -170,7 +250,11 @@ mod tests {
     #[test]
     fn finds_every_static_route_and_nothing_near_it() {
         for route in &ROUTES {
-            if route.id == RouteId::ClientRegistrars {
+            if route.prefix().is_some() {
+                assert_eq!(
+                    find(route.path),
+                    Some((route.id, &route.path[route.prefix().unwrap().len()..]))
+                );
                 continue;
             }
             assert_eq!(find(route.path), Some((route.id, "")));
@@ -198,5 +282,39 @@ mod tests {
             find("/api/v1/client/registrars/tld/{tld}").map(|r| r.0),
             Some(RouteId::ClientRegistrars)
         );
+    }
+
+    #[test]
+    fn every_parameter_route_takes_one_segment() {
+        for (path, id, segment) in [
+            (
+                "/api/v1/client/history/tld/com",
+                RouteId::ClientHistory,
+                "com",
+            ),
+            ("/api/v1/history/tld/co.uk", RouteId::PublicHistory, "co.uk"),
+            (
+                "/api/v1/client/overview/tld/io",
+                RouteId::ClientOverview,
+                "io",
+            ),
+            (
+                "/api/v1/overview/tld/museum",
+                RouteId::PublicOverview,
+                "museum",
+            ),
+            ("/api/v1/registrars/dynadot", RouteId::Registrar, "dynadot"),
+            ("/registrars/dynadot", RouteId::RegistrarPage, "dynadot"),
+        ] {
+            assert_eq!(find(path), Some((id, segment)), "{path}");
+            assert_eq!(find(&format!("{path}/x")), None, "{path}");
+        }
+        assert_eq!(
+            find("/api/v1/registrars"),
+            Some((RouteId::RegistrarList, ""))
+        );
+        assert_eq!(find("/api/v1/registrars/"), None);
+        assert_eq!(find("/registrars/"), None);
+        assert_eq!(find("/api/v1/overview/tld/"), None);
     }
 }

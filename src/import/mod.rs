@@ -2,7 +2,7 @@
 //!
 //! `tldsnap import --feeds DIR --output SRC_DIR` reads one folder per registrar under
 //! `DIR` (the layout of `snapshots/feeds/`), keeps what is a real, priced offer, and
-//! writes `registrars.csv`, `prices.csv` and `history.csv`.
+//! writes `registrars.csv`, `prices.csv`, `history.csv` and `tlds.csv`.
 //!
 //! # Flow
 //!
@@ -111,6 +111,8 @@ pub struct Source {
     pub prices: Vec<PriceRow>,
     /// Sorted by (tld, registrar, day).
     pub history: Vec<HistoryRow>,
+    /// Every TLD of the IANA list, sorted by name, with its type and manager.
+    pub tlds: Vec<tlds::TldInfo>,
 }
 
 /// Why a feed row did not make it into the price source.
@@ -329,6 +331,7 @@ pub fn import(feeds_dir: &Path, tlds: &TldList) -> Result<Import, ImportError> {
     source
         .prices
         .sort_by(|a, b| (a.tld.as_str(), a.registrar).cmp(&(b.tld.as_str(), b.registrar)));
+    source.tlds = tlds.catalogue();
     source.history.sort_by(|a, b| {
         (a.tld.as_str(), a.registrar, a.day).cmp(&(b.tld.as_str(), b.registrar, b.day))
     });

@@ -15,7 +15,7 @@
 //! so counting the section costs nothing. [`Suffix`] tells the two apart, and the import
 //! summary counts the rows that only the private section admits.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
@@ -26,6 +26,9 @@ use crate::tld;
 pub const IANA_FILE: &str = "iana-tlds.txt";
 /// File name of the Public Suffix List inside the TLD directory.
 pub const PSL_FILE: &str = "public_suffix_list.dat";
+/// File name of the IANA root zone database dump (`Domain,Type,TLD Manager,...`) inside
+/// the TLD directory; optional: without it the catalogue has no types or managers.
+pub const ROOT_ZONE_DB_FILE: &str = "root-zone-db.csv";
 
 /// What kind of real name a feed name is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +48,19 @@ pub struct TldList {
     iana: HashSet<String>,
     icann: Rules,
     private: Rules,
+    /// Canonical TLD -> (type, manager) from the root zone database.
+    info: BTreeMap<String, (String, String)>,
+}
+
+/// One TLD of the IANA list with what the root zone database says of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TldInfo {
+    /// Canonical name.
+    pub tld: String,
+    /// `generic`, `country-code`, ... (empty when the database does not list it).
+    pub kind: String,
+    /// The TLD manager (empty when unknown or "Not assigned").
+    pub manager: String,
 }
 
 /// One PSL section's rules.
@@ -86,7 +102,13 @@ impl TldList {
         };
         let iana = read(IANA_FILE)?;
         let psl = read(PSL_FILE)?;
-        let list = TldList::from_texts(&iana, &psl);
+        let mut list = TldList::from_texts(&iana, &psl);
+        let db_path = dir.join(ROOT_ZONE_DB_FILE);
+        match std::fs::read(&db_path) {
+            Ok(bytes) => list.read_root_zone_db(&bytes, &db_path)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ImportError::new(&db_path, e.to_string())),
+        }
         if list.iana.is_empty() {
             return Err(ImportError::new(
                 &dir.join(IANA_FILE),
@@ -148,6 +170,66 @@ impl TldList {
             }
         }
         list
+    }
+
+    /// Reads the root zone database dump (`Domain,Type,TLD Manager,...`, RFC 4180: a
+    /// manager may hold commas and line breaks; right-to-left names are wrapped in
+    /// direction marks, which are dropped). Names are put in canonical form; runs
+    /// of white space in a manager become one space; "Not assigned" counts as unknown.
+    pub fn read_root_zone_db(&mut self, bytes: &[u8], path: &Path) -> Result<(), ImportError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(bytes);
+        let header = reader
+            .headers()
+            .map_err(|e| ImportError::new(path, e.to_string()))?
+            .clone();
+        let col = |name: &str| {
+            header
+                .iter()
+                .position(|h| h.trim_start_matches('\u{feff}') == name)
+                .ok_or_else(|| ImportError::new(path, format!("no column {name:?}")))
+        };
+        let (domain, kind, manager) = (col("Domain")?, col("Type")?, col("TLD Manager")?);
+        for record in reader.records() {
+            let record = record.map_err(|e| ImportError::new(path, e.to_string()))?;
+            let field = |i: usize| record.get(i).unwrap_or("");
+            // Right-to-left names come wrapped in direction marks (U+200F .name U+200E).
+            let raw = field(domain).trim_matches(['\u{200e}', '\u{200f}']);
+            let Ok(name) = tld::normalize(raw) else {
+                continue;
+            };
+            let manager = field(manager)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let manager = if manager == "Not assigned" {
+                String::new()
+            } else {
+                manager
+            };
+            self.info
+                .insert(name.into_owned(), (field(kind).trim().to_string(), manager));
+        }
+        Ok(())
+    }
+
+    /// Every TLD of the IANA list, sorted by canonical name, with its type and manager
+    /// from the root zone database when it lists them.
+    pub fn catalogue(&self) -> Vec<TldInfo> {
+        let mut names: Vec<&String> = self.iana.iter().collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|n| {
+                let (kind, manager) = self.info.get(n).cloned().unwrap_or_default();
+                TldInfo {
+                    tld: n.clone(),
+                    kind,
+                    manager,
+                }
+            })
+            .collect()
     }
 
     /// How many TLDs the IANA list holds.

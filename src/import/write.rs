@@ -1,10 +1,11 @@
-//! The canonical writer: a [`Source`] -> `registrars.csv`, `prices.csv`, `history.csv`.
+//! The canonical writer: a [`Source`] -> `registrars.csv`, `prices.csv`, `history.csv`,
+//! `tlds.csv`.
 //!
 //! The CSV text is RFC 4180 (the `csv` crate quotes what needs quoting), with a header
 //! row, prices as decimal strings with two decimals, `currency` `USD`, `updated_at` as
 //! RFC 3339 with milliseconds and `Z`, history dates as `YYYY-MM-DD`.
 //!
-//! Publishing: all three files are first written in full to temporary names in the
+//! Publishing: all four files are first written in full to temporary names in the
 //! output directory and flushed to disk; only then are they renamed over the real
 //! names. A failure before the renames leaves the previous source untouched (and the
 //! temporary files removed). The directory is fsynced after the renames so that the
@@ -24,6 +25,8 @@ pub const REGISTRARS_FILE: &str = "registrars.csv";
 pub const PRICES_FILE: &str = "prices.csv";
 /// `history.csv`
 pub const HISTORY_FILE: &str = "history.csv";
+/// `tlds.csv`
+pub const TLDS_FILE: &str = "tlds.csv";
 
 fn price(c: Option<u32>) -> String {
     c.map(cents_to_decimal).unwrap_or_default()
@@ -97,13 +100,25 @@ pub fn history_csv(source: &Source) -> Vec<u8> {
     )
 }
 
-/// Writes the three files into `dir` (created if missing), all or nothing.
+/// The text of `tlds.csv`.
+pub fn tlds_csv(source: &Source) -> Vec<u8> {
+    csv_bytes(
+        crate::source::TLDS_COLUMNS,
+        source
+            .tlds
+            .iter()
+            .map(|t| [t.tld.clone(), t.kind.clone(), t.manager.clone()]),
+    )
+}
+
+/// Writes the four files into `dir` (created if missing), all or nothing.
 pub fn write_source(dir: &Path, source: &Source) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     let files = [
         (REGISTRARS_FILE, registrars_csv(source)),
         (PRICES_FILE, prices_csv(source)),
         (HISTORY_FILE, history_csv(source)),
+        (TLDS_FILE, tlds_csv(source)),
     ];
     let pid = std::process::id();
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -162,6 +177,11 @@ mod tests {
                 registrar: "route53",
                 offer: Offer::default(),
             }],
+            tlds: vec![super::super::tlds::TldInfo {
+                tld: "uk".into(),
+                kind: "country-code".into(),
+                manager: "Nominet UK".into(),
+            }],
         }
     }
 
@@ -179,6 +199,10 @@ mod tests {
         assert_eq!(
             String::from_utf8(history_csv(&s)).unwrap(),
             "date,tld,registrar,register,renew,transfer\n2024-10-04,co.uk,route53,,,\n"
+        );
+        assert_eq!(
+            String::from_utf8(tlds_csv(&s)).unwrap(),
+            "tld,type,manager\nuk,country-code,Nominet UK\n"
         );
     }
 }

@@ -36,7 +36,7 @@ use schema::{ArchivedSpan, NONE};
 /// The 8 bytes every snapshot starts with.
 pub const MAGIC: [u8; 8] = *b"TLDSNAP\0";
 /// The format this build reads and writes. Bump on any change to the header or schema.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 64;
 
@@ -460,6 +460,15 @@ impl ArchivedSnapshotData {
         self.tld_index(name).map(|i| &self.tlds[i])
     }
 
+    /// The catalogue entry of a canonical name (binary search: the catalogue is in
+    /// name order).
+    pub fn catalogue_entry(&self, name: &str) -> Option<&schema::ArchivedCatalogueEntry> {
+        self.catalogue
+            .binary_search_by(|e| self.span(&e.name).cmp(name.as_bytes()))
+            .ok()
+            .map(|i| &self.catalogue[i])
+    }
+
     /// Whether the snapshot knows the TLD (sold or renewal-only).
     pub fn has_tld(&self, name: &str) -> bool {
         self.tld_index(name).is_some()
@@ -501,6 +510,103 @@ impl ArchivedSnapshotData {
             .binary_search_by(|e| e.registrar.to_native().cmp(&(registrar as u32)))
             .ok()
             .map(|i| &self.offers[group[i].offer.to_native() as usize])
+    }
+
+    /// Versions and price lists: each registrar's runs are in place and in order.
+    fn check_registrar_lists(&self) -> Result<(), String> {
+        let (mut next_version, mut next_listed) = (0usize, 0usize);
+        for (i, r) in self.registrars.iter().enumerate() {
+            let err = |what: &str| Err(format!("registrar {i}: {what}"));
+            let (fv, nv) = (
+                r.first_version.to_native() as usize,
+                r.versions.to_native() as usize,
+            );
+            if fv != next_version || fv + nv > self.versions.len() {
+                return err("versions out of place");
+            }
+            next_version = fv + nv;
+            if self.versions[fv..fv + nv]
+                .windows(2)
+                .any(|w| w[0].date >= w[1].date)
+            {
+                return err("versions not in date order");
+            }
+            let fl = r.first_listed.to_native() as usize;
+            let nl = (r.sells.to_native() + r.renewal_only.to_native()) as usize;
+            if fl != next_listed || fl + nl > self.registrar_offers.len() {
+                return err("price list out of place");
+            }
+            next_listed = fl + nl;
+            let mut previous: Option<&[u8]> = None;
+            for o in self.registrar_offers[fl..fl + nl].iter() {
+                let o = o.to_native() as usize;
+                if o >= self.offers.len() || self.offers[o].registrar.to_native() as usize != i {
+                    return err("price list holds another registrar's offer");
+                }
+                let name = self.span(&self.tlds[self.offer_tld(o)].name);
+                if previous.is_some_and(|p| p >= name) {
+                    return err("price list not in TLD name order");
+                }
+                previous = Some(name);
+            }
+        }
+        if next_version != self.versions.len() || next_listed != self.registrar_offers.len() {
+            return Err("versions or price lists not covered by the registrars".into());
+        }
+        Ok(())
+    }
+
+    /// The catalogue: names strictly sorted, every priced TLD once, sort orders are
+    /// permutations.
+    fn check_catalogue(&self, str_ok: &dyn Fn(&ArchivedSpan) -> bool) -> Result<(), String> {
+        let n = self.catalogue.len();
+        let mut priced = 0usize;
+        for (i, e) in self.catalogue.iter().enumerate() {
+            let err = |what: &str| Err(format!("catalogue entry {i}: {what}"));
+            if ![&e.name, &e.unicode, &e.kind, &e.manager]
+                .iter()
+                .all(|s| str_ok(s))
+            {
+                return err("span outside the text");
+            }
+            if i > 0 && self.span(&self.catalogue[i - 1].name) >= self.span(&e.name) {
+                return err("names not strictly sorted");
+            }
+            let t = e.tld.to_native();
+            if t != NONE {
+                if t as usize >= self.tlds.len()
+                    || self.span(&self.tlds[t as usize].name) != self.span(&e.name)
+                {
+                    return err("points to another TLD");
+                }
+                priced += 1;
+            }
+        }
+        if priced != self.tlds.len() {
+            return Err("the catalogue does not hold every TLD".into());
+        }
+        for (what, order) in [
+            ("cheapest", &self.catalogue_by_cheapest),
+            ("registrars", &self.catalogue_by_registrars),
+        ] {
+            let mut seen = vec![false; n];
+            if order.len() != n
+                || !order.iter().all(|p| {
+                    let p = p.to_native() as usize;
+                    p < n && !std::mem::replace(&mut seen[p], true)
+                })
+            {
+                return Err(format!("catalogue order by {what} is not a permutation"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The TLD position of an offer (binary search over the TLD groups).
+    pub fn offer_tld(&self, offer: usize) -> usize {
+        self.tlds
+            .partition_point(|t| t.first_offer.to_native() as usize <= offer)
+            .saturating_sub(1)
     }
 
     /// Checks everything the query code indexes without checking: run once at open.
@@ -614,6 +720,18 @@ impl ArchivedSnapshotData {
         {
             return Err("history refers to an unknown registrar".into());
         }
+        for t in self.tlds.iter() {
+            let fc = t.first_change.to_native() as usize;
+            let group = &self.history[fc..fc + t.changes.to_native() as usize];
+            if group
+                .windows(2)
+                .any(|w| (w[0].registrar, w[0].date) >= (w[1].registrar, w[1].date))
+            {
+                return Err("a TLD's history is not ordered by (registrar, date)".into());
+            }
+        }
+        self.check_registrar_lists()?;
+        self.check_catalogue(&str_ok)?;
         let table = &self.tld_table;
         if !table.len().is_power_of_two() || !table.iter().any(|v| *v == 0) {
             return Err("TLD table size is not a power of two or has no empty slot".into());

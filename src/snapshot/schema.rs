@@ -48,6 +48,18 @@ pub struct SnapshotData {
     pub history: Vec<Change>,
     /// Names and pre-rendered JSON fragments.
     pub text: Vec<u8>,
+    /// The TLD catalogue: every TLD of the IANA list and every TLD with prices or
+    /// history, sorted by canonical name (the `sort=name` order).
+    pub catalogue: Vec<CatalogueEntry>,
+    /// Catalogue positions by cheapest registration price (unsold last), then name.
+    pub catalogue_by_cheapest: Vec<u32>,
+    /// Catalogue positions by number of selling registrars (most first), then name.
+    pub catalogue_by_registrars: Vec<u32>,
+    /// Dated feed versions grouped by registrar, oldest first (see [`Version`]).
+    pub versions: Vec<Version>,
+    /// Offer positions grouped by registrar, each group in TLD name order: a
+    /// registrar's price list.
+    pub registrar_offers: Vec<u32>,
 }
 
 /// One registrar.
@@ -71,6 +83,15 @@ pub struct Registrar {
     pub listing_head: Span,
     /// `/registrars/key"`: what follows the public URL in `website_url`.
     pub listing_path: Span,
+    /// First of its versions in [`SnapshotData::versions`].
+    pub first_version: u32,
+    /// How many versions it has.
+    pub versions: u32,
+    /// First of its offers in [`SnapshotData::registrar_offers`]; it has
+    /// `sells + renewal_only` of them.
+    pub first_listed: u32,
+    /// Number of TLDs where it ranks first for registration.
+    pub cheapest_in: u32,
 }
 
 /// One TLD with its pre-computed aggregates (over the sellers) and fragment spans.
@@ -154,4 +175,33 @@ pub struct Change {
     pub renew: u32,
     /// Cents or [`NONE`].
     pub transfer: u32,
+}
+
+/// One TLD of the catalogue.
+#[derive(Archive, Serialize, Debug, Default)]
+pub struct CatalogueEntry {
+    /// Canonical name, bare.
+    pub name: Span,
+    /// The name in Unicode, bare (equal to `name` when it has no `xn--` label).
+    pub unicode: Span,
+    /// The IANA root zone type of its top-level label, bare (empty = unknown).
+    pub kind: Span,
+    /// The TLD manager from the IANA root zone database, bare (empty = unknown; only
+    /// single-label names have one).
+    pub manager: Span,
+    /// Position in [`SnapshotData::tlds`], or [`NONE`] when nobody prices it.
+    pub tld: u32,
+}
+
+/// One dated version of a registrar's feed, as the price source shows it: a day with
+/// at least one change in its history, or the day of its current prices.
+#[derive(Archive, Serialize, Debug, Default)]
+pub struct Version {
+    /// Days since 1970-01-01.
+    pub date: i32,
+    /// The version's timestamp: the registrar's latest `updated_at` on the day of its
+    /// current prices, otherwise midnight UTC of `date` (history has days only).
+    pub ms: i64,
+    /// How many TLDs it offered (sold or renewal-only) after this version.
+    pub live: u32,
 }

@@ -73,7 +73,7 @@ impl TempDir {
     pub fn edited_snapshot(&self, name: &str, edit: impl Fn(&str) -> String) -> PathBuf {
         let src = self.path(&format!("{name}.source"));
         std::fs::create_dir_all(&src).unwrap();
-        for file in ["registrars.csv", "prices.csv", "history.csv"] {
+        for file in ["registrars.csv", "prices.csv", "history.csv", "tlds.csv"] {
             let text = std::fs::read_to_string(fixture_source().join(file)).unwrap();
             let text = if file == "prices.csv" {
                 edit(&text)

@@ -1,0 +1,529 @@
+//! The catalogue of TLDs, the registrar list and one registrar's price list: pages of
+//! pre-sorted arrays.
+//!
+//! Every sort order is computed by the builder ([`SnapshotData::catalogue`] is in name
+//! order, `catalogue_by_cheapest` and `catalogue_by_registrars` hold the other two), so a
+//! page is a walk from the cursor's position that stops after `limit` matches: no sort
+//! at request time. Filters (`q`, `type`) are tested entry by entry on the way; with a
+//! filter the walk goes on to the end to count `meta.total` (a few thousand short names).
+//!
+//! A cursor is opaque to clients: it carries the snapshot it was made for, the listing
+//! (sort and filters, or the registrar) and the position of the next entry. A cursor of
+//! another snapshot or another listing is refused, because a position in another
+//! ordering would silently skip or repeat entries.
+//!
+//! [`SnapshotData::catalogue`]: crate::snapshot::SnapshotData::catalogue
+
+use super::{QueryError, write_int};
+use crate::json;
+use crate::price::write_opt_cents;
+use crate::snapshot::schema::{ArchivedCatalogueEntry, ArchivedRegistrar, NONE};
+use crate::snapshot::{ArchivedSnapshotData, name_hash};
+use crate::time;
+
+/// The IANA root zone types a catalogue can be filtered by (`type`).
+pub const TYPES: [&str; 6] = [
+    "generic",
+    "country-code",
+    "sponsored",
+    "infrastructure",
+    "generic-restricted",
+    "test",
+];
+
+/// Most entries a page holds (`limit`).
+pub const MAX_PAGE: usize = 500;
+/// Entries of a page when `limit` is absent.
+pub const DEFAULT_PAGE: usize = 100;
+
+/// The orders of the catalogue (`sort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogueSort {
+    /// By canonical name.
+    Name,
+    /// By cheapest registration price, unsold TLDs last; ties by name.
+    Cheapest,
+    /// By number of selling registrars, most first; ties by name.
+    Registrars,
+}
+
+impl CatalogueSort {
+    /// The parameter value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CatalogueSort::Name => "name",
+            CatalogueSort::Cheapest => "cheapest",
+            CatalogueSort::Registrars => "registrars",
+        }
+    }
+
+    /// The order named by a parameter value.
+    pub fn parse(s: &str) -> Option<CatalogueSort> {
+        [
+            CatalogueSort::Name,
+            CatalogueSort::Cheapest,
+            CatalogueSort::Registrars,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == s)
+    }
+}
+
+/// Where the next page starts, and which listing of which snapshot it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    /// The snapshot it was made for (low 64 bits of its content hash).
+    pub snapshot: u64,
+    /// The listing it pages through (a hash of sort and filters, or of the registrar).
+    pub listing: u32,
+    /// Position of the next entry in the listing's order.
+    pub position: u32,
+}
+
+/// Why a cursor string is not a cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CursorError;
+
+impl Cursor {
+    const PREFIX: &'static str = "c1";
+    const LEN: usize = 2 + 16 + 8 + 8;
+
+    /// The opaque text handed to clients (34 characters, URL-safe).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let _ = write!(
+            out,
+            "{}{:016x}{:08x}{:08x}",
+            Self::PREFIX,
+            self.snapshot,
+            self.listing,
+            self.position
+        );
+    }
+
+    /// Reads a cursor written by [`Cursor::encode`].
+    pub fn decode(s: &str) -> Result<Cursor, CursorError> {
+        let hex = |r: std::ops::Range<usize>| {
+            let part = s.get(r).ok_or(CursorError)?;
+            if !part.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+                return Err(CursorError);
+            }
+            u64::from_str_radix(part, 16).map_err(|_| CursorError)
+        };
+        if s.len() != Self::LEN || !s.starts_with(Self::PREFIX) {
+            return Err(CursorError);
+        }
+        Ok(Cursor {
+            snapshot: hex(2..18)?,
+            listing: hex(18..26)? as u32,
+            position: hex(26..34)? as u32,
+        })
+    }
+}
+
+/// Checks a cursor against the listing and snapshot at hand; the start position.
+fn start(
+    cursor: Option<&Cursor>,
+    snapshot: u64,
+    listing: u32,
+    len: usize,
+) -> Result<usize, QueryError> {
+    let Some(c) = cursor else {
+        return Ok(0);
+    };
+    let bad = |reason: &str| QueryError::InvalidParameter {
+        name: "cursor",
+        value: {
+            let mut v = Vec::new();
+            c.encode(&mut v);
+            String::from_utf8_lossy(&v).into_owned()
+        },
+        reason: reason.to_owned(),
+    };
+    if c.snapshot != snapshot {
+        return Err(bad(
+            "this cursor belongs to an earlier price snapshot; the data has changed since, so \
+             start again without a cursor",
+        ));
+    }
+    if c.listing != listing {
+        return Err(bad(
+            "this cursor belongs to another listing; give it with the same sort, q and type \
+             (or registrar) as the request that returned it",
+        ));
+    }
+    if c.position as usize > len {
+        return Err(bad("this cursor points past the end of the listing"));
+    }
+    Ok(c.position as usize)
+}
+
+fn listing_hash(parts: &[&str]) -> u32 {
+    let mut bytes = Vec::new();
+    for p in parts {
+        bytes.extend_from_slice(p.as_bytes());
+        bytes.push(0);
+    }
+    name_hash(&bytes) as u32
+}
+
+/// Parameters of [`catalogue`].
+#[derive(Debug, Clone)]
+pub struct CatalogueRequest<'a> {
+    /// Keep names that contain this (lowercase; matched against the canonical and the
+    /// Unicode form of each name).
+    pub q: Option<&'a str>,
+    /// Keep names of this root zone type (one of [`TYPES`]).
+    pub kind: Option<&'a str>,
+    /// The order.
+    pub sort: CatalogueSort,
+    /// Entries per page, 1 to [`MAX_PAGE`].
+    pub limit: usize,
+    /// Where to start; `None` = the first page.
+    pub cursor: Option<Cursor>,
+    /// Whether the caller's plan covers every TLD (otherwise member-only fields of TLDs
+    /// outside the 22 free ones are `null`).
+    pub all_tlds: bool,
+    /// The snapshot's identity (low 64 bits of its content hash), for cursors.
+    pub snapshot: u64,
+}
+
+/// Whether a catalogue entry passes the filters.
+fn matches(
+    snap: &ArchivedSnapshotData,
+    e: &ArchivedCatalogueEntry,
+    req: &CatalogueRequest<'_>,
+) -> bool {
+    if let Some(kind) = req.kind
+        && snap.span(&e.kind) != kind.as_bytes()
+    {
+        return false;
+    }
+    if let Some(q) = req.q {
+        let contains = |hay: &[u8]| hay.windows(q.len()).any(|w| w == q.as_bytes());
+        if !(contains(snap.span(&e.name)) || contains(snap.span(&e.unicode))) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Writes a bare span as a JSON string, or `null` when it is empty.
+fn str_or_null(
+    snap: &ArchivedSnapshotData,
+    s: &crate::snapshot::schema::ArchivedSpan,
+    out: &mut Vec<u8>,
+) {
+    let v = snap.span_str(s);
+    if v.is_empty() {
+        out.extend_from_slice(b"null");
+    } else {
+        json::write_str(v, out);
+    }
+}
+
+/// The fields of a TLD that every caller sees: name, Unicode name, type, manager, free.
+pub(crate) fn write_tld_facts(
+    snap: &ArchivedSnapshotData,
+    e: &ArchivedCatalogueEntry,
+    out: &mut Vec<u8>,
+) {
+    let name = snap.span_str(&e.name);
+    out.extend_from_slice(b"\"tld\":");
+    json::write_str(name, out);
+    out.extend_from_slice(b",\"unicode\":");
+    json::write_str(snap.span_str(&e.unicode), out);
+    out.extend_from_slice(b",\"type\":");
+    str_or_null(snap, &e.kind, out);
+    out.extend_from_slice(b",\"manager\":");
+    str_or_null(snap, &e.manager, out);
+    out.extend_from_slice(b",\"free\":");
+    out.extend_from_slice(if crate::tld::is_free(name) {
+        b"true"
+    } else {
+        b"false"
+    });
+}
+
+/// Writes `"members_only":[...]`'s list of hidden field names.
+pub(crate) fn write_members_only(fields: &[&str], out: &mut Vec<u8>) {
+    out.extend_from_slice(b",\"members_only\":[");
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json::write_str(f, out);
+    }
+    out.push(b']');
+}
+
+/// One catalogue entry.
+fn write_entry(
+    snap: &ArchivedSnapshotData,
+    e: &ArchivedCatalogueEntry,
+    all_tlds: bool,
+    out: &mut Vec<u8>,
+) {
+    out.push(b'{');
+    write_tld_facts(snap, e, out);
+    let t = e.tld.to_native();
+    let t = (t != NONE).then(|| &snap.tlds[t as usize]);
+    let sellers = t.map_or(0, |t| t.sellers.to_native());
+    out.extend_from_slice(b",\"registrar_count\":");
+    write_int(sellers as u64, out);
+    out.extend_from_slice(b",\"avg_register_price\":");
+    write_opt_cents(
+        t.map(|t| t.avg_register.to_native())
+            .filter(|c| *c != NONE)
+            .map(u64::from),
+        out,
+    );
+    out.extend_from_slice(b",\"cheapest_register\":");
+    let shown = all_tlds || crate::tld::is_free(snap.span_str(&e.name));
+    let cheapest = t
+        .filter(|_| shown && sellers > 0)
+        .map(|t| &snap.offers[t.first_offer.to_native() as usize]);
+    super::write_pick(snap, cheapest, |o| Some(o.register.to_native() as u64), out);
+    if !shown {
+        write_members_only(&["cheapest_register"], out);
+    }
+    out.push(b'}');
+}
+
+/// Writes `"next_cursor":"..."` or `null`.
+fn write_next(next: Option<Cursor>, out: &mut Vec<u8>) {
+    out.extend_from_slice(b",\"next_cursor\":");
+    match next {
+        Some(c) => {
+            out.push(b'"');
+            c.encode(out);
+            out.push(b'"');
+        }
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// One page of the TLD catalogue:
+/// `{"tlds":[...],"meta":{"total":N,"sort":..,"limit":L,"next_cursor":..}}`.
+pub fn catalogue(
+    snap: &ArchivedSnapshotData,
+    req: &CatalogueRequest<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    out.clear();
+    let n = snap.catalogue.len();
+    let listing = listing_hash(&[
+        "catalogue",
+        req.sort.as_str(),
+        req.q.unwrap_or(""),
+        req.kind.unwrap_or(""),
+    ]);
+    let from = start(req.cursor.as_ref(), req.snapshot, listing, n)?;
+    let order = match req.sort {
+        CatalogueSort::Name => None,
+        CatalogueSort::Cheapest => Some(&snap.catalogue_by_cheapest),
+        CatalogueSort::Registrars => Some(&snap.catalogue_by_registrars),
+    };
+    let at = |i: usize| match order {
+        None => &snap.catalogue[i],
+        Some(o) => &snap.catalogue[o[i].to_native() as usize],
+    };
+    let filtered = req.q.is_some() || req.kind.is_some();
+    out.extend_from_slice(b"{\"tlds\":[");
+    let (mut shown, mut total, mut next) = (0usize, 0usize, None);
+    // Matches before the cursor count toward the total too.
+    if filtered {
+        total = (0..from).filter(|&i| matches(snap, at(i), req)).count();
+    }
+    for i in from..n {
+        let e = at(i);
+        if filtered && !matches(snap, e, req) {
+            continue;
+        }
+        if shown == req.limit {
+            if next.is_none() {
+                next = Some(Cursor {
+                    snapshot: req.snapshot,
+                    listing,
+                    position: i as u32,
+                });
+            }
+            if !filtered {
+                break;
+            }
+            total += 1;
+            continue;
+        }
+        if shown > 0 {
+            out.push(b',');
+        }
+        write_entry(snap, e, req.all_tlds, out);
+        shown += 1;
+        total += 1;
+    }
+    if !filtered {
+        total = n;
+    }
+    out.extend_from_slice(b"],\"meta\":{\"total\":");
+    write_int(total as u64, out);
+    out.extend_from_slice(b",\"sort\":\"");
+    out.extend_from_slice(req.sort.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"limit\":");
+    write_int(req.limit as u64, out);
+    write_next(next, out);
+    out.extend_from_slice(b"}}");
+    Ok(())
+}
+
+/// Writes `"coverage":{"first":"YYYY-MM-DD","last":"YYYY-MM-DD"}` (or `null`): the first
+/// and last dated feed version of a registrar in the price source.
+pub(crate) fn write_coverage(
+    snap: &ArchivedSnapshotData,
+    r: &ArchivedRegistrar,
+    out: &mut Vec<u8>,
+) {
+    let first = r.first_version.to_native() as usize;
+    let versions = &snap.versions[first..first + r.versions.to_native() as usize];
+    out.extend_from_slice(b"\"coverage\":");
+    match (versions.first(), versions.last()) {
+        (Some(a), Some(b)) => {
+            out.extend_from_slice(b"{\"first\":\"");
+            time::write_date(a.date.to_native() as i64, out);
+            out.extend_from_slice(b"\",\"last\":\"");
+            time::write_date(b.date.to_native() as i64, out);
+            out.extend_from_slice(b"\"}");
+        }
+        _ => out.extend_from_slice(b"null"),
+    }
+}
+
+/// The fields of a registrar shared by the list and the detail.
+fn write_registrar_head(
+    snap: &ArchivedSnapshotData,
+    r: &ArchivedRegistrar,
+    public_url: &str,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(b"{\"key\":");
+    json::write_str(snap.span_str(&r.key), out);
+    out.extend_from_slice(b",\"name\":");
+    out.extend_from_slice(snap.span(&r.name_json));
+    out.extend_from_slice(b",\"homepage\":");
+    str_or_null(snap, &r.homepage, out);
+    out.extend_from_slice(b",\"website_url\":\"");
+    out.extend_from_slice(public_url.as_bytes());
+    // `/registrars/key"`: the path and the closing quote.
+    out.extend_from_slice(snap.span(&r.listing_path));
+    out.extend_from_slice(b",\"tlds_sold\":");
+    write_int(r.sells.to_native() as u64, out);
+    out.extend_from_slice(b",\"renewal_only\":");
+    write_int(r.renewal_only.to_native() as u64, out);
+    out.extend_from_slice(b",\"cheapest_in\":");
+    write_int(r.cheapest_in.to_native() as u64, out);
+    out.push(b',');
+    write_coverage(snap, r, out);
+    out.extend_from_slice(b",\"last_updated\":");
+    let ms = r.updated_ms.to_native();
+    if r.sells.to_native() + r.renewal_only.to_native() == 0 {
+        out.extend_from_slice(b"null");
+    } else {
+        out.push(b'"');
+        time::write_iso_millis(ms, out);
+        out.push(b'"');
+    }
+}
+
+/// Every registrar, by key: `{"registrars":[...],"total":N}`. `public_url` must already
+/// be safe inside a JSON string.
+pub fn registrars_list(snap: &ArchivedSnapshotData, public_url: &str, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(b"{\"registrars\":[");
+    for (i, r) in snap.registrars.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_registrar_head(snap, r, public_url, out);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"total\":");
+    write_int(snap.registrars.len() as u64, out);
+    out.push(b'}');
+}
+
+/// Parameters of [`registrar`].
+#[derive(Debug, Clone)]
+pub struct RegistrarRequest<'a> {
+    /// The registrar key (lowercase).
+    pub key: &'a str,
+    /// Price entries per page, 1 to [`MAX_PAGE`].
+    pub limit: usize,
+    /// Where to start; `None` = the first page.
+    pub cursor: Option<Cursor>,
+    /// Whether the caller's plan covers every TLD.
+    pub all_tlds: bool,
+    /// Base of `website_url`; must already be safe inside a JSON string.
+    pub public_url: &'a str,
+    /// The snapshot's identity, for cursors.
+    pub snapshot: u64,
+}
+
+/// One registrar and a page of its price list, in TLD name order: its listing fields,
+/// then `"prices":[{"tld":..,"register_price":..,...}]` and `meta`.
+pub fn registrar(
+    snap: &ArchivedSnapshotData,
+    req: &RegistrarRequest<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    out.clear();
+    let Some(ri) = snap.registrar_index(req.key) else {
+        return Err(QueryError::UnknownRegistrar(req.key.to_string()));
+    };
+    let r = &snap.registrars[ri];
+    let first = r.first_listed.to_native() as usize;
+    let list = &snap.registrar_offers
+        [first..first + (r.sells.to_native() + r.renewal_only.to_native()) as usize];
+    let listing = listing_hash(&["registrar", req.key]);
+    let from = start(req.cursor.as_ref(), req.snapshot, listing, list.len())?;
+    write_registrar_head(snap, r, req.public_url, out);
+    out.extend_from_slice(b",\"prices\":[");
+    let end = list.len().min(from + req.limit);
+    for (i, o) in list[from..end].iter().enumerate() {
+        let o = &snap.offers[o.to_native() as usize];
+        // The TLD of an offer: a binary search over the TLD groups (the list stores
+        // offer positions only).
+        let t = &snap.tlds[snap.offer_tld(list[from + i].to_native() as usize)];
+        let name = snap.span_str(&t.name);
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"tld\":");
+        out.extend_from_slice(snap.span(&t.key_json));
+        let shown = req.all_tlds || crate::tld::is_free(name);
+        let price = |c: u32| (shown && c != NONE).then_some(c as u64);
+        out.extend_from_slice(b",\"register_price\":");
+        write_opt_cents(price(o.register.to_native()), out);
+        out.extend_from_slice(b",\"renew_price\":");
+        write_opt_cents(price(o.renew.to_native()), out);
+        out.extend_from_slice(b",\"transfer_price\":");
+        write_opt_cents(price(o.transfer.to_native()), out);
+        out.extend_from_slice(b",\"last_updated\":\"");
+        time::write_iso_millis(o.updated_ms.to_native(), out);
+        out.push(b'"');
+        if !shown {
+            write_members_only(&["register_price", "renew_price", "transfer_price"], out);
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"meta\":{\"total\":");
+    write_int(list.len() as u64, out);
+    out.extend_from_slice(b",\"limit\":");
+    write_int(req.limit as u64, out);
+    let next = (end < list.len()).then_some(Cursor {
+        snapshot: req.snapshot,
+        listing,
+        position: end as u32,
+    });
+    write_next(next, out);
+    out.extend_from_slice(b"}}");
+    Ok(())
+}
