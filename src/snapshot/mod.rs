@@ -36,7 +36,7 @@ use schema::{ArchivedSpan, NONE};
 /// The 8 bytes every snapshot starts with.
 pub const MAGIC: [u8; 8] = *b"TLDSNAP\0";
 /// The format this build reads and writes. Bump on any change to the header or schema.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 64;
 
@@ -569,6 +569,7 @@ impl ArchivedSnapshotData {
             for (k, o) in self.offers[first..first + rows].iter().enumerate() {
                 if o.registrar.to_native() as usize >= n_reg
                     || !span_ok(&o.record)
+                    || !span_ok(&o.original_currency)
                     || o.record.start < record
                 {
                     return err("offer registrar or record out of range");
