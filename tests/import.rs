@@ -460,6 +460,35 @@ fn shipped_source_is_a_fresh_import_of_shipped_feeds() {
     }
 }
 
+/// The data-quality report in the docs is the one the shipped feeds give: its tables in
+/// docs/IMPORT.md, all of it in docs/import-report.md.
+#[test]
+fn the_documented_quality_report_is_current() {
+    let out_dir = scratch("report");
+    let out = Command::new(BIN)
+        .args(["import", "--quiet", "--report", "--feeds"])
+        .arg(root("snapshots/feeds"))
+        .arg("--output")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let report = ok(&out);
+    let tables = &report[..report.find("\n### far from the median").unwrap() + 1];
+    assert!(tables.contains("### Flags, per registrar"), "{report}");
+    let import_md = std::fs::read_to_string(root("docs/IMPORT.md")).unwrap();
+    assert!(
+        import_md.contains(tables),
+        "docs/IMPORT.md lacks the current report tables: paste the output of \
+         `tldsnap import --feeds snapshots/feeds --output snapshots/source --quiet --report` \
+         up to \"### far from the median\"\n{tables}"
+    );
+    let full = std::fs::read_to_string(root("docs/import-report.md")).unwrap();
+    assert!(
+        full.ends_with(&report),
+        "docs/import-report.md does not end with the current report: regenerate it"
+    );
+}
+
 fn import_with(feeds: &Path, output: &Path, extra: &[&str]) -> Output {
     Command::new(BIN)
         .args(["import", "--feeds"])
