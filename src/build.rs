@@ -19,7 +19,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json;
-use crate::price::write_triple;
+use crate::price::{offered, write_opt_cents, write_triple};
 use crate::query::render;
 use crate::snapshot::schema::{
     CatalogueEntry, Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
@@ -245,9 +245,18 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
                 renew: cents(r.renew),
                 transfer: cents(r.transfer),
                 updated_ms: r.updated_ms,
+                original_register: r.original.as_ref().map_or(NONE, |o| cents(o.register)),
+                original_renew: r.original.as_ref().map_or(NONE, |o| cents(o.renew)),
+                original_transfer: r.original.as_ref().map_or(NONE, |o| cents(o.transfer)),
+                rate_date: r.original.as_ref().map_or(0, |o| o.rate_date),
                 ..Offer::default()
             })
             .collect();
+        for (o, r) in offers.iter_mut().zip(&rows) {
+            if let Some(orig) = &r.original {
+                o.original_currency = text.str(&orig.currency);
+            }
+        }
 
         // Client-shape cheapest entries, contiguous, comma separated.
         tld.client_start = text.pos();
@@ -281,10 +290,23 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         }
 
         // Registrar listing prices (sellers only).
-        for o in offers.iter_mut().take(sellers) {
+        for (o, r) in offers.iter_mut().zip(&rows).take(sellers) {
             o.listing_prices = text.span(|out| {
                 out.extend_from_slice(b",\"prices\":");
                 write_triple(o.register, o.renew, o.transfer, out);
+                if let Some(orig) = &r.original {
+                    out.extend_from_slice(b",\"original_prices\":{\"currency\":");
+                    json::write_str(&orig.currency, out);
+                    out.extend_from_slice(b",\"register\":");
+                    write_opt_cents(offered(o.original_register), out);
+                    out.extend_from_slice(b",\"renew\":");
+                    write_opt_cents(offered(o.original_renew), out);
+                    out.extend_from_slice(b",\"transfer\":");
+                    write_opt_cents(offered(o.original_transfer), out);
+                    out.extend_from_slice(b",\"rate_date\":\"");
+                    time::write_date(orig.rate_date as i64, out);
+                    out.extend_from_slice(b"\"}");
+                }
             });
         }
 

@@ -12,6 +12,11 @@ use std::fmt;
 /// `schema::NONE`). [`parse_cents`] refuses it as a price, so the two never meet.
 pub const NOT_OFFERED: u32 = u32::MAX;
 
+/// A stored price as an amount: `None` for [`NOT_OFFERED`].
+pub fn offered(cents: u32) -> Option<u64> {
+    (cents != NOT_OFFERED).then_some(cents as u64)
+}
+
 /// Why a price string was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PriceError {
@@ -80,6 +85,37 @@ pub fn parse_cents(s: &str) -> Result<Option<u32>, PriceError> {
     }
 }
 
+/// Parses a feed's decimal price into cents, rounding a price with more than two
+/// decimals to the nearest cent, ties to the even cent (`26.9913` -> 2699, `19.875` ->
+/// 1988, `6.685` -> 668). Every other rule is [`parse_cents`]'s. The price source itself
+/// never takes more than two decimals (contract section 2); only importers round.
+pub fn parse_cents_rounded(s: &str) -> Result<Option<u32>, PriceError> {
+    let t = s.trim();
+    let Some((whole, frac)) = t.split_once('.') else {
+        return parse_cents(t);
+    };
+    if frac.len() <= 2 {
+        return parse_cents(t);
+    }
+    let (kept, rest) = frac.split_at(2);
+    if !rest.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(PriceError::NotANumber);
+    }
+    let Some(cents) = parse_cents(&format!("{whole}.{kept}"))? else {
+        return Err(PriceError::NotANumber);
+    };
+    let first = rest.as_bytes()[0];
+    let beyond_half = rest.bytes().skip(1).any(|b| b != b'0');
+    let up = first > b'5' || (first == b'5' && (beyond_half || cents % 2 == 1));
+    if !up {
+        return Ok(Some(cents));
+    }
+    match cents.checked_add(1) {
+        Some(c) if c != NOT_OFFERED => Ok(Some(c)),
+        _ => Err(PriceError::TooLarge),
+    }
+}
+
 /// Appends a price in cents as a JSON number, as `serde_json` prints `cents as f64 / 100.0`.
 pub fn write_cents(cents: u64, out: &mut Vec<u8>) {
     let mut buf = itoa::Buffer::new();
@@ -126,6 +162,27 @@ mod tests {
         let mut v = Vec::new();
         write_cents(c, &mut v);
         String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn feed_prices_round_half_even() {
+        let r = |s: &str| parse_cents_rounded(s);
+        assert_eq!(r("26.9913"), Ok(Some(2699)));
+        assert_eq!(r("6.681"), Ok(Some(668)));
+        assert_eq!(r("19.876"), Ok(Some(1988)));
+        assert_eq!(r("19.875"), Ok(Some(1988)));
+        assert_eq!(r("6.685"), Ok(Some(668)));
+        assert_eq!(r("6.68500001"), Ok(Some(669)));
+        assert_eq!(r("0.005"), Ok(Some(0)));
+        assert_eq!(r("0.015"), Ok(Some(2)));
+        assert_eq!(r("9.995"), Ok(Some(1000)));
+        assert_eq!(r("10.88"), Ok(Some(1088)));
+        assert_eq!(r("12"), Ok(Some(1200)));
+        assert_eq!(r(""), Ok(None));
+        assert_eq!(r("-1.001"), Err(PriceError::Negative));
+        assert_eq!(r("1.00x"), Err(PriceError::NotANumber));
+        assert_eq!(r("1.0e1"), Err(PriceError::NotANumber));
+        assert_eq!(r("42949672.949"), Err(PriceError::TooLarge));
     }
 
     #[test]

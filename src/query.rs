@@ -146,9 +146,7 @@ fn write_int(v: u64, out: &mut Vec<u8>) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-fn cents(c: u32) -> Option<u64> {
-    (c != NONE).then_some(c as u64)
-}
+use crate::price::offered as cents;
 
 /// Writes `{"results":{"tld":…,…}` — each known TLD's key and the value `value` writes —
 /// and returns how many TLDs were found and the names that were not. Leaves the
@@ -565,10 +563,13 @@ pub fn registrars(
     Ok(())
 }
 
+/// `{"price":..,"registrar_key":..,"registrar_name":..}`, with
+/// `"original_price":{"currency":..,"price":..,"rate_date":..}` added when the registrar
+/// quoted the price in another currency. `price` gets (register, renew) in cents.
 fn write_pick(
     snap: &ArchivedSnapshotData,
     o: Option<&ArchivedOffer>,
-    price: impl Fn(&ArchivedOffer) -> Option<u64>,
+    price: impl Fn(u32, u32) -> Option<u64>,
     out: &mut Vec<u8>,
 ) {
     match o {
@@ -576,11 +577,25 @@ fn write_pick(
         Some(o) => {
             let reg = &snap.registrars[o.registrar.to_native() as usize];
             out.extend_from_slice(b"{\"price\":");
-            write_opt_cents(price(o), out);
+            write_opt_cents(price(o.register.to_native(), o.renew.to_native()), out);
             out.extend_from_slice(b",\"registrar_key\":");
             json::write_str(snap.span_str(&reg.key), out);
             out.extend_from_slice(b",\"registrar_name\":");
             out.extend_from_slice(snap.span(&reg.name_json));
+            let currency = snap.span_str(&o.original_currency);
+            if !currency.is_empty() {
+                out.extend_from_slice(b",\"original_price\":{\"currency\":");
+                json::write_str(currency, out);
+                out.extend_from_slice(b",\"price\":");
+                let original = price(
+                    o.original_register.to_native(),
+                    o.original_renew.to_native(),
+                );
+                write_opt_cents(original, out);
+                out.extend_from_slice(b",\"rate_date\":\"");
+                crate::time::write_date(o.rate_date.to_native() as i64, out);
+                out.extend_from_slice(b"\"}");
+            }
             out.push(b'}');
         }
     }
@@ -640,22 +655,16 @@ pub fn overview(
             NONE
         }
     };
-    write_pick(
-        snap,
-        offer(pick(first)),
-        |o| cents(o.register.to_native()),
-        out,
-    );
+    write_pick(snap, offer(pick(first)), |register, _| cents(register), out);
     out.extend_from_slice(b",\"lowest_renew\":");
     write_pick(
         snap,
         offer(pick(|t| t.lowest_renew_offer.to_native())),
-        |o| cents(o.renew.to_native()),
+        |_, renew| cents(renew),
         out,
     );
     out.extend_from_slice(b",\"lowest_5_year\":");
-    let five =
-        |o: &ArchivedOffer| Some(o.register.to_native() as u64 + 4 * o.renew.to_native() as u64);
+    let five = |register: u32, renew: u32| Some(cents(register)? + 4 * cents(renew)?);
     write_pick(
         snap,
         offer(pick(|t| t.lowest_5y_offer.to_native())),

@@ -6,7 +6,7 @@
 //! | file | columns |
 //! |---|---|
 //! | `registrars.csv` | `key,name,homepage` |
-//! | `prices.csv` | `tld,registrar,register,renew,transfer,currency,updated_at` |
+//! | `prices.csv` | `tld,registrar,register,renew,transfer,currency,updated_at`, optionally `original_currency,original_register,original_renew,original_transfer,rate_date` |
 //! | `history.csv` (optional) | `date,tld,registrar,register,renew,transfer` |
 //! | `tlds.csv` (optional) | `tld,type,manager`: the IANA root zone list with each TLD's type and manager |
 //!
@@ -34,6 +34,17 @@ pub const PRICES_COLUMNS: [&str; 7] = [
     "transfer",
     "currency",
     "updated_at",
+];
+/// Optional columns of `prices.csv`, after the required ones: a price the registrar
+/// quoted in another currency, as quoted (`GBP`, `9.17`, ...), and the day of the
+/// reference rate it was converted to USD at. All empty for a price quoted in USD; a
+/// source without these columns reads as all-USD.
+pub const PRICES_ORIGINAL_COLUMNS: [&str; 5] = [
+    "original_currency",
+    "original_register",
+    "original_renew",
+    "original_transfer",
+    "rate_date",
 ];
 /// The columns of `history.csv`, in the order writers emit them.
 pub const HISTORY_COLUMNS: [&str; 6] =
@@ -72,6 +83,24 @@ pub struct PriceRow {
     pub transfer: Option<u32>,
     /// When the registrar published this price, milliseconds since the Unix epoch.
     pub updated_ms: i64,
+    /// The prices as the registrar quoted them, when not in USD.
+    pub original: Option<Original>,
+}
+
+/// A price quoted in another currency and the reference rate it was converted at
+/// (the optional columns [`PRICES_ORIGINAL_COLUMNS`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Original {
+    /// ISO 4217 code: three capital letters, not `USD`.
+    pub currency: String,
+    /// First-year price in that currency's hundredths; present exactly when `register` is.
+    pub register: Option<u32>,
+    /// Renewal price, present exactly when `renew` is.
+    pub renew: Option<u32>,
+    /// Transfer price, present exactly when `transfer` is.
+    pub transfer: Option<u32>,
+    /// Day of the reference rate used, days since 1970-01-01.
+    pub rate_date: i32,
 }
 
 /// One observed price change of `history.csv`.
@@ -251,16 +280,29 @@ impl Errors {
     }
 }
 
-/// A CSV file with named columns: maps each required column to its position.
+/// A CSV file with named columns: maps each required column to its position, and each
+/// optional one to its position if the header has it.
 struct Table<R: Read> {
     file: &'static str,
     reader: csv::Reader<R>,
     columns: Vec<usize>,
+    optional: Vec<Option<usize>>,
 }
 
 impl<R: Read> Table<R> {
     /// Opens the table and checks that every column of `required` is in the header.
     fn new(file: &'static str, input: R, required: &[&str], errs: &mut Errors) -> Option<Self> {
+        Self::with_optional(file, input, required, &[], errs)
+    }
+
+    /// Like [`Table::new`], also locating the `optional` columns a header may have.
+    fn with_optional(
+        file: &'static str,
+        input: R,
+        required: &[&str],
+        optional: &[&str],
+        errs: &mut Errors,
+    ) -> Option<Self> {
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .flexible(true)
@@ -295,14 +337,25 @@ impl<R: Read> Table<R> {
             );
             return None;
         }
+        let optional = optional
+            .iter()
+            .map(|name| {
+                header
+                    .iter()
+                    .position(|h| h.trim().trim_start_matches('\u{feff}') == *name)
+            })
+            .collect();
         Some(Table {
             file,
             reader,
             columns,
+            optional,
         })
     }
 
-    /// Calls `row` with each record's line and its required fields, in `required` order.
+    /// Calls `row` with each record's line and its fields: the required ones in
+    /// `required` order, then the optional ones in `optional` order (empty when the
+    /// header lacks the column).
     fn rows(&mut self, errs: &mut Errors, mut row: impl FnMut(u64, &[&str], &mut Errors)) {
         let mut record = csv::StringRecord::new();
         loop {
@@ -322,14 +375,24 @@ impl<R: Read> Table<R> {
             if record.len() == 1 && record.get(0).is_some_and(|f| f.trim().is_empty()) {
                 continue; // a blank line
             }
-            let mut fields: Vec<&str> = Vec::with_capacity(self.columns.len());
+            let mut fields: Vec<&str> =
+                Vec::with_capacity(self.columns.len() + self.optional.len());
             for &i in &self.columns {
                 match record.get(i) {
                     Some(f) => fields.push(f),
                     None => break,
                 }
             }
-            if fields.len() != self.columns.len() {
+            for i in &self.optional {
+                match i {
+                    None => fields.push(""),
+                    Some(i) => match record.get(*i) {
+                        Some(f) => fields.push(f),
+                        None => break,
+                    },
+                }
+            }
+            if fields.len() != self.columns.len() + self.optional.len() {
                 errs.push(
                     self.file,
                     line,
@@ -418,7 +481,9 @@ fn collect<T>(problems: &mut Vec<String>, r: Result<T, String>) -> Option<T> {
 
 fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
     let file = "prices.csv";
-    let Some(mut table) = Table::new(file, input, &PRICES_COLUMNS, errs) else {
+    let Some(mut table) =
+        Table::with_optional(file, input, &PRICES_COLUMNS, &PRICES_ORIGINAL_COLUMNS, errs)
+    else {
         return;
     };
     let mut seen = HashSet::new();
@@ -450,10 +515,13 @@ fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, e
         {
             p.push(format!("duplicate row for ({t}, {r})"));
         }
+        let usd = [register.flatten(), renew.flatten(), transfer.flatten()];
+        let original = original(&f[7..12], usd, &mut p);
         if !p.is_empty() {
             return errs.push(file, line, p.join("; "));
         }
         source.prices.push(PriceRow {
+            original,
             tld: tld.unwrap_or_default(),
             registrar: registrar.unwrap_or_default(),
             register: register.flatten(),
@@ -462,6 +530,48 @@ fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, e
             updated_ms: updated.unwrap_or_default(),
         });
     });
+}
+
+/// The optional original-currency fields of a price row (`f` in
+/// [`PRICES_ORIGINAL_COLUMNS`] order), checked against the row's USD prices.
+fn original(f: &[&str], usd: [Option<u32>; 3], p: &mut Vec<String>) -> Option<Original> {
+    let currency = f[0].trim();
+    if currency.is_empty() {
+        if f[1..].iter().any(|x| !x.trim().is_empty()) {
+            p.push("original prices or rate_date without original_currency".into());
+        }
+        return None;
+    }
+    if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
+        p.push(format!(
+            "original_currency {currency:?} is not a three-letter ISO 4217 code"
+        ));
+    } else if currency == "USD" {
+        p.push("original_currency USD: a USD price has no original columns".into());
+    }
+    let names = ["register", "renew", "transfer"];
+    let mut amounts = [None; 3];
+    for i in 0..3 {
+        let what = format!("original_{}", names[i]);
+        match price_field(&what, f[i + 1]) {
+            Err(e) => p.push(e),
+            Ok(amount) if amount.is_some() != usd[i].is_some() => {
+                p.push(format!("{what} must be given exactly when {} is", names[i]));
+            }
+            Ok(amount) => amounts[i] = amount,
+        }
+    }
+    let rate_date = time::parse_date(f[4].trim()).and_then(|d| i32::try_from(d).ok());
+    if rate_date.is_none() {
+        p.push(format!("rate_date {:?} is not a YYYY-MM-DD date", f[4]));
+    }
+    Some(Original {
+        currency: currency.to_string(),
+        register: amounts[0],
+        renew: amounts[1],
+        transfer: amounts[2],
+        rate_date: rate_date.unwrap_or_default(),
+    })
 }
 
 fn read_history<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
@@ -597,6 +707,48 @@ mod tests {
             "prices.csv:10: a row with a register price needs a renew price",
         ];
         assert_eq!(errs, expect);
+    }
+
+    #[test]
+    fn original_currency_columns_are_optional_and_checked() {
+        let head = "tld,registrar,register,renew,transfer,currency,updated_at,original_currency,original_register,original_renew,original_transfer,rate_date\n";
+        let good = format!(
+            "{head}uk,alpha,12.33,12.33,0.00,USD,2026-07-08T00:00:00Z,GBP,9.17,9.17,0.00,2026-04-13\n\
+             com,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,,,\n"
+        );
+        let s = read(REGISTRARS.as_bytes(), good.as_bytes(), None).unwrap();
+        assert_eq!(
+            s.prices[0].original,
+            Some(Original {
+                currency: "GBP".into(),
+                register: Some(917),
+                renew: Some(917),
+                transfer: Some(0),
+                rate_date: time::parse_date("2026-04-13").unwrap() as i32,
+            })
+        );
+        assert_eq!(s.prices[1].original, None);
+        let bad = format!(
+            "{head}uk,alpha,12.33,12.33,,USD,2026-07-08T00:00:00Z,GBP,9.17,9.17,0.00,2026-04-31\n\
+             ch,alpha,1,1,,USD,2026-07-08T00:00:00Z,usd,1,1,,2026-04-13\n\
+             li,alpha,1,1,,USD,2026-07-08T00:00:00Z,,1,,,\n\
+             is,alpha,1,1,,USD,2026-07-08T00:00:00Z,EUR,-1,1,,2026-04-13\n"
+        );
+        let Err(SourceError::Rows { errors, .. }) =
+            read(REGISTRARS.as_bytes(), bad.as_bytes(), None)
+        else {
+            panic!("expected row errors")
+        };
+        let got: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "prices.csv:2: original_transfer must be given exactly when transfer is; rate_date \"2026-04-31\" is not a YYYY-MM-DD date",
+                "prices.csv:3: original_currency \"usd\" is not a three-letter ISO 4217 code",
+                "prices.csv:4: original prices or rate_date without original_currency",
+                "prices.csv:5: original_register price \"-1\": negative price",
+            ]
+        );
     }
 
     #[test]

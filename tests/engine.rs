@@ -819,3 +819,58 @@ fn building_over_a_served_path_leaves_the_served_map_intact() {
     assert!(old.data().tld("com").is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A price quoted in another currency: ranked in USD like any other, and the overview
+/// and registrar listing show the quoted amount, currency and rate date next to it; a
+/// source without the original-currency columns still reads (all USD).
+#[test]
+fn original_currency_is_shown_by_overview_and_listing() {
+    let prices = "tld,registrar,register,renew,transfer,currency,updated_at,original_currency,original_register,original_renew,original_transfer,rate_date\n\
+                  uk,alpha,12.33,12.33,0.00,USD,2026-07-08T00:00:00Z,GBP,9.17,9.17,0.00,2026-04-13\n\
+                  uk,bravo,20.00,12.00,,USD,2026-08-16T00:00:00Z,,,,,\n";
+    let source = source::read(REGISTRARS.as_bytes(), prices.as_bytes(), None).unwrap();
+    let (bytes, _) = build(&source, &BuildOptions::default()).unwrap();
+    let snap = Snapshot::from_bytes(&bytes).unwrap();
+    let d = snap.data();
+    let mut out = Vec::new();
+    query::overview(
+        d,
+        &query::OverviewRequest {
+            tld: "uk",
+            all_tlds: true,
+        },
+        &mut out,
+    )
+    .unwrap();
+    check_golden("overview_original_currency", &out);
+    let v = json(&out);
+    assert_eq!(v["cheapest_register"]["registrar_key"], "alpha");
+    assert_eq!(v["cheapest_register"]["original_price"]["price"], 9.17);
+    assert_eq!(v["lowest_renew"]["registrar_key"], "bravo");
+    assert!(v["lowest_renew"].get("original_price").is_none());
+    assert_eq!(v["lowest_5_year"]["original_price"]["price"], 45.85);
+    query::registrars(
+        d,
+        &RegistrarsRequest {
+            tld: "uk",
+            include_prices: true,
+            limit: None,
+            public_url: "https://tldsnap.dev",
+        },
+        &mut out,
+    )
+    .unwrap();
+    check_golden("registrars_original_currency", &out);
+    let v = json(&out);
+    assert_eq!(
+        v["registrars"][0]["original_prices"],
+        serde_json::json!({"currency":"GBP","register":9.17,"renew":9.17,"transfer":0.0,"rate_date":"2026-04-13"})
+    );
+    assert!(v["registrars"][1].get("original_prices").is_none());
+    // The same rows without the optional columns: the same USD answers.
+    let plain = format!(
+        "{PRICES_HEADER}uk,alpha,12.33,12.33,0.00,USD,2026-07-08T00:00:00Z\nuk,bravo,20.00,12.00,,USD,2026-08-16T00:00:00Z\n"
+    );
+    let source = source::read(REGISTRARS.as_bytes(), plain.as_bytes(), None).unwrap();
+    assert!(source.prices.iter().all(|p| p.original.is_none()));
+}

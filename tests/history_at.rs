@@ -73,6 +73,7 @@ fn as_of(source: &Source, day: i64) -> Source {
             renew: h.renew,
             transfer: h.transfer,
             updated_ms: version[reg],
+            original: None,
         })
         .collect();
     Source {

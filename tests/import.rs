@@ -42,6 +42,8 @@ fn import(feeds: &Path, output: &Path) -> Output {
         .arg(feeds)
         .arg("--tlds")
         .arg(root("snapshots/tlds"))
+        .arg("--fx")
+        .arg(root("snapshots/fx"))
         .arg("--output")
         .arg(output)
         .output()
@@ -58,7 +60,8 @@ fn ok(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
-/// `prices.csv` as (tld, registrar) -> [register, renew, transfer, currency, updated_at].
+/// `prices.csv` as (tld, registrar) -> [register, renew, transfer, currency, updated_at,
+/// original_currency, original_register, original_renew, original_transfer, rate_date].
 fn prices(dir: &Path) -> HashMap<(String, String), Vec<String>> {
     let mut reader = csv::Reader::from_path(dir.join("prices.csv")).unwrap();
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
@@ -71,7 +74,12 @@ fn prices(dir: &Path) -> HashMap<(String, String), Vec<String>> {
             "renew",
             "transfer",
             "currency",
-            "updated_at"
+            "updated_at",
+            "original_currency",
+            "original_register",
+            "original_renew",
+            "original_transfer",
+            "rate_date"
         ]
     );
     let mut map = HashMap::new();
@@ -394,7 +402,7 @@ fn one_idn_listed_twice_gives_one_row() {
         r#"{"registrar":"dynadot","updated":1767284869638,"prices":{
             "닷컴":{"register_price":9.84,"renew_price":9.84,"transfer_price":9.84,"currency":"USD"},
             "xn--mk1bu44c":{"register_price":9.99,"renew_price":9.99,"transfer_price":9.99,"currency":"USD"},
-            "com":{"register_price":10.88,"renew_price":10.88,"transfer_price":10.88,"currency":"EUR"}}}"#,
+            "com":{"register_price":10.88,"renew_price":10.88,"transfer_price":10.88,"currency":"XYZ"}}}"#,
     )
     .unwrap();
     let out_dir = dir.join("out");
@@ -403,7 +411,7 @@ fn one_idn_listed_twice_gives_one_row() {
     assert_eq!(p.len(), 1);
     assert_eq!(row(&p, "xn--mk1bu44c", "dynadot").unwrap()[0], "9.99");
     assert!(
-        stdout.contains("- dynadot: not USD: 1, duplicate name: 1"),
+        stdout.contains("- dynadot: currency without a reference rate: 1, duplicate name: 1"),
         "{stdout}"
     );
 }
@@ -450,4 +458,233 @@ fn shipped_source_is_a_fresh_import_of_shipped_feeds() {
             "snapshots/source/{f} differs from a fresh import: re-run `tldsnap import`"
         );
     }
+}
+
+/// The data-quality report in the docs is the one the shipped feeds give: its tables in
+/// docs/IMPORT.md, all of it in docs/import-report.md.
+#[test]
+fn the_documented_quality_report_is_current() {
+    let out_dir = scratch("report");
+    let out = Command::new(BIN)
+        .args(["import", "--quiet", "--report", "--feeds"])
+        .arg(root("snapshots/feeds"))
+        .arg("--output")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let report = ok(&out);
+    let tables = &report[..report.find("\n### far from the median").unwrap() + 1];
+    assert!(tables.contains("### Flags, per registrar"), "{report}");
+    let import_md = std::fs::read_to_string(root("docs/IMPORT.md")).unwrap();
+    assert!(
+        import_md.contains(tables),
+        "docs/IMPORT.md lacks the current report tables: paste the output of \
+         `tldsnap import --feeds snapshots/feeds --output snapshots/source --quiet --report` \
+         up to \"### far from the median\"\n{tables}"
+    );
+    let full = std::fs::read_to_string(root("docs/import-report.md")).unwrap();
+    assert!(
+        full.ends_with(&report),
+        "docs/import-report.md does not end with the current report: regenerate it"
+    );
+}
+
+fn import_with(feeds: &Path, output: &Path, extra: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(["import", "--feeds"])
+        .arg(feeds)
+        .arg("--tlds")
+        .arg(root("snapshots/tlds"))
+        .arg("--fx")
+        .arg(root("snapshots/fx"))
+        .arg("--output")
+        .arg(output)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// A feeds directory with one domainpricing file and two Glauca versions.
+fn new_format_feeds(dir: &Path, gandi: &str, glauca_old: &str, glauca_new: &str) -> PathBuf {
+    let feeds = dir.join("feeds");
+    std::fs::create_dir_all(feeds.join("domainpricing")).unwrap();
+    std::fs::create_dir_all(feeds.join("glauca")).unwrap();
+    std::fs::write(feeds.join("domainpricing/gandi.net.csv"), gandi).unwrap();
+    std::fs::write(feeds.join("domainpricing/PROVENANCE.txt"), "not read").unwrap();
+    std::fs::write(feeds.join("glauca/glauca_2020-05-20.csv"), glauca_old).unwrap();
+    std::fs::write(feeds.join("glauca/glauca_2026-07-08.csv"), glauca_new).unwrap();
+    std::fs::write(
+        feeds.join("dates.csv"),
+        "file,date,evidence\ndomainpricing/gandi.net.csv,2026-08-16,test\n",
+    )
+    .unwrap();
+    feeds
+}
+
+const GLAUCA_HEAD: &str = "date,tld,currency,register,renew,transfer,restore\n";
+
+/// Every bad row of the new formats is dropped with its reason (and listed), never
+/// priced: an unknown currency, a date before the rate table, negative and non-numeric
+/// prices, a TLD listed twice. A price with more than two decimals is rounded.
+#[test]
+fn new_formats_bad_rows_are_dropped_with_a_reason() {
+    let dir = scratch("new-bad");
+    let feeds = new_format_feeds(
+        &dir,
+        "tld,registration,renewal\ncom,11,38.38\nnet,-12.99,39.98\norg,abc,39.98\nCOM,1,1\nme,26.9913,27.99\nio,,\n",
+        &format!(
+            "{GLAUCA_HEAD}1998-12-31,de,GBP,13.00,11.50,0.00,0.00\n2020-05-20,fi,GBP,14.99,14.99,14.99,14.99\n"
+        ),
+        &format!(
+            "{GLAUCA_HEAD}2026-07-08,ch,CHF,9.99,9.99,0.00,0.00\n2026-07-08,li,XYZ,9.99,9.99,0.00,0.00\n\
+             2026-07-08,fi,GBP,14.99,14.99,14.99,14.99\n2026-07-08,is,GBP,-1,35.83,0.00,0.00\n\
+             2026-07-08,co.uk,GBP,9.17,9.17,0.00,\n2026-07-08,co.uk,GBP,1.00,1.00,0.00,\n"
+        ),
+    );
+    let out_dir = dir.join("out");
+    let stdout = ok(&import_with(
+        &feeds,
+        &out_dir,
+        &["--list-dropped", "--report"],
+    ));
+    let p = prices(&out_dir);
+    // Gandi: com (the first, canonical row) and me (rounded half-even) only.
+    assert_eq!(row(&p, "com", "gandi").unwrap(), ["11.00", "38.38", ""]);
+    assert_eq!(row(&p, "me", "gandi").unwrap(), ["26.99", "27.99", ""]);
+    for tld in ["net", "org", "io"] {
+        assert!(row(&p, tld, "gandi").is_none(), "{tld}");
+    }
+    // Glauca: CHF is in the ECB table and is converted (via EUR); GBP too.
+    let ch = &p[&("ch".to_string(), "glauca".to_string())];
+    assert_eq!(ch[5..], ["CHF", "9.99", "9.99", "0.00", "2026-04-13"]);
+    // 9.99 * 1.1684 / 0.9242 = 12.6297...
+    assert_eq!(ch[..3], ["12.63", "12.63", "0.00"]);
+    let fi = &p[&("fi".to_string(), "glauca".to_string())];
+    // 14.99 * 1.1684 / 0.87058 = 20.1183...
+    assert_eq!(fi[..3], ["20.12", "20.12", "20.12"]);
+    assert_eq!(fi[5], "GBP");
+    let co_uk = &p[&("co.uk".to_string(), "glauca".to_string())];
+    assert_eq!(co_uk[6], "9.17", "the first of two rows wins");
+    for tld in ["li", "is", "de"] {
+        assert!(row(&p, tld, "glauca").is_none(), "{tld}");
+    }
+    let dropped: Vec<&str> = stdout.lines().filter(|l| l.contains('\t')).collect();
+    for line in [
+        "gandi\tnet\tunreadable price",
+        "gandi\torg\tunreadable price",
+        "gandi\tCOM\tduplicate name",
+        "gandi\tio\tnot offered (no first-year, no renewal price)",
+        "glauca\tli\tcurrency without a reference rate",
+        "glauca\tis\tunreadable price",
+        "glauca\tco.uk\tduplicate name",
+    ] {
+        assert!(dropped.contains(&line), "{line:?} not in {dropped:?}");
+    }
+    // The 1998 row is in the old version; its history has no price for it.
+    let h = history(&out_dir);
+    assert!(!h.iter().any(|r| r[1] == "de"), "{h:?}");
+    // The report flags the conversions at a rate older than 30 days.
+    assert!(
+        stdout.contains(
+            "glauca fi: price of 2026-07-08 converted at the rate of 2026-04-13 (86 days older)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("### rate older than 30 days (3)"),
+        "{stdout}"
+    );
+
+    // The version dated before the rate table: its row is dropped with that reason.
+    let summary_line = stdout
+        .lines()
+        .find(|l| l.starts_with("| glauca |"))
+        .unwrap();
+    assert!(
+        summary_line.contains("| 2 (2020-05-20 .. 2026-07-08) |"),
+        "{summary_line}"
+    );
+}
+
+#[test]
+fn a_date_before_the_rate_table_is_a_reason_not_a_price() {
+    let dir = scratch("new-before");
+    let feeds = new_format_feeds(
+        &dir,
+        "tld,registration,renewal\ncom,11,38.38\n",
+        &format!("{GLAUCA_HEAD}1998-12-31,de,GBP,13.00,11.50,0.00,0.00\n"),
+        &format!("{GLAUCA_HEAD}1998-12-31,fi,GBP,14.99,14.99,14.99,14.99\n"),
+    );
+    let out_dir = dir.join("out");
+    let stdout = ok(&import_with(&feeds, &out_dir, &["--list-dropped"]));
+    assert!(
+        stdout.contains("glauca\tfi\tdated before the rate table"),
+        "{stdout}"
+    );
+    let p = prices(&out_dir);
+    assert!(!p.keys().any(|(_, r)| r == "glauca"));
+    assert!(!history(&out_dir).iter().any(|r| r[2] == "glauca"));
+}
+
+/// Files that are not price lists stop the import, name the file and write nothing.
+#[test]
+fn empty_and_unknown_new_format_files_are_refused() {
+    let glauca = format!("{GLAUCA_HEAD}2020-05-20,de,GBP,13.00,11.50,0.00,0.00\n");
+    let cases: [(&str, &str, &str, &str); 4] = [
+        ("empty", "", "domainpricing/gandi.net.csv: empty file", ""),
+        (
+            "header-only",
+            "tld,registration,renewal\n",
+            "domainpricing/gandi.net.csv: no price rows (only a header)",
+            "",
+        ),
+        (
+            "wrong-header",
+            "name,price\ncom,1\n",
+            "domainpricing/gandi.net.csv: not a domainpricing price list",
+            "",
+        ),
+        (
+            "unknown-registrar",
+            "tld,registration,renewal\ncom,1,1\n",
+            "domainpricing/example.org.csv: no registrar is known for this file",
+            "example.org.csv",
+        ),
+    ];
+    for (name, gandi, expect, extra_file) in cases {
+        let dir = scratch(&format!("new-refused-{name}"));
+        let feeds = new_format_feeds(&dir, gandi, &glauca, &glauca);
+        if !extra_file.is_empty() {
+            std::fs::write(feeds.join("domainpricing").join(extra_file), gandi).unwrap();
+        }
+        let out_dir = dir.join("out");
+        let out = import_with(&feeds, &out_dir, &[]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expect), "{name}: {stderr}");
+        assert!(!out_dir.exists(), "{name}: nothing written");
+    }
+    // An empty Glauca version, and a missing rate table.
+    let dir = scratch("new-refused-glauca");
+    let feeds = new_format_feeds(&dir, "tld,registration,renewal\ncom,1,1\n", "", &glauca);
+    let out = import_with(&feeds, &dir.join("out"), &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("glauca/glauca_2020-05-20.csv: empty file"),
+        "{stderr}"
+    );
+    let out = Command::new(BIN)
+        .args(["import", "--feeds"])
+        .arg(&feeds)
+        .arg("--tlds")
+        .arg(root("snapshots/tlds"))
+        .arg("--fx")
+        .arg(dir.join("nowhere"))
+        .arg("--output")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("eurofxref-hist.csv"), "{stderr}");
 }

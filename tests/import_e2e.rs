@@ -43,7 +43,7 @@ fn imported_snapshot() -> (PathBuf, PathBuf) {
         source.to_str().unwrap(),
     ]);
     assert_eq!(code, Some(0), "import: {stderr}");
-    assert!(stdout.contains("Total: 7 registrars"), "{stdout}");
+    assert!(stdout.contains("Total: 19 registrars"), "{stdout}");
     let (code, _, stderr) = run(&[
         "build",
         "--input",

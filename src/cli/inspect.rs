@@ -47,6 +47,15 @@ pub fn report(snap: &Snapshot) -> String {
     let _ = writeln!(s, "TLDs             {}", d.tld_count());
     let sold = d.tlds.iter().filter(|t| t.sellers.to_native() > 0).count();
     let _ = writeln!(s, "  with a seller  {sold}");
+    let five = d.tlds.iter().filter(|t| t.sellers.to_native() >= 5).count();
+    let _ = writeln!(s, "  with 5+        {five}");
+    let most = d
+        .tlds
+        .iter()
+        .map(|t| t.sellers.to_native())
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(s, "  most sellers   {most}");
     let _ = writeln!(s, "registrars       {}", d.registrar_count());
     let _ = writeln!(
         s,

@@ -52,8 +52,12 @@ pub struct RawRow {
     pub transfer: Field,
     /// The feed marks the name as a Handshake name.
     pub handshake: bool,
-    /// The prices are in USD.
-    pub usd: bool,
+    /// ISO 4217 code of the prices as the feed states it (upper-cased; `USD` when the
+    /// feed states none; `?` when the stated value is not a string).
+    pub currency: String,
+    /// The row's own date (ms since the epoch) when the feed dates rows one by one;
+    /// otherwise the file's date applies.
+    pub date_ms: Option<i64>,
     /// The entry is not of the expected shape.
     pub malformed: bool,
 }
@@ -66,7 +70,8 @@ impl Default for RawRow {
             renew: Field::Missing,
             transfer: Field::Missing,
             handshake: false,
-            usd: true,
+            currency: "USD".to_string(),
+            date_ms: None,
             malformed: false,
         }
     }
@@ -81,16 +86,38 @@ pub struct Parsed {
     pub rows: Vec<RawRow>,
 }
 
+/// How a feed folder's files map to registrars and versions.
+#[derive(Debug)]
+pub enum Layout {
+    /// One registrar: a current file, and dated versions under `history/`.
+    Single {
+        /// The registrar whose prices the feed holds.
+        registrar: Registrar,
+        /// The current price list, relative to the folder.
+        current: &'static str,
+        /// Ending of the dated versions under `history/` (`.json`, `.csv`).
+        history_ext: &'static str,
+    },
+    /// One registrar per file, named by the file (`gandi.net.csv`): every `.csv` file of
+    /// the folder must be in the table, or the import stops.
+    PerFile(&'static [(&'static str, Registrar)]),
+    /// One registrar, one file per dated version in the folder itself
+    /// (`glauca_2026-07-08.csv`, dated by its name); the latest version is the current
+    /// price list.
+    Versions {
+        /// The registrar whose prices the feed holds.
+        registrar: Registrar,
+        /// Ending of the version files.
+        ext: &'static str,
+    },
+}
+
 /// A feed format and where its files are.
 pub struct Feed {
     /// Folder name under the feeds directory.
     pub folder: &'static str,
-    /// The registrar whose prices the feed holds.
-    pub registrar: Registrar,
-    /// The current price list, relative to the folder.
-    pub current: &'static str,
-    /// Ending of the dated versions under `history/` (`.json`, `.csv`).
-    pub history_ext: &'static str,
+    /// Which files hold which registrar's prices.
+    pub layout: Layout,
     /// The parser.
     pub parse: fn(&[u8]) -> Result<Parsed, String>,
 }
@@ -101,9 +128,14 @@ impl Feed {
         FEEDS.iter().find(|f| f.folder == folder)
     }
 
-    /// Whether a file under `history/` is one of this feed's dated versions.
-    pub fn is_history_file(&self, name: &str) -> bool {
-        !name.starts_with('.') && name.ends_with(self.history_ext)
+    /// Every registrar this feed format can hold.
+    pub fn registrars(&self) -> Vec<Registrar> {
+        match &self.layout {
+            Layout::Single { registrar, .. } | Layout::Versions { registrar, .. } => {
+                vec![*registrar]
+            }
+            Layout::PerFile(files) => files.iter().map(|(_, r)| *r).collect(),
+        }
     }
 }
 
@@ -111,89 +143,157 @@ impl fmt::Debug for Feed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Feed")
             .field("folder", &self.folder)
-            .field("current", &self.current)
+            .field("layout", &self.layout)
             .finish()
     }
 }
 
-/// Every feed format the importer knows, one per registrar.
-pub static FEEDS: [Feed; 7] = [
+const fn registrar(key: &'static str, name: &'static str, homepage: &'static str) -> Registrar {
+    Registrar {
+        key,
+        name,
+        homepage,
+    }
+}
+
+/// The registrars of `domainpricing/`, by file name (keys, names and home pages chosen
+/// once; `docs/IMPORT.md` lists them).
+pub static DOMAINPRICING: [(&str, Registrar); 11] = [
+    (
+        "101domain.com.csv",
+        registrar("101domain", "101domain", "https://www.101domain.com"),
+    ),
+    (
+        "dreamhost.com.csv",
+        registrar("dreamhost", "DreamHost", "https://www.dreamhost.com"),
+    ),
+    (
+        "gandi.net.csv",
+        registrar("gandi", "Gandi", "https://www.gandi.net"),
+    ),
+    (
+        "godaddy.com.csv",
+        registrar("godaddy", "GoDaddy", "https://www.godaddy.com"),
+    ),
+    (
+        "hostinger.com.csv",
+        registrar("hostinger", "Hostinger", "https://www.hostinger.com"),
+    ),
+    (
+        "hover.com.csv",
+        registrar("hover", "Hover", "https://www.hover.com"),
+    ),
+    (
+        "ionos.com.csv",
+        registrar("ionos", "IONOS", "https://www.ionos.com"),
+    ),
+    (
+        "name.com.csv",
+        registrar("namecom", "Name.com", "https://www.name.com"),
+    ),
+    (
+        "namesilo.com.csv",
+        registrar("namesilo", "NameSilo", "https://www.namesilo.com"),
+    ),
+    (
+        "sav.com.csv",
+        registrar("sav", "Sav", "https://www.sav.com"),
+    ),
+    (
+        "spaceship.com.csv",
+        registrar("spaceship", "Spaceship", "https://www.spaceship.com"),
+    ),
+];
+
+/// Every feed format the importer knows.
+pub static FEEDS: [Feed; 9] = [
     Feed {
         folder: "dynadot",
-        registrar: Registrar {
-            key: "dynadot",
-            name: "Dynadot",
-            homepage: "https://www.dynadot.com",
+        layout: Layout::Single {
+            registrar: registrar("dynadot", "Dynadot", "https://www.dynadot.com"),
+            current: "dynadot.json",
+            history_ext: ".json",
         },
-        current: "dynadot.json",
-        history_ext: ".json",
         parse: parse_dynadot,
     },
     Feed {
         folder: "porkbun",
-        registrar: Registrar {
-            key: "porkbun",
-            name: "Porkbun",
-            homepage: "https://porkbun.com",
+        layout: Layout::Single {
+            registrar: registrar("porkbun", "Porkbun", "https://porkbun.com"),
+            current: "porkbun-pricing.json",
+            history_ext: ".json",
         },
-        current: "porkbun-pricing.json",
-        history_ext: ".json",
         parse: parse_porkbun,
     },
     Feed {
         folder: "openprovider",
-        registrar: Registrar {
-            key: "openprovider",
-            name: "Openprovider",
-            homepage: "https://www.openprovider.com",
+        layout: Layout::Single {
+            registrar: registrar(
+                "openprovider",
+                "Openprovider",
+                "https://www.openprovider.com",
+            ),
+            current: "openprovider-prices.json",
+            history_ext: ".json",
         },
-        current: "openprovider-prices.json",
-        history_ext: ".json",
         parse: parse_openprovider,
     },
     Feed {
         folder: "namecheap",
-        registrar: Registrar {
-            key: "namecheap",
-            name: "Namecheap",
-            homepage: "https://www.namecheap.com",
+        layout: Layout::Single {
+            registrar: registrar("namecheap", "Namecheap", "https://www.namecheap.com"),
+            current: "namecheap-prices.json",
+            history_ext: ".json",
         },
-        current: "namecheap-prices.json",
-        history_ext: ".json",
         parse: parse_namecheap,
     },
     Feed {
         folder: "nira",
-        registrar: Registrar {
-            key: "nira",
-            name: "NIRA",
-            homepage: "https://nira.org.ng",
+        layout: Layout::Single {
+            registrar: registrar("nira", "NIRA", "https://nira.org.ng"),
+            current: "nira-prices.json",
+            history_ext: ".json",
         },
-        current: "nira-prices.json",
-        history_ext: ".json",
         parse: parse_nira,
     },
     Feed {
         folder: "aws-route53",
-        registrar: Registrar {
-            key: "route53",
-            name: "Amazon Route 53",
-            homepage: "https://aws.amazon.com/route53/",
+        layout: Layout::Single {
+            registrar: registrar(
+                "route53",
+                "Amazon Route 53",
+                "https://aws.amazon.com/route53/",
+            ),
+            current: "tld-prices.json",
+            history_ext: ".json",
         },
-        current: "tld-prices.json",
-        history_ext: ".json",
         parse: parse_route53,
     },
     Feed {
         folder: "cloudflare",
-        registrar: Registrar {
-            key: "cloudflare",
-            name: "Cloudflare",
-            homepage: "https://www.cloudflare.com/products/registrar/",
+        layout: Layout::Single {
+            registrar: registrar(
+                "cloudflare",
+                "Cloudflare",
+                "https://www.cloudflare.com/products/registrar/",
+            ),
+            current: "cloudflare_tld_prices.csv",
+            history_ext: ".csv",
         },
-        current: "cloudflare_tld_prices.csv",
-        history_ext: ".csv",
         parse: parse_cloudflare,
+    },
+    Feed {
+        folder: "domainpricing",
+        layout: Layout::PerFile(&DOMAINPRICING),
+        parse: parse_domainpricing,
+    },
+    Feed {
+        folder: "glauca",
+        layout: Layout::Versions {
+            registrar: registrar("glauca", "Glauca Digital", "https://glauca.digital"),
+            ext: ".csv",
+        },
+        parse: parse_glauca,
     },
 ];
 
@@ -237,7 +337,8 @@ pub fn field(value: Option<&Value>) -> Field {
 }
 
 /// A decimal string, with or without thousands separators (`"2,060.23"`). Empty is
-/// missing.
+/// missing. More than two decimals are rounded to the cent, ties to even
+/// ([`price::parse_cents_rounded`]).
 pub fn decimal_field(s: &str) -> Field {
     let s = s.trim();
     if s.is_empty() {
@@ -255,7 +356,7 @@ pub fn decimal_field(s: &str) -> Field {
     } else {
         s
     };
-    match price::parse_cents(s) {
+    match price::parse_cents_rounded(s) {
         Ok(Some(c)) => Field::Cents(c),
         Ok(None) => Field::Missing,
         Err(_) => Field::Bad,
@@ -302,12 +403,13 @@ fn generated_at(meta: Option<&Value>) -> Result<Option<i64>, String> {
     }
 }
 
-/// Whether a currency member (when there is one) says USD.
-fn usd(value: Option<&Value>) -> bool {
+/// The currency a currency member states: `USD` when there is none, `?` when it is
+/// not a string.
+fn currency(value: Option<&Value>) -> String {
     match value {
-        None | Some(Value::Null) => true,
-        Some(Value::String(s)) => s.trim().eq_ignore_ascii_case("USD"),
-        Some(_) => false,
+        None | Some(Value::Null) => "USD".to_string(),
+        Some(Value::String(s)) => s.trim().to_ascii_uppercase(),
+        Some(_) => "?".to_string(),
     }
 }
 
@@ -351,7 +453,7 @@ pub fn parse_dynadot(bytes: &[u8]) -> Result<Parsed, String> {
                 register: field(v.get("register_price")),
                 renew: field(v.get("renew_price")),
                 transfer: field(v.get("transfer_price")),
-                usd: usd(v.get("currency")),
+                currency: currency(v.get("currency")),
                 key,
                 ..RawRow::default()
             }
@@ -444,7 +546,7 @@ pub fn parse_openprovider(bytes: &[u8]) -> Result<Parsed, String> {
 pub fn parse_namecheap(bytes: &[u8]) -> Result<Parsed, String> {
     let doc: MetaData = json(bytes, META_DATA)?;
     let date_ms = generated_at(doc.meta.as_ref())?;
-    let is_usd = usd(doc.meta.as_ref().and_then(|m| m.get("currency")));
+    let currency = currency(doc.meta.as_ref().and_then(|m| m.get("currency")));
     let rows = doc
         .data
         .0
@@ -465,7 +567,7 @@ pub fn parse_namecheap(bytes: &[u8]) -> Result<Parsed, String> {
                 register: pick("create"),
                 renew: pick("renew"),
                 transfer: pick("transfer"),
-                usd: is_usd,
+                currency: currency.clone(),
                 key,
                 ..RawRow::default()
             }
@@ -480,7 +582,7 @@ pub fn parse_namecheap(bytes: &[u8]) -> Result<Parsed, String> {
 pub fn parse_nira(bytes: &[u8]) -> Result<Parsed, String> {
     let doc: MetaData = json(bytes, META_DATA)?;
     let date_ms = generated_at(doc.meta.as_ref())?;
-    let is_usd = usd(doc.meta.as_ref().and_then(|m| m.get("data_currency")));
+    let currency = currency(doc.meta.as_ref().and_then(|m| m.get("data_currency")));
     let rows = doc
         .data
         .0
@@ -494,7 +596,7 @@ pub fn parse_nira(bytes: &[u8]) -> Result<Parsed, String> {
                 register: field(p.get("create")),
                 renew: field(p.get("renew")),
                 transfer: field(p.get("transfer")),
-                usd: is_usd,
+                currency: currency.clone(),
                 key,
                 ..RawRow::default()
             }
@@ -523,15 +625,22 @@ pub fn parse_route53(bytes: &[u8]) -> Result<Parsed, String> {
                 return malformed(String::new());
             };
             let price = |member: &str| v.get(member).and_then(|p| p.get("Price"));
-            let currency_ok = ["RegistrationPrice", "RenewalPrice", "TransferPrice"]
+            // Every price object states its currency; a row mixing two is not one price list.
+            let stated: Vec<String> = ["RegistrationPrice", "RenewalPrice", "TransferPrice"]
                 .iter()
-                .all(|m| v.get(*m).is_none_or(|p| usd(p.get("Currency"))));
+                .filter_map(|m| v.get(*m).map(|p| currency(p.get("Currency"))))
+                .collect();
+            let currency = match stated.first() {
+                None => "USD".to_string(),
+                Some(first) if stated.iter().all(|c| c == first) => first.clone(),
+                Some(_) => "?".to_string(),
+            };
             RawRow {
                 key: key.to_string(),
                 register: field(price("RegistrationPrice")),
                 renew: field(price("RenewalPrice")),
                 transfer: field(price("TransferPrice")),
-                usd: currency_ok,
+                currency,
                 ..RawRow::default()
             }
         })
@@ -590,6 +699,130 @@ pub fn parse_cloudflare(bytes: &[u8]) -> Result<Parsed, String> {
     })
 }
 
+/// A CSV reader over a feed file, its header, and the positions of `columns` in it.
+/// An empty file, or a header without one of the columns, is not this feed's document.
+fn csv_table<'a>(
+    bytes: &'a [u8],
+    columns: &[&str],
+    what: &str,
+) -> Result<(csv::Reader<&'a [u8]>, Vec<usize>), String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(format!(
+            "empty file, expected {what} ({})",
+            columns.join(",")
+        ));
+    }
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
+    let headers = reader
+        .headers()
+        .map_err(|e| format!("not a CSV file: {e}"))?
+        .clone();
+    let position = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h.trim().trim_start_matches('\u{feff}') == name)
+    };
+    let found: Option<Vec<usize>> = columns.iter().map(|c| position(c)).collect();
+    let positions = found.ok_or_else(|| {
+        format!(
+            "not {what}: header is {:?}, expected {}",
+            headers.iter().collect::<Vec<_>>(),
+            columns.join(",")
+        )
+    })?;
+    Ok((reader, positions))
+}
+
+/// The records of a CSV feed (blank lines skipped); an unreadable record stops the
+/// import, and a file with a header but no rows is refused: a price list with no prices
+/// is a broken capture, not a registrar that sells nothing.
+fn csv_records(mut reader: csv::Reader<&[u8]>) -> Result<Vec<csv::StringRecord>, String> {
+    let mut out = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| format!("not a CSV file: {e}"))?;
+        if record.iter().all(|f| f.trim().is_empty()) {
+            continue;
+        }
+        out.push(record);
+    }
+    if out.is_empty() {
+        return Err("no price rows (only a header)".into());
+    }
+    Ok(out)
+}
+
+/// `kyle2910/domainpricing` (`<registrar domain>.csv`): `tld,registration,renewal`, one
+/// year in USD, no transfer price, no date (dated by `dates.csv`). The registrar is the
+/// file's name ([`DOMAINPRICING`]).
+pub fn parse_domainpricing(bytes: &[u8]) -> Result<Parsed, String> {
+    let (reader, c) = csv_table(
+        bytes,
+        &["tld", "registration", "renewal"],
+        "a domainpricing price list",
+    )?;
+    let rows = csv_records(reader)?
+        .iter()
+        .map(|record| {
+            let key = record.get(c[0]).unwrap_or("").to_string();
+            match (record.get(c[1]), record.get(c[2])) {
+                (Some(register), Some(renew)) => RawRow {
+                    key,
+                    register: decimal_field(register),
+                    renew: decimal_field(renew),
+                    ..RawRow::default()
+                },
+                _ => malformed(key),
+            }
+        })
+        .collect();
+    Ok(Parsed {
+        date_ms: None,
+        rows,
+    })
+}
+
+/// Glauca Digital (`glauca_YYYY-MM-DD.csv`, from its registrar software's fixed zone
+/// prices): `date,tld,currency,register,renew,transfer,restore`, prices in the row's
+/// currency (GBP), each row dated. `restore` is not used.
+pub fn parse_glauca(bytes: &[u8]) -> Result<Parsed, String> {
+    let (reader, c) = csv_table(
+        bytes,
+        &["date", "tld", "currency", "register", "renew", "transfer"],
+        "a Glauca price list",
+    )?;
+    let rows = csv_records(reader)?
+        .iter()
+        .map(|record| {
+            let get = |i: usize| record.get(c[i]);
+            let key = get(1).unwrap_or("").to_string();
+            let date = get(0).and_then(|d| time::parse_date(d.trim()));
+            match (date, get(2), get(3), get(4), get(5)) {
+                (Some(day), Some(currency), Some(register), Some(renew), Some(transfer)) => {
+                    let currency = currency.trim().to_ascii_uppercase();
+                    RawRow {
+                        key,
+                        register: decimal_field(register),
+                        renew: decimal_field(renew),
+                        transfer: decimal_field(transfer),
+                        currency: if currency.is_empty() {
+                            "?".into()
+                        } else {
+                            currency
+                        },
+                        date_ms: Some(day * time::MS_PER_DAY),
+                        ..RawRow::default()
+                    }
+                }
+                _ => malformed(key),
+            }
+        })
+        .collect();
+    Ok(Parsed {
+        date_ms: None,
+        rows,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -607,7 +840,7 @@ mod tests {
         assert_eq!(f("e"), Missing);
         assert_eq!(f("missing"), Missing);
         assert_eq!(f("f"), Bad);
-        assert_eq!(f("g"), Bad);
+        assert_eq!(f("g"), Cents(200)); // 1.999 rounds half-even to 2.00
         assert_eq!(f("h"), Bad);
         assert_eq!(f("i"), Bad);
         assert_eq!(f("j"), Missing);
@@ -636,12 +869,21 @@ mod tests {
             b"tld,price,renewal,icann_fee\n\"unterminated,1,1,1\n",
             b"tld,price,renewal\ncom,42949672.95,1,\n,,,,,,\n",
             b"tld,price,renewal,icann_fee\ncom,42949672.95,1,0.01\n",
+            b"tld,registration,renewal\n",
+            b"tld,registration,renewal\ncom,1\n,,\ncom,-1,x\n",
+            b"date,tld,currency,register,renew,transfer,restore\n2020-01-01,com,GBP,42949672.94,1,1,1\nx,com,,1,1,1,1\n1999-01-01,com,GBP,1,1,1,1\n",
         ];
         let tlds = super::super::tlds::TldList::from_texts("com\n", "com\n");
+        let rates =
+            super::super::fx::Rates::parse(b"Date,USD,GBP,\n2020-01-01,1.1,0.9,\n").unwrap();
+        let ctx = super::super::Context {
+            tlds: &tlds,
+            rates: &rates,
+        };
         for feed in &FEEDS {
             for input in &inputs {
                 if let Ok(parsed) = (feed.parse)(input) {
-                    let _ = super::super::clean(parsed.rows, &tlds);
+                    let _ = super::super::clean(parsed.rows, 0, &ctx);
                 }
             }
         }
@@ -694,6 +936,49 @@ mod tests {
             (Cents(1128), Cents(1848), Cents(1498))
         );
         assert_eq!(p.date_ms, Some(1_761_373_108_882));
+    }
+
+    #[test]
+    fn domainpricing_rows_and_refusals() {
+        // CRLF, no final newline, a short row, a price with four decimals.
+        let p = parse_domainpricing(
+            b"tld,registration,renewal\r\ncom,9.08,10.18\r\nme,26.9913,27.99\r\nx,1\r\nbad,-1,abc",
+        )
+        .unwrap();
+        assert_eq!(p.rows.len(), 4);
+        assert_eq!(
+            (p.rows[0].register, p.rows[0].renew, p.rows[0].transfer),
+            (Cents(908), Cents(1018), Missing)
+        );
+        assert_eq!(p.rows[1].register, Cents(2699));
+        assert!(p.rows[2].malformed);
+        assert_eq!((p.rows[3].register, p.rows[3].renew), (Bad, Bad));
+        assert_eq!(p.rows[0].currency, "USD");
+        assert!(
+            parse_domainpricing(b"")
+                .unwrap_err()
+                .starts_with("empty file")
+        );
+        assert_eq!(
+            parse_domainpricing(b"tld,registration,renewal\n").unwrap_err(),
+            "no price rows (only a header)"
+        );
+        assert!(parse_domainpricing(b"tld,price\ncom,1\n").is_err());
+    }
+
+    #[test]
+    fn glauca_rows_carry_currency_and_date() {
+        let p = parse_glauca(b"date,tld,currency,register,renew,transfer,restore\n2026-07-08,co.uk,GBP,9.17,9.17,0.00,\n2026-07-08,eu,gbp,8.33,8.33,8.33,0.00\nsoon,ch,GBP,1,1,1,1\n2026-07-08,li,,1,1,1,1\n").unwrap();
+        let r = &p.rows[0];
+        assert_eq!(
+            (r.register, r.renew, r.transfer, r.currency.as_str()),
+            (Cents(917), Cents(917), Cents(0), "GBP")
+        );
+        assert_eq!(r.date_ms, Some(1_783_468_800_000));
+        assert_eq!(p.rows[1].currency, "GBP");
+        assert!(p.rows[2].malformed);
+        assert_eq!(p.rows[3].currency, "?");
+        assert!(parse_glauca(b"tld,register\nch,1\n").is_err());
     }
 
     #[test]

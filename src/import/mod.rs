@@ -35,6 +35,8 @@
 //! import with `file: what`, and nothing is written.
 
 pub mod feeds;
+pub mod flags;
+pub mod fx;
 pub mod history;
 pub mod report;
 pub mod tlds;
@@ -46,7 +48,7 @@ use std::path::{Path, PathBuf};
 
 use crate::time;
 use crate::tld;
-use feeds::{Feed, Field, RawRow};
+use feeds::{Feed, Field, Layout, RawRow};
 use tlds::{Suffix, TldList};
 
 /// File in the feeds directory that dates the feed files that carry no date of their
@@ -82,10 +84,25 @@ pub struct PriceRow {
     pub tld: String,
     /// Registrar key.
     pub registrar: &'static str,
-    /// The prices.
+    /// The prices, in USD.
     pub offer: Offer,
+    /// The prices as the feed gave them, when it gave them in another currency.
+    pub original: Option<Original>,
     /// The feed file's own date, milliseconds since the Unix epoch.
     pub updated_ms: i64,
+}
+
+/// A price quoted in another currency, as the feed gave it, and the rate used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Original {
+    /// ISO 4217 code (`GBP`).
+    pub currency: String,
+    /// The prices in that currency's minor units (pence).
+    pub offer: Offer,
+    /// The price's own date (days since 1970-01-01).
+    pub price_day: i64,
+    /// The date of the reference rate used: the last table row on or before `price_day`.
+    pub rate_day: i64,
 }
 
 /// A row of `history.csv`: the prices a (tld, registrar) had from `day` on. An offer with
@@ -131,10 +148,12 @@ pub enum DropReason {
     NotOffered,
     /// A first-year price but no renewal price.
     NoRenewal,
-    /// A price that is negative, not a number, or has more than 2 decimals.
+    /// A price that is negative or not a number (or too large once converted).
     BadPrice,
-    /// A price in a currency other than USD.
-    NotUsd,
+    /// A price in a currency the reference rate table does not quote.
+    UnknownCurrency,
+    /// A price in another currency, dated before the rate table's first rate for it.
+    BeforeRates,
     /// The row is not an object of the expected shape.
     MalformedRow,
     /// A second row for a name the feed already listed.
@@ -143,7 +162,7 @@ pub enum DropReason {
 
 impl DropReason {
     /// Every reason, in report order.
-    pub const ALL: [DropReason; 10] = [
+    pub const ALL: [DropReason; 11] = [
         DropReason::Handshake,
         DropReason::MalformedName,
         DropReason::NotInRootZone,
@@ -151,7 +170,8 @@ impl DropReason {
         DropReason::NotOffered,
         DropReason::NoRenewal,
         DropReason::BadPrice,
-        DropReason::NotUsd,
+        DropReason::UnknownCurrency,
+        DropReason::BeforeRates,
         DropReason::MalformedRow,
         DropReason::Duplicate,
     ];
@@ -166,7 +186,8 @@ impl DropReason {
             DropReason::NotOffered => "not offered (no first-year, no renewal price)",
             DropReason::NoRenewal => "first-year price without renewal price",
             DropReason::BadPrice => "unreadable price",
-            DropReason::NotUsd => "not USD",
+            DropReason::UnknownCurrency => "currency without a reference rate",
+            DropReason::BeforeRates => "dated before the rate table",
             DropReason::MalformedRow => "malformed row",
             DropReason::Duplicate => "duplicate name",
         }
@@ -229,6 +250,10 @@ pub struct FeedSummary {
     pub no_transfer: usize,
     /// Of the kept rows, how many only the PSL's private section admits.
     pub private_suffix: usize,
+    /// Of the kept rows, how many were converted to USD, by original currency.
+    pub converted: BTreeMap<String, usize>,
+    /// First and last day of the rates used for those conversions.
+    pub rate_days: Option<(i64, i64)>,
     /// Dropped rows by reason (reasons with no rows are absent).
     pub dropped: BTreeMap<DropReason, usize>,
     /// Every dropped row of the current file: (the key as the feed wrote it, reason).
@@ -253,10 +278,22 @@ impl FeedSummary {
 pub struct Import {
     /// The canonical price source.
     pub source: Source,
-    /// One entry per feed that was present, in registrar key order.
+    /// One entry per registrar that was present, in registrar key order.
     pub feeds: Vec<FeedSummary>,
     /// Folders of the feeds directory that no importer reads.
     pub unknown_folders: Vec<String>,
+    /// Rows for a person to look at (see [`flags`]); they change no price.
+    pub flags: Vec<flags::Flagged>,
+}
+
+/// A kept row of one feed file.
+#[derive(Debug, Clone)]
+struct Kept {
+    /// USD prices.
+    offer: Offer,
+    suffix: Suffix,
+    /// The prices as the feed gave them, when not in USD.
+    original: Option<Original>,
 }
 
 /// A feed file's rows after cleaning, with its date.
@@ -266,16 +303,35 @@ struct Version {
     current: bool,
     /// File name, to order versions with the same timestamp.
     name: String,
-    rows: BTreeMap<String, (Offer, Suffix)>,
+    rows: BTreeMap<String, Kept>,
     dropped: Vec<(String, DropReason)>,
     read: usize,
 }
 
-/// Imports every known feed folder under `feeds_dir`, checking names against `tlds`.
+/// One registrar's files inside a feed folder.
+struct Unit {
+    feed: &'static Feed,
+    registrar: Registrar,
+    /// The current price list, relative to the feeds directory.
+    current: String,
+    /// Older dated versions, relative to the feeds directory.
+    history: Vec<String>,
+}
+
+/// The conversion context of an import: the rate table.
+pub struct Context<'a> {
+    /// Real names.
+    pub tlds: &'a TldList,
+    /// Reference rates for prices not in USD.
+    pub rates: &'a fx::Rates,
+}
+
+/// Imports every known feed folder under `feeds_dir`, checking names against
+/// `ctx.tlds` and converting prices in other currencies with `ctx.rates`.
 ///
 /// Reads `feeds_dir/dates.csv` when it exists to date the files that carry no date.
 /// Fails on the first feed file that cannot be read at all; never writes anything.
-pub fn import(feeds_dir: &Path, tlds: &TldList) -> Result<Import, ImportError> {
+pub fn import(feeds_dir: &Path, ctx: &Context<'_>) -> Result<Import, ImportError> {
     let meta =
         std::fs::metadata(feeds_dir).map_err(|e| ImportError::new(feeds_dir, e.to_string()))?;
     if !meta.is_dir() {
@@ -286,28 +342,20 @@ pub fn import(feeds_dir: &Path, tlds: &TldList) -> Result<Import, ImportError> {
     let mut summaries = Vec::new();
     let mut unknown_folders = Vec::new();
 
-    let mut folders: Vec<String> = Vec::new();
-    let entries =
-        std::fs::read_dir(feeds_dir).map_err(|e| ImportError::new(feeds_dir, e.to_string()))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| ImportError::new(feeds_dir, e.to_string()))?;
-        if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-            folders.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    folders.sort();
+    let folders = list(feeds_dir, true)?;
     for folder in &folders {
         if Feed::by_folder(folder).is_none() {
             unknown_folders.push(folder.clone());
         }
     }
-
-    let mut present: Vec<&'static Feed> = feeds::FEEDS
-        .iter()
-        .filter(|f| folders.iter().any(|d| d == f.folder))
-        .collect();
-    present.sort_by_key(|f| f.registrar.key);
-    if present.is_empty() {
+    let mut units = Vec::new();
+    for feed in feeds::FEEDS.iter() {
+        if folders.iter().any(|d| d == feed.folder) {
+            units.extend(units_of(feeds_dir, feed)?);
+        }
+    }
+    units.sort_by_key(|u| u.registrar.key);
+    if units.is_empty() {
         return Err(ImportError::new(
             feeds_dir,
             format!(
@@ -321,92 +369,199 @@ pub fn import(feeds_dir: &Path, tlds: &TldList) -> Result<Import, ImportError> {
         ));
     }
 
-    for feed in present {
-        let (summary, prices, history) = import_feed(feeds_dir, feed, tlds, &dates)?;
-        source.registrars.push(feed.registrar);
+    let mut flagged = Vec::new();
+    for unit in &units {
+        let (summary, prices, history, unit_flags) = import_unit(feeds_dir, unit, ctx, &dates)?;
+        source.registrars.push(unit.registrar);
         source.prices.extend(prices);
         source.history.extend(history);
         summaries.push(summary);
+        flagged.extend(unit_flags);
     }
     source
         .prices
         .sort_by(|a, b| (a.tld.as_str(), a.registrar).cmp(&(b.tld.as_str(), b.registrar)));
-    source.tlds = tlds.catalogue();
+    source.tlds = ctx.tlds.catalogue();
     source.history.sort_by(|a, b| {
         (a.tld.as_str(), a.registrar, a.day).cmp(&(b.tld.as_str(), b.registrar, b.day))
     });
+    flagged.extend(flags::across_registrars(&source.prices));
+    flags::sort(&mut flagged);
     Ok(Import {
         source,
         feeds: summaries,
         unknown_folders,
+        flags: flagged,
     })
 }
 
-type FeedResult = (FeedSummary, Vec<PriceRow>, Vec<HistoryRow>);
+/// The names of the sub-directories (`dirs`) or files of `dir`, sorted, hidden ones
+/// left out.
+fn list(dir: &Path, dirs: bool) -> Result<Vec<String>, ImportError> {
+    let mut names = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| ImportError::new(dir, e.to_string()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| ImportError::new(dir, e.to_string()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if is_dir == dirs {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
 
-fn import_feed(
-    dir: &Path,
-    feed: &'static Feed,
-    tlds: &TldList,
-    dates: &Dates,
-) -> Result<FeedResult, ImportError> {
+/// The registrars a feed folder holds, with their files (see [`feeds::Layout`]).
+fn units_of(dir: &Path, feed: &'static Feed) -> Result<Vec<Unit>, ImportError> {
     let folder = dir.join(feed.folder);
-    let current_rel = format!("{}/{}", feed.folder, feed.current);
-    let mut current = read_version(dir, &current_rel, feed, tlds, dates)?;
-    current.current = true;
-
-    let mut versions = vec![];
-    let history_dir = folder.join("history");
-    if history_dir.is_dir() {
-        let mut names = Vec::new();
-        let entries = std::fs::read_dir(&history_dir)
-            .map_err(|e| ImportError::new(&history_dir, e.to_string()))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| ImportError::new(&history_dir, e.to_string()))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if feed.is_history_file(&name) {
-                names.push(name);
+    match &feed.layout {
+        Layout::Single {
+            registrar,
+            current,
+            history_ext,
+        } => {
+            let history_dir = folder.join("history");
+            let history = if history_dir.is_dir() {
+                list(&history_dir, false)?
+                    .into_iter()
+                    .filter(|n| n.ends_with(history_ext))
+                    .map(|n| format!("{}/history/{n}", feed.folder))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            Ok(vec![Unit {
+                feed,
+                registrar: *registrar,
+                current: format!("{}/{current}", feed.folder),
+                history,
+            }])
+        }
+        Layout::PerFile(table) => {
+            let mut units = Vec::new();
+            for name in list(&folder, false)? {
+                if !name.ends_with(".csv") {
+                    continue; // PROVENANCE.txt, LICENSE
+                }
+                let Some((_, registrar)) = table.iter().find(|(file, _)| *file == name) else {
+                    return Err(ImportError::new(
+                        &folder.join(&name),
+                        format!(
+                            "no registrar is known for this file (known: {}); add its key, name and home page to feeds::{} and docs/IMPORT.md",
+                            table.iter().map(|(f, _)| *f).collect::<Vec<_>>().join(", "),
+                            feed.folder.to_uppercase()
+                        ),
+                    ));
+                };
+                units.push(Unit {
+                    feed,
+                    registrar: *registrar,
+                    current: format!("{}/{name}", feed.folder),
+                    history: Vec::new(),
+                });
             }
+            Ok(units)
         }
-        names.sort();
-        for name in names {
-            let rel = format!("{}/history/{}", feed.folder, name);
-            versions.push(read_version(dir, &rel, feed, tlds, dates)?);
+        Layout::Versions { registrar, ext } => {
+            let mut dated = Vec::new();
+            for name in list(&folder, false)? {
+                if !name.ends_with(ext) {
+                    continue;
+                }
+                let day = date_in_name(&name).ok_or_else(|| {
+                    ImportError::new(
+                        &folder.join(&name),
+                        "a version file needs its date in its name (name_YYYY-MM-DD.csv)",
+                    )
+                })?;
+                dated.push((day, name));
+            }
+            dated.sort();
+            let Some((_, latest)) = dated.pop() else {
+                return Err(ImportError::new(
+                    &folder,
+                    format!("no dated version (*_YYYY-MM-DD{ext}) in the folder"),
+                ));
+            };
+            Ok(vec![Unit {
+                feed,
+                registrar: *registrar,
+                current: format!("{}/{latest}", feed.folder),
+                history: dated
+                    .into_iter()
+                    .map(|(_, n)| format!("{}/{n}", feed.folder))
+                    .collect(),
+            }])
         }
+    }
+}
+
+type UnitResult = (
+    FeedSummary,
+    Vec<PriceRow>,
+    Vec<HistoryRow>,
+    Vec<flags::Flagged>,
+);
+
+fn import_unit(
+    dir: &Path,
+    unit: &Unit,
+    ctx: &Context<'_>,
+    dates: &Dates,
+) -> Result<UnitResult, ImportError> {
+    let key = unit.registrar.key;
+    let mut current = read_version(dir, &unit.current, unit.feed, ctx, dates)?;
+    current.current = true;
+    let mut versions = Vec::with_capacity(unit.history.len() + 1);
+    for rel in &unit.history {
+        versions.push(read_version(dir, rel, unit.feed, ctx, dates)?);
     }
 
     let prices: Vec<PriceRow> = current
         .rows
         .iter()
-        .map(|(name, (offer, _))| PriceRow {
+        .map(|(name, kept)| PriceRow {
             tld: name.clone(),
-            registrar: feed.registrar.key,
-            offer: *offer,
+            registrar: key,
+            offer: kept.offer,
+            original: kept.original.clone(),
             updated_ms: current.ms,
         })
         .collect();
     let kept = prices.len();
-    let count = |f: &dyn Fn(&Offer) -> bool| current.rows.values().filter(|(o, _)| f(o)).count();
-    let selling = count(&|o| o.register.is_some());
-    let free_transfer = count(&|o| o.transfer == Some(0));
-    let no_transfer = count(&|o| o.transfer.is_none());
-    let private_suffix = current
+    let count = |f: &dyn Fn(&Kept) -> bool| current.rows.values().filter(|k| f(k)).count();
+    let selling = count(&|k| k.offer.register.is_some());
+    let mut converted: BTreeMap<String, usize> = BTreeMap::new();
+    for k in current.rows.values() {
+        if let Some(o) = &k.original {
+            *converted.entry(o.currency.clone()).or_default() += 1;
+        }
+    }
+    let rate_days = current
         .rows
         .values()
-        .filter(|(_, s)| *s == Suffix::Private)
-        .count();
+        .filter_map(|k| k.original.as_ref().map(|o| o.rate_day))
+        .fold(None, |acc: Option<(i64, i64)>, d| {
+            Some(acc.map_or((d, d), |(a, b)| (a.min(d), b.max(d))))
+        });
 
     let mut summary = FeedSummary {
-        registrar: feed.registrar.key,
-        file: current_rel,
+        registrar: key,
+        file: unit.current.clone(),
         date_ms: current.ms,
         read: current.read,
         kept,
         selling,
         renewal_only: kept - selling,
-        free_transfer,
-        no_transfer,
-        private_suffix,
+        free_transfer: count(&|k| k.offer.transfer == Some(0)),
+        no_transfer: count(&|k| k.offer.transfer.is_none()),
+        private_suffix: count(&|k| k.suffix == Suffix::Private),
+        converted,
+        rate_days,
         dropped: count_reasons(&current.dropped),
         dropped_rows: current.dropped.clone(),
         versions: versions.len() + 1,
@@ -418,20 +573,50 @@ fn import_feed(
     // Time order; at the same instant the current file comes last, so it is the state
     // of its day and the history ends at the prices of prices.csv.
     versions.sort_by(|a, b| (a.ms, a.current, &a.name).cmp(&(b.ms, b.current, &b.name)));
+    let mut unit_flags = Vec::new();
+    let states: Vec<flags::State> = versions
+        .iter()
+        .map(|v| flags::State {
+            day: v.ms.div_euclid(time::MS_PER_DAY),
+            rows: v
+                .rows
+                .iter()
+                .map(|(k, kept)| {
+                    let own = match &kept.original {
+                        Some(o) => (o.offer, o.currency.clone()),
+                        None => (kept.offer, "USD".to_string()),
+                    };
+                    (k.clone(), own)
+                })
+                .collect(),
+        })
+        .collect();
+    unit_flags.extend(flags::moves(key, &states));
+    for v in &versions {
+        for (name, kept) in &v.rows {
+            if let Some(o) = &kept.original {
+                unit_flags.extend(flags::stale_rate(key, name, o.price_day, o.rate_day));
+            }
+        }
+    }
     let days: Vec<history::Day> = versions
         .into_iter()
         .map(|v| history::Day {
             day: v.ms.div_euclid(time::MS_PER_DAY),
-            rows: v.rows.into_iter().map(|(k, (o, _))| (k, o)).collect(),
+            rows: v
+                .rows
+                .into_iter()
+                .map(|(k, kept)| (k, kept.offer))
+                .collect(),
         })
         .collect();
     summary.version_days = (
         days.first().map_or(0, |d| d.day),
         days.last().map_or(0, |d| d.day),
     );
-    let history = history::changes(feed.registrar.key, days);
+    let history = history::changes(key, days);
     summary.history_rows = history.len();
-    Ok((summary, prices, history))
+    Ok((summary, prices, history, unit_flags))
 }
 
 /// Reads, parses, dates and cleans one feed file.
@@ -439,7 +624,7 @@ fn read_version(
     dir: &Path,
     rel: &str,
     feed: &Feed,
-    tlds: &TldList,
+    ctx: &Context<'_>,
     dates: &Dates,
 ) -> Result<Version, ImportError> {
     let path = dir.join(rel);
@@ -463,7 +648,7 @@ fn read_version(
         }
     };
     let read = parsed.rows.len();
-    let (rows, dropped) = clean(parsed.rows, tlds);
+    let (rows, dropped) = clean(parsed.rows, ms.div_euclid(time::MS_PER_DAY), ctx);
     Ok(Version {
         ms,
         current: false,
@@ -476,35 +661,33 @@ fn read_version(
 
 /// Kept rows by canonical name, and every dropped row as (feed key, reason) in file
 /// order.
-type Cleaned = (BTreeMap<String, (Offer, Suffix)>, Vec<(String, DropReason)>);
+type Cleaned = (BTreeMap<String, Kept>, Vec<(String, DropReason)>);
 
-/// Applies the shared rules to one file's rows (see the module docs).
-fn clean(raw: Vec<RawRow>, tlds: &TldList) -> Cleaned {
+/// Applies the shared rules to one file's rows (see the module docs); `day` is the
+/// file's date, the date of every row that carries none of its own.
+fn clean(raw: Vec<RawRow>, day: i64, ctx: &Context<'_>) -> Cleaned {
     let mut dropped: Vec<(String, DropReason)> = Vec::new();
-    // canonical name -> (offer, suffix, key was canonical, feed key)
-    let mut kept: HashMap<String, (Offer, Suffix, bool, String)> = HashMap::new();
+    // canonical name -> (kept row, key was canonical, feed key)
+    let mut kept: HashMap<String, (Kept, bool, String)> = HashMap::new();
     for row in raw {
-        match clean_row(&row, tlds) {
+        match clean_row(&row, day, ctx) {
             Err(reason) => dropped.push((row.key, reason)),
-            Ok((name, offer, suffix)) => {
+            Ok((name, k)) => {
                 let canonical_key = row.key == name;
                 match kept.get_mut(&name) {
                     None => {
-                        kept.insert(name, (offer, suffix, canonical_key, row.key));
+                        kept.insert(name, (k, canonical_key, row.key));
                     }
-                    Some(existing) if canonical_key && !existing.2 => {
-                        let loser = std::mem::replace(existing, (offer, suffix, true, row.key));
-                        dropped.push((loser.3, DropReason::Duplicate));
+                    Some(existing) if canonical_key && !existing.1 => {
+                        let loser = std::mem::replace(existing, (k, true, row.key));
+                        dropped.push((loser.2, DropReason::Duplicate));
                     }
                     Some(_) => dropped.push((row.key, DropReason::Duplicate)),
                 }
             }
         }
     }
-    let rows = kept
-        .into_iter()
-        .map(|(k, (o, s, _, _))| (k, (o, s)))
-        .collect();
+    let rows = kept.into_iter().map(|(n, (k, _, _))| (n, k)).collect();
     (rows, dropped)
 }
 
@@ -517,7 +700,7 @@ fn count_reasons(dropped: &[(String, DropReason)]) -> BTreeMap<DropReason, usize
     counts
 }
 
-fn clean_row(row: &RawRow, tlds: &TldList) -> Result<(String, Offer, Suffix), DropReason> {
+fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, Kept), DropReason> {
     if row.malformed {
         return Err(DropReason::MalformedRow);
     }
@@ -527,10 +710,7 @@ fn clean_row(row: &RawRow, tlds: &TldList) -> Result<(String, Offer, Suffix), Dr
     let name = tld::normalize(&row.key)
         .map_err(|_| DropReason::MalformedName)?
         .into_owned();
-    let suffix = tlds.check(&name)?;
-    if !row.usd {
-        return Err(DropReason::NotUsd);
-    }
+    let suffix = ctx.tlds.check(&name)?;
     let get = |f: &Field| match f {
         Field::Missing => Ok(None),
         Field::Cents(c) => Ok(Some(*c)),
@@ -539,19 +719,59 @@ fn clean_row(row: &RawRow, tlds: &TldList) -> Result<(String, Offer, Suffix), Dr
     let register = get(&row.register)?.filter(|c| *c > 0);
     let renew = get(&row.renew)?.filter(|c| *c > 0);
     let transfer = get(&row.transfer)?;
-    match (register, renew) {
-        (None, None) => Err(DropReason::NotOffered),
-        (Some(_), None) => Err(DropReason::NoRenewal),
-        _ => Ok((
+    let own = match (register, renew) {
+        (None, None) => return Err(DropReason::NotOffered),
+        (Some(_), None) => return Err(DropReason::NoRenewal),
+        _ => Offer {
+            register,
+            renew,
+            transfer,
+        },
+    };
+    if row.currency == "USD" {
+        return Ok((
             name,
-            Offer {
-                register,
-                renew,
-                transfer,
+            Kept {
+                offer: own,
+                suffix,
+                original: None,
             },
-            suffix,
-        )),
+        ));
     }
+    let price_day = row
+        .date_ms
+        .map_or(file_day, |ms| ms.div_euclid(time::MS_PER_DAY));
+    let mut rate_day = price_day;
+    let mut convert = |cents: Option<u32>| -> Result<Option<u32>, DropReason> {
+        let Some(c) = cents else { return Ok(None) };
+        match ctx.rates.to_usd(c, &row.currency, price_day) {
+            Ok(conv) => {
+                rate_day = conv.rate_day;
+                Ok(Some(conv.cents))
+            }
+            Err(fx::FxError::UnknownCurrency) => Err(DropReason::UnknownCurrency),
+            Err(fx::FxError::BeforeTable) => Err(DropReason::BeforeRates),
+            Err(fx::FxError::TooLarge) => Err(DropReason::BadPrice),
+        }
+    };
+    let usd = Offer {
+        register: convert(own.register)?,
+        renew: convert(own.renew)?,
+        transfer: convert(own.transfer)?,
+    };
+    Ok((
+        name,
+        Kept {
+            offer: usd,
+            suffix,
+            original: Some(Original {
+                currency: row.currency.clone(),
+                offer: own,
+                price_day,
+                rate_day,
+            }),
+        },
+    ))
 }
 
 /// `dates.csv`: the date of each feed file that carries none of its own.
@@ -625,6 +845,13 @@ mod tests {
         )
     }
 
+    fn rates() -> fx::Rates {
+        fx::Rates::parse(
+            b"Date,USD,GBP,\n2026-04-13,1.1684,0.87058,\n2026-04-10,1.1711,0.87105,\n2020-05-20,1.0950,0.89693,\n",
+        )
+        .unwrap()
+    }
+
     fn row(key: &str, reg: Field, renew: Field, transfer: Field) -> RawRow {
         RawRow {
             key: key.to_string(),
@@ -639,8 +866,12 @@ mod tests {
 
     #[test]
     fn offer_rules() {
-        let t = tlds();
-        let ok = |r: RawRow| clean_row(&r, &t).map(|(n, o, _)| (n, o));
+        let (t, r) = (tlds(), rates());
+        let ctx = Context {
+            tlds: &t,
+            rates: &r,
+        };
+        let ok = |r: RawRow| clean_row(&r, 0, &ctx).map(|(n, k)| (n, k.offer));
         assert_eq!(
             ok(row("COM", Cents(1088), Cents(1088), Cents(0))),
             Ok((
@@ -695,14 +926,71 @@ mod tests {
         let mut hs = row("xyz", Cents(100), Cents(100), Missing);
         hs.handshake = true;
         assert_eq!(ok(hs), Err(DropReason::Handshake));
-        let mut eur = row("xyz", Cents(100), Cents(100), Missing);
-        eur.usd = false;
-        assert_eq!(ok(eur), Err(DropReason::NotUsd));
+        let mut xyz = row("xyz", Cents(100), Cents(100), Missing);
+        xyz.currency = "XYZ".into();
+        assert_eq!(ok(xyz), Err(DropReason::UnknownCurrency));
+    }
+
+    #[test]
+    fn other_currencies_are_converted_at_the_rate_of_their_day() {
+        let (t, r) = (tlds(), rates());
+        let ctx = Context {
+            tlds: &t,
+            rates: &r,
+        };
+        let day = |s: &str| time::parse_date(s).unwrap();
+        let gbp = |date: &str| {
+            let mut x = row("uk", Cents(917), Cents(917), Cents(0));
+            x.currency = "GBP".into();
+            x.date_ms = Some(day(date) * time::MS_PER_DAY);
+            x
+        };
+        // 2026-04-12 is a Sunday: the Friday rate. 917 * 1.1711 / 0.87105 = 1232.89.
+        let (_, k) = clean_row(&gbp("2026-04-12"), 0, &ctx).unwrap();
+        assert_eq!(
+            k.offer,
+            Offer {
+                register: Some(1233),
+                renew: Some(1233),
+                transfer: Some(0)
+            }
+        );
+        let o = k.original.unwrap();
+        assert_eq!((o.currency.as_str(), o.offer.register), ("GBP", Some(917)));
+        assert_eq!(
+            (o.price_day, o.rate_day),
+            (day("2026-04-12"), day("2026-04-10"))
+        );
+        // After the table: its last row.
+        let (_, k) = clean_row(&gbp("2026-07-08"), 0, &ctx).unwrap();
+        assert_eq!(k.original.unwrap().rate_day, day("2026-04-13"));
+        // Before the table: dropped with that reason, never a price.
+        assert_eq!(
+            clean_row(&gbp("2020-05-19"), 0, &ctx).map(|_| ()),
+            Err(DropReason::BeforeRates)
+        );
+        // A row without its own date takes the file's.
+        let mut undated = gbp("2026-04-12");
+        undated.date_ms = None;
+        assert_eq!(
+            clean_row(&undated, day("2020-01-01"), &ctx).map(|_| ()),
+            Err(DropReason::BeforeRates)
+        );
+        let mut bad = gbp("2026-04-12");
+        bad.register = Field::Bad;
+        assert_eq!(
+            clean_row(&bad, 0, &ctx).map(|_| ()),
+            Err(DropReason::BadPrice)
+        );
     }
 
     #[test]
     fn duplicates_keep_the_canonical_key() {
-        let t = tlds();
+        let (t, r) = (tlds(), rates());
+        let ctx = Context {
+            tlds: &t,
+            rates: &r,
+        };
         let rows = vec![
             row("닷컴", Cents(100), Cents(100), Missing),
             row("xn--mk1bu44c", Cents(200), Cents(200), Missing),
@@ -710,9 +998,9 @@ mod tests {
             row("com", Cents(400), Cents(400), Missing),
             row(".com", Cents(500), Cents(500), Missing),
         ];
-        let (kept, dropped) = clean(rows, &t);
-        assert_eq!(kept["xn--mk1bu44c"].0.register, Some(200));
-        assert_eq!(kept["com"].0.register, Some(400));
+        let (kept, dropped) = clean(rows, 0, &ctx);
+        assert_eq!(kept["xn--mk1bu44c"].offer.register, Some(200));
+        assert_eq!(kept["com"].offer.register, Some(400));
         assert_eq!(
             dropped,
             vec![
@@ -726,9 +1014,17 @@ mod tests {
 
     #[test]
     fn private_suffixes_are_marked() {
-        let t = tlds();
-        let (kept, _) = clean(vec![row("us.com", Cents(100), Cents(100), Missing)], &t);
-        assert_eq!(kept["us.com"].1, Suffix::Private);
+        let (t, r) = (tlds(), rates());
+        let ctx = Context {
+            tlds: &t,
+            rates: &r,
+        };
+        let (kept, _) = clean(
+            vec![row("us.com", Cents(100), Cents(100), Missing)],
+            0,
+            &ctx,
+        );
+        assert_eq!(kept["us.com"].suffix, Suffix::Private);
     }
 
     #[test]

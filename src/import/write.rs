@@ -36,10 +36,7 @@ fn offer_fields(o: &Offer) -> [String; 3] {
     [price(o.register), price(o.renew), price(o.transfer)]
 }
 
-fn csv_bytes<const N: usize>(
-    header: [&str; N],
-    rows: impl Iterator<Item = [String; N]>,
-) -> Vec<u8> {
+fn csv_bytes<const N: usize>(header: &[&str], rows: impl Iterator<Item = [String; N]>) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     // Writing into a Vec cannot fail; the csv crate only reports I/O errors here.
     let _ = w.write_record(header);
@@ -52,7 +49,7 @@ fn csv_bytes<const N: usize>(
 /// The text of `registrars.csv`.
 pub fn registrars_csv(source: &Source) -> Vec<u8> {
     csv_bytes(
-        crate::source::REGISTRARS_COLUMNS,
+        &crate::source::REGISTRARS_COLUMNS,
         source.registrars.iter().map(|r| {
             [
                 r.key.to_string(),
@@ -63,12 +60,26 @@ pub fn registrars_csv(source: &Source) -> Vec<u8> {
     )
 }
 
-/// The text of `prices.csv`.
+/// The text of `prices.csv`: the contract's columns, then the original-currency
+/// columns (empty for a price the feed gave in USD).
 pub fn prices_csv(source: &Source) -> Vec<u8> {
+    let header: Vec<&str> = crate::source::PRICES_COLUMNS
+        .iter()
+        .chain(crate::source::PRICES_ORIGINAL_COLUMNS.iter())
+        .copied()
+        .collect();
     csv_bytes(
-        crate::source::PRICES_COLUMNS,
+        &header,
         source.prices.iter().map(|p| {
             let [register, renew, transfer] = offer_fields(&p.offer);
+            let (currency, [o_register, o_renew, o_transfer], rate_date) = match &p.original {
+                Some(o) => (
+                    o.currency.clone(),
+                    offer_fields(&o.offer),
+                    time::date_string(o.rate_day),
+                ),
+                None => Default::default(),
+            };
             [
                 p.tld.clone(),
                 p.registrar.to_string(),
@@ -77,6 +88,11 @@ pub fn prices_csv(source: &Source) -> Vec<u8> {
                 transfer,
                 "USD".to_string(),
                 time::iso_millis(p.updated_ms),
+                currency,
+                o_register,
+                o_renew,
+                o_transfer,
+                rate_date,
             ]
         }),
     )
@@ -85,7 +101,7 @@ pub fn prices_csv(source: &Source) -> Vec<u8> {
 /// The text of `history.csv`.
 pub fn history_csv(source: &Source) -> Vec<u8> {
     csv_bytes(
-        crate::source::HISTORY_COLUMNS,
+        &crate::source::HISTORY_COLUMNS,
         source.history.iter().map(|h| {
             let [register, renew, transfer] = offer_fields(&h.offer);
             [
@@ -103,7 +119,7 @@ pub fn history_csv(source: &Source) -> Vec<u8> {
 /// The text of `tlds.csv`.
 pub fn tlds_csv(source: &Source) -> Vec<u8> {
     csv_bytes(
-        crate::source::TLDS_COLUMNS,
+        &crate::source::TLDS_COLUMNS,
         source
             .tlds
             .iter()
@@ -151,7 +167,7 @@ pub fn write_source(dir: &Path, source: &Source) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{HistoryRow, PriceRow, Registrar};
+    use super::super::{HistoryRow, Original, PriceRow, Registrar};
     use super::*;
 
     fn source() -> Source {
@@ -161,16 +177,39 @@ mod tests {
                 name: "Amazon Route 53",
                 homepage: "https://a, b",
             }],
-            prices: vec![PriceRow {
-                tld: "co.uk".into(),
-                registrar: "route53",
-                offer: Offer {
-                    register: None,
-                    renew: Some(1250),
-                    transfer: Some(0),
+            prices: vec![
+                PriceRow {
+                    tld: "co.uk".into(),
+                    registrar: "route53",
+                    offer: Offer {
+                        register: None,
+                        renew: Some(1250),
+                        transfer: Some(0),
+                    },
+                    original: None,
+                    updated_ms: 1_767_284_869_638,
                 },
-                updated_ms: 1_767_284_869_638,
-            }],
+                PriceRow {
+                    tld: "uk".into(),
+                    registrar: "route53",
+                    offer: Offer {
+                        register: Some(1233),
+                        renew: Some(1233),
+                        transfer: Some(0),
+                    },
+                    original: Some(Original {
+                        currency: "GBP".into(),
+                        offer: Offer {
+                            register: Some(917),
+                            renew: Some(917),
+                            transfer: Some(0),
+                        },
+                        price_day: 20_000,
+                        rate_day: 19_999,
+                    }),
+                    updated_ms: 1_767_284_869_638,
+                },
+            ],
             history: vec![HistoryRow {
                 day: 20_000,
                 tld: "co.uk".into(),
@@ -194,7 +233,9 @@ mod tests {
         );
         assert_eq!(
             String::from_utf8(prices_csv(&s)).unwrap(),
-            "tld,registrar,register,renew,transfer,currency,updated_at\nco.uk,route53,,12.50,0.00,USD,2026-01-01T16:27:49.638Z\n"
+            "tld,registrar,register,renew,transfer,currency,updated_at,original_currency,original_register,original_renew,original_transfer,rate_date\n\
+             co.uk,route53,,12.50,0.00,USD,2026-01-01T16:27:49.638Z,,,,,\n\
+             uk,route53,12.33,12.33,0.00,USD,2026-01-01T16:27:49.638Z,GBP,9.17,9.17,0.00,2024-10-03\n"
         );
         assert_eq!(
             String::from_utf8(history_csv(&s)).unwrap(),

@@ -11,9 +11,7 @@ fn write_int(v: u64, out: &mut Vec<u8>) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-fn cents(c: u32) -> Option<u64> {
-    (c != NONE).then_some(c as u64)
-}
+use crate::price::offered as cents;
 
 /// The average of the offered values ([`NONE`] skipped), rounded half up to the cent;
 /// [`NONE`] when there is none.

@@ -680,6 +680,7 @@ impl ArchivedSnapshotData {
             for (k, o) in self.offers[first..first + rows].iter().enumerate() {
                 if o.registrar.to_native() as usize >= n_reg
                     || !span_ok(&o.record)
+                    || !span_ok(&o.original_currency)
                     || o.record.start < record
                 {
                     return err("offer registrar or record out of range");

@@ -149,8 +149,22 @@ pub struct Offer {
     pub client_end: u32,
     /// `"key":{"register_price":..,"renew_price":..,"transfer_price":..,"last_updated":".."}`.
     pub record: Span,
-    /// `,"prices":{"register":..,"renew":..,"transfer":..}` (sellers only).
+    /// `,"prices":{"register":..,"renew":..,"transfer":..}` (sellers only), followed by
+    /// `,"original_prices":{"currency":..,"register":..,..,"rate_date":..}` for a price
+    /// quoted in another currency.
     pub listing_prices: Span,
+    /// ISO 4217 code of the currency the registrar quoted the prices in (`GBP`), bare;
+    /// empty when it quoted USD (then the `original_*` fields are [`NONE`]).
+    pub original_currency: Span,
+    /// The quoted first-year price, hundredths of `original_currency`, or [`NONE`].
+    pub original_register: u32,
+    /// The quoted renewal price, or [`NONE`].
+    pub original_renew: u32,
+    /// The quoted transfer price, or [`NONE`].
+    pub original_transfer: u32,
+    /// Day of the reference rate the prices were converted at (days since 1970-01-01;
+    /// 0 when not converted).
+    pub rate_date: i32,
 }
 
 /// An entry of the per-TLD by-registrar index.
