@@ -958,12 +958,9 @@ pub fn write_json(
 /// The header of [`write_csv`].
 pub const CSV_HEADER: &str = "input,domain,suffix,count,registrar_key,expires,current_price,price_source,cheapest_renewal_registrar,cheapest_renewal_price,best_transfer_registrar,best_transfer_price,best_transfer_renew_price,best_transfer_5_year,recommendation,optimal_price,savings_per_year,savings_5_year,flags,error";
 
+/// A CSV price cell: `12.50`, empty when unknown.
 fn cents_text(c: Option<u64>) -> String {
-    let mut v = Vec::new();
-    if let Some(c) = c {
-        write_cents(c, &mut v);
-    }
-    String::from_utf8(v).expect("digits")
+    c.map(price::cents_to_decimal).unwrap_or_default()
 }
 
 /// A cell that a spreadsheet would read as a formula (`=`, `+`, `-`, `@` first) gets a
@@ -1048,10 +1045,7 @@ pub fn write_csv(snap: &ArchivedSnapshotData, audit: &Audit, out: &mut Vec<u8>) 
 pub fn write_table(snap: &ArchivedSnapshotData, audit: &Audit, out: &mut Vec<u8>) {
     use std::io::Write;
     out.clear();
-    let c = |v: Option<u64>| {
-        let s = cents_text(v);
-        if s.is_empty() { "-".to_string() } else { s }
-    };
+    let c = |v: Option<u64>| v.map_or_else(|| "-".to_string(), price::cents_to_decimal);
     let reg = |i: Option<u32>| {
         i.map(|i| registrar_of(snap, &snap.offers[i as usize]).0.to_string())
             .unwrap_or_else(|| "-".into())
