@@ -17,6 +17,7 @@
 //! | file | routes |
 //! |---|---|
 //! | [`prices`] | cheapest, prices, registrars by TLD (client and public variants) |
+//! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
@@ -33,17 +34,18 @@ use std::time::Instant;
 
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
-use hyper::{Method, Request, Response};
+use hyper::{Request, Response};
 
 use crate::access::{Access, Caller, KeyCache, MeterHeaders};
 use crate::http::body::Body;
 use crate::http::metrics::Metrics;
 use crate::http::problem::Problem;
-use crate::http::router::{self, ALLOW, ROUTE_COUNT, RouteId};
+use crate::http::router::{self, ROUTE_COUNT, RouteId};
 use crate::http::server::{ConnectionEvent, Handler, Refusal};
 use crate::query::Shape;
 use crate::store::{Loaded, Store};
 
+pub mod domains;
 pub mod ops;
 pub mod prices;
 
@@ -128,17 +130,22 @@ pub struct State {
     pub config: Config,
     /// Size of each route's last answer, to reserve the next body buffer in one go.
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
+    /// The domain search's price-ordered TLD index of the snapshot served last.
+    search_index: domains::SearchCache,
 }
 
 impl State {
     /// State for a server over `store` and `access`.
     pub fn new(store: Arc<Store>, access: Arc<Access>, config: Config) -> State {
+        // The Public Suffix List is parsed here, at start, not by the first request.
+        domains::names();
         State {
             store,
             access,
             metrics: Metrics::new(),
             config,
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
+            search_index: domains::SearchCache::default(),
         }
     }
 
@@ -208,9 +215,9 @@ impl Handler for State {
 
 /// Answers one request and records it in the metrics. Never fails: every error is a
 /// problem response.
-pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> HttpResponse {
+pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
     let started = Instant::now();
-    let (route, response) = dispatch(state, &req, conn, started).await;
+    let (route, response) = dispatch(state, req, conn, started).await;
     state.metrics.record(
         route.map(|r| r as usize),
         response.status().as_u16(),
@@ -220,9 +227,9 @@ pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> Htt
 }
 
 /// Size limits, route, method, then the route's handler.
-async fn dispatch<B>(
+async fn dispatch(
     state: &State,
-    req: &Request<B>,
+    req: Request<Incoming>,
     conn: &Connection,
     started: Instant,
 ) -> (Option<RouteId>, HttpResponse) {
@@ -256,10 +263,13 @@ async fn dispatch<B>(
     let Some((route, segment)) = router::find(req.uri().path()) else {
         return (None, Problem::NotFound.into_response());
     };
-    if req.method() != Method::GET && req.method() != Method::HEAD {
+    if !route.route().allows(req.method()) {
         return (
             Some(route),
-            Problem::MethodNotAllowed { allow: ALLOW }.into_response(),
+            Problem::MethodNotAllowed {
+                allow: route.route().allow,
+            }
+            .into_response(),
         );
     }
     use prices::Endpoint::{Cheapest, Prices, Registrars};
@@ -272,8 +282,11 @@ async fn dispatch<B>(
         RouteId::PublicCheapest => Cheapest(Shape::Public),
         RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => Prices,
         RouteId::ClientRegistrars => Registrars,
+        RouteId::PortfolioAudit => return (Some(route), domains::audit(state, req, conn).await),
+        RouteId::DomainsLookup => return (Some(route), domains::lookup(state, req, conn).await),
+        RouteId::DomainsSearch => return (Some(route), domains::search(state, &req, conn).await),
     };
-    let response = prices::endpoint(state, req, route, endpoint, segment, conn, started).await;
+    let response = prices::endpoint(state, &req, route, endpoint, segment, conn, started).await;
     (Some(route), response)
 }
 
@@ -329,13 +342,19 @@ pub fn refuse(problem: Problem, caller: &Caller) -> HttpResponse {
 
 /// Spends the caller's credit (429 when none is left) and answers 200 with `out` as
 /// the JSON body and the metering headers.
-pub async fn finish(
+pub async fn finish(state: &State, route: RouteId, caller: Caller, out: Vec<u8>) -> HttpResponse {
+    finish_costing(state, route, caller, out, 1).await
+}
+
+/// Like [`finish`], for an answer that costs `credits` credits.
+pub async fn finish_costing(
     state: &State,
     route: RouteId,
     mut caller: Caller,
     out: Vec<u8>,
+    credits: u64,
 ) -> HttpResponse {
-    if let Err(denial) = state.access.spend(&mut caller).await {
+    if let Err(denial) = state.access.spend_n(&mut caller, credits).await {
         let (problem, meter) = Problem::from_denial(denial);
         return with_meter(
             problem.into_response(),
@@ -346,6 +365,32 @@ pub async fn finish(
     let mut response = Response::new(Body::from(out));
     *response.headers_mut() = answer_headers(caller.headers.as_ref());
     response
+}
+
+/// Reads a request body of at most `max` bytes: a `Content-Length` above it is refused
+/// (413) before a byte of the body is read, and a body without one (chunked) is
+/// refused as soon as it passes `max`; nothing larger is ever held in memory.
+pub async fn read_body(
+    req: Request<Incoming>,
+    max: usize,
+) -> Result<(hyper::http::request::Parts, bytes::Bytes), Problem> {
+    use http_body_util::BodyExt;
+    let (parts, body) = req.into_parts();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > max as u64) {
+        return Err(Problem::BodyTooLarge { max });
+    }
+    match http_body_util::Limited::new(body, max).collect().await {
+        Ok(collected) => Ok((parts, collected.to_bytes())),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Problem::BodyTooLarge { max }),
+        Err(e) => Err(Problem::InvalidBody {
+            reason: format!("the body could not be read: {e}"),
+        }),
+    }
 }
 
 /// A 200 JSON answer without metering headers.
@@ -404,7 +449,7 @@ fn answer_headers(meter: Option<&MeterHeaders>) -> HeaderMap {
 }
 
 /// Adds the metering headers of a keyed (or metered public) request to a problem.
-fn with_meter(mut response: HttpResponse, meter: Option<&MeterHeaders>) -> HttpResponse {
+pub fn with_meter(mut response: HttpResponse, meter: Option<&MeterHeaders>) -> HttpResponse {
     if let Some(m) = meter {
         let headers: &mut HeaderMap = response.headers_mut();
         headers.insert(RATELIMIT_LIMIT, int_header(m.limit.into()));

@@ -31,10 +31,16 @@ pub enum RouteId {
     Metrics,
     /// `GET /openapi.json`
     OpenApi,
+    /// `POST /api/v1/client/portfolio/audit`
+    PortfolioAudit,
+    /// `POST /api/v1/client/domains/lookup`
+    DomainsLookup,
+    /// `GET /api/v1/client/domains/search`
+    DomainsSearch,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 10;
+pub const ROUTE_COUNT: usize = 13;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -45,11 +51,26 @@ pub struct Route {
     pub path: &'static str,
     /// Whether the route needs `X-API-Key` (the client endpoints).
     pub requires_key: bool,
+    /// The methods it answers: [`ALLOW`] or [`ALLOW_POST`] (the `Allow` header of a 405).
+    pub allow: &'static str,
 }
 
-/// The methods every route answers. HEAD is GET without the body (hyper drops it and
+/// The methods of the read routes. HEAD is GET without the body (hyper drops it and
 /// keeps `content-length`).
 pub const ALLOW: &str = "GET, HEAD";
+/// The method of the routes that take a request body.
+pub const ALLOW_POST: &str = "POST";
+
+impl Route {
+    /// Whether the route answers `method`.
+    pub fn allows(&self, method: &hyper::Method) -> bool {
+        if self.allow == ALLOW_POST {
+            method == hyper::Method::POST
+        } else {
+            method == hyper::Method::GET || method == hyper::Method::HEAD
+        }
+    }
+}
 
 /// Prefix of the one route with a path parameter.
 const REGISTRARS_PREFIX: &str = "/api/v1/client/registrars/tld/";
@@ -60,51 +81,79 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         id: RouteId::ClientCheapest,
         path: "/api/v1/client/prices/cheapest",
         requires_key: true,
+        allow: ALLOW,
     },
     Route {
         id: RouteId::PublicCheapest,
         path: "/api/v1/prices/cheapest",
         requires_key: false,
+        allow: ALLOW,
     },
     Route {
         id: RouteId::ClientPrices,
         path: "/api/v1/client/prices",
         requires_key: true,
+        allow: ALLOW,
     },
     Route {
         id: RouteId::PublicPrices,
         path: "/api/v1/prices",
         requires_key: false,
+        allow: ALLOW,
     },
     Route {
         id: RouteId::PublicPricesV1,
         path: "/v1/prices",
         requires_key: false,
+        allow: ALLOW,
     },
     Route {
         id: RouteId::ClientRegistrars,
         path: "/api/v1/client/registrars/tld/{tld}",
         requires_key: true,
+        allow: ALLOW,
     },
     Route {
         id: RouteId::Healthz,
         path: "/healthz",
         requires_key: false,
+        allow: ALLOW,
     },
     Route {
         id: RouteId::Readyz,
         path: "/readyz",
         requires_key: false,
+        allow: ALLOW,
     },
     Route {
         id: RouteId::Metrics,
         path: "/metrics",
         requires_key: false,
+        allow: ALLOW,
     },
     Route {
         id: RouteId::OpenApi,
         path: "/openapi.json",
         requires_key: false,
+        allow: ALLOW,
+    },
+    Route {
+        id: RouteId::PortfolioAudit,
+        path: "/api/v1/client/portfolio/audit",
+        requires_key: true,
+        allow: ALLOW_POST,
+    },
+    Route {
+        id: RouteId::DomainsLookup,
+        path: "/api/v1/client/domains/lookup",
+        requires_key: true,
+        allow: ALLOW_POST,
+    },
+    Route {
+        id: RouteId::DomainsSearch,
+        path: "/api/v1/client/domains/search",
+        requires_key: true,
+        allow: ALLOW,
     },
 ];
 
