@@ -5,7 +5,7 @@
 //! suffix the caller's plan excludes is an entry with an `error`, never a failed request.
 
 use super::names::Names;
-use super::portfolio::InputError;
+use super::portfolio::{InputError, MAX_NAME_FIELD};
 use super::{LOOKUP_MAX, echo};
 use crate::json;
 use crate::snapshot::ArchivedSnapshotData;
@@ -46,6 +46,18 @@ pub fn parse_body(body: &[u8]) -> Result<Vec<String>, InputError> {
     }
     if b.domains.is_empty() {
         return Err(InputError::Invalid("\"domains\" is empty".into()));
+    }
+    if let Some((i, d)) = b
+        .domains
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.len() > MAX_NAME_FIELD)
+    {
+        return Err(InputError::Invalid(format!(
+            "domains[{i}]: a name of {} bytes; a domain name has at most {} characters",
+            d.len(),
+            crate::tld::MAX_NAME_LEN
+        )));
     }
     Ok(b.domains)
 }
@@ -150,6 +162,7 @@ mod tests {
             br#"{"domains":"a.com"}"#,
             br#"{"domains":["a.com"],"x":1}"#,
             b"\0",
+            format!(r#"{{"domains":["{}"]}}"#, "a".repeat(100_000)).as_bytes(),
         ] {
             assert!(
                 matches!(parse_body(bad), Err(InputError::Invalid(_))),

@@ -97,6 +97,22 @@ fn invalid(m: impl Into<String>) -> InputError {
     InputError::Invalid(m.into())
 }
 
+/// Longest name field taken. Longer than any domain name can be in any form (253
+/// characters, 4 bytes each at most), so such a field is a broken file, refused as a
+/// whole, not a name to list as invalid (and never echoed back).
+pub const MAX_NAME_FIELD: usize = 4 * crate::tld::MAX_NAME_LEN;
+
+fn check_name_field(name: &str) -> Result<(), String> {
+    if name.len() > MAX_NAME_FIELD {
+        return Err(format!(
+            "a name of {} bytes; a domain name has at most {} characters",
+            name.len(),
+            crate::tld::MAX_NAME_LEN
+        ));
+    }
+    Ok(())
+}
+
 /// A price field: a JSON number or a decimal string, at most two decimals.
 fn price_field(raw: &str) -> Result<Option<u32>, String> {
     price::parse_cents(raw).map_err(|e| format!("renew_price {raw:?}: {e}"))
@@ -244,6 +260,7 @@ impl<'de> Visitor<'de> for HoldingVisitor {
         )
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<HoldingDe, E> {
+        check_name_field(v).map_err(E::custom)?;
         Ok(HoldingDe(Holding {
             name: v.to_string(),
             ..Holding::default()
@@ -258,7 +275,9 @@ impl<'de> Visitor<'de> for HoldingVisitor {
                     if name.is_some() {
                         return Err(de::Error::custom("the name is given twice"));
                     }
-                    name = Some(map.next_value::<String>()?);
+                    let n = map.next_value::<String>()?;
+                    check_name_field(&n).map_err(de::Error::custom)?;
+                    name = Some(n);
                 }
                 "registrar" => {
                     h.registrar = map
@@ -304,6 +323,12 @@ impl<'de> Visitor<'de> for HoldingVisitor {
 /// is skipped. Stops with [`InputError::TooMany`] at the `limit + 1`-th row.
 pub fn parse_csv(body: &[u8], limit: usize) -> Result<Portfolio, InputError> {
     let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
+    if let Some(at) = body.iter().position(|&b| b == 0) {
+        let line = 1 + body[..at].iter().filter(|&&b| b == b'\n').count();
+        return Err(invalid(format!(
+            "line {line}: a NUL byte; a CSV portfolio is text"
+        )));
+    }
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(invalid(
             "empty body: send a header row domain[,registrar][,renew_price][,expires] and one row per domain",
@@ -352,6 +377,7 @@ pub fn parse_csv(body: &[u8], limit: usize) -> Result<Portfolio, InputError> {
             return Err(InputError::TooMany { limit });
         }
         let at = |m: String| invalid(format!("line {line}: {m}"));
+        check_name_field(field(Some(domain_col))).map_err(at)?;
         holdings.push(Holding {
             name: field(Some(domain_col)).to_string(),
             registrar: registrar_field(field(cols[1])),
@@ -1168,6 +1194,15 @@ mod tests {
         );
         assert!(err(r#"{"domains":[{"registrar":"x"}]}"#).contains("\"name\" is missing"));
         assert!(err(r#"{"domains":[3]}"#).contains("domains[0]"));
+        let long = "a".repeat(100_000);
+        assert!(
+            err(&format!(r#"{{"domains":["a.com","{long}"]}}"#))
+                .contains("domains[1]: a name of 100000 bytes")
+        );
+        assert!(err(&format!(r#"{{"domains":[{{"name":"{long}"}}]}}"#)).contains("100000 bytes"));
+        assert!(err("{\"domains\":[\"a\u{0}.com\"]}").contains("not a portfolio"));
+        // An escaped NUL is a name (an invalid one, listed in the answer).
+        assert!(parse_json(br#"{"domains":["a\u0000.com"]}"#, 3).is_ok());
         assert!(err(r#"{"domains":["a.com"]} x"#).contains("not a portfolio"));
         assert_eq!(
             parse_json(br#"{"domains":["a","b","c","d"]}"#, 3),
@@ -1216,6 +1251,9 @@ mod tests {
         assert!(err(b"domain,renew_price\na.com,abc\n").contains("line 2: renew_price"));
         assert!(err(b"domain,expires\na.com,x\nb.com,2026-13-01\n").contains("line 2"));
         assert!(err(b"domain\n\xff\xfe.com\n").contains("not a CSV portfolio"));
+        assert!(err(b"domain\na.com\nb\0.com\n").contains("line 3: a NUL byte"));
+        let long = format!("domain\n{}.com\n", "a".repeat(100_000));
+        assert!(err(long.as_bytes()).contains("line 2: a name of 100004 bytes"));
         assert_eq!(
             parse_csv(b"domain\na\nb\nc\n", 2),
             Err(InputError::TooMany { limit: 2 })
