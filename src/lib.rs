@@ -23,7 +23,7 @@
 //! |---|---|---|
 //! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
-//! | engine | [`build`], [`snapshot`], [`query`], [`store`] | compile, open, answer, swap |
+//! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`] | compile, open, answer, swap |
 //! | service | [`access`], [`http`], [`api`] | who may ask how much; connections and HTTP plumbing; the request handlers |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
@@ -31,6 +31,7 @@
 
 pub mod access;
 pub mod api;
+pub mod audit;
 pub mod build;
 pub mod files;
 pub mod http;

@@ -150,7 +150,9 @@ pub fn write_triple(register: u32, renew: u32, transfer: u32, out: &mut Vec<u8>)
 }
 
 /// A price in cents as the decimal string a price source holds (`12.5` -> `"12.50"`).
-pub fn cents_to_decimal(cents: u32) -> String {
+/// Takes `u64` so sums of prices print the same way.
+pub fn cents_to_decimal(cents: impl Into<u64>) -> String {
+    let cents: u64 = cents.into();
     format!("{}.{:02}", cents / 100, cents % 100)
 }
 

@@ -572,3 +572,52 @@ async fn a_connection_key_cache_follows_key_changes_and_reloads() {
         .await;
     assert_eq!(r.unwrap_err(), Denial::InvalidKey);
 }
+
+#[tokio::test]
+async fn free_searches_run_out_until_the_utc_day_turns() {
+    let dir = Dir::new("searches");
+    let clock = Arc::new(ManualClock::new(t0()));
+    let (a, raws) = access(&dir, &["free", "pro"], &clock, false).await;
+    let c = ip("192.0.2.9");
+    let (free, pro) = (Some(raws[0].as_bytes()), Some(raws[1].as_bytes()));
+    for left in (0..5).rev() {
+        let caller = a.admit(free, c, true).await.unwrap();
+        assert_eq!(a.take_search(&caller), Ok(Some(left)));
+        clock.advance(2_000);
+    }
+    let caller = a.admit(free, c, true).await.unwrap();
+    // 12:00:10 UTC: 11 h 59 min 50 s to midnight.
+    assert_eq!(a.take_search(&caller), Err(12 * 3600 - 10));
+    // Another key of the same plan has its own count; pro has no daily limit.
+    let other = a.admit(pro, c, true).await.unwrap();
+    for _ in 0..20 {
+        assert_eq!(a.take_search(&other), Ok(None));
+    }
+    // One millisecond before midnight: still refused, Retry-After at least 1.
+    clock.set(t0() + 12 * 3_600_000 - 1);
+    let caller = a.admit(free, c, true).await.unwrap();
+    assert_eq!(a.take_search(&caller), Err(1));
+    clock.set(t0() + 12 * 3_600_000);
+    let caller = a.admit(free, c, true).await.unwrap();
+    assert_eq!(a.take_search(&caller), Ok(Some(4)));
+}
+
+#[tokio::test]
+async fn a_multi_credit_answer_is_all_or_nothing() {
+    let dir = Dir::new("spend-n");
+    let clock = Arc::new(ManualClock::new(t0()));
+    // tiny: 3 credits a month.
+    let (a, raws) = access(&dir, &["tiny"], &clock, false).await;
+    let key = Some(raws[0].as_bytes());
+    let c = ip("192.0.2.10");
+    let mut caller = a.admit(key, c, true).await.unwrap();
+    a.spend_n(&mut caller, 2).await.unwrap();
+    assert_eq!(caller.headers.unwrap().credits_remaining, Some(1));
+    let mut caller = a.admit(key, c, true).await.unwrap();
+    let denial = a.spend_n(&mut caller, 2).await.unwrap_err();
+    assert_eq!(denial.code(), "credits_exhausted");
+    // Nothing was taken by the refusal: one credit is still there.
+    let mut caller = a.admit(key, c, true).await.unwrap();
+    a.spend_n(&mut caller, 1).await.unwrap();
+    assert_eq!(caller.headers.unwrap().credits_remaining, Some(0));
+}

@@ -606,11 +606,27 @@ fn openapi_document_matches_the_router() {
     let documented: BTreeSet<String> = doc["paths"].as_object().unwrap().keys().cloned().collect();
     let routed: BTreeSet<String> = ROUTES.iter().map(|r| r.path.to_owned()).collect();
     assert_eq!(documented, routed);
-    // Every documented path is answered (not 404 not_found) with GET and refuses POST.
+    // Every documented path is answered (not 404 not_found) with its method and refuses
+    // the other one.
     for path in &documented {
         let concrete = path.replace("{tld}", "com").replace("{key}", "alpha");
-        let target = format!("{concrete}?tlds=com");
-        let r = f.server.get(&target, Some(&f.keys["unlimited"]));
+        let key = &f.keys["unlimited"];
+        if let Some(op) = doc["paths"][path].get("post") {
+            assert!(op["responses"]["200"].is_object(), "{path}");
+            let body = r#"{"domains":["example.com"]}"#;
+            let raw = format!(
+                "POST {concrete} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let r = f.server.send(raw.as_bytes()).unwrap();
+            assert_eq!(r.status, 200, "{path}: {}", r.text());
+            f.server
+                .get(&concrete, Some(key))
+                .assert_problem(405, "method_not_allowed");
+            continue;
+        }
+        let target = format!("{concrete}?tlds=com&q=bestshop");
+        let r = f.server.get(&target, Some(key));
         assert_eq!(r.status, 200, "{path}: {}", r.text());
         let op = &doc["paths"][path]["get"];
         assert!(op["responses"]["200"].is_object(), "{path}");

@@ -323,6 +323,10 @@ pub(crate) struct Meter {
     pub(crate) bucket: Bucket,
     /// Redis lease state (unused by the embedded store).
     pub(crate) lease: remote::Lease,
+    /// Domain searches today: a [`MonthCounter`] keyed by UTC day number instead of
+    /// month (the same one-word "count of the newest period" logic). Held in memory
+    /// only: a restart forgives the day's searches (see `docs/METERING.md`).
+    pub(crate) searches: MonthCounter,
 }
 
 struct KeyEntry {
@@ -579,6 +583,14 @@ impl Access {
     /// Step 6-7: the answer is a 2xx; take one credit (keyed callers only). On success
     /// updates caller.headers' credits_remaining. Exact under concurrency.
     pub async fn spend(&self, caller: &mut Caller) -> Result<(), Denial> {
+        self.spend_n(caller, 1).await
+    }
+
+    /// Like [`Access::spend`], for an answer that costs `n` credits (a portfolio audit).
+    /// All or nothing with the embedded store; with Redis the credits are taken one
+    /// lease at a time, after checking that `n` are left, so a refusal spends nothing
+    /// unless another replica spends the same credits in between.
+    pub async fn spend_n(&self, caller: &mut Caller, n: u64) -> Result<(), Denial> {
         // Keyed callers carry the meter found at admission (a key revoked since is still
         // charged on it); unauthenticated public callers spend nothing.
         let (Some(id), Some(meter)) = (&caller.key_id, caller.meter.clone()) else {
@@ -591,10 +603,24 @@ impl Access {
         let result = match &inner.remote {
             None => meter
                 .used
-                .try_add(month, 1, limit)
+                .try_add(month, n, limit)
                 .map(|used| limit.map(|l| l.saturating_sub(used)))
                 .map_err(|_| ()),
-            Some(r) => r.spend(id, &meter, now, limit).await,
+            Some(r) => {
+                let left = limit.map(|l| l.saturating_sub(meter.lease.used_estimate(month)));
+                if left.is_some_and(|left| left < n) {
+                    Err(())
+                } else {
+                    let mut result = Ok(left);
+                    for _ in 0..n.max(1) {
+                        result = r.spend(id, &meter, now, limit).await;
+                        if result.is_err() {
+                            break;
+                        }
+                    }
+                    result
+                }
+            }
         };
         let mut headers = caller.headers.unwrap_or_else(|| {
             let d = match (caller.plan.rate_per_second, caller.plan.burst) {
@@ -617,6 +643,23 @@ impl Access {
                     headers,
                 })
             }
+        }
+    }
+
+    /// Counts one domain search against the caller's plan's `searches_per_day` (per key,
+    /// per UTC day). `Err(seconds)` when today's are used up: the time until the next
+    /// UTC midnight, for `Retry-After`. Callers without a key or a daily limit always
+    /// pass. Returns the searches left today (`None`: unlimited).
+    pub fn take_search(&self, caller: &Caller) -> Result<Option<u64>, u64> {
+        let (Some(limit), Some(meter)) = (caller.plan.searches_per_day, &caller.meter) else {
+            return Ok(None);
+        };
+        let now = caller.admitted_ms;
+        let day = now.div_euclid(crate::time::MS_PER_DAY);
+        let day = u32::try_from(day).unwrap_or(0);
+        match meter.searches.try_add(day, 1, Some(u64::from(limit))) {
+            Ok(used) => Ok(Some(u64::from(limit).saturating_sub(used))),
+            Err(_) => Err(secs_until_next_day(now)),
         }
     }
 
@@ -705,6 +748,13 @@ fn prefix(d: &[u8; 32]) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
     u64::from_le_bytes(b)
+}
+
+/// Whole seconds (rounded up, at least 1) from `now_ms` until the next UTC midnight.
+pub fn secs_until_next_day(now_ms: i64) -> u64 {
+    let day = crate::time::MS_PER_DAY;
+    let ms = (day - now_ms.rem_euclid(day)) as u64;
+    ms.div_ceil(1000).max(1)
 }
 
 fn meter_for(meters: &Mutex<ahash::AHashMap<Arc<str>, Arc<Meter>>>, id: &str) -> Arc<Meter> {

@@ -1,12 +1,12 @@
 //! Plans: what a caller may use (contract section 5, seed sections 5 and 8).
 //!
-//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list |
-//! |---|---|---|---|---|
-//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 |
-//! | basic | 1,000 | 5 / 20 | all | 5 |
-//! | pro | 10,000 | 20 / 100 | all | all |
-//! | enterprise | 1,000,000 | 100 / 1000 | all | all |
-//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 |
+//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day |
+//! |---|---|---|---|---|---|---|
+//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 | 500 domains | 5 |
+//! | basic | 1,000 | 5 / 20 | all | 5 | 1,000 domains | unlimited |
+//! | pro | 10,000 | 20 / 100 | all | all | 2,000 domains | unlimited |
+//! | enterprise | 1,000,000 | 100 / 1000 | all | all | 10,000 domains | unlimited |
+//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 | 500 domains | 5 |
 //!
 //! `public` is the plan of unauthenticated calls to the public variants. An operator may
 //! override any plan, or add one, with a JSON plans file ([`Plans::load`]).
@@ -48,6 +48,23 @@ pub struct Plan {
     pub tlds: TldScope,
     /// Most entries in a registrar listing (`None`: all).
     pub registrar_list_limit: Option<u32>,
+    /// Most domains in one portfolio audit (spec 8: free 500, basic 1,000, pro 2,000,
+    /// enterprise 10,000).
+    pub audit_limit: u32,
+    /// Domain searches per UTC day (`None`: unlimited; spec 8: free 5).
+    pub searches_per_day: Option<u32>,
+}
+
+/// The audit limit and daily searches of a plan the plans file does not give them for:
+/// the default plan of the same name's, else the free plan's (the most careful choice
+/// for a plan an operator added without saying).
+fn default_extras(name: &str) -> (u32, Option<u32>) {
+    match name {
+        "basic" => (1_000, None),
+        "pro" => (2_000, None),
+        "enterprise" => (10_000, None),
+        _ => (500, Some(5)),
+    }
 }
 
 impl Plan {
@@ -59,6 +76,7 @@ impl Plan {
         tlds: TldScope,
         list: Option<u32>,
     ) -> Plan {
+        let (audit_limit, searches_per_day) = default_extras(name);
         Plan {
             name: name.to_string(),
             credits_per_month: credits,
@@ -66,6 +84,8 @@ impl Plan {
             burst: Some(burst),
             tlds,
             registrar_list_limit: list,
+            audit_limit,
+            searches_per_day,
         }
     }
 }
@@ -102,21 +122,30 @@ impl Default for Plans {
     }
 }
 
-const FIELDS: [&str; 5] = [
+const FIELDS: [&str; 7] = [
     "credits_per_month",
     "rate_per_second",
     "burst",
     "tlds",
     "registrar_list_limit",
+    "audit_limit",
+    "searches_per_day",
 ];
+
+/// The fields a plan in a plans file may leave out (files written before issue 13).
+const OPTIONAL_FIELDS: [&str; 2] = ["audit_limit", "searches_per_day"];
 
 impl Plans {
     /// The default plans with the plans named in the JSON file at `path` replaced (or
-    /// added). Every field of a named plan is required; `null` means unlimited:
+    /// added). Every field of a named plan is required but `audit_limit` (most domains
+    /// per portfolio audit, at least 1) and `searches_per_day` (`null`: unlimited), which
+    /// default to the default plan of the same name's, else the free plan's; `null`
+    /// means unlimited:
     ///
     /// ```json
     /// {"enterprise": {"credits_per_month": 1000000, "rate_per_second": 100, "burst": 1000,
-    ///                 "tlds": "all", "registrar_list_limit": null}}
+    ///                 "tlds": "all", "registrar_list_limit": null,
+    ///                 "audit_limit": 10000, "searches_per_day": null}}
     /// ```
     pub fn load(path: &Path) -> Result<Plans, AccessError> {
         let text = std::fs::read_to_string(path).map_err(|e| AccessError::Io {
@@ -198,8 +227,28 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
     }
     let field = |f: &str| {
         obj.get(f).ok_or_else(|| {
-            format!("field \"{f}\" is missing (every field is required; use null for unlimited)")
+            format!(
+                "field \"{f}\" is missing (every field but {} is required; use null for unlimited)",
+                OPTIONAL_FIELDS.join(" and ")
+            )
         })
+    };
+    let (default_audit, default_searches) = default_extras(name);
+    let audit_limit = match obj.get("audit_limit") {
+        None => default_audit,
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=u32::MAX as u64).contains(&n) => n as u32,
+            _ => {
+                return Err(format!(
+                    "field \"audit_limit\" must be a whole number from 1 to {}, not {v}",
+                    u32::MAX
+                ));
+            }
+        },
+    };
+    let searches_per_day = match obj.get("searches_per_day") {
+        None => default_searches,
+        Some(v) => opt_uint(v, "searches_per_day", u32::MAX as u64)?.map(|n| n as u32),
     };
     let credits = opt_uint(field("credits_per_month")?, "credits_per_month", u64::MAX)?;
     let rate = opt_uint(field("rate_per_second")?, "rate_per_second", 1_000_000)?;
@@ -240,6 +289,8 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         burst: burst.map(|b| b as u32),
         tlds,
         registrar_list_limit: list.map(|l| l as u32),
+        audit_limit,
+        searches_per_day,
     })
 }
 
@@ -278,6 +329,50 @@ mod tests {
         assert_eq!((public.rate_per_second, public.burst), (Some(10), Some(20)));
         assert_eq!(public.tlds, TldScope::Free);
         assert_eq!(p.names(), ["basic", "enterprise", "free", "pro", "public"]);
+        let audit: Vec<(u32, Option<u32>)> = ["free", "basic", "pro", "enterprise", "public"]
+            .iter()
+            .map(|n| {
+                let p = p.get(n).unwrap();
+                (p.audit_limit, p.searches_per_day)
+            })
+            .collect();
+        assert_eq!(
+            audit,
+            [
+                (500, Some(5)),
+                (1_000, None),
+                (2_000, None),
+                (10_000, None),
+                (500, Some(5))
+            ]
+        );
+    }
+
+    #[test]
+    fn audit_and_search_limits_are_optional_fields() {
+        let old = r#""credits_per_month": 1, "rate_per_second": 1, "burst": 1, "tlds": "all", "registrar_list_limit": null"#;
+        let p = Plans::from_json(&format!(
+            r#"{{"pro": {{{old}}}, "trial": {{{old}}},
+                "basic": {{{old}, "audit_limit": 7, "searches_per_day": null}},
+                "free": {{{old}, "searches_per_day": 9}}}}"#
+        ))
+        .unwrap();
+        let get = |n: &str| {
+            let p = p.get(n).unwrap();
+            (p.audit_limit, p.searches_per_day)
+        };
+        assert_eq!(get("pro"), (2_000, None));
+        assert_eq!(get("trial"), (500, Some(5)));
+        assert_eq!(get("basic"), (7, None));
+        assert_eq!(get("free"), (500, Some(9)));
+        for (patch, want) in [
+            (r#""audit_limit": 0"#, "audit_limit"),
+            (r#""audit_limit": null"#, "audit_limit"),
+            (r#""searches_per_day": -1"#, "searches_per_day"),
+        ] {
+            let err = Plans::from_json(&format!(r#"{{"x": {{{old}, {patch}}}}}"#)).unwrap_err();
+            assert!(err.contains(want), "{patch}: {err}");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! |---|---|
 //! | [`prices`] | cheapest, prices, registrars by TLD (client and public variants) |
 //! | [`catalogue`] | history, overview, the TLD catalogue, the registrars |
+//! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
@@ -46,6 +47,7 @@ use crate::query::Shape;
 use crate::store::{Loaded, Store};
 
 pub mod catalogue;
+pub mod domains;
 pub mod ops;
 pub mod prices;
 
@@ -130,17 +132,22 @@ pub struct State {
     pub config: Config,
     /// Size of each route's last answer, to reserve the next body buffer in one go.
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
+    /// The domain search's price-ordered TLD index of the snapshot served last.
+    search_index: domains::SearchCache,
 }
 
 impl State {
     /// State for a server over `store` and `access`.
     pub fn new(store: Arc<Store>, access: Arc<Access>, config: Config) -> State {
+        // The Public Suffix List is parsed here, at start, not by the first request.
+        domains::names();
         State {
             store,
             access,
             metrics: Metrics::new(),
             config,
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
+            search_index: domains::SearchCache::default(),
         }
     }
 
@@ -210,11 +217,7 @@ impl Handler for State {
 
 /// Answers one request and records it in the metrics. Never fails: every error is a
 /// problem response.
-pub async fn handle<B>(state: &State, req: Request<B>, conn: &Connection) -> HttpResponse
-where
-    B: hyper::body::Body,
-    B::Error: std::fmt::Display,
-{
+pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
     let started = Instant::now();
     let (route, response) = dispatch(state, req, conn, started).await;
     state.metrics.record(
@@ -226,16 +229,12 @@ where
 }
 
 /// Size limits, route, method, then the route's handler.
-async fn dispatch<B>(
+async fn dispatch(
     state: &State,
-    req: Request<B>,
+    req: Request<Incoming>,
     conn: &Connection,
     started: Instant,
-) -> (Option<RouteId>, HttpResponse)
-where
-    B: hyper::body::Body,
-    B::Error: std::fmt::Display,
-{
+) -> (Option<RouteId>, HttpResponse) {
     let config = &state.config;
     // hyper refuses request lines past its own buffer (a bare 414/431 and a close);
     // below that, these limits answer with a problem and keep the connection.
@@ -306,6 +305,9 @@ where
                 catalogue::endpoint(state, &req, route, endpoint, segment, conn, started).await;
             return (Some(route), response);
         }
+        RouteId::PortfolioAudit => return (Some(route), domains::audit(state, req, conn).await),
+        RouteId::DomainsLookup => return (Some(route), domains::lookup(state, req, conn).await),
+        RouteId::DomainsSearch => return (Some(route), domains::search(state, &req, conn).await),
     };
     let response = prices::endpoint(state, &req, route, endpoint, segment, conn, started).await;
     (Some(route), response)
@@ -363,13 +365,19 @@ pub fn refuse(problem: Problem, caller: &Caller) -> HttpResponse {
 
 /// Spends the caller's credit (429 when none is left) and answers 200 with `out` as
 /// the JSON body and the metering headers.
-pub async fn finish(
+pub async fn finish(state: &State, route: RouteId, caller: Caller, out: Vec<u8>) -> HttpResponse {
+    finish_costing(state, route, caller, out, 1).await
+}
+
+/// Like [`finish`], for an answer that costs `credits` credits.
+pub async fn finish_costing(
     state: &State,
     route: RouteId,
     mut caller: Caller,
     out: Vec<u8>,
+    credits: u64,
 ) -> HttpResponse {
-    if let Err(denial) = state.access.spend(&mut caller).await {
+    if let Err(denial) = state.access.spend_n(&mut caller, credits).await {
         let (problem, meter) = Problem::from_denial(denial);
         return with_meter(
             problem.into_response(),
@@ -382,45 +390,30 @@ pub async fn finish(
     response
 }
 
-/// Reads a request body of at most `limit` bytes. A declared `Content-Length` over the
-/// limit is refused (413 `payload_too_large`) before anything is read; a body that
-/// turns out longer is refused as soon as the limit is passed, so no more than `limit`
-/// bytes are ever held. A body that breaks off is 400 `invalid_body`.
-pub async fn read_body<B>(req: Request<B>, limit: usize) -> Result<Vec<u8>, Problem>
-where
-    B: hyper::body::Body,
-    B::Error: std::fmt::Display,
-{
-    use bytes::Buf;
+/// Reads a request body of at most `max` bytes: a `Content-Length` above it is refused
+/// (413) before a byte of the body is read, and a body without one (chunked) is
+/// refused as soon as it passes `max`; nothing larger is ever held in memory.
+pub async fn read_body(
+    req: Request<Incoming>,
+    max: usize,
+) -> Result<(hyper::http::request::Parts, bytes::Bytes), Problem> {
     use http_body_util::BodyExt;
-    let too_large = Problem::PayloadTooLarge { max: limit };
-    let declared = req
-        .headers()
+    let (parts, body) = req.into_parts();
+    let declared = parts
+        .headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(too_large);
+    if declared.is_some_and(|len| len > max as u64) {
+        return Err(Problem::BodyTooLarge { max });
     }
-    let mut body = std::pin::pin!(req.into_body());
-    let mut out = Vec::with_capacity(declared.map_or(0, |n| n as usize));
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| Problem::InvalidBody {
-            reason: format!("it could not be read: {e}"),
-        })?;
-        if let Ok(mut data) = frame.into_data() {
-            if out.len() + data.remaining() > limit {
-                return Err(too_large);
-            }
-            while data.has_remaining() {
-                let chunk = data.chunk();
-                out.extend_from_slice(chunk);
-                let n = chunk.len();
-                data.advance(n);
-            }
-        }
+    match http_body_util::Limited::new(body, max).collect().await {
+        Ok(collected) => Ok((parts, collected.to_bytes())),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Problem::BodyTooLarge { max }),
+        Err(e) => Err(Problem::InvalidBody {
+            reason: format!("the body could not be read: {e}"),
+        }),
     }
-    Ok(out)
 }
 
 /// A 200 JSON answer without metering headers.
@@ -479,7 +472,7 @@ fn answer_headers(meter: Option<&MeterHeaders>) -> HeaderMap {
 }
 
 /// Adds the metering headers of a keyed (or metered public) request to a problem.
-fn with_meter(mut response: HttpResponse, meter: Option<&MeterHeaders>) -> HttpResponse {
+pub fn with_meter(mut response: HttpResponse, meter: Option<&MeterHeaders>) -> HttpResponse {
     if let Some(m) = meter {
         let headers: &mut HeaderMap = response.headers_mut();
         headers.insert(RATELIMIT_LIMIT, int_header(m.limit.into()));
@@ -542,37 +535,6 @@ mod tests {
             );
             assert_eq!(h.len(), 4 + usize::from(credits.is_some()));
         }
-    }
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
-
-    #[test]
-    fn read_body_takes_up_to_the_limit_and_refuses_more_before_holding_it() {
-        let req = |body: &'static [u8], declared: Option<&str>| {
-            let mut b = Request::builder();
-            if let Some(n) = declared {
-                b = b.header("content-length", n);
-            }
-            b.body(http_body_util::Full::new(bytes::Bytes::from_static(body)))
-                .unwrap()
-        };
-        assert_eq!(block_on(read_body(req(b"abcd", None), 4)).unwrap(), b"abcd");
-        assert_eq!(block_on(read_body(req(b"", None), 4)).unwrap(), b"");
-        let too_large = Problem::PayloadTooLarge { max: 4 };
-        // Refused by its declared length, and by what arrives when none is declared.
-        assert_eq!(
-            block_on(read_body(req(b"ab", Some("5")), 4)).unwrap_err(),
-            too_large
-        );
-        assert_eq!(
-            block_on(read_body(req(b"abcde", None), 4)).unwrap_err(),
-            too_large
-        );
     }
 
     #[test]

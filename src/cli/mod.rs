@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod audit;
 mod build;
 mod import;
 mod inspect;
@@ -36,6 +37,8 @@ enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(keys::Command),
+    /// Audit a domain portfolio (CSV or JSON): current and cheapest yearly cost, savings, flags.
+    Audit(audit::Args),
 }
 
 /// Runs the chosen subcommand.
@@ -47,5 +50,6 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Query(cmd) => query::run(cmd),
         Command::Serve(args) => serve::run(args),
         Command::Keys(cmd) => keys::run(cmd),
+        Command::Audit(args) => audit::run(args),
     }
 }

@@ -10,7 +10,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::params::{DEFAULT_LIMIT, MAX_LIMIT, MAX_LIST_VALUES};
-use super::router::{ROUTES, RouteId};
+use super::router::{POST, ROUTES, RouteId};
+use crate::audit::LOOKUP_MAX;
 
 /// The document, serialised once.
 pub fn document() -> Bytes {
@@ -23,7 +24,11 @@ pub fn document() -> Bytes {
 pub fn build() -> Value {
     let mut paths = serde_json::Map::new();
     for route in &ROUTES {
-        paths.insert(route.path.to_owned(), json!({ "get": operation(route.id) }));
+        let method = if route.allow == POST { "post" } else { "get" };
+        paths.insert(
+            route.path.to_owned(),
+            json!({ method: operation(route.id) }),
+        );
     }
     json!({
         "openapi": "3.1.0",
@@ -152,6 +157,53 @@ fn operation(id: RouteId) -> Value {
             "responses": { "200": ok("Registrar", "The registrar and one page of its prices."),
                            "404": { "$ref": "#/components/responses/UnknownRegistrar" } }
         }),
+        RouteId::PortfolioAudit => json!({
+            "operationId": "portfolioAudit",
+            "summary": "Portfolio audit",
+            "description": "For each domain of a portfolio: its public suffix, the yearly price paid now (stated, or tldsnap's price at the stated registrar), the cheapest renewal anywhere, the cheapest transfer-then-renew path, the recommendation, yearly and 5-year savings and flags; totals and a per-registrar breakdown. Names that are not domain names are entries with `error: invalid_name`; duplicates are answered once with a `count`. The plan's audit limit (free 500, basic 1,000, pro 2,000, enterprise 10,000) is checked before any work: over it is 413 `too_many_domains`. Costs one credit per started 100 entries (header `X-Credits-Cost`). `Accept: text/csv` answers the per-domain rows as CSV. See docs/AUDIT.md.",
+            "security": keyed,
+            "requestBody": {
+                "required": true,
+                "description": "At most 4 MiB.",
+                "content": {
+                    "application/json": { "schema": { "$ref": "#/components/schemas/AuditRequest" } },
+                    "text/csv": { "schema": { "type": "string", "description": "A header row naming the columns `domain` (required), `registrar`, `renew_price`, `expires` (any order, case-insensitive; other columns ignored and listed in `meta.ignored_columns`), then one row per domain." },
+                                  "example": "domain,registrar,renew_price,expires\nexample.com,namecheap,18.48,2026-09-10\n" }
+                }
+            },
+            "responses": { "200": {
+                "description": "The audit.",
+                "headers": { "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } },
+                "content": {
+                    "application/json": { "schema": { "$ref": "#/components/schemas/AuditAnswer" } },
+                    "text/csv": { "schema": { "type": "string", "description": "Header `input,domain,suffix,count,registrar_key,expires,current_price,price_source,cheapest_renewal_registrar,cheapest_renewal_price,best_transfer_registrar,best_transfer_price,best_transfer_renew_price,best_transfer_5_year,recommendation,optimal_price,savings_per_year,savings_5_year,flags,error`, one row per distinct domain; flags joined by `;`." } }
+                }
+            } }
+        }),
+        RouteId::DomainsLookup => json!({
+            "operationId": "domainsLookup",
+            "summary": "Bulk domain lookup",
+            "description": "For up to 100 full domain names: each one's public suffix and the cheapest registrars of that suffix, in the entry shape of the cheapest endpoint (`limit` applies). A name that is not a domain name, whose suffix is unknown, or whose suffix the plan excludes is an entry with `error` (`invalid_name`, `unknown_tld`, `tld_not_in_plan`), not a failed request. 101 names or more: 400 `too_many_values`. One credit.",
+            "security": keyed,
+            "parameters": [ { "$ref": "#/components/parameters/limit" } ],
+            "requestBody": { "required": true, "description": "At most 256 KiB.", "content": { "application/json": { "schema": {
+                "type": "object", "required": ["domains"], "additionalProperties": false,
+                "properties": { "domains": { "type": "array", "minItems": 1, "maxItems": LOOKUP_MAX, "items": { "type": "string" }, "examples": [["shop.example.co.uk", "bücher.de"]] } } } } } },
+            "responses": { "200": ok("LookupAnswer", "Per name, its suffix and cheapest registrars.") }
+        }),
+        RouteId::DomainsSearch => json!({
+            "operationId": "domainsSearch",
+            "summary": "Domain search",
+            "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: renewal price, then TLD), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
+            "security": keyed,
+            "parameters": [
+                { "name": "q", "in": "query", "required": true, "description": "The wanted name, words, or a full domain name.", "schema": { "type": "string", "examples": ["best shop", "bestshop.io"] } },
+                { "name": "max_price", "in": "query", "required": false, "description": "Only candidates whose first-year price is at most this many US dollars.", "schema": { "type": "number", "minimum": 0 } },
+                { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep: generic, country-code, sponsored, generic-restricted, infrastructure, test, unknown.", "schema": { "type": "string", "examples": ["generic,country-code"] } },
+                { "$ref": "#/components/parameters/limit" }
+            ],
+            "responses": { "200": ok("SearchAnswer", "Candidate domains, cheapest first year first.") }
+        }),
         RouteId::Healthz => json!({
             "operationId": "healthz",
             "summary": "Liveness",
@@ -221,6 +273,33 @@ fn operation(id: RouteId) -> Value {
             }
             merge(responses, errors);
         }
+        RouteId::PortfolioAudit | RouteId::DomainsLookup | RouteId::DomainsSearch => {
+            merge(responses, price_errors(true));
+            if id != RouteId::DomainsSearch {
+                merge(
+                    responses,
+                    json!({
+                        "400": { "$ref": "#/components/responses/BadBody" },
+                        "413": { "$ref": "#/components/responses/PayloadTooLarge" },
+                        "415": { "$ref": "#/components/responses/UnsupportedMediaType" }
+                    }),
+                );
+                // The body's problems replace the query's in this operation's 400.
+                responses["400"] = json!({ "$ref": "#/components/responses/BadBody" });
+            }
+            if id == RouteId::DomainsSearch {
+                responses["429"] = json!({ "$ref": "#/components/responses/TooManySearches" });
+            }
+            if let Some(ok) = responses["200"]["headers"].as_object_mut() {
+                ok.insert(
+                    "X-Credits-Cost".into(),
+                    json!({ "$ref": "#/components/headers/X-Credits-Cost" }),
+                );
+                if id == RouteId::DomainsSearch {
+                    ok.insert("X-Searches-Remaining".into(), json!({ "description": "Searches left today (UTC) on a plan with a daily limit.", "schema": { "type": "integer" } }));
+                }
+            }
+        }
         _ => {}
     }
     merge(
@@ -267,7 +346,122 @@ fn price() -> Value {
     json!({ "type": "number", "minimum": 0, "description": "US dollars, at most two decimals." })
 }
 
+/// The schemas of the domain owner's endpoints (issue 13), kept apart so each `json!`
+/// stays within the macro's recursion limit.
+fn domain_schemas() -> Value {
+    let mut schemas = serde_json::Map::new();
+    for (name, schema) in [
+        (
+            "AuditRequest",
+            json!({
+                "type": "object", "required": ["domains"], "additionalProperties": false,
+                "properties": { "domains": { "type": "array", "minItems": 1, "items": { "oneOf": [
+                    { "type": "string", "description": "A domain name." },
+                    { "type": "object", "required": ["name"], "additionalProperties": false, "properties": {
+                        "name": { "type": "string", "description": "The domain name (`domain` is accepted too). Trimmed, lower-cased, a trailing dot dropped, Unicode turned into xn--; subdomains are audited as their registrable domain." },
+                        "registrar": { "type": ["string", "null"], "description": "Registrar key where the domain is now." },
+                        "renew_price": { "type": ["number", "string", "null"], "description": "Yearly renewal price paid now, US dollars, at most two decimals." },
+                        "expires": { "type": ["string", "null"], "description": "Expiry date, YYYY-MM-DD (or an RFC 3339 timestamp)." } } } ] } } },
+                "examples": [{ "domains": ["example.com", { "name": "shop.example.co.uk", "registrar": "dynadot", "expires": "2026-09-10" }] }]
+            }),
+        ),
+        (
+            "AuditDomain",
+            json!({
+                "type": "object", "required": ["input", "count", "flags"],
+                "properties": {
+                    "input": { "type": "string", "description": "The name as given (first occurrence), cut to 256 bytes." },
+                    "domain": { "type": "string", "description": "The registrable domain, canonical." },
+                    "suffix": { "type": "string", "description": "Its public suffix (ICANN section of the PSL; a PRIVATE-section suffix tldsnap prices, like us.com, wins)." },
+                    "count": { "type": "integer", "description": "Entries that named this domain." },
+                    "error": { "const": "invalid_name" },
+                    "detail": { "type": "string", "description": "Why the input is not a domain name." },
+                    "registrar_key": { "type": ["string", "null"] },
+                    "expires": { "type": ["string", "null"], "format": "date" },
+                    "current_price": { "type": ["number", "null"], "description": "Yearly price paid now." },
+                    "price_source": { "enum": ["stated", "registrar", null] },
+                    "cheapest_renewal": { "type": ["object", "null"], "properties": { "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" }, "renew_price": price() } },
+                    "best_transfer": { "type": ["object", "null"], "properties": { "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" }, "transfer_price": price(), "renew_price": price(), "total_cost_5_year": price() } },
+                    "recommendation": { "enum": ["stay", "transfer", null] },
+                    "optimal_price": { "type": ["number", "null"] },
+                    "savings_per_year": { "type": ["number", "null"] },
+                    "savings_5_year": { "type": ["number", "null"] },
+                    "flags": { "type": "array", "items": { "enum": ["invalid_name", "unknown_tld", "tld_not_in_plan", "no_seller", "registrar_does_not_sell", "renewal_trap", "expires_soon"] } }
+                }
+            }),
+        ),
+        (
+            "AuditSums",
+            json!({
+                "type": "object",
+                "properties": {
+                    "domains": { "type": "integer" }, "priced_domains": { "type": "integer" },
+                    "current_yearly": price(), "optimal_yearly": price(), "savings_per_year": price(), "savings_5_year": price()
+                }
+            }),
+        ),
+        (
+            "AuditAnswer",
+            json!({
+                "type": "object", "required": ["domains", "totals", "by_registrar", "flags", "meta"],
+                "properties": {
+                    "domains": { "type": "array", "items": { "$ref": "#/components/schemas/AuditDomain" } },
+                    "totals": { "$ref": "#/components/schemas/AuditSums" },
+                    "by_registrar": { "type": "array", "items": { "allOf": [ { "$ref": "#/components/schemas/AuditSums" }, { "type": "object", "properties": { "registrar_key": { "type": ["string", "null"] }, "registrar_name": { "type": ["string", "null"] } } } ] } },
+                    "flags": { "type": "object", "additionalProperties": { "type": "integer" }, "description": "Distinct domains per flag." },
+                    "meta": { "type": "object", "properties": { "entries": { "type": "integer" }, "distinct": { "type": "integer" }, "data_date": { "type": "string", "format": "date" }, "expires_soon_days": { "type": "integer" }, "tier": { "type": "string" }, "ignored_columns": { "type": "array", "items": { "type": "string" } } } }
+                }
+            }),
+        ),
+        (
+            "LookupAnswer",
+            json!({
+                "type": "object", "required": ["results", "meta"],
+                "properties": {
+                    "results": { "type": "array", "items": { "type": "object", "required": ["input"], "properties": {
+                        "input": { "type": "string" }, "domain": { "type": "string" }, "suffix": { "type": "string" },
+                        "cheapest_register": { "type": "array", "items": { "$ref": "#/components/schemas/CheapestEntryClient" } },
+                        "registrar_count": { "type": "integer" },
+                        "error": { "enum": ["invalid_name", "unknown_tld", "tld_not_in_plan"] },
+                        "detail": { "type": "string" } } } },
+                    "meta": { "type": "object", "properties": { "total": { "type": "integer" }, "tier": { "type": "string" } } }
+                }
+            }),
+        ),
+        (
+            "SearchAnswer",
+            json!({
+                "type": "object", "required": ["query", "name", "results", "meta"],
+                "properties": {
+                    "query": { "type": "string" }, "name": { "type": "string", "description": "The label searched, canonical (xn-- for Unicode)." },
+                    "results": { "type": "array", "items": { "type": "object", "properties": {
+                        "domain": { "type": "string" }, "tld": { "type": "string" },
+                        "type": { "enum": ["generic", "country-code", "sponsored", "generic-restricted", "infrastructure", "test", "unknown"] },
+                        "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" },
+                        "register_price": price(), "renew_price": price(), "total_cost_5_year": price(),
+                        "renewal_trap": { "type": "boolean" }, "requested": { "const": true },
+                        "availability": { "const": "unknown" } } } },
+                    "meta": { "type": "object", "properties": { "total": { "type": "integer" }, "availability": { "type": "string" }, "tier": { "type": "string" },
+                        "requested_suffix": { "type": "object", "properties": { "suffix": { "type": "string" }, "error": { "enum": ["unknown_tld", "tld_not_in_plan", "no_seller"] } } } } }
+                }
+            }),
+        ),
+    ] {
+        schemas.insert(name.to_owned(), schema);
+    }
+    Value::Object(schemas)
+}
+
 fn components() -> Value {
+    let mut doc = components_base();
+    if let (Some(schemas), Value::Object(more)) = (doc["schemas"].as_object_mut(), domain_schemas())
+    {
+        schemas.extend(more);
+    }
+    doc
+}
+
+fn components_base() -> Value {
     let tld_list = format!(
         "Comma-separated TLDs without leading dot, 1 to {MAX_LIST_VALUES} after duplicates are collapsed. Trimmed, lowercased, Unicode names turned into xn-- form."
     );
@@ -315,7 +509,9 @@ fn components() -> Value {
             "RateLimit-Reset": { "description": "Seconds until the bucket is full.", "schema": { "type": "integer" } },
             "X-Credits-Remaining": { "description": "API credits left this calendar month (UTC).", "schema": { "type": "integer" } },
             "Retry-After": { "description": "Seconds to wait before retrying.", "schema": { "type": "integer" } },
-            "Allow": { "description": "The methods the path answers.", "schema": { "type": "string" } }
+            "Allow": { "description": "The methods the path answers.", "schema": { "type": "string" } },
+            "X-Credits-Cost": { "description": "Credits this answer cost (audit: one per started 100 entries; other endpoints: 1).", "schema": { "type": "integer", "minimum": 1 } },
+            "Accept-Post": { "description": "The media types the endpoint takes.", "schema": { "type": "string" } }
         },
         "responses": {
             "BadRequest": problem_response("A query parameter is missing, malformed, repeated or out of range.", &["missing_parameter", "invalid_parameter", "too_many_values"], json!({})),
@@ -327,7 +523,11 @@ fn components() -> Value {
             "RequestTooLarge": problem_response("The request target (414) or header section (431) is too large.", &["request_too_large"], json!({})),
             "TooManyRequests": problem_response("The rate limit or the monthly credits are exhausted; `retry_after` says when to retry.", &["rate_limited", "credits_exhausted"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
             "NotReady": problem_response("No snapshot is loaded yet.", &["not_ready"], json!({})),
-            "UnknownRegistrar": problem_response("No registrar has this key; `registrar` names it.", &["unknown_registrar"], json!({}))
+            "UnknownRegistrar": problem_response("No registrar has this key; `registrar` names it.", &["unknown_registrar"], json!({})),
+            "BadBody": problem_response("The request body is empty, not the JSON or CSV the endpoint takes, has a bad field or too many entries (a bad domain name is an entry of the answer, not this), or a query parameter is bad.", &["invalid_body", "too_many_values", "missing_parameter", "invalid_parameter"], json!({})),
+            "PayloadTooLarge": problem_response("The body is larger than the endpoint reads (`max_bytes`; refused from Content-Length before reading), or the portfolio has more domains than the plan audits (`limit`, `plan`; no credit spent).", &["request_too_large", "too_many_domains"], json!({})),
+            "UnsupportedMediaType": problem_response("The body's Content-Type is not one the endpoint takes (`accept`).", &["unsupported_media_type"], json!({ "Accept-Post": { "$ref": "#/components/headers/Accept-Post" } })),
+            "TooManySearches": problem_response("The rate limit, the monthly credits, or the plan's searches of this UTC day are exhausted; `retry_after` says when to retry (daily_limit: the next UTC midnight).", &["rate_limited", "credits_exhausted", "daily_limit"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
         },
         "schemas": {
             "Problem": {
@@ -348,7 +548,9 @@ fn components() -> Value {
                     "plan": { "type": "string", "description": "The caller's plan (403)." },
                     "allow": { "type": "string", "description": "Methods answered (405)." },
                     "max_bytes": { "type": "integer", "description": "Size limit (414, 431)." },
-                    "retry_after": { "type": "integer", "description": "Seconds to wait (429)." }
+                    "retry_after": { "type": "integer", "description": "Seconds to wait (429)." },
+                    "limit": { "type": "integer", "description": "The plan's audit limit (too_many_domains) or daily searches (daily_limit)." },
+                    "accept": { "type": "string", "description": "Media types taken (415)." }
                 }
             },
             "CheapestEntryClient": {
@@ -602,8 +804,16 @@ mod tests {
         for route in &ROUTES {
             let item = paths[route.path].as_object().unwrap();
             let methods: Vec<&str> = item.keys().map(String::as_str).collect();
-            assert_eq!(methods, ["get"], "{}", route.path);
-            let op = &item["get"];
+            let method = if route.allow == POST { "post" } else { "get" };
+            assert_eq!(methods, [method], "{}", route.path);
+            let op = &item[method];
+            // Every route that reads a body documents it.
+            assert_eq!(
+                op.get("requestBody").is_some(),
+                method == "post",
+                "{}",
+                route.path
+            );
             let keyed = op["security"]
                 .as_array()
                 .is_some_and(|s| s.len() == 1 && s[0].get("apiKey").is_some());

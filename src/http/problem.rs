@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 const ECHO_MAX_CHARS: usize = 100;
 
 /// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 18] = [
+pub const CODES: [&str; 20] = [
     "missing_parameter",
     "invalid_parameter",
     "too_many_values",
@@ -49,8 +49,10 @@ pub const CODES: [&str; 18] = [
     "unknown_registrar",
     "method_not_allowed",
     "request_too_large",
-    "payload_too_large",
     "invalid_body",
+    "too_many_domains",
+    "unsupported_media_type",
+    "daily_limit",
     "rate_limited",
     "credits_exhausted",
     "not_ready",
@@ -133,22 +135,53 @@ pub enum Problem {
     },
     /// 503 `not_ready`: no snapshot is loaded yet.
     NotReady,
-    /// 413 `payload_too_large`: a request body larger than the endpoint takes.
-    PayloadTooLarge {
-        /// The most the endpoint takes, in bytes.
-        max: usize,
-    },
-    /// 400 `invalid_body`: a request body that could not be read or parsed.
-    InvalidBody {
-        /// What is wrong, for a person.
-        reason: String,
-    },
     /// 429 `too_many_connections`: the client's address holds as many connections as
     /// one address may (sent before any request is read, then the connection closes).
     TooManyConnections,
     /// 503 `server_busy`: every connection the server takes is busy answering (sent
     /// before any request is read, then the connection closes).
     ServerBusy,
+    /// 400 `invalid_body`: a request body that is empty, not UTF-8, not the JSON or CSV
+    /// the endpoint takes, or with a bad field (a bad domain *name* is not this: it is
+    /// an entry of the answer).
+    InvalidBody {
+        /// What is wrong and where, for a person.
+        reason: String,
+    },
+    /// 400 `too_many_values`: more entries in a request body's list than it takes.
+    TooManyItems {
+        /// The list's name in the body.
+        name: &'static str,
+        /// The most it takes.
+        max: usize,
+    },
+    /// 413 `request_too_large`: a request body larger than the endpoint reads (refused
+    /// from `Content-Length` before reading, or once the limit is passed).
+    BodyTooLarge {
+        /// The most the endpoint reads, in bytes.
+        max: usize,
+    },
+    /// 413 `too_many_domains`: a portfolio larger than the caller's plan audits
+    /// (checked before any work; no credit is spent).
+    TooManyDomains {
+        /// The plan's audit limit.
+        limit: usize,
+        /// The caller's plan.
+        plan: String,
+    },
+    /// 415 `unsupported_media_type`: a body whose `Content-Type` the endpoint does not
+    /// take.
+    UnsupportedMediaType {
+        /// What the endpoint takes (the value of `Accept-Post`).
+        accept: &'static str,
+    },
+    /// 429 `daily_limit`: the plan's domain searches for this UTC day are used up.
+    DailyLimit {
+        /// The plan's searches per day.
+        limit: u32,
+        /// Seconds until the next UTC midnight.
+        retry_after_secs: u64,
+    },
 }
 
 impl Problem {
@@ -157,7 +190,14 @@ impl Problem {
         match self {
             Problem::MissingParameter { .. }
             | Problem::InvalidParameter { .. }
-            | Problem::TooManyValues { .. } => StatusCode::BAD_REQUEST,
+            | Problem::TooManyValues { .. }
+            | Problem::InvalidBody { .. }
+            | Problem::TooManyItems { .. } => StatusCode::BAD_REQUEST,
+            Problem::BodyTooLarge { .. } | Problem::TooManyDomains { .. } => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
+            Problem::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Problem::DailyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
             Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
             Problem::TldNotInPlan { .. } => StatusCode::FORBIDDEN,
             Problem::NotFound | Problem::UnknownTld { .. } | Problem::UnknownRegistrar { .. } => {
@@ -170,8 +210,6 @@ impl Problem {
                 StatusCode::TOO_MANY_REQUESTS
             }
             Problem::TooManyConnections => StatusCode::TOO_MANY_REQUESTS,
-            Problem::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Problem::InvalidBody { .. } => StatusCode::BAD_REQUEST,
             Problem::NotReady | Problem::ServerBusy => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -194,9 +232,13 @@ impl Problem {
             Problem::CreditsExhausted { .. } => "credits_exhausted",
             Problem::NotReady => "not_ready",
             Problem::TooManyConnections => "too_many_connections",
-            Problem::PayloadTooLarge { .. } => "payload_too_large",
-            Problem::InvalidBody { .. } => "invalid_body",
             Problem::ServerBusy => "server_busy",
+            Problem::InvalidBody { .. } => "invalid_body",
+            Problem::TooManyItems { .. } => "too_many_values",
+            Problem::BodyTooLarge { .. } => "request_too_large",
+            Problem::TooManyDomains { .. } => "too_many_domains",
+            Problem::UnsupportedMediaType { .. } => "unsupported_media_type",
+            Problem::DailyLimit { .. } => "daily_limit",
         }
     }
 
@@ -218,9 +260,13 @@ impl Problem {
             Problem::CreditsExhausted { .. } => "Credits exhausted",
             Problem::NotReady => "Not ready",
             Problem::TooManyConnections => "Too many connections",
-            Problem::PayloadTooLarge { .. } => "Payload too large",
-            Problem::InvalidBody { .. } => "Invalid body",
             Problem::ServerBusy => "Server busy",
+            Problem::InvalidBody { .. } => "Invalid request body",
+            Problem::TooManyItems { .. } => "Too many values",
+            Problem::BodyTooLarge { .. } => "Request too large",
+            Problem::TooManyDomains { .. } => "Too many domains",
+            Problem::UnsupportedMediaType { .. } => "Unsupported media type",
+            Problem::DailyLimit { .. } => "Daily limit reached",
         }
     }
 
@@ -281,16 +327,33 @@ impl Problem {
                  (the next calendar month, UTC)"
             ),
             Problem::NotReady => "no price snapshot is loaded yet".to_owned(),
-            Problem::PayloadTooLarge { max } => {
-                format!("the request body is larger than {max} bytes")
-            }
-            Problem::InvalidBody { reason } => format!("the request body is invalid: {reason}"),
             Problem::TooManyConnections => "this client address has as many connections open \
                 as one address may; reuse them (keep-alive) or close some"
                 .to_owned(),
             Problem::ServerBusy => {
                 "every connection the server takes is busy answering; try again".to_owned()
             }
+            Problem::InvalidBody { reason } => format!("the request body is invalid: {reason}"),
+            Problem::TooManyItems { name, max } => {
+                format!("the request body's '{name}' list takes at most {max} entries")
+            }
+            Problem::BodyTooLarge { max } => {
+                format!("the request body is larger than the {max} bytes this endpoint reads")
+            }
+            Problem::TooManyDomains { limit, plan } => format!(
+                "the {plan} plan audits at most {limit} domains at once; split the portfolio \
+                 or use a plan with a higher audit limit"
+            ),
+            Problem::UnsupportedMediaType { accept } => {
+                format!("send the body as one of: {accept}")
+            }
+            Problem::DailyLimit {
+                limit,
+                retry_after_secs,
+            } => format!(
+                "this key's {limit} domain searches of today (UTC) are used; they renew in \
+                 {retry_after_secs} s, at midnight UTC"
+            ),
         }
     }
 
@@ -356,13 +419,34 @@ impl Problem {
                 member("allow", &mut out);
                 write_str(allow, &mut out);
             }
-            Problem::UriTooLong { max }
-            | Problem::HeadersTooLarge { max }
-            | Problem::PayloadTooLarge { max } => {
+            Problem::UriTooLong { max } | Problem::HeadersTooLarge { max } => {
                 num("max_bytes", *max as u64, &mut out);
             }
             Problem::RateLimited { retry_after_secs }
             | Problem::CreditsExhausted { retry_after_secs } => {
+                num("retry_after", *retry_after_secs, &mut out);
+            }
+            Problem::InvalidBody { .. } => {}
+            Problem::TooManyItems { name, max } => {
+                member("parameter", &mut out);
+                write_str(name, &mut out);
+                num("max", *max as u64, &mut out);
+            }
+            Problem::BodyTooLarge { max } => num("max_bytes", *max as u64, &mut out),
+            Problem::TooManyDomains { limit, plan } => {
+                num("limit", *limit as u64, &mut out);
+                member("plan", &mut out);
+                write_str(plan, &mut out);
+            }
+            Problem::UnsupportedMediaType { accept } => {
+                member("accept", &mut out);
+                write_str(accept, &mut out);
+            }
+            Problem::DailyLimit {
+                limit,
+                retry_after_secs,
+            } => {
+                num("limit", u64::from(*limit), &mut out);
                 num("retry_after", *retry_after_secs, &mut out);
             }
             Problem::MissingApiKey
@@ -370,8 +454,7 @@ impl Problem {
             | Problem::NotFound
             | Problem::NotReady
             | Problem::TooManyConnections
-            | Problem::ServerBusy
-            | Problem::InvalidBody { .. } => {}
+            | Problem::ServerBusy => {}
         }
         out.push(b'}');
         out
@@ -391,8 +474,17 @@ impl Problem {
                 headers.insert(header::ALLOW, HeaderValue::from_static(allow));
             }
             Problem::RateLimited { retry_after_secs }
-            | Problem::CreditsExhausted { retry_after_secs } => {
+            | Problem::CreditsExhausted { retry_after_secs }
+            | Problem::DailyLimit {
+                retry_after_secs, ..
+            } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+            }
+            Problem::UnsupportedMediaType { accept } => {
+                headers.insert(
+                    header::HeaderName::from_static("accept-post"),
+                    HeaderValue::from_static(accept),
+                );
             }
             Problem::NotReady | Problem::TooManyConnections | Problem::ServerBusy => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -554,8 +646,23 @@ mod tests {
             Problem::NotReady,
             Problem::TooManyConnections,
             Problem::ServerBusy,
-            Problem::PayloadTooLarge { max: 4 << 20 },
             Problem::InvalidBody { reason: "x".into() },
+            Problem::TooManyItems {
+                name: "domains",
+                max: 100,
+            },
+            Problem::BodyTooLarge { max: 4 << 20 },
+            Problem::TooManyDomains {
+                limit: 500,
+                plan: "free".into(),
+            },
+            Problem::UnsupportedMediaType {
+                accept: "application/json",
+            },
+            Problem::DailyLimit {
+                limit: 5,
+                retry_after_secs: 60,
+            },
         ]
     }
 

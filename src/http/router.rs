@@ -49,10 +49,16 @@ pub enum RouteId {
     Registrar,
     /// `GET /registrars/{key}`: the `website_url` of a registrar.
     RegistrarPage,
+    /// `POST /api/v1/client/portfolio/audit`
+    PortfolioAudit,
+    /// `POST /api/v1/client/domains/lookup`
+    DomainsLookup,
+    /// `GET /api/v1/client/domains/search`
+    DomainsSearch,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 19;
+pub const ROUTE_COUNT: usize = 22;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -188,6 +194,24 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         id: RouteId::RegistrarPage,
         path: "/registrars/{key}",
         requires_key: false,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::PortfolioAudit,
+        path: "/api/v1/client/portfolio/audit",
+        requires_key: true,
+        allow: POST,
+    },
+    Route {
+        id: RouteId::DomainsLookup,
+        path: "/api/v1/client/domains/lookup",
+        requires_key: true,
+        allow: POST,
+    },
+    Route {
+        id: RouteId::DomainsSearch,
+        path: "/api/v1/client/domains/search",
+        requires_key: true,
         allow: GET_HEAD,
     },
 ];

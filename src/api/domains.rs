@@ -1,0 +1,369 @@
+//! The domain owner's endpoints (issue 13): portfolio audit, bulk domain lookup and
+//! domain search. Bodies and parameters in, a call into [`crate::audit`], a body out.
+//!
+//! | route | body | answer | credits |
+//! |---|---|---|---|
+//! | `POST /api/v1/client/portfolio/audit` | JSON or CSV, at most [`AUDIT_MAX_BODY`] | JSON, or CSV with `Accept: text/csv` | one per started [`DOMAINS_PER_CREDIT`] entries |
+//! | `POST /api/v1/client/domains/lookup` | JSON, at most [`LOOKUP_MAX_BODY`] | JSON | one |
+//! | `GET /api/v1/client/domains/search` | — | JSON | one, and one of the plan's daily searches |
+//!
+//! The order of checks follows the price endpoints: key (401), rate (429), content type
+//! (415), body size (413, from `Content-Length` before reading), body syntax (400), the
+//! plan's audit limit (413 `too_many_domains`, before any audit work), daily searches
+//! (429 `daily_limit`), credits (429), answer. `X-Credits-Cost` on every 200 says what
+//! the answer cost.
+
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Request, StatusCode};
+
+use super::{Connection, HttpResponse, State, admit, finish_costing, read_body, refuse, snapshot};
+use crate::audit::lookup::{self, LookupRequest};
+use crate::audit::portfolio::{self, InputError};
+use crate::audit::search::{self, SearchIndex, SearchRequest};
+use crate::audit::{LOOKUP_MAX, Names};
+use crate::http::params;
+use crate::http::problem::{Problem, echo};
+use crate::http::router::RouteId;
+use crate::store::Loaded;
+
+/// Largest portfolio body read: 10,000 CSV rows with a registrar, a price, a date and a
+/// few export columns fit with room to spare.
+pub const AUDIT_MAX_BODY: usize = 4 << 20;
+/// Largest lookup body read: 100 names of the longest Unicode form still fit.
+pub const LOOKUP_MAX_BODY: usize = 256 << 10;
+/// An audit costs one credit per started block of this many entries (duplicates and
+/// invalid names included: they are work too), so 1 to 100 domains cost 1 credit,
+/// 101 cost 2, 10,000 cost 100.
+pub const DOMAINS_PER_CREDIT: usize = 100;
+
+const CREDITS_COST: HeaderName = HeaderName::from_static("x-credits-cost");
+const SEARCHES_REMAINING: HeaderName = HeaderName::from_static("x-searches-remaining");
+const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
+const AUDIT_ACCEPTS: &str = "application/json, text/csv";
+const LOOKUP_ACCEPTS: &str = "application/json";
+
+/// The Public Suffix List and root zone types, parsed once per process (at server
+/// start: [`State::new`] calls this).
+pub fn names() -> &'static Names {
+    static NAMES: OnceLock<Names> = OnceLock::new();
+    NAMES.get_or_init(Names::embedded)
+}
+
+/// The search index of the snapshot served last: built by the first search after a
+/// swap (≈0.2 ms), then shared. The `Weak` keeps the `Loaded` allocation's address
+/// from being reused while it is remembered, so the identity check is exact.
+#[derive(Default)]
+pub struct SearchCache(Mutex<Option<(Weak<Loaded>, Arc<SearchIndex>)>>);
+
+impl SearchCache {
+    fn get(&self, loaded: &Arc<Loaded>) -> Arc<SearchIndex> {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, index)) = &*slot
+            && std::ptr::eq(seen.as_ptr(), Arc::as_ptr(loaded))
+        {
+            return index.clone();
+        }
+        let index = Arc::new(SearchIndex::new(loaded.snapshot.data(), names()));
+        *slot = Some((Arc::downgrade(loaded), index.clone()));
+        index
+    }
+}
+
+/// What a body's `Content-Type` says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Json,
+    Csv,
+}
+
+/// `application/json` (or any `+json`) and `text/csv` / `application/csv`, parameters
+/// such as `charset` ignored; anything else, or none, is not taken.
+fn content_kind(headers: &HeaderMap) -> Option<Kind> {
+    let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let media = value.split(';').next()?.trim().to_ascii_lowercase();
+    match media.as_str() {
+        "application/json" => Some(Kind::Json),
+        m if m.starts_with("application/") && m.ends_with("+json") => Some(Kind::Json),
+        "text/csv" | "application/csv" => Some(Kind::Csv),
+        _ => None,
+    }
+}
+
+/// Whether the caller asked for CSV: `Accept` names `text/csv` before (or without)
+/// `application/json`.
+fn wants_csv(headers: &HeaderMap) -> bool {
+    let accept = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect::<Vec<_>>()
+        .join(",")
+        .to_ascii_lowercase();
+    match (accept.find("text/csv"), accept.find("application/json")) {
+        (Some(c), Some(j)) => c < j,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+/// `POST /api/v1/client/portfolio/audit`.
+pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
+    let route = RouteId::PortfolioAudit;
+    let loaded = match snapshot(state) {
+        Ok(loaded) => loaded,
+        Err(response) => return response,
+    };
+    let caller = match admit(state, &req, route, conn).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    let Some(kind) = content_kind(req.headers()) else {
+        return refuse(
+            Problem::UnsupportedMediaType {
+                accept: AUDIT_ACCEPTS,
+            },
+            &caller,
+        );
+    };
+    let csv_out = wants_csv(req.headers());
+    let body = match read_body(req, AUDIT_MAX_BODY).await {
+        Ok((_, body)) => body,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    // The plan's limit stops the parser at the first entry too many: no audit work.
+    let limit = caller.plan.audit_limit as usize;
+    let parsed = match kind {
+        Kind::Json => portfolio::parse_json(&body, limit),
+        Kind::Csv => portfolio::parse_csv(&body, limit),
+    };
+    let parsed = match parsed {
+        Ok(p) => p,
+        Err(InputError::TooMany { limit }) => {
+            let plan = caller.tier().to_owned();
+            return refuse(Problem::TooManyDomains { limit, plan }, &caller);
+        }
+        Err(InputError::Invalid(reason)) => {
+            return refuse(Problem::InvalidBody { reason }, &caller);
+        }
+    };
+    drop(body);
+    let data = loaded.snapshot.data();
+    let answer = portfolio::audit(data, names(), &parsed, |s| caller.tld_allowed(s));
+    let credits = parsed.holdings.len().div_ceil(DOMAINS_PER_CREDIT).max(1) as u64;
+    let mut out = state.body_buffer(route);
+    if csv_out {
+        portfolio::write_csv(data, &answer, &mut out);
+    } else {
+        portfolio::write_json(data, &answer, Some(caller.tier()), &mut out);
+    }
+    let mut response = finish_costing(state, route, caller, out, credits).await;
+    if response.status() == StatusCode::OK {
+        let headers = response.headers_mut();
+        if csv_out {
+            headers.insert(header::CONTENT_TYPE, CSV);
+        }
+        headers.insert(CREDITS_COST, HeaderValue::from(credits));
+    }
+    response
+}
+
+/// `POST /api/v1/client/domains/lookup?limit=`.
+pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
+    let route = RouteId::DomainsLookup;
+    let loaded = match snapshot(state) {
+        Ok(loaded) => loaded,
+        Err(response) => return response,
+    };
+    let caller = match admit(state, &req, route, conn).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    let limit = match params::pick(req.uri().query(), ["limit"])
+        .and_then(|[limit]| params::limit(limit.as_deref()))
+    {
+        Ok(limit) => limit,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    if content_kind(req.headers()) != Some(Kind::Json) {
+        return refuse(
+            Problem::UnsupportedMediaType {
+                accept: LOOKUP_ACCEPTS,
+            },
+            &caller,
+        );
+    }
+    let body = match read_body(req, LOOKUP_MAX_BODY).await {
+        Ok((_, body)) => body,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    let domains = match lookup::parse_body(&body) {
+        Ok(d) => d,
+        Err(InputError::TooMany { .. }) => {
+            return refuse(
+                Problem::TooManyItems {
+                    name: "domains",
+                    max: LOOKUP_MAX,
+                },
+                &caller,
+            );
+        }
+        Err(InputError::Invalid(reason)) => {
+            return refuse(Problem::InvalidBody { reason }, &caller);
+        }
+    };
+    let mut out = state.body_buffer(route);
+    let req = LookupRequest {
+        names: &domains,
+        limit,
+        tier: Some(caller.tier()),
+    };
+    lookup::lookup(
+        loaded.snapshot.data(),
+        names(),
+        &req,
+        |s| caller.tld_allowed(s),
+        &mut out,
+    );
+    with_cost(finish_costing(state, route, caller, out, 1).await, 1)
+}
+
+/// `GET /api/v1/client/domains/search?q=&max_price=&types=&limit=`.
+pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -> HttpResponse {
+    let route = RouteId::DomainsSearch;
+    let loaded = match snapshot(state) {
+        Ok(loaded) => loaded,
+        Err(response) => return response,
+    };
+    let caller = match admit(state, req, route, conn).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    let parsed = params::pick(req.uri().query(), ["q", "max_price", "types", "limit"]).and_then(
+        |[q, max_price, types, limit]| {
+            let q = q
+                .filter(|q| !q.trim().is_empty())
+                .ok_or(Problem::MissingParameter { name: "q" })?;
+            let max_price = match max_price.as_deref() {
+                None => None,
+                Some(m) => {
+                    let bad = |reason: String| Problem::InvalidParameter {
+                        name: "max_price",
+                        value: Some(echo(m)),
+                        reason,
+                    };
+                    match crate::price::parse_cents(m) {
+                        Ok(Some(c)) => Some(c),
+                        Ok(None) => return Err(bad("must not be empty".into())),
+                        Err(e) => return Err(bad(format!("must be a price in dollars: {e}"))),
+                    }
+                }
+            };
+            let types = match types.as_deref() {
+                None => 0,
+                Some(t) => search::parse_types(t.split(',')).map_err(|reason| {
+                    Problem::InvalidParameter {
+                        name: "types",
+                        value: Some(echo(t)),
+                        reason,
+                    }
+                })?,
+            };
+            Ok((q, max_price, types, params::limit(limit.as_deref())?))
+        },
+    );
+    let (q, max_price, types, limit) = match parsed {
+        Ok(p) => p,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    let index = state.search_index.get(&loaded);
+    let mut out = state.body_buffer(route);
+    let req = SearchRequest {
+        q: &q,
+        max_price,
+        types,
+        limit,
+        tier: Some(caller.tier()),
+    };
+    if let Err(e) = search::search(
+        loaded.snapshot.data(),
+        names(),
+        &index,
+        &req,
+        |s| caller.tld_allowed(s),
+        &mut out,
+    ) {
+        return refuse(
+            Problem::InvalidParameter {
+                name: "q",
+                value: Some(echo(&q)),
+                reason: e.0,
+            },
+            &caller,
+        );
+    }
+    // A valid search counts against the day's searches, whatever it found.
+    let left = match state.access.take_search(&caller) {
+        Ok(left) => left,
+        Err(retry_after_secs) => {
+            let limit = caller.plan.searches_per_day.unwrap_or(0);
+            return refuse(
+                Problem::DailyLimit {
+                    limit,
+                    retry_after_secs,
+                },
+                &caller,
+            );
+        }
+    };
+    let mut response = with_cost(finish_costing(state, route, caller, out, 1).await, 1);
+    if let (Some(left), true) = (left, response.status() == StatusCode::OK) {
+        response
+            .headers_mut()
+            .insert(SEARCHES_REMAINING, HeaderValue::from(left));
+    }
+    response
+}
+
+fn with_cost(mut response: HttpResponse, credits: u64) -> HttpResponse {
+    if response.status() == StatusCode::OK {
+        response
+            .headers_mut()
+            .insert(CREDITS_COST, HeaderValue::from(credits));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (n, v) in pairs {
+            h.append(*n, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn content_types_and_accept() {
+        let kind = |v: &'static str| content_kind(&headers(&[("content-type", v)]));
+        assert_eq!(kind("application/json"), Some(Kind::Json));
+        assert_eq!(kind("Application/JSON; charset=utf-8"), Some(Kind::Json));
+        assert_eq!(kind("application/vnd.x+json"), Some(Kind::Json));
+        assert_eq!(kind("text/csv"), Some(Kind::Csv));
+        assert_eq!(kind("application/csv;header=present"), Some(Kind::Csv));
+        assert_eq!(kind("text/plain"), None);
+        assert_eq!(kind("multipart/form-data; boundary=x"), None);
+        assert_eq!(content_kind(&HeaderMap::new()), None);
+        let csv = |v: &'static str| wants_csv(&headers(&[("accept", v)]));
+        assert!(csv("text/csv"));
+        assert!(csv("text/csv, application/json;q=0.5"));
+        assert!(!csv("application/json, text/csv"));
+        assert!(!csv("*/*"));
+        assert!(!wants_csv(&HeaderMap::new()));
+    }
+}
