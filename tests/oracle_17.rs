@@ -63,6 +63,9 @@ struct Offer {
     register: Option<u64>,
     renew: Option<u64>,
     transfer: Option<u64>,
+    /// The quote in the registrar's own currency, when it was not USD:
+    /// (currency, register, renew, rate date).
+    original: Option<(String, Option<u64>, Option<u64>, String)>,
 }
 
 struct Data {
@@ -100,11 +103,16 @@ fn load() -> Data {
     };
     for r in rows("prices.csv") {
         widen(&r[1], &r[6][..10]);
+        let original = r
+            .get(7)
+            .filter(|c| !c.is_empty())
+            .map(|c| (c.clone(), cents(&r[8]), cents(&r[9]), r[11].clone()));
         prices.entry(r[0].clone()).or_default().push(Offer {
             registrar: r[1].clone(),
             register: cents(&r[2]),
             renew: cents(&r[3]),
             transfer: cents(&r[4]),
+            original,
         });
     }
     let mut history: BTreeMap<String, BTreeMap<String, Vec<(String, Offer)>>> = BTreeMap::new();
@@ -122,6 +130,7 @@ fn load() -> Data {
                     register: cents(&r[3]),
                     renew: cents(&r[4]),
                     transfer: cents(&r[5]),
+                    original: None,
                 },
             ));
     }
@@ -155,11 +164,21 @@ fn ranked(offers: &[Offer]) -> Vec<Offer> {
     s
 }
 
-fn pick(d: &Data, o: Option<&Offer>, price: Option<u64>) -> Value {
+/// A pick: `price` computes the amount from (register, renew), in USD and, when the
+/// registrar quoted another currency, in that one too (`original_price`).
+fn pick(
+    d: &Data,
+    o: Option<&Offer>,
+    price: impl Fn(Option<u64>, Option<u64>) -> Option<u64>,
+) -> Value {
     match o {
         None => Value::Null,
         Some(o) => {
-            json!({"price": usd(price), "registrar_key": o.registrar, "registrar_name": d.names[&o.registrar]})
+            let mut v = json!({"price": usd(price(o.register, o.renew)), "registrar_key": o.registrar, "registrar_name": d.names[&o.registrar]});
+            if let Some((currency, register, renew, rate_date)) = &o.original {
+                v["original_price"] = json!({"currency": currency, "price": usd(price(*register, *renew)), "rate_date": rate_date});
+            }
+            v
         }
     }
 }
@@ -289,19 +308,12 @@ fn overview_of_every_tld() {
             let hide = |v: Value| if shown { v } else { Value::Null };
             e.insert(
                 "cheapest_register".into(),
-                hide(pick(
-                    &d,
-                    sellers.first(),
-                    sellers.first().and_then(|o| o.register),
-                )),
+                hide(pick(&d, sellers.first(), |r, _| r)),
             );
-            e.insert(
-                "lowest_renew".into(),
-                hide(pick(&d, low_renew, low_renew.and_then(|o| o.renew))),
-            );
+            e.insert("lowest_renew".into(), hide(pick(&d, low_renew, |_, n| n)));
             e.insert(
                 "lowest_5_year".into(),
-                hide(pick(&d, low_5, low_5.map(five))),
+                hide(pick(&d, low_5, |r, n| Some(r? + 4 * n?))),
             );
             if !shown {
                 e.insert(
@@ -407,7 +419,7 @@ fn catalogue_pages_in_every_order() {
         e.insert(
             "cheapest_register".into(),
             if shown {
-                pick(&d, c, c.and_then(|o| o.register))
+                pick(&d, c, |r, _| r)
             } else {
                 Value::Null
             },
