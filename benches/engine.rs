@@ -17,7 +17,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tldsnap::build::{BuildOptions, build};
-use tldsnap::query::{self, CheapestRequest, PricesRequest, RegistrarsRequest, Shape};
+use tldsnap::query::{
+    self, CatalogueRequest, CatalogueSort, CheapestRequest, HistoryRequest, OverviewRequest,
+    PricesRequest, RegistrarRequest, RegistrarsRequest, Shape,
+};
 use tldsnap::snapshot::Snapshot;
 use tldsnap::source::{self, Source};
 
@@ -92,6 +95,8 @@ fn benches(c: &mut Criterion) {
         ]
         .to_vec();
         let keys = ["dynadot", "porkbun", "namecheap"];
+        // `at` a month before the data date: history that day, not today's offers.
+        let at_day = d.data_updated_ms.to_native().div_euclid(86_400_000) - 30;
         let mut out = Vec::with_capacity(64 * 1024);
         type Case<'a> = (&'static str, Box<dyn Fn(&mut Vec<u8>) + 'a>);
         let cases: Vec<Case> = vec![
@@ -152,6 +157,124 @@ fn benches(c: &mut Criterion) {
                         public_url: "https://tldsnap.dev",
                     };
                     query::registrars(d, &r, out).expect("known");
+                }),
+            ),
+            // Issue 17: history, overview, prices as of a day, catalogue, registrars.
+            (
+                "history_com_all",
+                Box::new(|out| {
+                    let r = HistoryRequest {
+                        tld: "com",
+                        registrars: None,
+                        from: None,
+                        to: None,
+                    };
+                    query::history(d, &r, out).expect("known");
+                }),
+            ),
+            (
+                "history_com_window_3",
+                Box::new(|out| {
+                    let r = HistoryRequest {
+                        tld: "com",
+                        registrars: Some(&keys),
+                        from: Some(at_day - 90),
+                        to: Some(at_day),
+                    };
+                    query::history(d, &r, out).expect("known");
+                }),
+            ),
+            (
+                "overview_com",
+                Box::new(|out| {
+                    let r = OverviewRequest {
+                        tld: "com",
+                        all_tlds: true,
+                    };
+                    query::overview(d, &r, out).expect("known");
+                }),
+            ),
+            (
+                "cheapest_at_1_limit5",
+                Box::new(|out| {
+                    let r = CheapestRequest {
+                        tlds: &["com"],
+                        limit: 5,
+                        shape: Shape::Client,
+                        tier: Some("enterprise"),
+                    };
+                    query::cheapest_at(d, &r, at_day, out).expect("known");
+                }),
+            ),
+            (
+                "cheapest_at_10_limit10",
+                Box::new(|out| {
+                    let r = CheapestRequest {
+                        tlds: &ten,
+                        limit: 10,
+                        shape: Shape::Client,
+                        tier: Some("enterprise"),
+                    };
+                    query::cheapest_at(d, &r, at_day, out).expect("known");
+                }),
+            ),
+            (
+                "prices_at_3x3",
+                Box::new(|out| {
+                    let r = PricesRequest {
+                        tlds: &["com", "net", "org"],
+                        registrars: Some(&keys),
+                        started: Instant::now(),
+                    };
+                    query::prices_at(d, &r, at_day, out).expect("known");
+                }),
+            ),
+            (
+                "catalogue_page100",
+                Box::new(|out| {
+                    let r = CatalogueRequest {
+                        q: None,
+                        kind: None,
+                        sort: CatalogueSort::Cheapest,
+                        limit: 100,
+                        cursor: None,
+                        all_tlds: false,
+                        snapshot: 0,
+                    };
+                    query::catalogue(d, &r, out).expect("page");
+                }),
+            ),
+            (
+                "catalogue_q_co",
+                Box::new(|out| {
+                    let r = CatalogueRequest {
+                        q: Some("co"),
+                        kind: None,
+                        sort: CatalogueSort::Name,
+                        limit: 100,
+                        cursor: None,
+                        all_tlds: true,
+                        snapshot: 0,
+                    };
+                    query::catalogue(d, &r, out).expect("page");
+                }),
+            ),
+            (
+                "registrars_list",
+                Box::new(|out| query::registrars_list(d, "https://tldsnap.dev", out)),
+            ),
+            (
+                "registrar_page100",
+                Box::new(|out| {
+                    let r = RegistrarRequest {
+                        key: "dynadot",
+                        limit: 100,
+                        cursor: None,
+                        all_tlds: true,
+                        public_url: "https://tldsnap.dev",
+                        snapshot: 0,
+                    };
+                    query::registrar(d, &r, out).expect("known");
                 }),
             ),
         ];

@@ -7,7 +7,11 @@
 //! one buffer per connection. The cost of a query is a hash probe per TLD, a binary
 //! search per (TLD, registrar) and a few `memcpy`s of pre-rendered fragments: no sorting,
 //! no scan of the matrix, no allocation beyond growing `out` (and the list of unknown
-//! names, when there are any).
+//! names, when there are any). The one exception is `at` (prices as of a day, [`at`]):
+//! it ranks one TLD's offers of that day per request, a few dozen at most.
+//!
+//! Submodules: [`render`] (the fragments the builder stores and `at` writes),
+//! `at` (history as of a day), `catalogue` (the catalogue, registrars, cursors).
 
 mod at;
 mod catalogue;

@@ -200,12 +200,30 @@ fn matches(
         return false;
     }
     if let Some(q) = req.q {
-        let contains = |hay: &[u8]| hay.windows(q.len()).any(|w| w == q.as_bytes());
-        if !(contains(snap.span(&e.name)) || contains(snap.span(&e.unicode))) {
+        let q = q.as_bytes();
+        // Most names have no Unicode form of their own (the span is the name's).
+        let own = e.unicode.start != e.name.start || e.unicode.end != e.name.end;
+        let unicode = own.then(|| snap.span(&e.unicode));
+        if !(contains(snap.span(&e.name), q) || unicode.is_some_and(|u| contains(u, q))) {
             return false;
         }
     }
     true
+}
+
+/// Whether `needle` (not empty) occurs in `hay`: a scan for its first byte, then a
+/// compare. Names are short; this is several times faster than `windows().any()`.
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let Some(last_start) = hay.len().checked_sub(needle.len()) else {
+        return false;
+    };
+    hay[..=last_start]
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| b == first && hay[i + 1..i + needle.len()] == *rest)
 }
 
 /// Writes a bare span as a JSON string, or `null` when it is empty.
@@ -526,4 +544,47 @@ pub fn registrar(
     write_next(next, out);
     out.extend_from_slice(b"}}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contains_is_substring_search() {
+        for (hay, needle) in [
+            ("com", "c"),
+            ("com", "om"),
+            ("com", "com"),
+            ("com", "comm"),
+            ("co.uk", ".u"),
+            ("xn--p1ai", "p1"),
+            ("", "a"),
+            ("aaab", "aab"),
+            ("abc", "x"),
+            ("рф", "ф"),
+        ] {
+            assert_eq!(
+                contains(hay.as_bytes(), needle.as_bytes()),
+                hay.contains(needle),
+                "{hay:?} {needle:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn cursors_read_back_and_refuse_anything_else() {
+        let c = Cursor {
+            snapshot: u64::MAX,
+            listing: 0,
+            position: u32::MAX,
+        };
+        let mut v = Vec::new();
+        c.encode(&mut v);
+        assert_eq!(Cursor::decode(std::str::from_utf8(&v).unwrap()), Ok(c));
+        assert_eq!(
+            Cursor::decode("c1+fffffffffffffff0000000000000000"),
+            Err(CursorError)
+        );
+    }
 }

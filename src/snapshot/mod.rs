@@ -746,3 +746,136 @@ impl ArchivedSnapshotData {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::schema::{CatalogueEntry, Change, Registrar, Span, Tld, Version};
+    use super::*;
+
+    /// Archives `data` behind a valid header, so only the invariants can refuse it.
+    fn open(data: &SnapshotData) -> Result<Snapshot, OpenError> {
+        let payload = rkyv::to_bytes::<rkyv::rancor::Error>(data).unwrap();
+        let header = Header {
+            version: FORMAT_VERSION,
+            payload_len: payload.len() as u64,
+            content_hash: xxhash_rust::xxh3::xxh3_128(&payload),
+            data_updated_ms: 0,
+            built_at_ms: None,
+        };
+        let mut bytes = header.to_bytes().to_vec();
+        bytes.extend_from_slice(&payload);
+        Snapshot::from_bytes(&bytes)
+    }
+
+    fn span(text: &mut Vec<u8>, s: &str) -> Span {
+        let start = text.len() as u32;
+        text.extend_from_slice(s.as_bytes());
+        Span {
+            start,
+            end: text.len() as u32,
+        }
+    }
+
+    /// One registrar, one TLD (`com`, no offers, two changes) and two catalogue entries
+    /// (`com`, `net`): a small snapshot that passes every check.
+    fn valid() -> SnapshotData {
+        let mut text = Vec::new();
+        let (key, com, net, empty) = (
+            span(&mut text, "alpha"),
+            span(&mut text, "com"),
+            span(&mut text, "net"),
+            Span::default(),
+        );
+        let mut table = vec![0u32; 8];
+        table[name_hash(b"com") as usize & 7] = 1;
+        SnapshotData {
+            registrars: vec![Registrar {
+                key,
+                name: key,
+                name_json: key,
+                homepage: empty,
+                versions: 2,
+                ..Registrar::default()
+            }],
+            tlds: vec![Tld {
+                name: com,
+                key_json: com,
+                changes: 2,
+                lowest_renew_offer: NONE,
+                lowest_5y_offer: NONE,
+                ..Tld::default()
+            }],
+            tld_table: table,
+            history: vec![
+                Change {
+                    date: 1,
+                    ..Change::default()
+                },
+                Change {
+                    date: 2,
+                    ..Change::default()
+                },
+            ],
+            catalogue: vec![
+                CatalogueEntry {
+                    name: com,
+                    unicode: com,
+                    kind: empty,
+                    manager: empty,
+                    tld: 0,
+                },
+                CatalogueEntry {
+                    name: net,
+                    unicode: net,
+                    kind: empty,
+                    manager: empty,
+                    tld: NONE,
+                },
+            ],
+            catalogue_by_cheapest: vec![0, 1],
+            catalogue_by_registrars: vec![1, 0],
+            versions: vec![
+                Version {
+                    date: 1,
+                    ms: 0,
+                    live: 1,
+                },
+                Version {
+                    date: 2,
+                    ms: 0,
+                    live: 1,
+                },
+            ],
+            text,
+            ..SnapshotData::default()
+        }
+    }
+
+    #[test]
+    fn the_new_arrays_are_checked_at_open() {
+        open(&valid()).expect("the valid snapshot opens");
+        type Breakage = (&'static str, fn(&mut SnapshotData));
+        let cases: [Breakage; 8] = [
+            ("names not strictly sorted", |d| d.catalogue.swap(0, 1)),
+            ("points to another TLD", |d| d.catalogue[1].tld = 0),
+            ("does not hold every TLD", |d| d.catalogue[0].tld = NONE),
+            ("not a permutation", |d| {
+                d.catalogue_by_cheapest = vec![0, 0]
+            }),
+            ("not a permutation", |d| d.catalogue_by_registrars = vec![1]),
+            ("versions not in date order", |d| d.versions[1].date = 1),
+            ("versions out of place", |d| d.registrars[0].versions = 3),
+            ("not ordered by (registrar, date)", |d| {
+                d.history[1].date = 0
+            }),
+        ];
+        for (expected, break_it) in cases {
+            let mut d = valid();
+            break_it(&mut d);
+            match open(&d) {
+                Err(OpenError::Corrupt(why)) => assert!(why.contains(expected), "{why}"),
+                other => panic!("{expected}: {other:?}"),
+            }
+        }
+    }
+}

@@ -15,6 +15,8 @@ WORKLOADS = {
     "cheapest10": "cheapest, 10 TLDs, limit 10",
     "prices3x3": "prices, 3 TLDs x 3 registrars",
     "registrars": "registrar listing with prices",
+    "history": "history, com, every registrar, whole range",
+    "overview": "overview, com",
 }
 SERVERS = ["tldsnap", "hyper", "nginx"]
 DATASETS = ["real", "s", "l"]

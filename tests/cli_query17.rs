@@ -1,0 +1,146 @@
+//! The CLI mirrors of issue 17 (`tldsnap query history|overview|tlds|registrars-list|
+//! registrar`, `--at` on cheapest and prices): the same bodies as the queries, the same
+//! parameter rules as HTTP.
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tldsnap");
+
+fn snapshot() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tldsnap-cli17-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("real.tldsnap");
+    let status = Command::new(BIN)
+        .args([
+            "build",
+            "--input",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/source"),
+            "--output",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    out
+}
+
+fn query(snap: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .arg("query")
+        .arg(args[0])
+        .arg("--snapshot")
+        .arg(snap)
+        .args(&args[1..])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_mirrors_answer_and_refuse_like_http() {
+    let snap = snapshot();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out, err) = query(&snap, args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let h = json(&[
+        "history",
+        "--tld",
+        "io",
+        "--from",
+        "2025-01-01",
+        "--registrars",
+        "dynadot",
+    ]);
+    assert_eq!(
+        h["history"]["dynadot"]["price_at_from"]["date"],
+        "2022-01-28"
+    );
+    assert_eq!(h["history"]["dynadot"]["changes"][0]["date"], "2026-01-01");
+    let c = json(&[
+        "cheapest",
+        "--tlds",
+        "com",
+        "--limit",
+        "2",
+        "--at",
+        "2025-10-01",
+    ]);
+    assert_eq!(
+        c["results"]["com"]["cheapest_register"][1]["register_price"],
+        9.99
+    );
+    let p = json(&[
+        "prices",
+        "--tlds",
+        "com",
+        "--registrars",
+        "dynadot",
+        "--at",
+        "2025-10-01",
+    ]);
+    assert_eq!(
+        p["results"]["com"]["dynadot"]["last_updated"],
+        "2022-06-15T00:00:00.000Z"
+    );
+    let o = json(&["overview", "--tld", "museum", "--tier", "free"]);
+    assert_eq!(o["members_only"][0], "cheapest_register");
+    assert_eq!(o["type"], "sponsored");
+    let t = json(&["tlds", "--q", "рф"]);
+    assert_eq!(t["tlds"][0]["tld"], "xn--p1ai");
+    let next = json(&["tlds", "--limit", "1"])["meta"]["next_cursor"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let second = json(&["tlds", "--limit", "1", "--cursor", &next]);
+    assert_eq!(second["tlds"].as_array().unwrap().len(), 1);
+    let r = json(&["registrars-list"]);
+    let registrars = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/snapshots/source/registrars.csv"
+    ))
+    .unwrap()
+    .lines()
+    .skip(1)
+    .filter(|l| !l.is_empty())
+    .count();
+    assert_eq!(r["total"], registrars);
+    let one = json(&["registrar", "--key", "NIRA", "--limit", "2"]);
+    assert_eq!(one["meta"]["total"], 9);
+    // The HTTP parameter rules, with the problem's detail as the message.
+    for (args, needle) in [
+        (
+            &[
+                "history",
+                "--tld",
+                "com",
+                "--from",
+                "2025-02-01",
+                "--to",
+                "2025-01-01",
+            ][..],
+            "'from'",
+        ),
+        (
+            &["cheapest", "--tlds", "com", "--at", "2099-01-01"][..],
+            "at",
+        ),
+        (
+            &["cheapest", "--tlds", "com", "--limit", "101"][..],
+            "'limit'",
+        ),
+        (&["tlds", "--limit", "501"][..], "'limit'"),
+        (&["tlds", "--type", "cc"][..], "'type'"),
+        (&["tlds", "--cursor", "nope"][..], "'cursor'"),
+        (&["registrar", "--key", "nobody"][..], "nobody"),
+    ] {
+        let (code, _, err) = query(&snap, args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
