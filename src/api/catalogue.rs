@@ -13,7 +13,7 @@ use std::time::Instant;
 use hyper::Request;
 
 use super::prices::check_plan;
-use super::{Connection, HttpResponse, State, admit, finish, refuse, snapshot};
+use super::{Connection, HttpResponse, State, begin, finish, refuse};
 use crate::access::Caller;
 use crate::access::plans::TldScope;
 use crate::http::params;
@@ -48,12 +48,8 @@ pub async fn endpoint<B>(
     conn: &Connection,
     _started: Instant,
 ) -> HttpResponse {
-    let loaded = match snapshot(state) {
-        Ok(loaded) => loaded,
-        Err(response) => return response,
-    };
-    let caller = match admit(state, req, route, conn).await {
-        Ok(caller) => caller,
+    let (loaded, caller) = match begin(state, req, route, conn).await {
+        Ok(begun) => begun,
         Err(response) => return response,
     };
     let mut out = state.body_buffer(route);

@@ -19,7 +19,7 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, StatusCode};
 
-use super::{Connection, HttpResponse, State, admit, finish_costing, read_body, refuse, snapshot};
+use super::{Connection, HttpResponse, State, begin, finish_costing, read_body, refuse};
 use crate::audit::lookup::{self, LookupRequest};
 use crate::audit::portfolio::{self, InputError};
 use crate::audit::search::{self, SearchIndex, SearchRequest};
@@ -112,12 +112,8 @@ fn wants_csv(headers: &HeaderMap) -> bool {
 /// `POST /api/v1/client/portfolio/audit`.
 pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
     let route = RouteId::PortfolioAudit;
-    let loaded = match snapshot(state) {
-        Ok(loaded) => loaded,
-        Err(response) => return response,
-    };
-    let caller = match admit(state, &req, route, conn).await {
-        Ok(caller) => caller,
+    let (loaded, caller) = match begin(state, &req, route, conn).await {
+        Ok(begun) => begun,
         Err(response) => return response,
     };
     let Some(kind) = content_kind(req.headers()) else {
@@ -173,12 +169,8 @@ pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> 
 /// `POST /api/v1/client/domains/lookup?limit=`.
 pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
     let route = RouteId::DomainsLookup;
-    let loaded = match snapshot(state) {
-        Ok(loaded) => loaded,
-        Err(response) => return response,
-    };
-    let caller = match admit(state, &req, route, conn).await {
-        Ok(caller) => caller,
+    let (loaded, caller) = match begin(state, &req, route, conn).await {
+        Ok(begun) => begun,
         Err(response) => return response,
     };
     let limit = match params::pick(req.uri().query(), ["limit"])
@@ -233,12 +225,8 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
 /// `GET /api/v1/client/domains/search?q=&max_price=&types=&limit=`.
 pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -> HttpResponse {
     let route = RouteId::DomainsSearch;
-    let loaded = match snapshot(state) {
-        Ok(loaded) => loaded,
-        Err(response) => return response,
-    };
-    let caller = match admit(state, req, route, conn).await {
-        Ok(caller) => caller,
+    let (loaded, caller) = match begin(state, req, route, conn).await {
+        Ok(begun) => begun,
         Err(response) => return response,
     };
     let parsed = params::pick(req.uri().query(), ["q", "max_price", "types", "limit"]).and_then(

@@ -358,6 +358,20 @@ pub async fn admit<B>(
     })
 }
 
+/// The start of every metered endpoint: the snapshot for the whole request (503), then
+/// the key (401) and rate limit (429); or the response to send instead.
+#[allow(clippy::result_large_err)]
+pub async fn begin<B>(
+    state: &State,
+    req: &Request<B>,
+    route: RouteId,
+    conn: &Connection,
+) -> Result<(Arc<Loaded>, Caller), HttpResponse> {
+    let loaded = snapshot(state)?;
+    let caller = admit(state, req, route, conn).await?;
+    Ok((loaded, caller))
+}
+
 /// A problem answer to an admitted caller, with its metering headers.
 pub fn refuse(problem: Problem, caller: &Caller) -> HttpResponse {
     with_meter(problem.into_response(), caller.headers.as_ref())

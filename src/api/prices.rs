@@ -7,7 +7,7 @@ use std::time::Instant;
 use hyper::Request;
 use smallvec::SmallVec;
 
-use super::{Connection, HttpResponse, State, admit, finish, refuse, snapshot};
+use super::{Connection, HttpResponse, State, begin, finish, refuse};
 use crate::access::Caller;
 use crate::http::params;
 use crate::http::problem::Problem;
@@ -39,12 +39,8 @@ pub async fn endpoint<B>(
     started: Instant,
 ) -> HttpResponse {
     // One snapshot for the whole request.
-    let loaded = match snapshot(state) {
-        Ok(loaded) => loaded,
-        Err(response) => return response,
-    };
-    let caller = match admit(state, req, route, conn).await {
-        Ok(caller) => caller,
+    let (loaded, caller) = match begin(state, req, route, conn).await {
+        Ok(begun) => begun,
         Err(response) => return response,
     };
     // Parameters (400), plan (403), existence (404): all in `answer`, which writes the
