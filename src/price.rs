@@ -139,13 +139,12 @@ pub fn write_opt_cents(cents: Option<u64>, out: &mut Vec<u8>) {
 /// Appends `{"register":…,"renew":…,"transfer":…}` (the seed's price-triple object of
 /// `avg_prices` and listing `prices`), each price in cents or [`NOT_OFFERED`] for `null`.
 pub fn write_triple(register: u32, renew: u32, transfer: u32, out: &mut Vec<u8>) {
-    let opt = |c: u32| (c != NOT_OFFERED).then_some(c as u64);
     out.extend_from_slice(b"{\"register\":");
-    write_opt_cents(opt(register), out);
+    write_opt_cents(offered(register), out);
     out.extend_from_slice(b",\"renew\":");
-    write_opt_cents(opt(renew), out);
+    write_opt_cents(offered(renew), out);
     out.extend_from_slice(b",\"transfer\":");
-    write_opt_cents(opt(transfer), out);
+    write_opt_cents(offered(transfer), out);
     out.push(b'}');
 }
 

@@ -30,6 +30,7 @@ use crate::price::{write_opt_cents, write_triple};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
+use crate::time::write_opt_date;
 
 /// The two response shapes of the cheapest endpoint (seed 4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -693,17 +694,6 @@ fn write_change(c: &crate::snapshot::schema::ArchivedChange, out: &mut Vec<u8>) 
     out.extend_from_slice(b",\"transfer_price\":");
     write_opt_cents(cents(c.transfer.to_native()), out);
     out.push(b'}');
-}
-
-fn write_opt_date(day: Option<i64>, out: &mut Vec<u8>) {
-    match day {
-        Some(d) => {
-            out.push(b'"');
-            time::write_date(d, out);
-            out.push(b'"');
-        }
-        None => out.extend_from_slice(b"null"),
-    }
 }
 
 /// Price changes of a TLD per registrar, oldest first:

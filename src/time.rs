@@ -59,6 +59,18 @@ pub fn write_date(days: i64, out: &mut Vec<u8>) {
     push_2(out, d);
 }
 
+/// Writes `"YYYY-MM-DD"` (a JSON string) for a day, or `null`.
+pub fn write_opt_date(day: Option<i64>, out: &mut Vec<u8>) {
+    match day {
+        Some(d) => {
+            out.push(b'"');
+            write_date(d, out);
+            out.push(b'"');
+        }
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
 /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the Unix epoch.
 pub fn write_iso_millis(ms: i64, out: &mut Vec<u8>) {
     let days = ms.div_euclid(MS_PER_DAY);

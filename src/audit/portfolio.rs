@@ -41,6 +41,7 @@ use crate::price::{self, write_cents, write_opt_cents};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, NONE};
 use crate::time;
+use crate::time::write_opt_date;
 
 /// Days before the snapshot's data date within which an expiry is "soon".
 pub const EXPIRES_SOON_DAYS: i64 = 30;
@@ -785,17 +786,6 @@ fn write_u64(v: u64, out: &mut Vec<u8>) {
 fn write_opt_str(s: Option<&str>, out: &mut Vec<u8>) {
     match s {
         Some(s) => json::write_str(s, out),
-        None => out.extend_from_slice(b"null"),
-    }
-}
-
-fn write_opt_date(day: Option<i64>, out: &mut Vec<u8>) {
-    match day {
-        Some(d) => {
-            out.push(b'"');
-            time::write_date(d, out);
-            out.push(b'"');
-        }
         None => out.extend_from_slice(b"null"),
     }
 }
