@@ -189,14 +189,11 @@ pub fn hash_key(raw: &[u8]) -> [u8; 32] {
     Sha256::digest(raw).into()
 }
 
-/// Compares two digests in time independent of where they differ.
-pub fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    let mut diff = 0u8;
-    for i in 0..32 {
-        diff |= a[i] ^ b[i];
-    }
-    // black_box keeps the optimiser from turning the fold into an early exit.
-    std::hint::black_box(diff) == 0
+/// Compares two secrets (digests, cached raw keys) in time that does not depend on where
+/// they differ: the one constant-time comparison of the crate, through `subtle`. Slices
+/// of different lengths are unequal (their lengths are not secret).
+pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 fn random_hex(bytes: usize) -> Result<String, AccessError> {
@@ -272,6 +269,7 @@ mod tests {
         assert!(ct_eq(&a, &b));
         b[31] ^= 1;
         assert!(!ct_eq(&a, &b));
+        assert!(!ct_eq(&a, &a[..31]));
     }
 
     #[test]

@@ -377,10 +377,6 @@ impl std::fmt::Debug for KeyCache {
 
 /// Constant-time equality of two byte strings of the same length (the length itself is
 /// not secret: every key has the same length).
-fn ct_eq_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 struct Inner {
     plans: Plans,
     public_plan: Arc<Plan>,
@@ -685,7 +681,7 @@ impl Access {
 
     fn lookup(&self, raw: &[u8], cache: &mut KeyCache) -> Option<Arc<KeyEntry>> {
         let table = self.inner.table.load();
-        if cache.generation == table.generation && ct_eq_bytes(&cache.raw, raw) {
+        if cache.generation == table.generation && keys::ct_eq(&cache.raw, raw) {
             return cache.entry.clone();
         }
         let digest = keys::hash_key(raw);
