@@ -72,7 +72,7 @@ pub mod usage;
 use clock::Clock;
 use keys::KeysFile;
 use month::{MonthCounter, month_of, secs_until_next_month};
-use plans::{Plan, Plans, TldScope};
+use plans::{Plan, Plans};
 use rate::{AddressLimiter, Bucket, Decision};
 
 /// How often the background task persists usage (embedded store) and reconciles leases
@@ -301,10 +301,12 @@ impl Caller {
 
     /// Whether the plan may query `tld` (canonical form).
     pub fn tld_allowed(&self, tld: &str) -> bool {
-        match self.plan.tlds {
-            TldScope::All => true,
-            TldScope::Free => plans::is_free_tld(tld),
-        }
+        self.plan.covers(tld)
+    }
+
+    /// The caller's plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 
     /// Most entries in a registrar listing (`None`: all).

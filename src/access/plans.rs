@@ -68,6 +68,22 @@ fn default_extras(name: &str) -> (u32, Option<u32>) {
 }
 
 impl Plan {
+    /// Whether the plan may query `tld` (canonical form).
+    pub fn covers(&self, tld: &str) -> bool {
+        match self.tlds {
+            TldScope::All => true,
+            TldScope::Free => is_free_tld(tld),
+        }
+    }
+
+    /// The TLDs of `tlds` the plan does not cover, in order.
+    pub fn outside<'a>(&self, tlds: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        tlds.into_iter()
+            .filter(|t| !self.covers(t))
+            .map(str::to_owned)
+            .collect()
+    }
+
     fn new(
         name: &str,
         credits: Option<u64>,
@@ -182,6 +198,19 @@ impl Plans {
     /// The names of every plan, sorted.
     pub fn names(&self) -> Vec<&str> {
         let mut v: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The plans (not `public`) that cover every TLD, sorted: what a caller refused a
+    /// TLD can move to.
+    pub fn covering_all(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .by_name
+            .values()
+            .filter(|p| p.tlds == TldScope::All && p.name != PUBLIC_PLAN)
+            .map(|p| p.name.clone())
+            .collect();
         v.sort_unstable();
         v
     }

@@ -92,7 +92,7 @@ fn answer(
             let [registrars, from, to] = params::pick(query, ["registrars", "from", "to"])?;
             let registrars = params::registrars(registrars.as_deref())?;
             let (from, to) = params::window(from.as_deref(), to.as_deref())?;
-            check_plan(caller, std::slice::from_ref(&tld))?;
+            check_plan(state, caller, std::slice::from_ref(&tld))?;
             let keys = registrars.as_deref().map(super::prices::as_strs);
             let req = HistoryRequest {
                 tld: &tld,

@@ -80,7 +80,7 @@ fn answer(
             let tlds = params::tlds(tlds.as_deref())?;
             let limit = params::limit(limit.as_deref())?;
             let at = params::day("at", at.as_deref())?;
-            check_plan(caller, &tlds)?;
+            check_plan(state, caller, &tlds)?;
             let names = as_strs(&tlds);
             let req = CheapestRequest {
                 tlds: &names,
@@ -99,7 +99,7 @@ fn answer(
             let tlds = params::tlds(tlds.as_deref())?;
             let registrars = params::registrars(registrars.as_deref())?;
             let at = params::day("at", at.as_deref())?;
-            check_plan(caller, &tlds)?;
+            check_plan(state, caller, &tlds)?;
             let names = as_strs(&tlds);
             let keys = registrars.as_deref().map(as_strs);
             let req = PricesRequest {
@@ -118,7 +118,7 @@ fn answer(
             let [include_prices] = params::pick(query, ["include_prices"])?;
             let include_prices =
                 params::boolean("include_prices", include_prices.as_deref(), false)?;
-            check_plan(caller, std::slice::from_ref(&tld))?;
+            check_plan(state, caller, std::slice::from_ref(&tld))?;
             let req = RegistrarsRequest {
                 tld: &tld,
                 include_prices,
@@ -138,16 +138,13 @@ pub fn as_strs<'a>(items: &'a [Cow<'_, str>]) -> SmallVec<[&'a str; 16]> {
 
 /// 403 `tld_not_in_plan` when any TLD asked for is outside the caller's plan (checked
 /// before existence: a free caller learns nothing about paid TLDs).
-pub fn check_plan(caller: &Caller, tlds: &[Cow<'_, str>]) -> Result<(), Problem> {
-    if tlds.iter().all(|t| caller.tld_allowed(t)) {
-        return Ok(());
+pub fn check_plan(state: &State, caller: &Caller, tlds: &[Cow<'_, str>]) -> Result<(), Problem> {
+    match Problem::tld_not_in_plan(
+        state.access.plans(),
+        caller.plan(),
+        tlds.iter().map(|t| t.as_ref()),
+    ) {
+        Some(problem) => Err(problem),
+        None => Ok(()),
     }
-    Err(Problem::TldNotInPlan {
-        tlds: tlds
-            .iter()
-            .filter(|t| !caller.tld_allowed(t))
-            .map(|t| t.to_string())
-            .collect(),
-        plan: caller.tier().to_owned(),
-    })
 }

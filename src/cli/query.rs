@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::CliError;
-use tldsnap::access::plans::{Plan, Plans, TldScope, is_free_tld};
+use tldsnap::access::plans::{Plan, Plans, TldScope};
 use tldsnap::http::params;
 use tldsnap::http::problem::Problem;
 use tldsnap::query::{
@@ -137,6 +137,9 @@ pub enum Command {
     },
 }
 
+/// The plans in force and the one `--tier` names.
+type Tier = (Plans, std::sync::Arc<Plan>);
+
 /// Flags every query takes.
 #[derive(clap::Args)]
 pub struct Common {
@@ -147,18 +150,24 @@ pub struct Common {
     /// report it as `meta.tier`. Without it no plan rule applies.
     #[arg(long)]
     tier: Option<String>,
+    /// Plans file (as `serve --plans`) whose plans `--tier` names.
+    #[arg(long, value_name = "FILE")]
+    plans: Option<PathBuf>,
 }
 
 impl Common {
-    fn open(&self) -> Result<(Snapshot, Option<std::sync::Arc<Plan>>), CliError> {
+    fn open(&self) -> Result<(Snapshot, Option<Tier>), CliError> {
+        let plans = match &self.plans {
+            Some(path) => Plans::load(path)?,
+            None => Plans::default(),
+        };
         let plan = match &self.tier {
             None => None,
             Some(t) => {
-                let plans = Plans::default();
-                let plan = plans.get(t).cloned();
-                Some(plan.ok_or_else(|| {
+                let plan = plans.get(t).cloned().ok_or_else(|| {
                     format!("unknown tier {t:?} (one of: {})", plans.names().join(", "))
-                })?)
+                })?;
+                Some((plans, plan))
             }
         };
         Ok((Snapshot::open(&self.snapshot)?, plan))
@@ -200,25 +209,17 @@ fn all_tlds(plan: Option<&Plan>) -> bool {
     plan.is_none_or(|p| p.tlds == TldScope::All)
 }
 
-fn check_plan(plan: Option<&Plan>, tlds: &[String]) -> Result<(), CliError> {
-    if let Some(p) = plan
-        && p.tlds == TldScope::Free
+/// The API's plan check ([`Problem::tld_not_in_plan`]); without a plan no rule applies.
+fn check_plan(
+    plan: Option<&(Plans, std::sync::Arc<Plan>)>,
+    tlds: &[String],
+) -> Result<(), CliError> {
+    match plan
+        .and_then(|(plans, p)| Problem::tld_not_in_plan(plans, p, tlds.iter().map(String::as_str)))
     {
-        let outside: Vec<&str> = tlds
-            .iter()
-            .map(String::as_str)
-            .filter(|t| !is_free_tld(t))
-            .collect();
-        if !outside.is_empty() {
-            return Err(format!(
-                "tld_not_in_plan: the {} plan covers the 22 free TLDs only, not {}",
-                p.name,
-                outside.join(", ")
-            )
-            .into());
-        }
+        Some(problem) => Err(format!("{}: {}", problem.code(), problem.detail()).into()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Runs `tldsnap query`.
@@ -236,14 +237,14 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let at = param(params::day("at", at.as_deref()))?;
             let (snap, plan) = common.open()?;
             let tlds = tld_list(&tlds)?;
-            check_plan(plan.as_deref(), &tlds)?;
+            check_plan(plan.as_ref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();
             let shape = if public { Shape::Public } else { Shape::Client };
             let req = CheapestRequest {
                 tlds: &names,
                 limit,
                 shape,
-                tier: plan.as_ref().map(|p| p.name.as_str()),
+                tier: plan.as_ref().map(|(_, p)| p.name.as_str()),
             };
             match at {
                 None => query::cheapest(snap.data(), &req, &mut out)?,
@@ -260,7 +261,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let (snap, plan) = common.open()?;
             let started = Instant::now();
             let tlds = tld_list(&tlds)?;
-            check_plan(plan.as_deref(), &tlds)?;
+            check_plan(plan.as_ref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();
             let keys = key_list(registrars.as_deref())?;
             let key_refs: Option<Vec<&str>> = keys
@@ -284,10 +285,10 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
         } => {
             let (snap, plan) = common.open()?;
             let tld = one_tld(&tld)?;
-            check_plan(plan.as_deref(), std::slice::from_ref(&tld))?;
+            check_plan(plan.as_ref(), std::slice::from_ref(&tld))?;
             let limit = plan
                 .as_ref()
-                .and_then(|p| p.registrar_list_limit)
+                .and_then(|(_, p)| p.registrar_list_limit)
                 .map(|l| l as usize);
             let req = RegistrarsRequest {
                 tld: &tld,
@@ -302,7 +303,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let tld = one_tld(&tld)?;
             let req = OverviewRequest {
                 tld: &tld,
-                all_tlds: all_tlds(plan.as_deref()),
+                all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
             };
             query::overview(snap.data(), &req, &mut out)?;
         }
@@ -316,7 +317,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let (from, to) = param(params::window(from.as_deref(), to.as_deref()))?;
             let (snap, plan) = common.open()?;
             let tld = one_tld(&tld)?;
-            check_plan(plan.as_deref(), std::slice::from_ref(&tld))?;
+            check_plan(plan.as_ref(), std::slice::from_ref(&tld))?;
             let keys = key_list(registrars.as_deref())?;
             let key_refs: Option<Vec<&str>> = keys
                 .as_ref()
@@ -349,7 +350,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 sort,
                 limit,
                 cursor,
-                all_tlds: all_tlds(plan.as_deref()),
+                all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
                 snapshot: snap.header().content_hash as u64,
             };
             query::catalogue(snap.data(), &req, &mut out)?;
@@ -376,7 +377,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 key: &key,
                 limit,
                 cursor,
-                all_tlds: all_tlds(plan.as_deref()),
+                all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
                 public_url: public_url(&url)?,
                 snapshot: snap.header().content_hash as u64,
             };

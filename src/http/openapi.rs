@@ -544,6 +544,7 @@ fn components_base() -> Value {
                     "value": { "type": "string", "description": "The value at fault, cut to 100 characters (400)." },
                     "max": { "type": "integer", "description": "Most values the parameter takes (too_many_values)." },
                     "tlds": { "type": "array", "items": { "type": "string" }, "description": "TLDs at fault (403, 404 unknown_tld)." },
+                    "plans_covering_all": { "type": "array", "items": { "type": "string" }, "description": "The plans in force that cover every TLD (403 tld_not_in_plan)." },
                     "registrar": { "type": "string", "description": "The registrar key at fault (404 unknown_registrar)." },
                     "plan": { "type": "string", "description": "The caller's plan (403)." },
                     "allow": { "type": "string", "description": "Methods answered (405)." },

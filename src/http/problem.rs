@@ -95,6 +95,8 @@ pub enum Problem {
         tlds: Vec<String>,
         /// The caller's plan.
         plan: String,
+        /// The plans in force that cover every TLD (`plans_covering_all`).
+        covering: Vec<String>,
     },
     /// 404 `not_found`: no route has this path.
     NotFound,
@@ -286,20 +288,32 @@ impl Problem {
                 "this endpoint needs an API key in the X-API-Key request header".to_owned()
             }
             Problem::InvalidApiKey => "the API key in X-API-Key is not a valid key".to_owned(),
-            Problem::TldNotInPlan { tlds, plan } if plan == crate::access::plans::PUBLIC_PLAN => {
-                format!(
-                    "without an API key only the 22 free TLDs are served; {} need{} the API key \
-                     of a plan that includes {}",
-                    tlds.join(", "),
-                    if tlds.len() == 1 { "s" } else { "" },
-                    if tlds.len() == 1 { "it" } else { "them" },
-                )
+            Problem::TldNotInPlan {
+                tlds,
+                plan,
+                covering,
+            } => {
+                let free = crate::tld::FREE_TLDS.len();
+                let upgrade = if covering.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", covering.join(", "))
+                };
+                if plan == crate::access::plans::PUBLIC_PLAN {
+                    format!(
+                        "without an API key only the {free} free TLDs are served; {} need{} the \
+                         API key of a plan that covers every TLD{upgrade}",
+                        tlds.join(", "),
+                        if tlds.len() == 1 { "s" } else { "" },
+                    )
+                } else {
+                    format!(
+                        "the {plan} plan covers only the {free} free TLDs, not {}; these plans \
+                         cover every TLD{upgrade}",
+                        tlds.join(", ")
+                    )
+                }
             }
-            Problem::TldNotInPlan { tlds, plan } => format!(
-                "the {plan} plan covers only the 22 free TLDs, not {}; a paid plan (basic, pro, \
-                 enterprise) covers every TLD",
-                tlds.join(", ")
-            ),
             Problem::NotFound => "no endpoint has this path; see /openapi.json".to_owned(),
             Problem::UnknownTld { tlds } => {
                 format!("none of the TLDs asked for is known: {}", tlds.join(", "))
@@ -401,11 +415,17 @@ impl Problem {
                     write_str(value, &mut out);
                 }
             }
-            Problem::TldNotInPlan { tlds, plan } => {
+            Problem::TldNotInPlan {
+                tlds,
+                plan,
+                covering,
+            } => {
                 member("tlds", &mut out);
                 write_list(tlds, &mut out);
                 member("plan", &mut out);
                 write_str(plan, &mut out);
+                member("plans_covering_all", &mut out);
+                write_list(covering, &mut out);
             }
             Problem::UnknownTld { tlds } => {
                 member("tlds", &mut out);
@@ -496,6 +516,22 @@ impl Problem {
 }
 
 impl Problem {
+    /// 403 `tld_not_in_plan` for the TLDs of `tlds` that `plan` does not cover, naming the
+    /// plans of `plans` that cover them all; `None` when it covers every one. The one
+    /// plan check of the API and the CLI.
+    pub fn tld_not_in_plan<'a>(
+        plans: &crate::access::plans::Plans,
+        plan: &crate::access::plans::Plan,
+        tlds: impl IntoIterator<Item = &'a str>,
+    ) -> Option<Problem> {
+        let outside = plan.outside(tlds);
+        (!outside.is_empty()).then(|| Problem::TldNotInPlan {
+            tlds: outside,
+            plan: plan.name.clone(),
+            covering: plans.covering_all(),
+        })
+    }
+
     /// This problem as a complete HTTP/1.1 response that closes the connection: for a
     /// connection refused before any request was read, written to the socket as is.
     pub fn to_closing_response_bytes(&self) -> Vec<u8> {
@@ -628,6 +664,7 @@ mod tests {
             Problem::TldNotInPlan {
                 tlds: vec!["museum".into()],
                 plan: "free".into(),
+                covering: vec!["basic".into(), "pro".into()],
             },
             Problem::NotFound,
             Problem::UnknownTld {
@@ -664,6 +701,30 @@ mod tests {
                 retry_after_secs: 60,
             },
         ]
+    }
+
+    #[test]
+    fn the_plan_problem_names_the_plans_in_force() {
+        use crate::access::plans::Plans;
+        let plans = Plans::from_json(
+            r#"{"gold": {"credits_per_month": 5, "rate_per_second": 1, "burst": 1, "tlds": "all", "registrar_list_limit": null}}"#,
+        )
+        .unwrap();
+        let free = plans.get("free").unwrap();
+        let p = Problem::tld_not_in_plan(&plans, free, ["com", "museum", "ninja"]).unwrap();
+        let detail = p.detail();
+        assert!(detail.contains("museum, ninja"), "{detail}");
+        assert!(detail.contains("gold"), "{detail}");
+        assert!(detail.contains("22 free TLDs"), "{detail}");
+        let doc: serde_json::Value = serde_json::from_slice(&p.to_bytes()).unwrap();
+        assert!(
+            doc["plans_covering_all"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p == "gold")
+        );
+        assert!(Problem::tld_not_in_plan(&plans, free, ["com", "de"]).is_none());
     }
 
     #[test]
