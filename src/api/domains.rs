@@ -44,7 +44,7 @@ const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
 const AUDIT_ACCEPTS: &str = "application/json, text/csv";
 const LOOKUP_ACCEPTS: &str = "application/json";
 
-/// The Public Suffix List and root zone types, parsed once per process (at server
+/// The Public Suffix List, parsed once per process (at server
 /// start: [`State::new`] calls this).
 pub fn names() -> &'static Names {
     static NAMES: OnceLock<Names> = OnceLock::new();

@@ -15,7 +15,7 @@
 //! owner of `example.us.com` pays for. Private suffixes tldsnap does not price
 //! (`github.io`) never count.
 
-use publicsuffix::{IcannList, List, Psl};
+use publicsuffix::{IcannList, List, Psl, Type};
 
 use crate::tld::{self, TldError};
 
@@ -103,15 +103,18 @@ impl Names {
     pub fn split(&self, input: &str, priced: impl Fn(&str) -> bool) -> Result<Split, NameError> {
         let name = canonical(input)?;
         let bytes = name.as_bytes();
-        let icann_len = self.icann.suffix(bytes).map_or(0, |s| s.as_bytes().len());
-        let mut suffix_len = icann_len;
-        if let Some(s) = self.all.suffix(bytes) {
-            let len = s.as_bytes().len();
-            // A longer PRIVATE-section suffix counts only when it has a price.
-            if len > icann_len && priced(&name[name.len() - len..]) {
-                suffix_len = len;
-            }
-        }
+        // One walk of the whole list: its longest match is the ICANN section's too,
+        // unless it is a PRIVATE-section suffix, which counts only when it has a price
+        // (else the ICANN section is walked alone).
+        let (len, typ) = self
+            .all
+            .suffix(bytes)
+            .map_or((0, None), |s| (s.as_bytes().len(), s.typ()));
+        let suffix_len = if typ == Some(Type::Private) && !priced(&name[name.len() - len..]) {
+            self.icann.suffix(bytes).map_or(0, |s| s.as_bytes().len())
+        } else {
+            len
+        };
         if suffix_len == 0 || suffix_len >= name.len() {
             return Err(NameError::SuffixOnly);
         }
