@@ -11,7 +11,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use tldsnap::audit::Names;
 use tldsnap::audit::portfolio;
-use tldsnap::audit::search::{self, SearchIndex, SearchRequest};
+use tldsnap::audit::search::{self, SearchRequest};
 
 /// 10,000 real-looking entries: every TLD with a seller in turn, a registrar on most,
 /// a stated price on some, subdomains, upper case, duplicates and a few invalid names.
@@ -102,21 +102,30 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
-    let index = SearchIndex::new(snap, &names);
     let mut g = c.benchmark_group("search");
-    g.bench_function("index_build", |b| {
-        b.iter(|| black_box(SearchIndex::new(snap, &names).order().len()))
-    });
     g.bench_function("bestshop_limit_20", |b| {
         b.iter(|| {
             let req = SearchRequest {
                 q: "best shop",
                 max_price: None,
-                types: 0,
+                types: &[],
                 limit: 20,
                 tier: None,
             };
-            search::search(snap, &names, &index, &req, |_| true, &mut out).unwrap();
+            search::search(snap, &names, &req, |_| true, &mut out).unwrap();
+            black_box(out.len())
+        })
+    });
+    g.bench_function("bestshop_country_code_under_5_limit_100", |b| {
+        b.iter(|| {
+            let req = SearchRequest {
+                q: "best shop",
+                max_price: Some(500),
+                types: &["country-code"],
+                limit: 100,
+                tier: None,
+            };
+            search::search(snap, &names, &req, |_| true, &mut out).unwrap();
             black_box(out.len())
         })
     });

@@ -151,8 +151,16 @@ pub fn write_triple(register: u32, renew: u32, transfer: u32, out: &mut Vec<u8>)
 /// A price in cents as the decimal string a price source holds (`12.5` -> `"12.50"`).
 /// Takes `u64` so sums of prices print the same way.
 pub fn cents_to_decimal(cents: impl Into<u64>) -> String {
-    let cents: u64 = cents.into();
-    format!("{}.{:02}", cents / 100, cents % 100)
+    let mut out = Vec::with_capacity(12);
+    write_decimal(cents.into(), &mut out);
+    String::from_utf8(out).expect("digits and a dot")
+}
+
+/// Appends [`cents_to_decimal`]'s text (`12.50`) to `out`, without a `String`.
+pub fn write_decimal(cents: u64, out: &mut Vec<u8>) {
+    out.extend_from_slice(itoa::Buffer::new().format(cents / 100).as_bytes());
+    let c = (cents % 100) as u8;
+    out.extend_from_slice(&[b'.', b'0' + c / 10, b'0' + c % 10]);
 }
 
 #[cfg(test)]
@@ -195,6 +203,14 @@ mod tests {
             let expected = serde_json::to_string(&(c as f64 / 100.0)).unwrap();
             assert_eq!(render(c), expected, "{c} cents");
         }
+    }
+
+    #[test]
+    fn decimals_have_two_digits() {
+        assert_eq!(cents_to_decimal(1250u32), "12.50");
+        assert_eq!(cents_to_decimal(5u32), "0.05");
+        assert_eq!(cents_to_decimal(0u32), "0.00");
+        assert_eq!(cents_to_decimal(u64::MAX), "184467440737095516.15");
     }
 
     #[test]

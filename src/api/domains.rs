@@ -13,7 +13,7 @@
 //! (429 `daily_limit`), credits (429), answer. `X-Credits-Cost` on every 200 says what
 //! the answer cost.
 
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::OnceLock;
 
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -22,12 +22,11 @@ use hyper::{Request, StatusCode};
 use super::{Connection, HttpResponse, State, begin, finish_costing, read_body, refuse};
 use crate::audit::lookup::{self, LookupRequest};
 use crate::audit::portfolio::{self, InputError};
-use crate::audit::search::{self, SearchIndex, SearchRequest};
+use crate::audit::search::{self, SearchRequest};
 use crate::audit::{LOOKUP_MAX, Names};
 use crate::http::params;
 use crate::http::problem::{Problem, echo};
 use crate::http::router::RouteId;
-use crate::store::Loaded;
 
 /// Largest portfolio body read: 10,000 CSV rows with a registrar, a price, a date and a
 /// few export columns fit with room to spare.
@@ -45,31 +44,11 @@ const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
 const AUDIT_ACCEPTS: &str = "application/json, text/csv";
 const LOOKUP_ACCEPTS: &str = "application/json";
 
-/// The Public Suffix List and root zone types, parsed once per process (at server
+/// The Public Suffix List, parsed once per process (at server
 /// start: [`State::new`] calls this).
 pub fn names() -> &'static Names {
     static NAMES: OnceLock<Names> = OnceLock::new();
     NAMES.get_or_init(Names::embedded)
-}
-
-/// The search index of the snapshot served last: built by the first search after a
-/// swap (≈0.2 ms), then shared. The `Weak` keeps the `Loaded` allocation's address
-/// from being reused while it is remembered, so the identity check is exact.
-#[derive(Default)]
-pub struct SearchCache(Mutex<Option<(Weak<Loaded>, Arc<SearchIndex>)>>);
-
-impl SearchCache {
-    fn get(&self, loaded: &Arc<Loaded>) -> Arc<SearchIndex> {
-        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((seen, index)) = &*slot
-            && std::ptr::eq(seen.as_ptr(), Arc::as_ptr(loaded))
-        {
-            return index.clone();
-        }
-        let index = Arc::new(SearchIndex::new(loaded.snapshot.data(), names()));
-        *slot = Some((Arc::downgrade(loaded), index.clone()));
-        index
-    }
 }
 
 /// What a body's `Content-Type` says it is.
@@ -250,13 +229,11 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
                 }
             };
             let types = match types.as_deref() {
-                None => 0,
-                Some(t) => search::parse_types(t.split(',')).map_err(|reason| {
-                    Problem::InvalidParameter {
-                        name: "types",
-                        value: Some(echo(t)),
-                        reason,
-                    }
+                None => Vec::new(),
+                Some(t) => search::parse_types(t).map_err(|reason| Problem::InvalidParameter {
+                    name: "types",
+                    value: Some(echo(t)),
+                    reason,
                 })?,
             };
             Ok((q, max_price, types, params::limit(limit.as_deref())?))
@@ -266,19 +243,17 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
         Ok(p) => p,
         Err(problem) => return refuse(problem, &caller),
     };
-    let index = state.search_index.get(&loaded);
     let mut out = state.body_buffer(route);
     let req = SearchRequest {
         q: &q,
         max_price,
-        types,
+        types: &types,
         limit,
         tier: Some(caller.tier()),
     };
     if let Err(e) = search::search(
         loaded.snapshot.data(),
         names(),
-        &index,
         &req,
         |s| caller.tld_allowed(s),
         &mut out,

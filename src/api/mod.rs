@@ -132,8 +132,6 @@ pub struct State {
     pub config: Config,
     /// Size of each route's last answer, to reserve the next body buffer in one go.
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
-    /// The domain search's price-ordered TLD index of the snapshot served last.
-    search_index: domains::SearchCache,
 }
 
 impl State {
@@ -147,7 +145,6 @@ impl State {
             metrics: Metrics::new(),
             config,
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
-            search_index: domains::SearchCache::default(),
         }
     }
 

@@ -11,10 +11,10 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | [`names`] | full domain names: normalisation ([`crate::tld`] rules), PSL split, IANA TLD type |
+//! | [`names`] | full domain names: normalisation ([`crate::tld`] rules), PSL split |
 //! | [`portfolio`] | portfolio input (JSON, CSV), the audit, its JSON / CSV / table output |
 //! | [`lookup`] | bulk lookup: per name, the cheapest-registration entries of its suffix |
-//! | [`search`] | domain search over a per-snapshot, price-ordered TLD index |
+//! | [`search`] | domain search over the snapshot's cheapest-first catalogue order |
 //!
 //! Prices are integer cents throughout (`u32` per price, `u64` for sums) and are written
 //! with [`crate::price`]'s writers.
@@ -24,7 +24,7 @@ pub mod names;
 pub mod portfolio;
 pub mod search;
 
-pub use names::{NameError, Names, Split, TldType};
+pub use names::{NameError, Names, Split};
 
 /// Most names in one bulk lookup (spec 8.1's bulk limit).
 pub const LOOKUP_MAX: usize = 100;

@@ -1,8 +1,7 @@
-//! Full domain names: normalised with the TLD rules of [`crate::tld`], split into the
-//! registrable name and its public suffix with the Public Suffix List, and typed
-//! (`generic`, `country-code`, ...) with the IANA root zone database.
+//! Full domain names: normalised with the TLD rules of [`crate::tld`] and split into the
+//! registrable name and its public suffix with the Public Suffix List.
 //!
-//! Both lists are the copies shipped in `snapshots/tlds/`, embedded at compile time and
+//! The list is the copy shipped in `snapshots/tlds/`, embedded at compile time and
 //! parsed once into a [`Names`] (≈10 ms) when the server or the CLI starts; a request
 //! only walks a small trie per name.
 //!
@@ -16,76 +15,16 @@
 //! owner of `example.us.com` pays for. Private suffixes tldsnap does not price
 //! (`github.io`) never count.
 
-use std::collections::HashMap;
-
-use publicsuffix::{IcannList, List, Psl};
+use publicsuffix::{IcannList, List, Psl, Type};
 
 use crate::tld::{self, TldError};
 
 /// The Public Suffix List shipped with the data (`snapshots/tlds/public_suffix_list.dat`).
 pub const PSL_TEXT: &str = include_str!("../../snapshots/tlds/public_suffix_list.dat");
-/// The IANA root zone database shipped with the data (`snapshots/tlds/root-zone-db.csv`).
-pub const ROOT_ZONE_CSV: &str = include_str!("../../snapshots/tlds/root-zone-db.csv");
 
 /// Longest input looked at: a name whose `xn--` form fits in 253 bytes is at most
 /// 4 bytes per character of Unicode; anything longer is refused before IDNA runs.
 const MAX_INPUT_BYTES: usize = 4 * tld::MAX_NAME_LEN;
-
-/// The IANA type of a top-level domain (root zone database, column `Type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TldType {
-    /// `generic` (`com`, `xyz`).
-    Generic,
-    /// `country-code` (`uk`, `de`, `xn--p1ai`).
-    CountryCode,
-    /// `sponsored` (`edu`, `museum`).
-    Sponsored,
-    /// `generic-restricted` (`biz`, `name`, `pro`).
-    GenericRestricted,
-    /// `infrastructure` (`arpa`).
-    Infrastructure,
-    /// `test`.
-    Test,
-    /// Not in the root zone database.
-    Unknown,
-}
-
-impl TldType {
-    /// Every type, in the order of [`TldType::as_str`]'s documentation.
-    pub const ALL: [TldType; 7] = [
-        TldType::Generic,
-        TldType::CountryCode,
-        TldType::Sponsored,
-        TldType::GenericRestricted,
-        TldType::Infrastructure,
-        TldType::Test,
-        TldType::Unknown,
-    ];
-
-    /// The IANA word: `generic`, `country-code`, `sponsored`, `generic-restricted`,
-    /// `infrastructure`, `test`; `unknown` when the root zone database lacks the TLD.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TldType::Generic => "generic",
-            TldType::CountryCode => "country-code",
-            TldType::Sponsored => "sponsored",
-            TldType::GenericRestricted => "generic-restricted",
-            TldType::Infrastructure => "infrastructure",
-            TldType::Test => "test",
-            TldType::Unknown => "unknown",
-        }
-    }
-
-    /// The type named by an IANA word ([`TldType::as_str`]).
-    pub fn parse(s: &str) -> Option<TldType> {
-        TldType::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-
-    /// A bit of a type set.
-    pub fn bit(self) -> u8 {
-        1 << (self as u8)
-    }
-}
 
 /// Why a string is not a domain name tldsnap can audit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,70 +69,31 @@ impl Split {
     }
 }
 
-/// The Public Suffix List and the root zone types, parsed once.
+/// The Public Suffix List, parsed once: the ICANN section alone and the whole list.
 pub struct Names {
     icann: IcannList,
     all: List,
-    types: HashMap<String, TldType>,
 }
 
 impl std::fmt::Debug for Names {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Names")
-            .field("types", &self.types.len())
-            .finish_non_exhaustive()
+        f.debug_struct("Names").finish_non_exhaustive()
     }
 }
 
 impl Names {
-    /// The lists shipped in the binary (`snapshots/tlds/`).
+    /// The list shipped in the binary (`snapshots/tlds/public_suffix_list.dat`).
     pub fn embedded() -> Names {
-        Names::from_texts(PSL_TEXT, ROOT_ZONE_CSV).expect("the shipped lists parse")
+        Names::from_psl(PSL_TEXT).expect("the shipped list parses")
     }
 
-    /// Parses a Public Suffix List and an IANA root zone database CSV
-    /// (`Domain,Type,...`, names with a leading dot, IDNs in Unicode).
-    pub fn from_texts(psl: &str, root_zone_csv: &str) -> Result<Names, String> {
+    /// Parses a Public Suffix List.
+    pub fn from_psl(psl: &str) -> Result<Names, String> {
         let all: List = psl
             .parse()
             .map_err(|e| format!("public suffix list: {e:?}"))?;
         let icann = IcannList::from(all.clone());
-        let mut types = HashMap::new();
-        let mut reader = csv::Reader::from_reader(root_zone_csv.as_bytes());
-        let headers = reader
-            .headers()
-            .map_err(|e| format!("root zone database: {e}"))?
-            .clone();
-        let col = |name: &str| {
-            headers
-                .iter()
-                .position(|h| h == name)
-                .ok_or_else(|| format!("root zone database: no column {name:?}"))
-        };
-        let (domain_col, type_col) = (col("Domain")?, col("Type")?);
-        for (i, record) in reader.records().enumerate() {
-            let record = record.map_err(|e| format!("root zone database row {}: {e}", i + 2))?;
-            let (Some(domain), Some(typ)) = (record.get(domain_col), record.get(type_col)) else {
-                continue;
-            };
-            let Ok(name) = tld::normalize(domain) else {
-                continue;
-            };
-            let typ = TldType::parse(typ).unwrap_or(TldType::Unknown);
-            types.insert(name.into_owned(), typ);
-        }
-        if types.is_empty() {
-            return Err("root zone database: no TLD".into());
-        }
-        Ok(Names { icann, all, types })
-    }
-
-    /// The IANA type of a suffix: the type of its last label (`co.uk` is `country-code`).
-    pub fn tld_type(&self, suffix: &str) -> TldType {
-        self.types
-            .get(tld::last_label(suffix))
-            .copied()
-            .unwrap_or(TldType::Unknown)
+        Ok(Names { icann, all })
     }
 
     /// Normalises `input` (trim, lowercase, one trailing dot dropped, Unicode to `xn--`:
@@ -203,15 +103,18 @@ impl Names {
     pub fn split(&self, input: &str, priced: impl Fn(&str) -> bool) -> Result<Split, NameError> {
         let name = canonical(input)?;
         let bytes = name.as_bytes();
-        let icann_len = self.icann.suffix(bytes).map_or(0, |s| s.as_bytes().len());
-        let mut suffix_len = icann_len;
-        if let Some(s) = self.all.suffix(bytes) {
-            let len = s.as_bytes().len();
-            // A longer PRIVATE-section suffix counts only when it has a price.
-            if len > icann_len && priced(&name[name.len() - len..]) {
-                suffix_len = len;
-            }
-        }
+        // One walk of the whole list: its longest match is the ICANN section's too,
+        // unless it is a PRIVATE-section suffix, which counts only when it has a price
+        // (else the ICANN section is walked alone).
+        let (len, typ) = self
+            .all
+            .suffix(bytes)
+            .map_or((0, None), |s| (s.as_bytes().len(), s.typ()));
+        let suffix_len = if typ == Some(Type::Private) && !priced(&name[name.len() - len..]) {
+            self.icann.suffix(bytes).map_or(0, |s| s.as_bytes().len())
+        } else {
+            len
+        };
         if suffix_len == 0 || suffix_len >= name.len() {
             return Err(NameError::SuffixOnly);
         }
@@ -313,19 +216,5 @@ mod tests {
         assert_eq!(split("com"), Err(NameError::SuffixOnly));
         assert_eq!(split("co.uk."), Err(NameError::SuffixOnly));
         assert_eq!(split("nope"), Err(NameError::SuffixOnly));
-    }
-
-    #[test]
-    fn types_come_from_the_root_zone() {
-        let n = names();
-        assert_eq!(n.tld_type("com"), TldType::Generic);
-        assert_eq!(n.tld_type("co.uk"), TldType::CountryCode);
-        assert_eq!(n.tld_type("xn--p1ai"), TldType::CountryCode);
-        assert_eq!(n.tld_type("museum"), TldType::Sponsored);
-        assert_eq!(n.tld_type("biz"), TldType::GenericRestricted);
-        assert_eq!(n.tld_type("nope"), TldType::Unknown);
-        for t in TldType::ALL {
-            assert_eq!(TldType::parse(t.as_str()), Some(t));
-        }
     }
 }

@@ -974,11 +974,6 @@ pub fn write_json(
 /// The header of [`write_csv`].
 pub const CSV_HEADER: &str = "input,domain,suffix,count,registrar_key,expires,current_price,price_source,cheapest_renewal_registrar,cheapest_renewal_price,best_transfer_registrar,best_transfer_price,best_transfer_renew_price,best_transfer_5_year,recommendation,optimal_price,savings_per_year,savings_5_year,flags,error";
 
-/// A CSV price cell: `12.50`, empty when unknown.
-fn cents_text(c: Option<u64>) -> String {
-    c.map(price::cents_to_decimal).unwrap_or_default()
-}
-
 /// A cell that a spreadsheet would read as a formula (`=`, `+`, `-`, `@` first) gets a
 /// leading `'` (OWASP's CSV injection advice); only echoed invalid inputs can start so.
 fn csv_safe(s: &str) -> std::borrow::Cow<'_, str> {
@@ -996,62 +991,105 @@ pub fn write_csv(snap: &ArchivedSnapshotData, audit: &Audit, out: &mut Vec<u8>) 
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
         .from_writer(std::mem::take(out));
-    let header: Vec<&str> = CSV_HEADER.split(',').collect();
-    // Writing into a Vec cannot fail.
-    w.write_record(&header).expect("write to memory");
+    // Writing into a Vec cannot fail; the cells are written one by one from a scratch
+    // buffer, so a row allocates nothing once the buffers have grown.
+    let mut cell = Vec::with_capacity(64);
+    let put = |w: &mut csv::Writer<Vec<u8>>, cell: &mut Vec<u8>| {
+        w.write_field(&cell[..]).expect("write to memory");
+        cell.clear();
+    };
+    for h in CSV_HEADER.split(',') {
+        cell.extend_from_slice(h.as_bytes());
+        put(&mut w, &mut cell);
+    }
+    w.write_record(None::<&[u8]>).expect("write to memory");
+    let decimal = |c: Option<u64>, cell: &mut Vec<u8>| {
+        if let Some(c) = c {
+            price::write_decimal(c, cell);
+        }
+    };
     for row in &audit.rows {
-        let mut cells: Vec<String> = vec![csv_safe(&row.input).into_owned()];
+        cell.extend_from_slice(csv_safe(&row.input).as_bytes());
+        put(&mut w, &mut cell);
         match &row.outcome {
             Err(e) => {
-                cells.extend(std::iter::repeat_n(String::new(), 2));
-                cells.push(row.count.to_string());
-                cells.extend(std::iter::repeat_n(String::new(), 14));
-                cells.push("invalid_name".into());
-                cells.push(format!("invalid_name: {e}"));
+                for _ in 0..2 {
+                    put(&mut w, &mut cell);
+                }
+                cell.extend_from_slice(itoa::Buffer::new().format(row.count).as_bytes());
+                put(&mut w, &mut cell);
+                for _ in 0..14 {
+                    put(&mut w, &mut cell);
+                }
+                cell.extend_from_slice(b"invalid_name");
+                put(&mut w, &mut cell);
+                cell.extend_from_slice(format!("invalid_name: {e}").as_bytes());
+                put(&mut w, &mut cell);
             }
             Ok(d) => {
                 let offer = |i: Option<u32>| i.map(|i| &snap.offers[i as usize]);
-                let key = |o: Option<&ArchivedOffer>| {
-                    o.map(|o| registrar_of(snap, o).0.to_string())
-                        .unwrap_or_default()
-                };
                 let cr = offer(d.cheapest_renewal);
                 let bt = offer(d.best_transfer.map(|b| b.0));
-                cells.push(d.domain.clone());
-                cells.push(d.suffix().to_string());
-                cells.push(row.count.to_string());
-                cells.push(d.registrar.clone().unwrap_or_default());
-                cells.push(d.expires.map(time::date_string).unwrap_or_default());
-                cells.push(cents_text(opt_cents(d.current)));
-                cells.push(
-                    match d.price_source {
-                        Some(PriceSource::Stated) => "stated",
-                        Some(PriceSource::Registrar) => "registrar",
-                        None => "",
+                let mut count = itoa::Buffer::new();
+                let fields: [&[u8]; 4] = [
+                    d.domain.as_bytes(),
+                    d.suffix().as_bytes(),
+                    count.format(row.count).as_bytes(),
+                    d.registrar.as_deref().unwrap_or("").as_bytes(),
+                ];
+                for f in fields {
+                    cell.extend_from_slice(f);
+                    put(&mut w, &mut cell);
+                }
+                if let Some(e) = d.expires {
+                    time::write_date(e, &mut cell);
+                }
+                put(&mut w, &mut cell);
+                decimal(opt_cents(d.current), &mut cell);
+                put(&mut w, &mut cell);
+                cell.extend_from_slice(match d.price_source {
+                    Some(PriceSource::Stated) => b"stated".as_slice(),
+                    Some(PriceSource::Registrar) => b"registrar",
+                    None => b"",
+                });
+                put(&mut w, &mut cell);
+                for (o, price) in [
+                    (cr, cr.map(|o| u64::from(o.renew.to_native()))),
+                    (bt, bt.map(|o| u64::from(o.transfer.to_native()))),
+                ] {
+                    if let Some(o) = o {
+                        cell.extend_from_slice(registrar_of(snap, o).0.as_bytes());
                     }
-                    .into(),
-                );
-                cells.push(key(cr));
-                cells.push(cents_text(cr.map(|o| u64::from(o.renew.to_native()))));
-                cells.push(key(bt));
-                cells.push(cents_text(bt.map(|o| u64::from(o.transfer.to_native()))));
-                cells.push(cents_text(bt.map(|o| u64::from(o.renew.to_native()))));
-                cells.push(cents_text(d.best_transfer.map(|b| b.1)));
-                cells.push(
-                    d.recommendation
-                        .map(recommendation_str)
-                        .unwrap_or_default()
-                        .into(),
-                );
-                cells.push(cents_text(opt_cents(d.optimal)));
-                cells.push(cents_text(d.savings_per_year));
-                cells.push(cents_text(d.savings_5_year));
-                let flags: Vec<&str> = d.flags.iter().map(Flag::as_str).collect();
-                cells.push(flags.join(";"));
-                cells.push(String::new());
+                    put(&mut w, &mut cell);
+                    decimal(price, &mut cell);
+                    put(&mut w, &mut cell);
+                }
+                for v in [
+                    bt.map(|o| u64::from(o.renew.to_native())),
+                    d.best_transfer.map(|b| b.1),
+                ] {
+                    decimal(v, &mut cell);
+                    put(&mut w, &mut cell);
+                }
+                if let Some(r) = d.recommendation {
+                    cell.extend_from_slice(recommendation_str(r).as_bytes());
+                }
+                put(&mut w, &mut cell);
+                for v in [opt_cents(d.optimal), d.savings_per_year, d.savings_5_year] {
+                    decimal(v, &mut cell);
+                    put(&mut w, &mut cell);
+                }
+                for (i, f) in d.flags.iter().enumerate() {
+                    if i > 0 {
+                        cell.push(b';');
+                    }
+                    cell.extend_from_slice(f.as_str().as_bytes());
+                }
+                put(&mut w, &mut cell);
+                put(&mut w, &mut cell);
             }
         }
-        w.write_record(&cells).expect("write to memory");
+        w.write_record(None::<&[u8]>).expect("write to memory");
     }
     *out = w.into_inner().expect("flush to memory");
 }

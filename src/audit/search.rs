@@ -2,62 +2,24 @@
 //! it could be registered as across the TLDs tldsnap prices, cheapest first-year price
 //! first, each with its renewal, 5-year cost, renewal-trap flag and TLD type.
 //!
-//! A request does not sort anything: [`SearchIndex`] orders the TLDs that have a seller
-//! once per snapshot, by their cheapest offer's (register, renew, name), and a search
-//! walks that order, skipping TLDs the filters or the plan exclude, until it has `limit`
-//! candidates or the first-year price passes `max_price`.
+//! A request sorts nothing: the snapshot holds its catalogue in cheapest-registration
+//! order (`catalogue_by_cheapest`: first-year price, then name, unsold last) with each
+//! TLD's IANA type, and a search walks that order, skipping TLDs the filters or the plan
+//! exclude, until it has `limit` candidates, passes `max_price`, or reaches the unsold.
 //!
 //! Prices say nothing about whether a name is taken: every candidate carries
 //! `"availability":"unknown"` until tldsnap has live availability data.
 
 use std::fmt;
 
-use super::names::{Names, TldType};
+use super::names::Names;
 use super::{five_year, is_renewal_trap};
 use crate::json;
 use crate::price::write_cents;
+use crate::query::TYPES;
 use crate::snapshot::ArchivedSnapshotData;
-use crate::snapshot::schema::ArchivedTld;
+use crate::snapshot::schema::NONE;
 use crate::tld;
-
-/// The TLDs with a seller in price order, and every TLD's type: built once per
-/// snapshot (≈0.3 ms for the shipped data), then shared by every search on it.
-#[derive(Debug, Clone)]
-pub struct SearchIndex {
-    /// TLD positions, by (register, renew, name) of their cheapest offer.
-    order: Vec<u32>,
-    /// The type of each TLD, by TLD position.
-    types: Vec<TldType>,
-}
-
-impl SearchIndex {
-    /// Orders the snapshot's TLDs (see the module docs).
-    pub fn new(snap: &ArchivedSnapshotData, names: &Names) -> SearchIndex {
-        let types = snap
-            .tlds
-            .iter()
-            .map(|t| names.tld_type(snap.span_str(&t.name)))
-            .collect();
-        let mut order: Vec<u32> = (0..snap.tlds.len() as u32)
-            .filter(|&i| snap.tlds[i as usize].sellers.to_native() > 0)
-            .collect();
-        order.sort_by_cached_key(|&i| {
-            let t = &snap.tlds[i as usize];
-            let o = &snap.offers[t.first_offer.to_native() as usize];
-            (
-                o.register.to_native(),
-                o.renew.to_native(),
-                snap.span(&t.name),
-            )
-        });
-        SearchIndex { order, types }
-    }
-
-    /// TLD positions in price order.
-    pub fn order(&self) -> &[u32] {
-        &self.order
-    }
-}
 
 /// Parameters of [`search`].
 #[derive(Debug, Clone)]
@@ -66,8 +28,8 @@ pub struct SearchRequest<'a> {
     pub q: &'a str,
     /// Only candidates whose first-year price is at most this many cents.
     pub max_price: Option<u32>,
-    /// Only these TLD types ([`TldType::bit`]s); 0 = every type.
-    pub types: u8,
+    /// Only these IANA types (each one of [`TYPES`]); empty = every type.
+    pub types: &'a [&'a str],
     /// Most candidates (1..=100, checked by the caller).
     pub limit: usize,
     /// `meta.tier`; `None` leaves it out.
@@ -110,28 +72,37 @@ fn parse_query(
     Ok((label.into_owned(), None))
 }
 
+/// The IANA type of a TLD (its catalogue entry's), empty when unknown.
+fn kind_of<'s>(snap: &'s ArchivedSnapshotData, name: &str) -> &'s str {
+    snap.catalogue_entry(name)
+        .map_or("", |e| snap.span_str(&e.kind))
+}
+
 fn write_candidate(
     snap: &ArchivedSnapshotData,
-    index: &SearchIndex,
     label: &str,
-    pos: usize,
+    tld_pos: usize,
+    kind: &str,
     requested: bool,
     out: &mut Vec<u8>,
 ) {
-    let t: &ArchivedTld = &snap.tlds[pos];
+    let t = &snap.tlds[tld_pos];
     let o = &snap.offers[t.first_offer.to_native() as usize];
     let (register, renew) = (o.register.to_native(), o.renew.to_native());
-    let name = snap.span_str(&t.name);
     let r = &snap.registrars[o.registrar.to_native() as usize];
     out.extend_from_slice(b"{\"domain\":\"");
     out.extend_from_slice(label.as_bytes());
     out.push(b'.');
-    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(snap.span(&t.name));
     out.extend_from_slice(b"\",\"tld\":");
     out.extend_from_slice(snap.span(&t.key_json));
-    out.extend_from_slice(b",\"type\":\"");
-    out.extend_from_slice(index.types[pos].as_str().as_bytes());
-    out.extend_from_slice(b"\",\"registrar_key\":");
+    out.extend_from_slice(b",\"type\":");
+    if kind.is_empty() {
+        out.extend_from_slice(b"null");
+    } else {
+        json::write_str(kind, out);
+    }
+    out.extend_from_slice(b",\"registrar_key\":");
     json::write_str(snap.span_str(&r.key), out);
     out.extend_from_slice(b",\"registrar_name\":");
     out.extend_from_slice(snap.span(&r.name_json));
@@ -162,7 +133,6 @@ fn write_candidate(
 pub fn search(
     snap: &ArchivedSnapshotData,
     names: &Names,
-    index: &SearchIndex,
     req: &SearchRequest<'_>,
     tld_allowed: impl Fn(&str) -> bool,
     out: &mut Vec<u8>,
@@ -183,23 +153,32 @@ pub fn search(
             None => requested_error = Some("unknown_tld"),
             Some(i) if snap.tlds[i].sellers.to_native() == 0 => requested_error = Some("no_seller"),
             Some(i) => {
-                write_candidate(snap, index, &label, i, true, out);
+                write_candidate(snap, &label, i, kind_of(snap, s), true, out);
                 written += 1;
                 requested_pos = Some(i as u32);
             }
         }
     }
-    for &pos in &index.order {
+    for pos in snap.catalogue_by_cheapest.iter() {
         if written >= req.limit {
             break;
         }
-        let t = &snap.tlds[pos as usize];
+        let e = &snap.catalogue[pos.to_native() as usize];
+        let t_pos = e.tld.to_native();
+        if t_pos == NONE {
+            break; // names nobody prices come last
+        }
+        let t = &snap.tlds[t_pos as usize];
+        if t.sellers.to_native() == 0 {
+            break; // and so do TLDs nobody sells
+        }
         let o = &snap.offers[t.first_offer.to_native() as usize];
         if req.max_price.is_some_and(|m| o.register.to_native() > m) {
             break; // the order is by first-year price: nothing after passes either
         }
-        if Some(pos) == requested_pos
-            || (req.types != 0 && req.types & index.types[pos as usize].bit() == 0)
+        let kind = snap.span_str(&e.kind);
+        if Some(t_pos) == requested_pos
+            || (!req.types.is_empty() && !req.types.contains(&kind))
             || !tld_allowed(snap.span_str(&t.name))
         {
             continue;
@@ -207,7 +186,7 @@ pub fn search(
         if written > 0 {
             out.push(b',');
         }
-        write_candidate(snap, index, &label, pos as usize, false, out);
+        write_candidate(snap, &label, t_pos as usize, kind, false, out);
         written += 1;
     }
     out.extend_from_slice(b"],\"meta\":{\"total\":");
@@ -230,24 +209,24 @@ pub fn search(
     Ok(())
 }
 
-/// Parses a `types` list (`generic,country-code`) into a bit set; `Err` names the first
-/// unknown word.
-pub fn parse_types<'a>(list: impl IntoIterator<Item = &'a str>) -> Result<u8, String> {
-    let mut bits = 0;
-    for w in list {
+/// Parses a `types` list (`generic,country-code`): each one of [`TYPES`]; `Err` names
+/// the first other word.
+pub fn parse_types(list: &str) -> Result<Vec<&'static str>, String> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for w in list.split(',') {
         let w = w.trim();
-        match TldType::parse(w) {
-            Some(t) => bits |= t.bit(),
+        match TYPES.iter().find(|t| **t == w) {
+            Some(t) if !out.contains(t) => out.push(t),
+            Some(_) => {}
             None => {
-                let all: Vec<&str> = TldType::ALL.iter().map(|t| t.as_str()).collect();
                 return Err(format!(
                     "unknown TLD type {w:?} (one of: {})",
-                    all.join(", ")
+                    TYPES.join(", ")
                 ));
             }
         }
     }
-    Ok(bits)
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -257,13 +236,10 @@ mod tests {
     #[test]
     fn types_lists() {
         assert_eq!(
-            parse_types(["generic", " country-code"]),
-            Ok(TldType::Generic.bit() | TldType::CountryCode.bit())
+            parse_types("generic, country-code,generic"),
+            Ok(vec!["generic", "country-code"])
         );
-        assert!(
-            parse_types(["gtld"])
-                .unwrap_err()
-                .contains("one of: generic")
-        );
+        assert!(parse_types("gtld").unwrap_err().contains("one of: generic"));
+        assert!(parse_types("generic,,").is_err());
     }
 }

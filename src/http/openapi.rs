@@ -194,12 +194,12 @@ fn operation(id: RouteId) -> Value {
         RouteId::DomainsSearch => json!({
             "operationId": "domainsSearch",
             "summary": "Domain search",
-            "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: renewal price, then TLD), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
+            "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: TLD name), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
             "security": keyed,
             "parameters": [
                 { "name": "q", "in": "query", "required": true, "description": "The wanted name, words, or a full domain name.", "schema": { "type": "string", "examples": ["best shop", "bestshop.io"] } },
                 { "name": "max_price", "in": "query", "required": false, "description": "Only candidates whose first-year price is at most this many US dollars.", "schema": { "type": "number", "minimum": 0 } },
-                { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep: generic, country-code, sponsored, generic-restricted, infrastructure, test, unknown.", "schema": { "type": "string", "examples": ["generic,country-code"] } },
+                { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep: generic, country-code, sponsored, infrastructure, generic-restricted, test.", "schema": { "type": "string", "examples": ["generic,country-code"] } },
                 { "$ref": "#/components/parameters/limit" }
             ],
             "responses": { "200": ok("SearchAnswer", "Candidate domains, cheapest first year first.") }
@@ -436,7 +436,7 @@ fn domain_schemas() -> Value {
                     "query": { "type": "string" }, "name": { "type": "string", "description": "The label searched, canonical (xn-- for Unicode)." },
                     "results": { "type": "array", "items": { "type": "object", "properties": {
                         "domain": { "type": "string" }, "tld": { "type": "string" },
-                        "type": { "enum": ["generic", "country-code", "sponsored", "generic-restricted", "infrastructure", "test", "unknown"] },
+                        "type": { "enum": ["generic", "country-code", "sponsored", "generic-restricted", "infrastructure", "test", null], "description": "IANA root zone type of the top-level label; null when unknown." },
                         "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" },
                         "register_price": price(), "renew_price": price(), "total_cost_5_year": price(),
                         "renewal_trap": { "type": "boolean" }, "requested": { "const": true },
