@@ -8,8 +8,10 @@
 //! ```
 //!
 //! It does what a hyper service cannot avoid and nothing else: HTTP/1.1 with keep-alive
-//! (hyper's default), `TCP_NODELAY` (as tldsnap sets it), a multi-thread tokio runtime
-//! with one worker per core, one task per connection. No routing, no parsing of the
+//! (hyper's default), `TCP_NODELAY` (as tldsnap sets it), one task per connection, on a
+//! tokio runtime of `--runtime`: `current-thread` (one thread, no work stealing: the
+//! fastest honest ceiling on one core, and the one the harness quotes ratios to) or
+//! `multi-thread` (one worker per core, as tldsnap's default). No routing, no parsing of the
 //! request beyond what hyper does, no header read timeout (which needs a timer).
 
 use std::convert::Infallible;
@@ -41,9 +43,12 @@ struct Args {
     /// Value of the Content-Type header.
     #[arg(long, default_value = "application/json")]
     content_type: String,
-    /// Worker threads of the tokio runtime (default: one per core).
+    /// Worker threads of the multi-thread runtime (default: one per core).
     #[arg(long)]
     threads: Option<usize>,
+    /// The tokio runtime: `current-thread` or `multi-thread`.
+    #[arg(long, default_value = "multi-thread", value_parser = ["current-thread", "multi-thread"])]
+    runtime: String,
 }
 
 fn main() -> ExitCode {
@@ -65,10 +70,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = args.threads {
-        runtime.worker_threads(n.max(1));
-    }
+    let mut runtime = if args.runtime == "current-thread" {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut rt = tokio::runtime::Builder::new_multi_thread();
+        if let Some(n) = args.threads {
+            rt.worker_threads(n.max(1));
+        }
+        rt
+    };
     let runtime = match runtime.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
