@@ -4,9 +4,11 @@
 //! sorted by registrar position. Registrars are stored sorted by key, so position order
 //! is key order inside each snapshot; positions themselves differ between snapshots (a
 //! registrar added before `dynadot` shifts it), so the merge compares keys, never
-//! positions. One pass over the TLDs and, per TLD present in both, one pass over both
+//! positions: one merge of the two registrar arrays first gives every registrar its
+//! rank in the combined key order, and the per-offer merge compares those integers.
+//! One pass over the TLDs and, per TLD present in both, one pass over both
 //! index runs: time proportional to the two snapshots' sizes, no hashing, no sorting,
-//! no allocation beyond the output.
+//! no allocation beyond the output and the two rank arrays (one `u32` per registrar).
 //!
 //! Order of the output: by TLD name; inside a TLD, the offer events by registrar key,
 //! then the TLD's `ranking.changed`, if any.
@@ -122,6 +124,7 @@ pub fn diff<'a>(
     new: &'a ArchivedSnapshotData,
     out: &mut Vec<Change<'a>>,
 ) {
+    let (rank_old, rank_new) = ranks(old, new);
     let (mut i, mut j) = (0, 0);
     let (a, b) = (&old.tlds, &new.tlds);
     while i < a.len() || j < b.len() {
@@ -137,24 +140,73 @@ pub fn diff<'a>(
         };
         i += usize::from(left.is_some());
         j += usize::from(right.is_some());
-        diff_tld(Side::new(old, left), Side::new(new, right), out);
+        diff_tld(
+            Side::new(old, left, &rank_old),
+            Side::new(new, right, &rank_new),
+            out,
+        );
     }
 }
 
+/// Each registrar's place in the merged key order of both snapshots: equal ranks are
+/// the same key, and rank order is key order. One merge of the two sorted registrar
+/// arrays, so that the per-offer merge compares integers, not strings.
+fn ranks(old: &ArchivedSnapshotData, new: &ArchivedSnapshotData) -> (Vec<u32>, Vec<u32>) {
+    fn key(d: &ArchivedSnapshotData, i: usize) -> &[u8] {
+        d.span(&d.registrars[i].key)
+    }
+    let (n, m) = (old.registrars.len(), new.registrars.len());
+    let (mut ro, mut rn) = (vec![0; n], vec![0; m]);
+    let (mut i, mut j, mut rank) = (0, 0, 0u32);
+    while i < n || j < m {
+        let order = match (i < n, j < m) {
+            (true, true) => key(old, i).cmp(key(new, j)),
+            (true, false) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        if order != Ordering::Greater {
+            ro[i] = rank;
+            i += 1;
+        }
+        if order != Ordering::Less {
+            rn[j] = rank;
+            j += 1;
+        }
+        rank += 1;
+    }
+    (ro, rn)
+}
+
 /// One snapshot's view of one TLD (empty when the snapshot does not have it).
-struct Side<'a> {
+struct Side<'a, 'r> {
     data: &'a ArchivedSnapshotData,
     tld: Option<&'a ArchivedTld>,
     index: &'a [ArchivedRegistrarOffer],
+    rank: &'r [u32],
 }
 
-impl<'a> Side<'a> {
-    fn new(data: &'a ArchivedSnapshotData, tld: Option<&'a ArchivedTld>) -> Side<'a> {
+impl<'a, 'r> Side<'a, 'r> {
+    fn new(
+        data: &'a ArchivedSnapshotData,
+        tld: Option<&'a ArchivedTld>,
+        rank: &'r [u32],
+    ) -> Side<'a, 'r> {
         let index = tld.map_or(&[][..], |t| {
             let first = t.first_offer.to_native() as usize;
             &data.by_registrar[first..first + t.rows.to_native() as usize]
         });
-        Side { data, tld, index }
+        Side {
+            data,
+            tld,
+            index,
+            rank,
+        }
+    }
+
+    /// The merged rank of the registrar of index entry `k`, if there is one.
+    fn rank_at(&self, k: usize) -> Option<u32> {
+        let e = self.index.get(k)?;
+        Some(self.rank[e.registrar.to_native() as usize])
     }
 
     fn name(&self) -> Option<&'a str> {
@@ -178,7 +230,7 @@ impl<'a> Side<'a> {
     }
 }
 
-fn diff_tld<'a>(old: Side<'a>, new: Side<'a>, out: &mut Vec<Change<'a>>) {
+fn diff_tld<'a>(old: Side<'a, '_>, new: Side<'a, '_>, out: &mut Vec<Change<'a>>) {
     let Some(tld) = new.name().or(old.name()) else {
         return;
     };
@@ -191,32 +243,42 @@ fn diff_tld<'a>(old: Side<'a>, new: Side<'a>, out: &mut Vec<Change<'a>>) {
         new,
     };
     let (mut i, mut j) = (0, 0);
-    while i < old.index.len() || j < new.index.len() {
-        let ka = old.index.get(i).map(|e| old.key(e.registrar.to_native()));
-        let kb = new.index.get(j).map(|e| new.key(e.registrar.to_native()));
-        match (ka, kb) {
+    loop {
+        let (ra, rb) = (old.rank_at(i), new.rank_at(j));
+        match (ra, rb) {
+            (None, None) => break,
             (Some(x), Some(y)) if x == y => {
-                let (p, q) = (
-                    Prices::of(old.offer(&old.index[i])),
-                    Prices::of(new.offer(&new.index[j])),
-                );
+                let (a, b) = (&old.index[i], &new.index[j]);
+                let (p, q) = (Prices::of(old.offer(a)), Prices::of(new.offer(b)));
                 if p != q {
-                    out.push(change(Kind::PriceChanged, y, Some(p), Some(q)));
+                    let key = new.key(b.registrar.to_native());
+                    out.push(change(Kind::PriceChanged, key, Some(p), Some(q)));
                 }
                 i += 1;
                 j += 1;
             }
             (Some(x), y) if y.is_none_or(|y| x < y) => {
-                let p = Prices::of(old.offer(&old.index[i]));
-                out.push(change(Kind::OfferRemoved, x, Some(p), None));
+                let a = &old.index[i];
+                let key = old.key(a.registrar.to_native());
+                out.push(change(
+                    Kind::OfferRemoved,
+                    key,
+                    Some(Prices::of(old.offer(a))),
+                    None,
+                ));
                 i += 1;
             }
-            (_, Some(y)) => {
-                let q = Prices::of(new.offer(&new.index[j]));
-                out.push(change(Kind::OfferAdded, y, None, Some(q)));
+            _ => {
+                let b = &new.index[j];
+                let key = new.key(b.registrar.to_native());
+                out.push(change(
+                    Kind::OfferAdded,
+                    key,
+                    None,
+                    Some(Prices::of(new.offer(b))),
+                ));
                 j += 1;
             }
-            (_, None) => unreachable!("the loop runs while one side has entries"),
         }
     }
     let (was, is) = (old.cheapest(), new.cheapest());
