@@ -1,0 +1,449 @@
+//! The event endpoints end to end, on the real server: serve a snapshot, subscribe by
+//! polling and by Server-Sent Events, replace the snapshot with one whose prices differ
+//! in known ways, and receive exactly those events, in order, on both channels; resume
+//! with Last-Event-ID; filters; heartbeats; a clean end on shutdown; the problems.
+
+mod http_support;
+
+use std::io::{BufRead, Read};
+use std::time::Duration;
+
+use http_support::{Conn, Options, Server, TempDir, publish};
+
+const EVENTS: &str = "/api/v1/client/events";
+const STREAM: &str = "/api/v1/client/events/stream";
+
+/// What the edited source changes against the fixture (tests/fixtures/source):
+/// delta's .com register price 8.88 → 10.88 (delta was the cheapest: charlie is now),
+/// bravo's .net row removed, alpha adds .de at 5.00 (cheaper than echo's 6.00).
+fn edit(prices: &str) -> String {
+    let mut out = prices
+        .replace("com,delta,8.88,15.00,8.88", "com,delta,10.88,15.00,8.88")
+        .replace("net,bravo,12.34,12.34,12.34,USD,2025-10-25T00:00:00Z\n", "");
+    out.push_str("de,alpha,5.00,7.00,,USD,2026-10-01T00:00:00Z\n");
+    out
+}
+
+/// (type, tld, registrar) of the events of the edit, in log order.
+const EXPECTED: [(&str, &str, &str); 5] = [
+    ("price.changed", "com", "delta"),
+    ("ranking.changed", "com", "charlie"),
+    ("offer.added", "de", "alpha"),
+    ("ranking.changed", "de", "alpha"),
+    ("offer.removed", "net", "bravo"),
+];
+
+/// One message of an event stream.
+#[derive(Debug, Clone, PartialEq)]
+enum Message {
+    Event {
+        id: u64,
+        event: String,
+        data: serde_json::Value,
+    },
+    Comment(String),
+    Retry(u64),
+}
+
+/// A Server-Sent Events subscription over a raw connection (chunked transfer decoding
+/// by hand, as the rest of the suite reads HTTP).
+struct Sse {
+    conn: Conn,
+    text: String,
+    ended: bool,
+}
+
+impl Sse {
+    /// Opens the stream; returns the status and headers' response when it is not 200.
+    fn open(
+        server: &Server,
+        query: &str,
+        key: &str,
+        last_event_id: Option<u64>,
+    ) -> Result<Sse, http_support::Response> {
+        let mut conn = Conn::open(server.addr);
+        let last = last_event_id
+            .map(|id| format!("Last-Event-ID: {id}\r\n"))
+            .unwrap_or_default();
+        conn.write(
+            format!(
+                "GET {STREAM}{query} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nAccept: text/event-stream\r\n{last}\r\n"
+            )
+            .as_bytes(),
+        );
+        let mut status = String::new();
+        conn.stream.read_line(&mut status).unwrap();
+        let mut headers = Vec::new();
+        loop {
+            let mut h = String::new();
+            conn.stream.read_line(&mut h).unwrap();
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            let (n, v) = h.split_once(':').unwrap();
+            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_owned()));
+        }
+        let code: u16 = status.split(' ').nth(1).unwrap().parse().unwrap();
+        if code != 200 {
+            let len: usize = headers
+                .iter()
+                .find(|(n, _)| n == "content-length")
+                .map_or(0, |(_, v)| v.parse().unwrap());
+            let mut body = vec![0; len];
+            conn.stream.read_exact(&mut body).unwrap();
+            return Err(http_support::Response {
+                status: code,
+                headers,
+                body,
+            });
+        }
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(header("content-type"), Some("text/event-stream"));
+        assert_eq!(header("transfer-encoding"), Some("chunked"));
+        assert_eq!(header("cache-control"), Some("no-store"));
+        assert!(header("x-credits-remaining").is_some(), "{headers:?}");
+        Ok(Sse {
+            conn,
+            text: String::new(),
+            ended: false,
+        })
+    }
+
+    /// Reads one chunk of the body; false at the end of the body (the zero chunk).
+    fn read_chunk(&mut self) -> bool {
+        let mut size = String::new();
+        self.conn
+            .stream
+            .read_line(&mut size)
+            .expect("a chunk before the read timeout");
+        let size = usize::from_str_radix(size.trim_end(), 16)
+            .unwrap_or_else(|_| panic!("chunk size line {size:?}"));
+        let mut data = vec![0; size + 2];
+        self.conn.stream.read_exact(&mut data).unwrap();
+        assert_eq!(&data[size..], b"\r\n");
+        if size == 0 {
+            self.ended = true;
+            return false;
+        }
+        self.text
+            .push_str(std::str::from_utf8(&data[..size]).unwrap());
+        true
+    }
+
+    /// The next message; `None` once the server ended the stream.
+    fn next(&mut self) -> Option<Message> {
+        loop {
+            if let Some(end) = self.text.find("\n\n") {
+                let block: String = self.text.drain(..end + 2).collect();
+                return Some(parse(block.trim_end()));
+            }
+            if self.ended || !self.read_chunk() {
+                return None;
+            }
+        }
+    }
+
+    /// The next `n` events, skipping comments and retry lines.
+    fn events(&mut self, n: usize) -> Vec<(u64, String, serde_json::Value)> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            match self.next().expect("the stream goes on") {
+                Message::Event { id, event, data } => out.push((id, event, data)),
+                Message::Comment(_) | Message::Retry(_) => {}
+            }
+        }
+        out
+    }
+}
+
+fn parse(block: &str) -> Message {
+    if let Some(c) = block.strip_prefix(':') {
+        return Message::Comment(c.trim().to_owned());
+    }
+    if let Some(r) = block.strip_prefix("retry: ") {
+        return Message::Retry(r.parse().unwrap());
+    }
+    let (mut id, mut event, mut data) = (None, None, None);
+    for line in block.lines() {
+        let (field, value) = line.split_once(": ").unwrap();
+        match field {
+            "id" => id = Some(value.parse().unwrap()),
+            "event" => event = Some(value.to_owned()),
+            "data" => data = Some(serde_json::from_str(value).unwrap()),
+            other => panic!("unexpected field {other:?} in {block:?}"),
+        }
+    }
+    Message::Event {
+        id: id.expect("every event has an id"),
+        event: event.unwrap(),
+        data: data.unwrap(),
+    }
+}
+
+fn summary(events: &[(u64, String, serde_json::Value)]) -> Vec<(u64, String, String, String)> {
+    events
+        .iter()
+        .map(|(id, event, data)| {
+            assert_eq!(data["id"], *id);
+            assert_eq!(data["type"], *event);
+            (
+                *id,
+                event.clone(),
+                data["data"]["tld"].as_str().unwrap().to_owned(),
+                data["data"]["registrar"].as_str().unwrap_or("-").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn expected(first_id: u64) -> Vec<(u64, String, String, String)> {
+    EXPECTED
+        .iter()
+        .enumerate()
+        .map(|(i, (t, tld, reg))| {
+            (
+                first_id + i as u64,
+                t.to_string(),
+                tld.to_string(),
+                reg.to_string(),
+            )
+        })
+        .collect()
+}
+
+fn start(dir: &TempDir, heartbeat: Duration) -> (Server, std::path::PathBuf, String, String) {
+    let snap = dir.fixture_snapshot("served.snap");
+    let (keys, raw) = dir.keys();
+    let mut opts = Options::new(&snap, &keys);
+    opts.data_dir = Some(dir.path("data"));
+    std::fs::create_dir_all(dir.path("data")).unwrap();
+    opts.config.event_heartbeat = heartbeat;
+    let server = Server::start(opts);
+    (server, snap, raw["pro"].clone(), raw["free"].clone())
+}
+
+#[test]
+fn a_swap_with_known_changes_reaches_polling_and_streaming_exactly_and_in_order() {
+    let dir = TempDir::new("events-e2e");
+    let (server, snap, pro, _) = start(&dir, Duration::from_secs(15));
+    let edited = dir.edited_snapshot("edited.snap", edit);
+
+    // Before any swap: nothing, and the cursor stays at 0.
+    let r = server.get(EVENTS, Some(&pro));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json(),
+        serde_json::json!({"events": [], "next_after": 0, "has_more": false})
+    );
+    assert!(r.header("x-credits-remaining").is_some());
+
+    let mut all = Sse::open(&server, "", &pro, None).unwrap();
+    assert_eq!(all.next(), Some(Message::Retry(5000)));
+    let mut delta = Sse::open(&server, "?registrars=delta", &pro, None).unwrap();
+
+    publish(&edited, &snap);
+    server.state.store.reload().unwrap();
+
+    let streamed = all.events(5);
+    assert_eq!(summary(&streamed), expected(1));
+    let polled = server.get(EVENTS, Some(&pro)).json();
+    assert_eq!(polled["next_after"], 5);
+    assert_eq!(polled["has_more"], false);
+    let polled: Vec<serde_json::Value> = polled["events"].as_array().unwrap().clone();
+    assert_eq!(
+        polled,
+        streamed.iter().map(|e| e.2.clone()).collect::<Vec<_>>(),
+        "both channels deliver the same documents"
+    );
+    // The documents themselves.
+    let new_hash = server
+        .state
+        .store
+        .load()
+        .unwrap()
+        .snapshot
+        .header()
+        .hash_hex();
+    assert_eq!(polled[0]["snapshot"]["to"], new_hash.as_str());
+    assert_eq!(
+        polled[0]["data"],
+        serde_json::json!({"tld":"com","registrar":"delta",
+            "old":{"register":8.88,"renew":15.0,"transfer":8.88},
+            "new":{"register":10.88,"renew":15.0,"transfer":8.88},
+            "percent_change":{"register":22.52,"renew":0.0,"transfer":0.0}})
+    );
+    assert_eq!(
+        polled[1]["data"],
+        serde_json::json!({"tld":"com","registrar":"charlie","previous_registrar":"delta",
+            "old":{"register":8.88,"renew":15.0,"transfer":8.88},
+            "new":{"register":9.99,"renew":11.0,"transfer":null}})
+    );
+    assert_eq!(polled[4]["data"]["new"], serde_json::Value::Null);
+
+    // The filtered stream got only what names delta: its price change, and the ranking
+    // change it lost.
+    let d = summary(&delta.events(2));
+    assert_eq!(
+        d,
+        [
+            (1, "price.changed".into(), "com".into(), "delta".into()),
+            (2, "ranking.changed".into(), "com".into(), "charlie".into())
+        ]
+    );
+
+    // Polling pages and filters.
+    let r = server
+        .get(&format!("{EVENTS}?types=ranking.changed"), Some(&pro))
+        .json();
+    let ids: Vec<u64> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!((ids, r["next_after"].as_u64()), (vec![2, 4], Some(5)));
+    let r = server
+        .get(&format!("{EVENTS}?after=2&limit=2"), Some(&pro))
+        .json();
+    let ids: Vec<u64> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        (ids, r["next_after"].as_u64(), r["has_more"].as_bool()),
+        (vec![3, 4], Some(4), Some(true))
+    );
+    let r = server
+        .get(
+            &format!("{EVENTS}?tlds=de,net&types=offer.added,offer.removed"),
+            Some(&pro),
+        )
+        .json();
+    let ids: Vec<u64> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [3, 5]);
+
+    // Resume from Last-Event-ID: exactly what came after, nothing repeated; then the
+    // swap back arrives on both open streams with the next ids.
+    let mut resumed = Sse::open(&server, "?after=1", &pro, Some(2)).unwrap();
+    assert_eq!(
+        summary(&resumed.events(3)),
+        expected(1)[2..].to_vec(),
+        "Last-Event-ID wins over after"
+    );
+    let original = dir.fixture_snapshot("original.snap");
+    publish(&original, &snap);
+    server.state.store.reload().unwrap();
+    let back = summary(&all.events(5));
+    assert_eq!(
+        back.iter().map(|e| e.0).collect::<Vec<_>>(),
+        [6, 7, 8, 9, 10]
+    );
+    assert_eq!(summary(&resumed.events(5)), back);
+    // Reloading the same content again is no change.
+    server.state.store.reload().unwrap();
+    assert_eq!(
+        server.get(&format!("{EVENTS}?after=10"), Some(&pro)).json()["events"],
+        serde_json::json!([])
+    );
+
+    let d = summary(&delta.events(2));
+    assert_eq!(d.iter().map(|e| e.0).collect::<Vec<_>>(), [6, 7]);
+
+    // Shutdown ends every stream cleanly: the last chunk, not a reset.
+    server.stop().unwrap();
+    for mut s in [all, delta, resumed] {
+        while let Some(m) = s.next() {
+            assert!(
+                !matches!(m, Message::Event { .. }),
+                "no event after the last: {m:?}"
+            );
+        }
+        assert!(s.ended, "the body ended with its zero chunk");
+    }
+}
+
+#[test]
+fn an_idle_stream_gets_heartbeats() {
+    let dir = TempDir::new("events-heartbeat");
+    let (server, _, pro, _) = start(&dir, Duration::from_millis(100));
+    let mut s = Sse::open(&server, "", &pro, None).unwrap();
+    assert_eq!(s.next(), Some(Message::Retry(5000)));
+    // Several heartbeats in a row (bounded: each one comes within the read timeout),
+    // and the connection is not closed as idle although no request comes.
+    for _ in 0..3 {
+        assert_eq!(s.next(), Some(Message::Comment("heartbeat".into())));
+    }
+    drop(s);
+    server.stop().unwrap();
+}
+
+#[test]
+fn event_problems() {
+    let dir = TempDir::new("events-problems");
+    let (server, _, pro, free) = start(&dir, Duration::from_secs(15));
+    server
+        .get(EVENTS, None)
+        .assert_problem(401, "missing_api_key");
+    server
+        .get(EVENTS, Some(&free))
+        .assert_problem(403, "events_not_in_plan");
+    let err = Sse::open(&server, "", &free, None).err().unwrap();
+    err.assert_problem(403, "events_not_in_plan");
+    for (query, parameter) in [
+        ("?after=-1", "after"),
+        ("?after=1e3", "after"),
+        ("?after=99999999999999999999999", "after"),
+        ("?limit=0", "limit"),
+        ("?limit=1001", "limit"),
+        ("?types=price", "types"),
+        ("?types=", "types"),
+        ("?tlds=", "tlds"),
+        ("?tlds=..", "tlds"),
+        ("?registrars=Not%20a%20key", "registrars"),
+    ] {
+        let doc = server
+            .get(&format!("{EVENTS}{query}"), Some(&pro))
+            .assert_problem(400, "invalid_parameter");
+        assert_eq!(doc["parameter"], parameter, "{query}");
+    }
+    let err = Sse::open(&server, "", &pro, Some(0)).map(|_| ()).err();
+    assert!(err.is_none(), "Last-Event-ID: 0 is the beginning");
+    let mut conn = Conn::open(server.addr);
+    conn.write(
+        format!("GET {STREAM} HTTP/1.1\r\nHost: t\r\nX-API-Key: {pro}\r\nLast-Event-ID: x\r\n\r\n")
+            .as_bytes(),
+    );
+    let doc = conn
+        .read_response(false)
+        .unwrap()
+        .unwrap()
+        .assert_problem(400, "invalid_parameter");
+    assert_eq!(doc["parameter"], "Last-Event-ID");
+    // A stream is GET only.
+    let mut conn = Conn::open(server.addr);
+    conn.write(format!("HEAD {STREAM} HTTP/1.1\r\nHost: t\r\nX-API-Key: {pro}\r\n\r\n").as_bytes());
+    let r = conn.read_response(true).unwrap().unwrap();
+    assert_eq!((r.status, r.header("allow")), (405, Some("GET")));
+    server.stop().unwrap();
+
+    // A server without a data directory keeps no events.
+    let snap = dir.fixture_snapshot("plain.snap");
+    let (keys, raw) = dir.keys();
+    let server = Server::start(Options::new(&snap, &keys));
+    server
+        .get(EVENTS, Some(&raw["pro"]))
+        .assert_problem(503, "events_unavailable");
+}
