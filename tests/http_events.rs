@@ -108,7 +108,7 @@ impl Sse {
         assert_eq!(header("content-type"), Some("text/event-stream"));
         assert_eq!(header("transfer-encoding"), Some("chunked"));
         assert_eq!(header("cache-control"), Some("no-store"));
-        assert!(header("x-credits-remaining").is_some(), "{headers:?}");
+        assert!(header("ratelimit-limit").is_some(), "{headers:?}");
         Ok(Sse {
             conn,
             text: String::new(),
@@ -377,14 +377,23 @@ fn a_swap_with_known_changes_reaches_polling_and_streaming_exactly_and_in_order(
 }
 
 #[test]
-fn an_idle_stream_gets_heartbeats() {
+fn an_idle_stream_gets_heartbeats_and_is_not_closed_as_idle() {
     let dir = TempDir::new("events-heartbeat");
-    let (server, _, pro, _) = start(&dir, Duration::from_millis(100));
-    let mut s = Sse::open(server.addr, "", &pro, None).unwrap();
+    let snap = dir.fixture_snapshot("served.snap");
+    let (keys, raw) = dir.keys();
+    let mut opts = Options::new(&snap, &keys);
+    opts.data_dir = Some(dir.path("data"));
+    std::fs::create_dir_all(dir.path("data")).unwrap();
+    opts.config.event_heartbeat = Duration::from_millis(100);
+    // The watchdog closes a connection that sends no request for two periods; a stream
+    // is an answer still being sent, so it must outlive many.
+    opts.server.idle_timeout = Duration::from_millis(50);
+    let server = Server::start(opts);
+    let mut s = Sse::open(server.addr, "", &raw["pro"], None).unwrap();
     assert_eq!(s.next(), Some(Message::Retry(5000)));
-    // Several heartbeats in a row (bounded: each one comes within the read timeout),
-    // and the connection is not closed as idle although no request comes.
-    for _ in 0..3 {
+    // Several heartbeats in a row (bounded: each one comes within the read timeout):
+    // 1 s, twenty idle periods.
+    for _ in 0..10 {
         assert_eq!(s.next(), Some(Message::Comment("heartbeat".into())));
     }
     drop(s);
@@ -526,10 +535,18 @@ fn five_thousand_idle_streams() {
     let snap = dir.fixture_snapshot("served.snap");
     let edited = dir.edited_snapshot("edited.snap", edit);
     let (keys, raw) = dir.keys();
-    let pro = raw["enterprise"].clone();
+    // No rate limit: 5,000 streams open as fast as the client can.
+    let pro = raw["unlimited"].clone();
     let data = dir.path("data");
     let plans = dir.path("plans.json");
-    std::fs::write(&plans, http_support::TEST_PLANS).unwrap();
+    std::fs::write(
+        &plans,
+        r#"{"unlimited": {"credits_per_month": null, "rate_per_second": null, "burst": null,
+                          "tlds": "all", "registrar_list_limit": null, "events": true},
+            "tiny": {"credits_per_month": 2, "rate_per_second": null, "burst": null,
+                     "tlds": "all", "registrar_list_limit": 5}}"#,
+    )
+    .unwrap();
     let server = Binary::start(&[
         "--snapshot",
         snap.to_str().unwrap(),

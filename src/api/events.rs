@@ -192,7 +192,7 @@ fn prepare<B>(
     let log = state.events.clone().ok_or(Problem::EventsUnavailable)?;
     // Events between `after` and the oldest kept were removed: resuming would miss them.
     let oldest = log.first_id().unwrap_or(log.last_id() + 1);
-    if after > 0 && after + 1 < oldest {
+    if after > 0 && after.saturating_add(1) < oldest {
         return Err(Problem::CursorExpired { after, oldest });
     }
     Ok((
