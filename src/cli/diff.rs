@@ -7,9 +7,8 @@ use std::time::Instant;
 use super::CliError;
 use tldsnap::events::render::{write_change, write_hash};
 use tldsnap::events::{Change, Kind, Prices, diff};
-use tldsnap::price::cents_to_decimal;
+use tldsnap::price::{cents_to_decimal, offered};
 use tldsnap::snapshot::Snapshot;
-use tldsnap::snapshot::schema::NONE;
 
 /// Arguments of `tldsnap diff`.
 #[derive(clap::Args)]
@@ -89,13 +88,7 @@ fn table(changes: &[Change<'_>], out: &mut Vec<u8>) {
     let mut s = String::from(
         "| type | tld | registrar | register | renew | transfer |\n|---|---|---|---|---|---|\n",
     );
-    let price = |c: u32| {
-        if c == NONE {
-            "-".to_owned()
-        } else {
-            cents_to_decimal(c)
-        }
-    };
+    let price = |c: u32| offered(c).map_or_else(|| "-".to_owned(), |_| cents_to_decimal(c));
     let cell = |pick: fn(&Prices) -> u32, c: &Change<'_>| match (c.old, c.new) {
         (Some(o), Some(n)) if pick(&o) == pick(&n) && c.kind == Kind::PriceChanged => {
             price(pick(&n))

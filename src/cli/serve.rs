@@ -102,8 +102,6 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     };
     let events = match &args.data_dir {
         Some(dir) => {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
             let retention_ms =
                 i64::try_from(args.event_retention_days)? * tldsnap::time::MS_PER_DAY;
             let log = EventLog::open(dir, retention_ms, Arc::new(SystemClock))?;

@@ -16,8 +16,9 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use crate::price::offered;
 use crate::snapshot::ArchivedSnapshotData;
-use crate::snapshot::schema::{ArchivedOffer, ArchivedRegistrarOffer, ArchivedTld, NONE};
+use crate::snapshot::schema::{ArchivedOffer, ArchivedRegistrarOffer, ArchivedTld};
 
 /// What kind of change an event reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -68,7 +69,8 @@ impl fmt::Display for Kind {
     }
 }
 
-/// A registrar's three prices for a TLD, in cents; [`NONE`] is "not offered".
+/// A registrar's three prices for a TLD, in cents; [`crate::price::NOT_OFFERED`] is "not
+/// offered".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Prices {
     /// Register price.
@@ -86,11 +88,6 @@ impl Prices {
             renew: o.renew.to_native(),
             transfer: o.transfer.to_native(),
         }
-    }
-
-    /// Whether no price is offered at all.
-    pub fn is_empty(&self) -> bool {
-        self.register == NONE && self.renew == NONE && self.transfer == NONE
     }
 }
 
@@ -297,11 +294,13 @@ fn diff_tld<'a>(old: Side<'a, '_>, new: Side<'a, '_>, out: &mut Vec<Change<'a>>)
 /// The change of a price in hundredths of a percent, rounded half away from zero;
 /// `None` when either side is not offered or the old price is zero.
 pub fn percent_hundredths(old: u32, new: u32) -> Option<i64> {
-    if old == NONE || new == NONE || old == 0 {
+    let (old, new) = (offered(old)?, offered(new)?);
+    if old == 0 {
         return None;
     }
-    let num = (i64::from(new) - i64::from(old)) * 10_000;
-    let den = i64::from(old);
+    let (old, new) = (old as i64, new as i64);
+    let num = (new - old) * 10_000;
+    let den = old;
     let q = (num.abs() + den / 2) / den;
     Some(if num < 0 { -q } else { q })
 }
@@ -309,6 +308,7 @@ pub fn percent_hundredths(old: u32, new: u32) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::price::NOT_OFFERED as NONE;
 
     #[test]
     fn percent_rounds_half_away_from_zero() {

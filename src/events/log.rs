@@ -31,9 +31,11 @@
 //!   back at the old snapshot (A→B, B→A, A→B: the third swap is a real change for
 //!   clients, who were told about B→A).
 //! - **Retention.** Swaps recorded longer ago than the retention (default 90 days) are
-//!   removed by rewriting the file with [`crate::build::write_atomic`] (temp file, fsync,
-//!   rename, fsync of the directory), at open and after an append that finds an expired
-//!   swap. `base_id` keeps ids increasing when everything expired.
+//!   removed by rewriting the file with [`crate::files::write_atomic_mode`] (temp file,
+//!   fsync, rename, fsync of the directory; owner-only, like the rest of the data
+//!   directory), at open and after an append that finds an expired swap. `base_id`
+//!   keeps ids increasing when everything expired. A temporary file that a crash left
+//!   behind is removed at open.
 //!
 //! One process writes a log: two servers must not share a data directory.
 
@@ -51,6 +53,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use super::diff::{Change, Kind, diff};
 use super::render::{Envelope, write_event, write_hash};
 use crate::access::clock::Clock;
+use crate::files::{self, Mode};
 use crate::snapshot::Snapshot;
 use crate::store::SwapObserver;
 
@@ -216,8 +219,16 @@ impl EventLog {
             path: path.clone(),
             source,
         };
+        files::create_dir(dir, Mode::Private).map_err(io)?;
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                if files::is_leftover_of(&e.file_name().to_string_lossy(), FILE_NAME) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
         if !path.exists() {
-            crate::build::write_atomic(&path, &header(1)).map_err(io)?;
+            files::write_atomic_mode(&path, &header(1), Mode::Private).map_err(io)?;
         }
         let bytes = std::fs::read(&path).map_err(io)?;
         let scan = scan(&path, &bytes)?;
@@ -436,7 +447,7 @@ impl EventLog {
             }
             bytes.extend_from_slice(&frame(&payload)?);
         }
-        crate::build::write_atomic(&self.path, &bytes).map_err(io)?;
+        files::write_atomic_mode(&self.path, &bytes, Mode::Private).map_err(io)?;
         // The old inode is gone from the directory: write to the new file from now on.
         w.file = std::fs::OpenOptions::new()
             .read(true)
