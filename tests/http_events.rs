@@ -401,6 +401,48 @@ fn an_idle_stream_gets_heartbeats_and_is_not_closed_as_idle() {
 }
 
 #[test]
+fn cursors_before_the_retention_or_past_the_log_are_refused() {
+    let dir = TempDir::new("events-cursor");
+    let (server, snap, pro, _) = start(&dir, Duration::from_secs(15));
+    let edited = dir.edited_snapshot("edited.snap", edit);
+    let original = dir.fixture_snapshot("original.snap");
+    publish(&edited, &snap);
+    server.state.store.reload().unwrap(); // events 1..=5
+    let doc = server
+        .get(&format!("{EVENTS}?after=6"), Some(&pro))
+        .assert_problem(410, "cursor_expired");
+    assert_eq!(
+        (doc["after"].as_u64(), doc["oldest_id"].as_u64()),
+        (Some(6), Some(1))
+    );
+    let err = Sse::open(server.addr, "", &pro, Some(99)).err().unwrap();
+    err.assert_problem(410, "cursor_expired");
+    // 91 days later, the next swap's append compacts the first swap away.
+    server.clock.advance(91 * 86_400_000);
+    publish(&original, &snap);
+    server.state.store.reload().unwrap(); // events 6..=10
+    let doc = server
+        .get(&format!("{EVENTS}?after=3"), Some(&pro))
+        .assert_problem(410, "cursor_expired");
+    assert_eq!(doc["oldest_id"], 6);
+    // Right before the oldest kept, and from the start, are fine.
+    let ids = |r: serde_json::Value| -> Vec<u64> {
+        r["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(
+        ids(server.get(&format!("{EVENTS}?after=5"), Some(&pro)).json()),
+        [6, 7, 8, 9, 10]
+    );
+    assert_eq!(ids(server.get(EVENTS, Some(&pro)).json()), [6, 7, 8, 9, 10]);
+    server.stop().unwrap();
+}
+
+#[test]
 fn event_problems() {
     let dir = TempDir::new("events-problems");
     let (server, _, pro, free) = start(&dir, Duration::from_secs(15));

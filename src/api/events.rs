@@ -191,8 +191,10 @@ fn prepare<B>(
     }
     let log = state.events.clone().ok_or(Problem::EventsUnavailable)?;
     // Events between `after` and the oldest kept were removed: resuming would miss them.
+    // An `after` past the last id is no cursor of this log (another data directory, or
+    // one that was reset): waiting for ids to pass it would miss everything until then.
     let oldest = log.first_id().unwrap_or(log.last_id() + 1);
-    if after > 0 && after.saturating_add(1) < oldest {
+    if after > 0 && (after.saturating_add(1) < oldest || after > log.last_id()) {
         return Err(Problem::CursorExpired { after, oldest });
     }
     Ok((

@@ -125,6 +125,16 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
             Store::with_snapshot(snapshot, None)
         }
     };
+    if let (Some(log), Some(loaded)) = (&events, store.load()) {
+        let served = loaded.snapshot.header().content_hash;
+        if log.last_snapshot().is_some_and(|last| last != served) {
+            eprintln!(
+                "tldsnap: event log: the last swap recorded went to another snapshot than \
+                 {}; changes made while the server was down have no events",
+                loaded.snapshot.header().hash_hex()
+            );
+        }
+    }
     // Every later swap records its events (fsynced) before the new snapshot serves.
     let store = Arc::new(match &events {
         Some(log) => store.observed(Arc::clone(log) as Arc<dyn SwapObserver>),

@@ -296,6 +296,11 @@ impl EventLog {
         self.last_id.subscribe()
     }
 
+    /// The content hash of the snapshot the last kept swap swapped in, if any.
+    pub fn last_snapshot(&self) -> Option<u128> {
+        read(&self.mem).swaps.last().map(|s| s.to)
+    }
+
     /// The swaps kept, oldest first.
     pub fn swaps(&self) -> Vec<Swap> {
         read(&self.mem).swaps.clone()

@@ -193,7 +193,8 @@ pub enum Problem {
     /// 503 `events_unavailable`: the server keeps no event log (no `--data-dir`).
     EventsUnavailable,
     /// 410 `cursor_expired`: events after `after` were removed by the retention, so
-    /// resuming there would miss some.
+    /// resuming there would miss some; or `after` is past the last event id (a cursor
+    /// of another data directory).
     CursorExpired {
         /// The `after` asked for.
         after: u64,
@@ -389,8 +390,9 @@ impl Problem {
                 without --data-dir), so it has no price-change events to serve"
                 .to_owned(),
             Problem::CursorExpired { after, oldest } => format!(
-                "events after {after} are no longer kept (the oldest is {oldest}); start again \
-                 from after=0 and reconcile with the prices endpoints"
+                "{after} is not a position this server can resume from (events after it were \
+                 removed by the retention, or it is past the last event id; the oldest kept \
+                 is {oldest}); start again from after=0 and reconcile with the prices endpoints"
             ),
         }
     }
