@@ -400,6 +400,119 @@ fn an_idle_stream_gets_heartbeats_and_is_not_closed_as_idle() {
     server.stop().unwrap();
 }
 
+/// The shipped real data (snapshots/source), built into `dir/name`, with `edit` applied
+/// to its prices.csv.
+fn real_snapshot(dir: &TempDir, name: &str, edit: impl Fn(&str) -> String) -> std::path::PathBuf {
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/source");
+    let src = dir.path(&format!("{name}.source"));
+    std::fs::create_dir_all(&src).unwrap();
+    for entry in std::fs::read_dir(&shipped).unwrap() {
+        let entry = entry.unwrap();
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let text = if entry.file_name() == "prices.csv" {
+            edit(&text)
+        } else {
+            text
+        };
+        std::fs::write(src.join(entry.file_name()), text).unwrap();
+    }
+    let out = dir.path(name);
+    tldsnap::build::build_dir(&src, &out, &tldsnap::build::BuildOptions::default()).unwrap();
+    out
+}
+
+/// The end-to-end case on the real data: serve the shipped snapshot, subscribe
+/// by SSE and by polling, swap in one whose prices differ in known ways — a price
+/// changed, a cheapest registrar made dearer (new cheapest), an offer removed (new
+/// cheapest), an offer added (new cheapest) — and receive exactly those events, in
+/// order, on both channels.
+#[test]
+fn real_data_known_changes_arrive_exactly_on_both_channels() {
+    let dir = TempDir::new("events-real");
+    let snap = real_snapshot(&dir, "served.snap", str::to_owned);
+    let shipped = tldsnap::build::default_snapshot().unwrap();
+    assert_eq!(
+        tldsnap::snapshot::Snapshot::open(&snap)
+            .unwrap()
+            .header()
+            .content_hash,
+        shipped.header().content_hash,
+        "the file is the shipped snapshot"
+    );
+    let edited = real_snapshot(&dir, "edited.snap", |prices| {
+        let replace = |text: String, from: &str, to: &str| {
+            assert!(text.contains(from), "{from}");
+            text.replace(from, to)
+        };
+        let mut p = prices.to_owned();
+        p = replace(
+            p,
+            "\ncom,spaceship,9.08,10.18,",
+            "\ncom,spaceship,9.58,10.18,",
+        );
+        p = replace(
+            p,
+            "\nnet,dreamhost,4.99,19.99,",
+            "\nnet,dreamhost,10.99,19.99,",
+        );
+        p = replace(
+            p,
+            "\nio,sav,26.99,51.99,,USD,2026-08-16T00:00:00.000Z,,,,,",
+            "",
+        );
+        p.push_str("org,nira,6.50,6.50,,USD,2026-11-01T00:00:00.000Z,,,,,\n");
+        p
+    });
+    let (keys, raw) = dir.keys();
+    let mut opts = Options::new(&snap, &keys);
+    opts.data_dir = Some(dir.path("data"));
+    let server = Server::start(opts);
+    let pro = raw["pro"].clone();
+    let mut sse = Sse::open(server.addr, "", &pro, None).unwrap();
+
+    publish(&edited, &snap);
+    server.state.store.reload().unwrap();
+
+    let want = [
+        (1, "price.changed", "com", "spaceship"),
+        (2, "offer.removed", "io", "sav"),
+        (3, "ranking.changed", "io", "porkbun"),
+        (4, "price.changed", "net", "dreamhost"),
+        (5, "ranking.changed", "net", "cloudflare"),
+        (6, "offer.added", "org", "nira"),
+        (7, "ranking.changed", "org", "nira"),
+    ];
+    let want: Vec<(u64, String, String, String)> = want
+        .iter()
+        .map(|(i, t, d, r)| (*i, t.to_string(), d.to_string(), r.to_string()))
+        .collect();
+    let streamed = sse.events(7);
+    assert_eq!(summary(&streamed), want);
+    let polled = server.get(EVENTS, Some(&pro)).json();
+    assert_eq!(
+        polled["events"].as_array().unwrap(),
+        &streamed.iter().map(|e| e.2.clone()).collect::<Vec<_>>()
+    );
+    let data = |i: usize| streamed[i].2["data"].clone();
+    assert_eq!(
+        data(0),
+        serde_json::json!({"tld":"com","registrar":"spaceship",
+            "old":{"register":9.08,"renew":10.18,"transfer":null},
+            "new":{"register":9.58,"renew":10.18,"transfer":null},
+            "percent_change":{"register":5.51,"renew":0.0,"transfer":null}})
+    );
+    assert_eq!(data(2)["previous_registrar"], "sav");
+    assert_eq!(data(3)["percent_change"]["register"], 120.24);
+    assert_eq!(data(4)["previous_registrar"], "dreamhost");
+    assert_eq!(data(4)["new"]["register"], 10.1);
+    assert_eq!(data(6)["previous_registrar"], "spaceship");
+    // Nothing else came: the next message is a heartbeat or the end, not an event.
+    server.stop().unwrap();
+    while let Some(m) = sse.next() {
+        assert!(!matches!(m, Message::Event { .. }), "unexpected {m:?}");
+    }
+}
+
 #[test]
 fn cursors_before_the_retention_or_past_the_log_are_refused() {
     let dir = TempDir::new("events-cursor");
