@@ -199,6 +199,9 @@ struct Writer {
     next_id: u64,
     /// (from, to) pairs recorded and not since superseded (see the module docs).
     seen: HashSet<(u128, u128)>,
+    /// The file handle is not the file at the path (a compaction could not reopen it):
+    /// appends are refused until the log is opened again.
+    broken: bool,
 }
 
 #[derive(Default)]
@@ -261,6 +264,7 @@ impl EventLog {
                 len: scan.good_len,
                 next_id,
                 seen,
+                broken: false,
             }),
             mem: RwLock::new(scan.mem),
             last_id: tokio::sync::watch::Sender::new(next_id - 1),
@@ -358,6 +362,14 @@ impl EventLog {
         if w.seen.contains(&(from, to)) {
             return Ok(w.next_id..w.next_id);
         }
+        if w.broken {
+            return Err(LogError::Io {
+                path: self.path.clone(),
+                source: std::io::Error::other(
+                    "the log file was rewritten but could not be reopened; restart the server",
+                ),
+            });
+        }
         let swap = Swap {
             from,
             to,
@@ -438,28 +450,37 @@ impl EventLog {
             path: self.path.clone(),
             source,
         };
+        // Only appends and compactions change the memory, and both hold the writer
+        // lock: the new file is built and written under a read lock, so readers go on.
         let mut bytes = header(w.next_id).to_vec();
-        let mut mem = write(&self.mem);
-        let first_kept = mem.swaps.get(keep_from).map_or(u64::MAX, |s| s.first_id);
-        let drop_events = mem.events.partition_point(|e| e.id < first_kept);
-        let mut events = mem.events[drop_events..].iter();
-        for s in &mem.swaps[keep_from..] {
-            let mut payload = Vec::new();
-            write_swap_line(s, &mut payload);
-            for e in events.by_ref().take(s.count as usize) {
-                payload.extend_from_slice(e.json.as_bytes());
-                payload.push(b'\n');
+        let drop_events = {
+            let mem = read(&self.mem);
+            let first_kept = mem.swaps.get(keep_from).map_or(u64::MAX, |s| s.first_id);
+            let drop_events = mem.events.partition_point(|e| e.id < first_kept);
+            let mut events = mem.events[drop_events..].iter();
+            for s in &mem.swaps[keep_from..] {
+                let mut payload = Vec::new();
+                write_swap_line(s, &mut payload);
+                for e in events.by_ref().take(s.count as usize) {
+                    payload.extend_from_slice(e.json.as_bytes());
+                    payload.push(b'\n');
+                }
+                bytes.extend_from_slice(&frame(&payload)?);
             }
-            bytes.extend_from_slice(&frame(&payload)?);
-        }
+            drop_events
+        };
         files::write_atomic_mode(&self.path, &bytes, Mode::Private).map_err(io)?;
         // The old inode is gone from the directory: write to the new file from now on.
+        // Until that works, appends are refused (they would go to the unlinked file).
+        w.broken = true;
         w.file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(&self.path)
             .map_err(io)?;
+        w.broken = false;
         w.len = bytes.len() as u64;
+        let mut mem = write(&self.mem);
         mem.swaps.drain(..keep_from);
         mem.events.drain(..drop_events);
         w.seen.clear();
