@@ -17,6 +17,7 @@
 //!        &ArchivedSnapshotData ──query──▶ response bodies (pure functions)
 //!        bodies ──api──▶ request handlers, with access (keys, plans, credits, rate limits)
 //!        handlers ──http::server──▶ hyper 1.x connections (limits, watchdog, drain)
+//!        store swap ──events──▶ diff of old and new, durable event log (before the new one serves)
 //! ```
 //!
 //! | floor | modules | role |
@@ -24,7 +25,7 @@
 //! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`] | compile, open, answer, swap |
-//! | service | [`access`], [`http`], [`api`] | who may ask how much; connections and HTTP plumbing; the request handlers |
+//! | service | [`access`], [`events`], [`http`], [`api`] | who may ask how much; price-change events; connections and HTTP plumbing; the request handlers |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
 #![deny(missing_docs)]
@@ -33,6 +34,7 @@ pub mod access;
 pub mod api;
 pub mod audit;
 pub mod build;
+pub mod events;
 pub mod files;
 pub mod http;
 pub mod import;

@@ -26,6 +26,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! A [`SwapObserver`] given to [`Store::observed`] is told about every swap before it
+//! happens, with the snapshot being served and the one about to replace it, and may
+//! refuse it (the price-change event log records each swap's events this way, durably,
+//! before the new snapshot serves). The store knows nothing of what the observer does.
+//!
 //! Replace a snapshot file by writing a new file and renaming it over the old one (as
 //! `tldsnap build` does), never by rewriting it in place: the served snapshot is
 //! memory-mapped, and rewriting the mapped file under it changes the bytes it reads.
@@ -62,6 +67,15 @@ impl fmt::Debug for Loaded {
     }
 }
 
+/// Told about every swap before it happens ([`Store::observed`]).
+pub trait SwapObserver: Send + Sync {
+    /// Called with the snapshot being served (`None` before the first) and the one
+    /// about to replace it, before any request can see the new one. Swaps are
+    /// serialised, so `old` is exactly what `new` replaces. An error refuses the swap:
+    /// the old snapshot keeps serving and the reload counts as failed.
+    fn before_swap(&self, old: Option<&Snapshot>, new: &Snapshot) -> Result<(), String>;
+}
+
 /// Why a reload did not swap a new snapshot in. The old snapshot (if any) keeps serving.
 #[derive(Debug)]
 pub enum ReloadError {
@@ -74,6 +88,8 @@ pub enum ReloadError {
         /// What was wrong with it.
         source: OpenError,
     },
+    /// The snapshot opened, but the swap observer refused it.
+    Refused(String),
 }
 
 impl fmt::Display for ReloadError {
@@ -85,6 +101,7 @@ impl fmt::Display for ReloadError {
             ReloadError::Open { path, source } => {
                 write!(f, "snapshot {} refused: {source}", path.display())
             }
+            ReloadError::Refused(why) => write!(f, "snapshot refused: {why}"),
         }
     }
 }
@@ -92,7 +109,7 @@ impl fmt::Display for ReloadError {
 impl std::error::Error for ReloadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ReloadError::NoPath => None,
+            ReloadError::NoPath | ReloadError::Refused(_) => None,
             ReloadError::Open { source, .. } => Some(source),
         }
     }
@@ -110,6 +127,11 @@ pub struct Store {
     /// Identity of the file version last tried (loaded or refused), so `watch` acts
     /// once per new version. Never taken by a request.
     tried: Mutex<Option<FileId>>,
+    /// Told before every swap; may refuse it.
+    observer: Option<Arc<dyn SwapObserver>>,
+    /// Serialises swaps (the observer must see the snapshot being replaced). Never
+    /// taken by a request.
+    swapping: Mutex<()>,
     successes: AtomicU64,
     failures: AtomicU64,
 }
@@ -133,6 +155,8 @@ impl Store {
             reloading: Mutex::new(()),
             reloading_async: tokio::sync::Mutex::new(()),
             tried: Mutex::new(None),
+            observer: None,
+            swapping: Mutex::new(()),
             successes: AtomicU64::new(0),
             failures: AtomicU64::new(0),
         }
@@ -141,8 +165,18 @@ impl Store {
     /// A store serving `snapshot`, reloading from `path` when given.
     pub fn with_snapshot(snapshot: Snapshot, path: Option<PathBuf>) -> Store {
         let store = Store::empty(path);
-        store.swap(snapshot);
+        store.current.store(Some(Arc::new(Loaded {
+            snapshot,
+            loaded_at_ms: now_ms(),
+        })));
         store
+    }
+
+    /// The same store, telling `observer` about every later swap before it happens
+    /// (the snapshot already loaded is not a swap).
+    pub fn observed(mut self, observer: Arc<dyn SwapObserver>) -> Store {
+        self.observer = Some(observer);
+        self
     }
 
     /// Opens the snapshot file at `path` and serves it; reloads read the same path.
@@ -170,15 +204,24 @@ impl Store {
         self.path.as_deref()
     }
 
-    /// Serves `snapshot` from now on; requests already running finish on the one they
-    /// took. Returns what is served now.
-    pub fn swap(&self, snapshot: Snapshot) -> Arc<Loaded> {
+    /// Serves `snapshot` from now on, once the observer (if any) accepted it; requests
+    /// already running finish on the one they took. Returns what is served now. The
+    /// observer may do blocking I/O: in async code, call this from a blocking thread
+    /// ([`Store::reload_async`] takes care of it).
+    pub fn swap(&self, snapshot: Snapshot) -> Result<Arc<Loaded>, ReloadError> {
+        let _one_at_a_time = lock(&self.swapping);
+        if let Some(observer) = &self.observer {
+            let old = self.current.load_full();
+            observer
+                .before_swap(old.as_ref().map(|l| &l.snapshot), &snapshot)
+                .map_err(ReloadError::Refused)?;
+        }
         let loaded = Arc::new(Loaded {
             snapshot,
             loaded_at_ms: now_ms(),
         });
         self.current.store(Some(Arc::clone(&loaded)));
-        loaded
+        Ok(loaded)
     }
 
     /// [`Store::reload`] for a server: the same checks and the same swap, but the content
@@ -206,7 +249,15 @@ impl Store {
             }
             Err(e) => Err(refused(e)),
         };
-        self.settle(opened)
+        // The observer may write and sync a file: off the async workers when it can be
+        // (a current-thread runtime has no other worker to hand requests to).
+        let multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi_thread && self.observer.is_some() {
+            tokio::task::block_in_place(|| self.settle(opened))
+        } else {
+            self.settle(opened)
+        }
     }
 
     /// Opens the store's file aside and, only if it opens and validates, swaps it in.
@@ -223,11 +274,11 @@ impl Store {
         self.settle(open_file(path))
     }
 
-    /// Swaps in a snapshot that opened, or counts a refusal; the old one keeps serving.
+    /// Swaps in a snapshot that opened and that the observer accepts, or counts a
+    /// refusal; the old one keeps serving.
     fn settle(&self, opened: Result<Snapshot, ReloadError>) -> Result<Arc<Loaded>, ReloadError> {
-        match opened {
-            Ok(snapshot) => {
-                let loaded = self.swap(snapshot);
+        match opened.and_then(|snapshot| self.swap(snapshot)) {
+            Ok(loaded) => {
                 self.successes.fetch_add(1, Relaxed);
                 Ok(loaded)
             }

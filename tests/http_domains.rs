@@ -18,6 +18,7 @@ fn server(dir: &TempDir) -> (Server, std::collections::BTreeMap<&'static str, St
         plans: TEST_PLANS,
         config: Config::default(),
         server: tldsnap::http::server::Config::default(),
+        data_dir: None,
     };
     (Server::start(opts), keys)
 }

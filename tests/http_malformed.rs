@@ -470,6 +470,61 @@ fn catalogue(key: &str) -> Vec<(String, Vec<u8>, Expect)> {
         FourxxOrClose,
     );
     domain_endpoints(key, &mut add);
+
+    // The event endpoints: parameters are checked before the plan, so the test key
+    // (whose plan has no events) still gets each parameter's 400.
+    for path in ["/api/v1/client/events", "/api/v1/client/events/stream"] {
+        for (name, q) in [
+            ("after negative", "?after=-1"),
+            ("after not a number", "?after=abc"),
+            ("after with sign", "?after=%2B5"),
+            ("after over u64", "?after=18446744073709551616"),
+            ("after empty", "?after="),
+            ("after twice", "?after=1&after=2"),
+            ("limit zero", "?limit=0"),
+            ("limit over max", "?limit=1001"),
+            ("types unknown", "?types=price"),
+            ("types empty", "?types="),
+            ("types empty item", "?types=price.changed,"),
+            ("tlds empty", "?tlds="),
+            ("tlds malformed", "?tlds=a..b"),
+            ("registrars empty", "?registrars="),
+            ("registrars malformed", "?registrars=no%20way"),
+            ("bad escape", "?types=%zz"),
+        ] {
+            add(
+                &format!("{path} {name}"),
+                get_key(&format!("{path}{q}"), key),
+                BAD,
+            );
+        }
+        add(
+            &format!("{path} bad Last-Event-ID"),
+            format!(
+                "GET {path} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nLast-Event-ID: 1e3\r\nConnection: close\r\n\r\n"
+            )
+            .into_bytes(),
+            BAD,
+        );
+        add(
+            &format!("{path} without a key"),
+            get(path),
+            Problem(401, "missing_api_key"),
+        );
+        add(
+            &format!("{path} on a plan without events"),
+            get_key(path, key),
+            Problem(403, "events_not_in_plan"),
+        );
+        add(
+            &format!("{path} POST"),
+            format!(
+                "POST {path} HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
+            .into_bytes(),
+            Problem(405, "method_not_allowed"),
+        );
+    }
     c
 }
 

@@ -1,12 +1,15 @@
 //! Plans: what a caller may use (contract section 5, seed sections 5 and 8).
 //!
-//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day |
-//! |---|---|---|---|---|---|---|
-//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 | 500 domains | 5 |
-//! | basic | 1,000 | 5 / 20 | all | 5 | 1,000 domains | unlimited |
-//! | pro | 10,000 | 20 / 100 | all | all | 2,000 domains | unlimited |
-//! | enterprise | 1,000,000 | 100 / 1000 | all | all | 10,000 domains | unlimited |
-//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 | 500 domains | 5 |
+//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day | events |
+//! |---|---|---|---|---|---|---|---|
+//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 | 500 domains | 5 | no |
+//! | basic | 1,000 | 5 / 20 | all | 5 | 1,000 domains | unlimited | yes |
+//! | pro | 10,000 | 20 / 100 | all | all | 2,000 domains | unlimited | yes |
+//! | enterprise | 1,000,000 | 100 / 1000 | all | all | 10,000 domains | unlimited | yes |
+//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 | 500 domains | 5 | no |
+//!
+//! "events" is the price-change events (polling and streaming, `docs/EVENTS.md`): every
+//! paid plan has them.
 //!
 //! `public` is the plan of unauthenticated calls to the public variants. An operator may
 //! override any plan, or add one, with a JSON plans file ([`Plans::load`]).
@@ -53,6 +56,8 @@ pub struct Plan {
     pub audit_limit: u32,
     /// Domain searches per UTC day (`None`: unlimited; spec 8: free 5).
     pub searches_per_day: Option<u32>,
+    /// Whether the plan may read price-change events (`docs/EVENTS.md`).
+    pub events: bool,
 }
 
 /// The audit limit and daily searches of a plan the plans file does not give them for:
@@ -65,6 +70,12 @@ fn default_extras(name: &str) -> (u32, Option<u32>) {
         "enterprise" => (10_000, None),
         _ => (500, Some(5)),
     }
+}
+
+/// Whether a plan the plans file does not say it for has price-change events: the
+/// default plan of the same name's (every paid plan), else the free plan's (none).
+fn default_events(name: &str) -> bool {
+    matches!(name, "basic" | "pro" | "enterprise")
 }
 
 impl Plan {
@@ -102,6 +113,7 @@ impl Plan {
             registrar_list_limit: list,
             audit_limit,
             searches_per_day,
+            events: default_events(name),
         }
     }
 }
@@ -138,7 +150,7 @@ impl Default for Plans {
     }
 }
 
-const FIELDS: [&str; 7] = [
+const FIELDS: [&str; 8] = [
     "credits_per_month",
     "rate_per_second",
     "burst",
@@ -146,17 +158,18 @@ const FIELDS: [&str; 7] = [
     "registrar_list_limit",
     "audit_limit",
     "searches_per_day",
+    "events",
 ];
 
 /// The fields a plan in a plans file may leave out (files written before issue 13).
-const OPTIONAL_FIELDS: [&str; 2] = ["audit_limit", "searches_per_day"];
+const OPTIONAL_FIELDS: [&str; 3] = ["audit_limit", "searches_per_day", "events"];
 
 impl Plans {
     /// The default plans with the plans named in the JSON file at `path` replaced (or
     /// added). Every field of a named plan is required but `audit_limit` (most domains
-    /// per portfolio audit, at least 1) and `searches_per_day` (`null`: unlimited), which
-    /// default to the default plan of the same name's, else the free plan's; `null`
-    /// means unlimited:
+    /// per portfolio audit, at least 1), `searches_per_day` (`null`: unlimited) and
+    /// `events` (`true` or `false`), which default to the default plan of the same
+    /// name's, else the free plan's; `null` means unlimited:
     ///
     /// ```json
     /// {"enterprise": {"credits_per_month": 1000000, "rate_per_second": 100, "burst": 1000,
@@ -254,6 +267,11 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
             ));
         }
     }
+    let events = match obj.get("events") {
+        None => default_events(name),
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(_) => return Err("field \"events\" must be true or false".into()),
+    };
     let field = |f: &str| {
         obj.get(f).ok_or_else(|| {
             format!(
@@ -320,6 +338,7 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         registrar_list_limit: list.map(|l| l as u32),
         audit_limit,
         searches_per_day,
+        events,
     })
 }
 
@@ -402,6 +421,11 @@ mod tests {
             let err = Plans::from_json(&format!(r#"{{"x": {{{old}, {patch}}}}}"#)).unwrap_err();
             assert!(err.contains(want), "{patch}: {err}");
         }
+        let events: Vec<bool> = ["free", "basic", "pro", "enterprise", "public"]
+            .iter()
+            .map(|n| p.get(n).unwrap().events)
+            .collect();
+        assert_eq!(events, [false, true, true, true, false]);
     }
 
     #[test]
@@ -427,6 +451,25 @@ mod tests {
         assert_eq!(pro.registrar_list_limit, Some(3));
         assert_eq!(p.get("trial").unwrap().credits_per_month, Some(7));
         assert_eq!(p.get("free").unwrap().credits_per_month, Some(50));
+        // `events` may be left out: the default plan's value, false for a new plan.
+        assert!(pro.events);
+        assert!(!p.get("trial").unwrap().events);
+        let p = Plans::from_json(
+            r#"{"free": {"credits_per_month": 1, "rate_per_second": 1, "burst": 1,
+                         "tlds": "free", "registrar_list_limit": 1, "events": true},
+                "pro": {"credits_per_month": 1, "rate_per_second": 1, "burst": 1,
+                        "tlds": "all", "registrar_list_limit": 1, "events": false}}"#,
+        )
+        .unwrap();
+        assert!(p.get("free").unwrap().events && !p.get("pro").unwrap().events);
+        assert!(
+            Plans::from_json(
+                r#"{"pro": {"credits_per_month": 1, "rate_per_second": 1, "burst": 1,
+                            "tlds": "all", "registrar_list_limit": 1, "events": "yes"}}"#
+            )
+            .unwrap_err()
+            .contains("\"events\" must be true or false")
+        );
     }
 
     #[test]

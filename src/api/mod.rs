@@ -20,6 +20,7 @@
 //! | [`catalogue`] | history, overview, the TLD catalogue, the registrars |
 //! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
+//! | [`events`] | price-change events: polling and Server-Sent Events |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
 //! [`dispatch`], and a file here.
@@ -48,6 +49,7 @@ use crate::store::{Loaded, Store};
 
 pub mod catalogue;
 pub mod domains;
+pub mod events;
 pub mod ops;
 pub mod prices;
 
@@ -79,6 +81,8 @@ pub struct Config {
     /// Largest header section answered (names + values); larger gets 431. Default
     /// 16 KiB.
     pub max_header_bytes: usize,
+    /// Silence after which an event stream sends a heartbeat comment. Default 15 s.
+    pub event_heartbeat: std::time::Duration,
 }
 
 impl Default for Config {
@@ -87,6 +91,7 @@ impl Default for Config {
             public_url: DEFAULT_PUBLIC_URL.to_owned(),
             max_url_bytes: 8 * 1024,
             max_header_bytes: 16 * 1024,
+            event_heartbeat: std::time::Duration::from_secs(15),
         }
     }
 }
@@ -130,6 +135,10 @@ pub struct State {
     pub metrics: Metrics,
     /// Settings.
     pub config: Config,
+    /// The price-change event log, when the server keeps one (`--data-dir`).
+    pub events: Option<Arc<crate::events::EventLog>>,
+    /// Raised when the server starts draining: open event streams end.
+    streams_closing: tokio::sync::watch::Sender<bool>,
     /// Size of each route's last answer, to reserve the next body buffer in one go.
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
 }
@@ -144,8 +153,16 @@ impl State {
             access,
             metrics: Metrics::new(),
             config,
+            events: None,
+            streams_closing: tokio::sync::watch::Sender::new(false),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
         }
+    }
+
+    /// The same state, serving the price-change events of `log`.
+    pub fn with_events(mut self, log: Arc<crate::events::EventLog>) -> State {
+        self.events = Some(log);
+        self
     }
 
     /// A buffer for the answer of `route`, sized from its previous answer.
@@ -209,6 +226,11 @@ impl Handler for State {
 
     fn event(&self, event: ConnectionEvent) {
         self.metrics.connection_event(event);
+    }
+
+    fn draining(&self) {
+        // Event streams never finish by themselves: end them so the drain completes.
+        self.streams_closing.send_replace(true);
     }
 }
 
@@ -277,6 +299,12 @@ async fn dispatch(
         RouteId::Readyz => return (Some(route), ops::readyz(state)),
         RouteId::Metrics => return (Some(route), ops::metrics(state)),
         RouteId::OpenApi => return (Some(route), ops::openapi()),
+        RouteId::ClientEvents => {
+            return (Some(route), events::poll(state, &req, route, conn).await);
+        }
+        RouteId::ClientEventsStream => {
+            return (Some(route), events::stream(state, &req, route, conn).await);
+        }
         RouteId::ClientCheapest => Cheapest(Shape::Client),
         RouteId::PublicCheapest => Cheapest(Shape::Public),
         RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => Prices,

@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod audit;
 mod build;
+mod diff;
 mod import;
 mod inspect;
 mod keys;
@@ -29,6 +30,8 @@ enum Command {
     Build(build::Args),
     /// Print a snapshot's header, counts and per-registrar coverage.
     Inspect(inspect::Args),
+    /// List the price-change events between two snapshots.
+    Diff(diff::Args),
     /// Print the body the API would serve for a query.
     #[command(subcommand)]
     Query(query::Command),
@@ -47,6 +50,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Import(args) => import::run(args),
         Command::Build(args) => build::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Query(cmd) => query::run(cmd),
         Command::Serve(args) => serve::run(args),
         Command::Keys(cmd) => keys::run(cmd),

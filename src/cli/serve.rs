@@ -23,8 +23,9 @@ use tldsnap::access::clock::SystemClock;
 use tldsnap::access::plans::Plans;
 use tldsnap::access::{Access, AccessConfig};
 use tldsnap::api::{self, DEFAULT_PUBLIC_URL, State, validate_public_url};
+use tldsnap::events::EventLog;
 use tldsnap::http::server;
-use tldsnap::store::{Loaded, ReloadError, Store};
+use tldsnap::store::{Loaded, ReloadError, Store, SwapObserver};
 
 /// Arguments of `tldsnap serve`.
 #[derive(clap::Args)]
@@ -44,10 +45,14 @@ pub struct Args {
     /// Plans file (JSON) overriding the plans it names.
     #[arg(long, value_name = "FILE")]
     plans: Option<PathBuf>,
-    /// Directory where monthly usage (credits spent) is kept across restarts. Without
-    /// it, and without --usage-store, usage is held in memory only.
+    /// Directory where monthly usage (credits spent) is kept across restarts, and the
+    /// price-change event log (events.log). Without it, and without --usage-store, usage
+    /// is held in memory only, and no events are recorded or served.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// Days a price-change event is kept in the event log.
+    #[arg(long, value_name = "DAYS", default_value_t = 90, value_parser = clap::value_parser!(u64).range(1..=36_500))]
+    event_retention_days: u64,
     /// Shared usage store for several replicas, e.g. redis://127.0.0.1:6379.
     #[arg(long, value_name = "URL")]
     usage_store: Option<String>,
@@ -95,7 +100,22 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         Some(path) => Plans::load(path)?,
         None => Plans::default(),
     };
-    let store = Arc::new(match &args.snapshot {
+    let events = match &args.data_dir {
+        Some(dir) => {
+            let retention_ms =
+                i64::try_from(args.event_retention_days)? * tldsnap::time::MS_PER_DAY;
+            let log = EventLog::open(dir, retention_ms, Arc::new(SystemClock))?;
+            if log.dropped_on_open() > 0 {
+                eprintln!(
+                    "tldsnap: event log: dropped a torn last record ({} bytes) left by a crash",
+                    log.dropped_on_open()
+                );
+            }
+            Some(Arc::new(log))
+        }
+        None => None,
+    };
+    let store = match &args.snapshot {
         Some(path) => Store::open(path.clone())?,
         None => {
             let snapshot = tokio::task::spawn_blocking(tldsnap::build::default_snapshot)
@@ -104,6 +124,21 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
                 .map_err(|e| format!("the built-in snapshot could not be built: {e}"))?;
             Store::with_snapshot(snapshot, None)
         }
+    };
+    if let (Some(log), Some(loaded)) = (&events, store.load()) {
+        let served = loaded.snapshot.header().content_hash;
+        if log.last_snapshot().is_some_and(|last| last != served) {
+            eprintln!(
+                "tldsnap: event log: the last swap recorded went to another snapshot than \
+                 {}; changes made while the server was down have no events",
+                loaded.snapshot.header().hash_hex()
+            );
+        }
+    }
+    // Every later swap records its events (fsynced) before the new snapshot serves.
+    let store = Arc::new(match &events {
+        Some(log) => store.observed(Arc::clone(log) as Arc<dyn SwapObserver>),
+        None => store,
     });
     let access = Arc::new(
         Access::new(AccessConfig {
@@ -136,7 +171,11 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         idle_timeout: Duration::from_secs(args.header_timeout),
         ..server::Config::default()
     };
-    let state = Arc::new(State::new(Arc::clone(&store), Arc::clone(&access), config));
+    let state = State::new(Arc::clone(&store), Arc::clone(&access), config);
+    let state = Arc::new(match &events {
+        Some(log) => state.with_events(Arc::clone(log)),
+        None => state,
+    });
 
     if let Some(loaded) = store.load() {
         eprintln!("tldsnap: serving {}", describe(&loaded, store.path()));

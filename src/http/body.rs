@@ -1,5 +1,6 @@
 //! The response body: one chunk, either shared bytes (static or reference-counted) or a
-//! buffer the query layer just wrote, handed to hyper as it is.
+//! buffer the query layer just wrote, handed to hyper as it is; or, for the one answer
+//! that is not complete when it starts (an event stream), chunks from a channel.
 //!
 //! `http_body_util::Full<Bytes>` would do, but turning the query's `Vec<u8>` into
 //! `Bytes` allocates a second block (the shared header that `Bytes` keeps for a vector
@@ -13,9 +14,22 @@ use std::task::{Context, Poll};
 use bytes::{Buf, Bytes};
 use hyper::body::{Frame, SizeHint};
 
-/// A complete response body, sent as one data frame.
+/// A response body: complete, sent as one data frame, or streamed ([`Body::channel`]).
 #[derive(Debug, Default)]
-pub struct Body(Option<Chunk>);
+pub struct Body(Option<Chunk>, Option<Streamed>);
+
+/// The streamed part of a [`Body`]: chunks as they are produced, and whatever must live
+/// exactly as long as the body ([`Body::with_guard`]).
+struct Streamed {
+    chunks: tokio::sync::mpsc::Receiver<Vec<u8>>,
+    _guard: Option<Box<dyn Send + Sync>>,
+}
+
+impl std::fmt::Debug for Streamed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streamed").finish_non_exhaustive()
+    }
+}
 
 /// The bytes of a [`Body`].
 #[derive(Debug)]
@@ -32,27 +46,54 @@ pub enum Chunk {
 }
 
 impl Body {
-    /// The bytes, as a slice (empty once hyper has taken them).
+    /// The bytes, as a slice (empty once hyper has taken them, and for a stream).
     pub fn bytes(&self) -> &[u8] {
         self.0.as_ref().map_or(&[], |c| c.chunk())
+    }
+
+    /// A body sent in chunks as they arrive on `chunks`, ending when every sender is
+    /// dropped. Sent with chunked transfer encoding; each chunk is flushed as it comes.
+    pub fn channel(chunks: tokio::sync::mpsc::Receiver<Vec<u8>>) -> Body {
+        Body(
+            None,
+            Some(Streamed {
+                chunks,
+                _guard: None,
+            }),
+        )
+    }
+
+    /// Whether the body is streamed: the answer is not complete when the response starts.
+    pub fn is_streamed(&self) -> bool {
+        self.1.is_some()
+    }
+
+    /// Keeps `guard` alive until the body is dropped: when hyper has sent all of it, or
+    /// the connection ended first. Only for streamed bodies (a complete body is dropped
+    /// as soon as it is written, which the caller knows already).
+    pub fn with_guard(mut self, guard: impl Send + Sync + 'static) -> Body {
+        if let Some(streamed) = &mut self.1 {
+            streamed._guard = Some(Box::new(guard));
+        }
+        self
     }
 }
 
 impl From<Vec<u8>> for Body {
     fn from(buf: Vec<u8>) -> Body {
-        Body(Some(Chunk::Owned { buf, pos: 0 }))
+        Body(Some(Chunk::Owned { buf, pos: 0 }), None)
     }
 }
 
 impl From<Bytes> for Body {
     fn from(bytes: Bytes) -> Body {
-        Body(Some(Chunk::Shared(bytes)))
+        Body(Some(Chunk::Shared(bytes)), None)
     }
 }
 
 impl From<&'static [u8]> for Body {
     fn from(bytes: &'static [u8]) -> Body {
-        Body(Some(Chunk::Shared(Bytes::from_static(bytes))))
+        Body(Some(Chunk::Shared(Bytes::from_static(bytes))), None)
     }
 }
 
@@ -88,16 +129,25 @@ impl hyper::body::Body for Body {
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
+        cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Chunk>, Infallible>>> {
+        if let Some(streamed) = &mut self.1 {
+            return streamed
+                .chunks
+                .poll_recv(cx)
+                .map(|chunk| chunk.map(|buf| Ok(Frame::data(Chunk::Owned { buf, pos: 0 }))));
+        }
         Poll::Ready(self.0.take().map(|c| Ok(Frame::data(c))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.0.as_ref().is_none_or(|c| c.remaining() == 0)
+        self.1.is_none() && self.0.as_ref().is_none_or(|c| c.remaining() == 0)
     }
 
     fn size_hint(&self) -> SizeHint {
+        if self.1.is_some() {
+            return SizeHint::default();
+        }
         SizeHint::with_exact(self.0.as_ref().map_or(0, |c| c.remaining() as u64))
     }
 }
@@ -124,6 +174,28 @@ mod tests {
             let collected = body.collect().await.unwrap().to_bytes();
             assert_eq!(&collected[..], want);
         }
+    }
+
+    #[tokio::test]
+    async fn a_channel_body_sends_chunks_until_the_senders_are_gone_then_drops_its_guard() {
+        struct Guard(std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Guard {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (tx, rx) = tokio::sync::mpsc::channel(2);
+        let body = Body::channel(rx).with_guard(Guard(dropped.clone()));
+        assert!(body.is_streamed());
+        assert_eq!(hyper::body::Body::size_hint(&body).exact(), None);
+        assert!(!hyper::body::Body::is_end_stream(&body));
+        tx.send(b"one ".to_vec()).await.unwrap();
+        tx.send(b"two".to_vec()).await.unwrap();
+        drop(tx);
+        let collected = body.collect().await.unwrap().to_bytes();
+        assert_eq!(&collected[..], b"one two");
+        assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     #[test]

@@ -231,6 +231,42 @@ fn operation(id: RouteId) -> Value {
             "responses": { "200": { "description": "Prometheus text exposition format 0.0.4.",
                 "content": { "text/plain": { "schema": { "type": "string" } } } } }
         }),
+        RouteId::ClientEvents => json!({
+            "operationId": "clientEvents",
+            "summary": "Price-change events (polling)",
+            "description": "Events with an id above `after`, oldest first, filtered by `tlds`, `registrars` and `types`, at most `limit`. Continue with `after=next_after`. One credit per call. Paid plans only (403 events_not_in_plan); 410 cursor_expired when events after `after` were removed by the retention. See docs/EVENTS.md.",
+            "security": keyed,
+            "parameters": events_parameters(),
+            "responses": {
+                "200": ok("EventPage", "A page of events."),
+                "400": { "$ref": "#/components/responses/BadRequest" },
+                "401": { "$ref": "#/components/responses/Unauthorized" },
+                "403": problem_response("The plan does not include events.", &["events_not_in_plan"], json!({})),
+                "410": problem_response("Events after `after` are no longer kept.", &["cursor_expired"], json!({})),
+                "429": { "$ref": "#/components/responses/TooManyRequests" },
+                "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
+            }
+        }),
+        RouteId::ClientEventsStream => json!({
+            "operationId": "clientEventsStream",
+            "summary": "Price-change events (Server-Sent Events)",
+            "description": "A text/event-stream of the same events as the polling endpoint, with the same filters: every event as `id: <id>`, `event: <type>`, `data: <event JSON>`. Resume with the Last-Event-ID header (or `after`): nothing is missed or repeated. A comment line (`: heartbeat`) every 15 s of silence. The stream ends cleanly when the server shuts down; reconnect with Last-Event-ID. One credit per stream opened.",
+            "security": keyed,
+            "parameters": events_parameters(),
+            "responses": {
+                "200": {
+                    "description": "The event stream.",
+                    "headers": meter_headers(),
+                    "content": { "text/event-stream": { "schema": { "type": "string" } } }
+                },
+                "400": { "$ref": "#/components/responses/BadRequest" },
+                "401": { "$ref": "#/components/responses/Unauthorized" },
+                "403": problem_response("The plan does not include events.", &["events_not_in_plan"], json!({})),
+                "410": problem_response("Events after `after` are no longer kept.", &["cursor_expired"], json!({})),
+                "429": { "$ref": "#/components/responses/TooManyRequests" },
+                "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
+            }
+        }),
         RouteId::OpenApi => json!({
             "operationId": "openapi",
             "summary": "This document",
@@ -312,6 +348,17 @@ fn operation(id: RouteId) -> Value {
         }),
     );
     op
+}
+
+/// The query parameters of both event endpoints.
+fn events_parameters() -> Value {
+    json!([
+        { "name": "after", "in": "query", "required": false, "description": "Only events with a larger id (default 0: every event kept). The Last-Event-ID header, when sent, takes its place.", "schema": { "type": "integer", "minimum": 0 } },
+        { "name": "tlds", "in": "query", "required": false, "description": "Only events of these TLDs (comma-separated, up to 100).", "schema": { "type": "string" } },
+        { "name": "registrars", "in": "query", "required": false, "description": "Only events of these registrars (comma-separated keys, up to 100); a ranking.changed matches its new or its previous cheapest.", "schema": { "type": "string" } },
+        { "name": "types", "in": "query", "required": false, "description": "Only these event types (comma-separated).", "schema": { "type": "string", "example": "price.changed,ranking.changed" } },
+        { "name": "limit", "in": "query", "required": false, "description": "Most events in a page (polling only), 1 to 1000.", "schema": { "type": "integer", "minimum": 1, "maximum": 1000, "default": 100 } }
+    ])
 }
 
 /// Adds the members of `extra` that `into` lacks.
@@ -658,6 +705,7 @@ fn components_base() -> Value {
         }
     });
     merge(&mut c["schemas"], catalogue_schemas());
+    merge(&mut c["schemas"], event_schemas());
     c
 }
 
@@ -784,6 +832,52 @@ fn catalogue_schemas() -> Value {
                                 "last_updated": { "type": "string", "format": "date-time" },
                                 "members_only": { "type": "array", "items": { "type": "string" } } } } },
                         "meta": { "$ref": "#/components/schemas/PageMeta" } } } ]
+            }
+    })
+}
+
+/// The schemas of the event endpoints.
+fn event_schemas() -> Value {
+    json!({
+            "EventPage": {
+                "type": "object", "required": ["events", "next_after", "has_more"],
+                "properties": {
+                    "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } },
+                    "next_after": { "type": "integer", "description": "The `after` of the next call: the last event id looked at (filtered-out events included)." },
+                    "has_more": { "type": "boolean", "description": "More events after `next_after` exist now." }
+                }
+            },
+            "Prices": {
+                "type": "object", "required": ["register", "renew", "transfer"],
+                "properties": {
+                    "register": { "type": ["number", "null"], "minimum": 0 },
+                    "renew": { "type": ["number", "null"], "minimum": 0 },
+                    "transfer": { "type": ["number", "null"], "minimum": 0 }
+                }
+            },
+            "Event": {
+                "type": "object", "required": ["id", "type", "timestamp", "snapshot", "data"],
+                "description": "One price change, as the log records it and every channel delivers it (docs/EVENTS.md).",
+                "properties": {
+                    "id": { "type": "integer", "minimum": 1, "description": "Increases by one per event, never reused." },
+                    "type": { "enum": ["price.changed", "offer.added", "offer.removed", "ranking.changed"] },
+                    "timestamp": { "type": "string", "format": "date-time", "description": "When the snapshot swap that produced it was recorded." },
+                    "snapshot": { "type": "object", "required": ["from", "to"], "properties": {
+                        "from": { "type": "string", "pattern": "^[0-9a-f]{32}$" },
+                        "to": { "type": "string", "pattern": "^[0-9a-f]{32}$" } } },
+                    "data": {
+                        "type": "object", "required": ["tld", "registrar", "old", "new"],
+                        "properties": {
+                            "tld": { "type": "string" },
+                            "registrar": { "type": ["string", "null"], "description": "The registrar; for ranking.changed the new cheapest (null: nobody sells the TLD now)." },
+                            "previous_registrar": { "type": ["string", "null"], "description": "ranking.changed only: the previous cheapest (null: nobody sold it)." },
+                            "old": { "oneOf": [ { "$ref": "#/components/schemas/Prices" }, { "type": "null" } ] },
+                            "new": { "oneOf": [ { "$ref": "#/components/schemas/Prices" }, { "type": "null" } ] },
+                            "percent_change": { "type": "object", "description": "price.changed only: percent, two decimals; null when a side is not offered or the old price is 0.",
+                                "properties": { "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] } } }
+                        }
+                    }
+                }
             }
     })
 }

@@ -474,6 +474,31 @@ fn is_registrar_key(key: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
 }
 
+/// A whole-number parameter in `min..=max`: plain decimal digits (no sign, spaces or
+/// exponent); `default` when absent.
+pub fn integer(
+    name: &'static str,
+    value: Option<&str>,
+    min: u64,
+    max: u64,
+    default: u64,
+) -> Result<u64, Problem> {
+    let Some(value) = value else {
+        return Ok(default);
+    };
+    // `u64::from_str` would also take a leading '+': digits only, checked first. Too
+    // many digits fail to parse, like any other value out of range.
+    let n = (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| value.parse::<u64>().ok())
+        .flatten()
+        .filter(|n| (min..=max).contains(n));
+    n.ok_or_else(|| Problem::InvalidParameter {
+        name,
+        value: Some(echo(value)),
+        reason: format!("must be an integer from {min} to {max}"),
+    })
+}
+
 /// A boolean parameter: exactly `true` or `false`; `default` when absent.
 pub fn boolean(name: &'static str, value: Option<&str>, default: bool) -> Result<bool, Problem> {
     match value {

@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 const ECHO_MAX_CHARS: usize = 100;
 
 /// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 20] = [
+pub const CODES: [&str; 23] = [
     "missing_parameter",
     "invalid_parameter",
     "too_many_values",
@@ -58,6 +58,9 @@ pub const CODES: [&str; 20] = [
     "not_ready",
     "too_many_connections",
     "server_busy",
+    "events_not_in_plan",
+    "events_unavailable",
+    "cursor_expired",
 ];
 
 /// Every error the API can answer with, one variant per situation.
@@ -184,6 +187,22 @@ pub enum Problem {
         /// Seconds until the next UTC midnight.
         retry_after_secs: u64,
     },
+    /// 403 `events_not_in_plan`: the caller's plan does not include price-change events.
+    EventsNotInPlan {
+        /// The caller's plan.
+        plan: String,
+    },
+    /// 503 `events_unavailable`: the server keeps no event log (no `--data-dir`).
+    EventsUnavailable,
+    /// 410 `cursor_expired`: events after `after` were removed by the retention, so
+    /// resuming there would miss some; or `after` is past the last event id (a cursor
+    /// of another data directory).
+    CursorExpired {
+        /// The `after` asked for.
+        after: u64,
+        /// The oldest event id still kept (the log's next id when none is kept).
+        oldest: u64,
+    },
 }
 
 impl Problem {
@@ -201,7 +220,8 @@ impl Problem {
             Problem::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Problem::DailyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
             Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
-            Problem::TldNotInPlan { .. } => StatusCode::FORBIDDEN,
+            Problem::TldNotInPlan { .. } | Problem::EventsNotInPlan { .. } => StatusCode::FORBIDDEN,
+            Problem::CursorExpired { .. } => StatusCode::GONE,
             Problem::NotFound | Problem::UnknownTld { .. } | Problem::UnknownRegistrar { .. } => {
                 StatusCode::NOT_FOUND
             }
@@ -212,7 +232,9 @@ impl Problem {
                 StatusCode::TOO_MANY_REQUESTS
             }
             Problem::TooManyConnections => StatusCode::TOO_MANY_REQUESTS,
-            Problem::NotReady | Problem::ServerBusy => StatusCode::SERVICE_UNAVAILABLE,
+            Problem::NotReady | Problem::ServerBusy | Problem::EventsUnavailable => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
@@ -241,6 +263,9 @@ impl Problem {
             Problem::TooManyDomains { .. } => "too_many_domains",
             Problem::UnsupportedMediaType { .. } => "unsupported_media_type",
             Problem::DailyLimit { .. } => "daily_limit",
+            Problem::EventsNotInPlan { .. } => "events_not_in_plan",
+            Problem::EventsUnavailable => "events_unavailable",
+            Problem::CursorExpired { .. } => "cursor_expired",
         }
     }
 
@@ -269,6 +294,9 @@ impl Problem {
             Problem::TooManyDomains { .. } => "Too many domains",
             Problem::UnsupportedMediaType { .. } => "Unsupported media type",
             Problem::DailyLimit { .. } => "Daily limit reached",
+            Problem::EventsNotInPlan { .. } => "Events not in plan",
+            Problem::EventsUnavailable => "Events unavailable",
+            Problem::CursorExpired { .. } => "Cursor expired",
         }
     }
 
@@ -367,6 +395,18 @@ impl Problem {
             } => format!(
                 "this key's {limit} domain searches of today (UTC) are used; they renew in \
                  {retry_after_secs} s, at midnight UTC"
+            ),
+            Problem::EventsNotInPlan { plan } => format!(
+                "the {plan} plan does not include price-change events; every paid plan (basic, \
+                 pro, enterprise) does"
+            ),
+            Problem::EventsUnavailable => "this server keeps no event log (it was started \
+                without --data-dir), so it has no price-change events to serve"
+                .to_owned(),
+            Problem::CursorExpired { after, oldest } => format!(
+                "{after} is not a position this server can resume from (events after it were \
+                 removed by the retention, or it is past the last event id; the oldest kept \
+                 is {oldest}); start again from after=0 and reconcile with the prices endpoints"
             ),
         }
     }
@@ -469,7 +509,16 @@ impl Problem {
                 num("limit", u64::from(*limit), &mut out);
                 num("retry_after", *retry_after_secs, &mut out);
             }
+            Problem::EventsNotInPlan { plan } => {
+                member("plan", &mut out);
+                write_str(plan, &mut out);
+            }
+            Problem::CursorExpired { after, oldest } => {
+                num("after", *after, &mut out);
+                num("oldest_id", *oldest, &mut out);
+            }
             Problem::MissingApiKey
+            | Problem::EventsUnavailable
             | Problem::InvalidApiKey
             | Problem::NotFound
             | Problem::NotReady
@@ -700,6 +749,14 @@ mod tests {
                 limit: 5,
                 retry_after_secs: 60,
             },
+            Problem::EventsNotInPlan {
+                plan: "free".into(),
+            },
+            Problem::EventsUnavailable,
+            Problem::CursorExpired {
+                after: 3,
+                oldest: 10,
+            },
         ]
     }
 
@@ -747,7 +804,10 @@ mod tests {
             assert!(doc["detail"].as_str().is_some_and(|t| !t.is_empty()));
             assert!(
                 p.status().is_client_error()
-                    || matches!(p, Problem::NotReady | Problem::ServerBusy)
+                    || matches!(
+                        p,
+                        Problem::NotReady | Problem::ServerBusy | Problem::EventsUnavailable
+                    )
             );
             let resp = p.clone().into_response();
             assert_eq!(resp.status(), p.status());

@@ -55,10 +55,14 @@ pub enum RouteId {
     DomainsLookup,
     /// `GET /api/v1/client/domains/search`
     DomainsSearch,
+    /// `GET /api/v1/client/events`
+    ClientEvents,
+    /// `GET /api/v1/client/events/stream`
+    ClientEventsStream,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 22;
+pub const ROUTE_COUNT: usize = 24;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -76,6 +80,9 @@ pub struct Route {
 /// The methods of a read-only route. HEAD is GET without the body (hyper drops it and
 /// keeps `content-length`).
 pub const GET_HEAD: &str = "GET, HEAD";
+
+/// The methods of a streamed route: HEAD would open a stream to send no body of.
+pub const GET: &str = "GET";
 
 /// The methods of a route that takes a request body.
 pub const POST: &str = "POST";
@@ -213,6 +220,18 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         path: "/api/v1/client/domains/search",
         requires_key: true,
         allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::ClientEvents,
+        path: "/api/v1/client/events",
+        requires_key: true,
+        allow: GET_HEAD,
+    },
+    Route {
+        id: RouteId::ClientEventsStream,
+        path: "/api/v1/client/events/stream",
+        requires_key: true,
+        allow: GET,
     },
 ];
 

@@ -173,6 +173,12 @@ pub trait Handler: Send + Sync + 'static {
     fn event(&self, event: ConnectionEvent) {
         let _ = event;
     }
+
+    /// Called once when shutdown begins, before connections are told to finish: the
+    /// handler ends the answers that would otherwise never finish (streamed bodies),
+    /// so the drain ends them cleanly instead of cutting them at the drain timeout.
+    /// The default does nothing.
+    fn draining(&self) {}
 }
 
 /// Refused connections being answered at once; past this, a refused connection is
@@ -298,6 +304,7 @@ pub async fn run<H: Handler>(
 
     // Stop accepting: new connections are refused from here on.
     drop(listener);
+    handler.draining();
     let _ = drain_tx.send(true);
     drop(closed_tx);
     let drained = tokio::time::timeout(config.drain_timeout, closed_rx.recv()).await;
@@ -357,10 +364,17 @@ async fn serve<H: Handler>(
         async move {
             // One task serves the connection, so a plain load and store is enough.
             slot.stamp.store(slot.stamp() + 1, Ordering::Relaxed);
-            let response = handler.handle(req, &connection).await;
-            slot.stamp.store(slot.stamp() + 1, Ordering::Relaxed);
-            slot.active_tick
-                .store(table.ticks.load(Ordering::Relaxed), Ordering::Relaxed);
+            let mut response = handler.handle(req, &connection).await;
+            let answered = Answered { slot, table };
+            if response.body().is_streamed() {
+                // A streamed answer is still being answered until its body ends (or the
+                // client goes away): the watchdog must not take it for idle, nor
+                // eviction for a free place.
+                let body = std::mem::take(response.body_mut());
+                *response.body_mut() = body.with_guard(answered);
+            } else {
+                drop(answered);
+            }
             Ok::<_, Infallible>(response)
         }
     });
@@ -400,6 +414,21 @@ async fn serve<H: Handler>(
         }
     }
     handler.event(ConnectionEvent::Closed);
+}
+
+/// Marks the end of an answer when dropped: the connection is idle again from then.
+struct Answered {
+    slot: Arc<Slot>,
+    table: Arc<Table>,
+}
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        let slot = &self.slot;
+        slot.stamp.store(slot.stamp() + 1, Ordering::Relaxed);
+        slot.active_tick
+            .store(self.table.ticks.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
 }
 
 /// The connection layer's record of one served connection.

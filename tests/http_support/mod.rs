@@ -17,8 +17,10 @@ use tldsnap::access::plans::Plans;
 use tldsnap::access::{Access, AccessConfig};
 use tldsnap::api::{Config, State};
 use tldsnap::build::{BuildOptions, build_dir};
+use tldsnap::events::EventLog;
+use tldsnap::events::log::DEFAULT_RETENTION_MS;
 use tldsnap::http::server::{self, run};
-use tldsnap::store::Store;
+use tldsnap::store::{Store, SwapObserver};
 
 /// 2026-11-21T12:00:00Z, where the manual clock starts.
 pub const T0_MS: i64 = 1_795_262_400_000;
@@ -140,6 +142,9 @@ pub struct Options {
     pub config: Config,
     /// Connection settings.
     pub server: server::Config,
+    /// Data directory: when given, the server keeps the price-change event log there
+    /// (with the manual clock) and serves the event endpoints.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Options {
@@ -155,6 +160,7 @@ impl Options {
                 ..Config::default()
             },
             server: server::Config::default(),
+            data_dir: None,
         }
     }
 }
@@ -185,12 +191,20 @@ impl Server {
         let clock2 = Arc::clone(&clock);
         let thread = std::thread::spawn(move || {
             runtime.block_on(async move {
-                let store = Arc::new(match (&opts.snapshot, opts.empty) {
+                let store = match (&opts.snapshot, opts.empty) {
                     (_, true) => Store::empty(opts.snapshot.clone()),
                     (Some(path), false) => Store::open(path.clone()).unwrap(),
                     (None, false) => {
                         Store::with_snapshot(tldsnap::build::default_snapshot().unwrap(), None)
                     }
+                };
+                let events = opts.data_dir.as_ref().map(|dir| {
+                    let clock = Arc::clone(&clock2) as Arc<dyn tldsnap::access::clock::Clock>;
+                    Arc::new(EventLog::open(dir, DEFAULT_RETENTION_MS, clock).unwrap())
+                });
+                let store = Arc::new(match &events {
+                    Some(log) => store.observed(Arc::clone(log) as Arc<dyn SwapObserver>),
+                    None => store,
                 });
                 let access = Arc::new(
                     Access::new(AccessConfig {
@@ -203,7 +217,11 @@ impl Server {
                     .await
                     .unwrap(),
                 );
-                let state = Arc::new(State::new(store, access, opts.config));
+                let state = State::new(store, access, opts.config);
+                let state = Arc::new(match events {
+                    Some(log) => state.with_events(log),
+                    None => state,
+                });
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 ready_tx
                     .send((listener.local_addr().unwrap(), Arc::clone(&state)))

@@ -1,0 +1,302 @@
+//! The price-change event endpoints: polling (`/api/v1/client/events`) and Server-Sent
+//! Events (`/api/v1/client/events/stream`), both reading the durable log
+//! ([`crate::events::EventLog`]). `docs/EVENTS.md` is the reference.
+//!
+//! Order of checks, as for every keyed route: key (401), rate (429), parameters (400),
+//! plan (403 `events_not_in_plan`), the log (503 `events_unavailable` without
+//! `--data-dir`), the cursor (410 `cursor_expired`), credits (429), answer. A poll costs
+//! one credit; a stream costs one credit when it opens, however long it stays open.
+//!
+//! A stream is a small task per subscriber that sleeps on the log's "last id" watch
+//! channel, a shutdown flag and a heartbeat timer: an idle subscriber costs its memory
+//! and one timer wake-up every 15 s, nothing else. Events reach it through a bounded
+//! channel that the response body reads ([`Body::channel`]).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::Request;
+use hyper::header::{self, HeaderValue};
+use tokio::sync::{mpsc, watch};
+
+use super::{Connection, HttpResponse, State, admit, finish, refuse};
+use crate::access::plans::{FREE_TLDS, TldScope};
+use crate::events::{EventLog, Filter, Kind, Stored};
+use crate::http::body::Body;
+use crate::http::params;
+use crate::http::problem::{Problem, echo};
+use crate::http::router::RouteId;
+
+/// `limit` of a poll when absent.
+pub const DEFAULT_POLL_LIMIT: u64 = 100;
+/// Largest `limit` of a poll.
+pub const MAX_POLL_LIMIT: u64 = 1000;
+/// Events read from the log per chunk of a stream.
+const STREAM_BATCH: usize = 256;
+/// Chunks a stream may have waiting for the client (each up to a batch of events).
+const STREAM_QUEUE: usize = 2;
+/// The reconnection delay a stream tells `EventSource` clients, in ms.
+const RETRY_MS: u32 = 5000;
+
+/// What both endpoints take from the request.
+struct Wanted {
+    after: u64,
+    filter: Filter,
+    limit: usize,
+}
+
+/// `GET /api/v1/client/events`.
+pub async fn poll<B>(
+    state: &State,
+    req: &Request<B>,
+    route: RouteId,
+    conn: &Connection,
+) -> HttpResponse {
+    let caller = match admit(state, req, route, conn).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    let (log, wanted) = match prepare(state, req, &caller) {
+        Ok(ok) => ok,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    let page = log.read(wanted.after, &wanted.filter, wanted.limit);
+    let mut out = state.body_buffer(route);
+    out.extend_from_slice(b"{\"events\":[");
+    for (i, e) in page.events.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(e.json.as_bytes());
+    }
+    out.extend_from_slice(b"],\"next_after\":");
+    out.extend_from_slice(itoa::Buffer::new().format(page.cursor).as_bytes());
+    out.extend_from_slice(b",\"has_more\":");
+    out.extend_from_slice(if page.more { b"true" } else { b"false" });
+    out.push(b'}');
+    finish(state, route, caller, out).await
+}
+
+/// `GET /api/v1/client/events/stream`.
+pub async fn stream<B>(
+    state: &State,
+    req: &Request<B>,
+    route: RouteId,
+    conn: &Connection,
+) -> HttpResponse {
+    let caller = match admit(state, req, route, conn).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    let (log, wanted) = match prepare(state, req, &caller) {
+        Ok(ok) => ok,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    let mut response = finish(state, route, caller, Vec::new()).await;
+    if !response.status().is_success() {
+        return response;
+    }
+    let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+    tokio::spawn(pump(
+        log,
+        wanted.filter,
+        wanted.after,
+        tx,
+        state.streams_closing.subscribe(),
+        state.config.event_heartbeat,
+    ));
+    *response.body_mut() = Body::channel(rx);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // Proxies that buffer answers (nginx) would hold events back.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// Parameters, plan, log and cursor: what to read, or the problem to answer.
+fn prepare<B>(
+    state: &State,
+    req: &Request<B>,
+    caller: &crate::access::Caller,
+) -> Result<(Arc<EventLog>, Wanted), Problem> {
+    let [after, tlds, registrars, types, limit] = params::pick(
+        req.uri().query(),
+        ["after", "tlds", "registrars", "types", "limit"],
+    )?;
+    let mut after = params::integer("after", after.as_deref(), 0, u64::MAX, 0)?;
+    // An EventSource reconnecting says where it stopped; that wins over the `after`
+    // of the URL it was first opened with.
+    if let Some(last) = req.headers().get("last-event-id") {
+        let last = last.to_str().unwrap_or("\u{fffd}").trim();
+        if !last.is_empty() {
+            after = params::integer("Last-Event-ID", Some(last), 0, u64::MAX, 0)?;
+        }
+    }
+    let limit = params::integer(
+        "limit",
+        limit.as_deref(),
+        1,
+        MAX_POLL_LIMIT,
+        DEFAULT_POLL_LIMIT,
+    )? as usize;
+    let mut filter = Filter::default();
+    if let Some(value) = tlds.as_deref() {
+        if value.trim_matches([' ', '\t']).is_empty() {
+            return Err(empty("tlds", "TLD"));
+        }
+        filter.tlds = params::tlds(Some(value))?
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+    }
+    if let Some(keys) = params::registrars(registrars.as_deref())? {
+        filter.registrars = keys.iter().map(|k| k.to_string()).collect();
+    }
+    if let Some(value) = types.as_deref() {
+        if value.trim_matches([' ', '\t']).is_empty() {
+            return Err(empty("types", "type"));
+        }
+        for item in value.split(',') {
+            let kind = Kind::parse(item.trim_matches([' ', '\t'])).ok_or_else(|| {
+                Problem::InvalidParameter {
+                    name: "types",
+                    value: Some(echo(item)),
+                    reason: format!(
+                        "{:?} is not an event type (price.changed, offer.added, offer.removed, \
+                         ranking.changed)",
+                        echo(item)
+                    ),
+                }
+            })?;
+            filter.kinds |= kind.bit();
+        }
+    }
+    if !caller.plan.events {
+        return Err(Problem::EventsNotInPlan {
+            plan: caller.tier().to_owned(),
+        });
+    }
+    if caller.plan.tlds == TldScope::Free {
+        // A plan limited to the free TLDs sees only their events.
+        let asked: Vec<Cow<'_, str>> = filter.tlds.iter().map(|t| Cow::from(t.as_str())).collect();
+        super::prices::check_plan(caller, &asked)?;
+        if filter.tlds.is_empty() {
+            filter.tlds = FREE_TLDS.iter().map(|t| t.to_string()).collect();
+        }
+    }
+    let log = state.events.clone().ok_or(Problem::EventsUnavailable)?;
+    // Events between `after` and the oldest kept were removed: resuming would miss them.
+    // An `after` past the last id is no cursor of this log (another data directory, or
+    // one that was reset): waiting for ids to pass it would miss everything until then.
+    let oldest = log.first_id().unwrap_or(log.last_id() + 1);
+    if after > 0 && (after.saturating_add(1) < oldest || after > log.last_id()) {
+        return Err(Problem::CursorExpired { after, oldest });
+    }
+    Ok((
+        log,
+        Wanted {
+            after,
+            filter,
+            limit,
+        },
+    ))
+}
+
+fn empty(name: &'static str, what: &str) -> Problem {
+    Problem::InvalidParameter {
+        name,
+        value: Some(String::new()),
+        reason: format!("empty; leave it out for every {what}, or give some"),
+    }
+}
+
+/// Appends one event in the `text/event-stream` format.
+fn write_sse(e: &Stored, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"id: ");
+    out.extend_from_slice(itoa::Buffer::new().format(e.id).as_bytes());
+    out.extend_from_slice(b"\nevent: ");
+    out.extend_from_slice(e.kind.as_str().as_bytes());
+    // The JSON is one line: no newline inside it needs a second `data:` field.
+    out.extend_from_slice(b"\ndata: ");
+    out.extend_from_slice(e.json.as_bytes());
+    out.extend_from_slice(b"\n\n");
+}
+
+/// Feeds one stream: everything after `cursor` that passes `filter`, then each append
+/// as it happens, a heartbeat comment after `heartbeat` of silence; returns (ending the
+/// body) when the server drains or the client has gone.
+async fn pump(
+    log: Arc<EventLog>,
+    filter: Filter,
+    mut cursor: u64,
+    tx: mpsc::Sender<Vec<u8>>,
+    mut closing: watch::Receiver<bool>,
+    heartbeat: Duration,
+) {
+    let mut appended = log.subscribe();
+    if !send(
+        &tx,
+        format!("retry: {RETRY_MS}\n\n").into_bytes(),
+        &mut closing,
+    )
+    .await
+    {
+        return;
+    }
+    loop {
+        // Seen before reading, so an append during the read wakes the wait below.
+        appended.borrow_and_update();
+        loop {
+            let page = log.read(cursor, &filter, STREAM_BATCH);
+            cursor = page.cursor;
+            if !page.events.is_empty() {
+                let mut out = Vec::with_capacity(page.events.len() * 400);
+                for e in &page.events {
+                    write_sse(e, &mut out);
+                }
+                if !send(&tx, out, &mut closing).await {
+                    return;
+                }
+            }
+            if !page.more {
+                break;
+            }
+        }
+        let heartbeat_due = tokio::select! {
+            biased;
+            _ = closing.wait_for(|c| *c) => return,
+            _ = tx.closed() => return,
+            changed = appended.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                false
+            }
+            _ = tokio::time::sleep(heartbeat) => true,
+        };
+        if heartbeat_due && !send(&tx, b": heartbeat\n\n".to_vec(), &mut closing).await {
+            return;
+        }
+    }
+}
+
+/// Queues `chunk` for the client; false when the stream should end (client gone, or
+/// the server draining while the client is not reading).
+async fn send(
+    tx: &mpsc::Sender<Vec<u8>>,
+    chunk: Vec<u8>,
+    closing: &mut watch::Receiver<bool>,
+) -> bool {
+    if *closing.borrow() {
+        return false;
+    }
+    tokio::select! {
+        sent = tx.send(chunk) => sent.is_ok(),
+        _ = closing.wait_for(|c| *c) => false,
+    }
+}
