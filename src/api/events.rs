@@ -184,7 +184,7 @@ fn prepare<B>(
     if caller.plan.tlds == TldScope::Free {
         // A plan limited to the free TLDs sees only their events.
         let asked: Vec<Cow<'_, str>> = filter.tlds.iter().map(|t| Cow::from(t.as_str())).collect();
-        super::prices::check_plan(caller, &asked)?;
+        super::prices::check_plan(state, caller, &asked)?;
         if filter.tlds.is_empty() {
             filter.tlds = FREE_TLDS.iter().map(|t| t.to_string()).collect();
         }
