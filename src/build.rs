@@ -19,7 +19,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json;
-use crate::price::{offered, write_opt_cents, write_triple};
+use crate::price::write_triple;
 use crate::query::render;
 use crate::snapshot::schema::{
     CatalogueEntry, Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
@@ -295,17 +295,12 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
                 out.extend_from_slice(b",\"prices\":");
                 write_triple(o.register, o.renew, o.transfer, out);
                 if let Some(orig) = &r.original {
-                    out.extend_from_slice(b",\"original_prices\":{\"currency\":");
-                    json::write_str(&orig.currency, out);
-                    out.extend_from_slice(b",\"register\":");
-                    write_opt_cents(offered(o.original_register), out);
-                    out.extend_from_slice(b",\"renew\":");
-                    write_opt_cents(offered(o.original_renew), out);
-                    out.extend_from_slice(b",\"transfer\":");
-                    write_opt_cents(offered(o.original_transfer), out);
-                    out.extend_from_slice(b",\"rate_date\":\"");
-                    time::write_date(orig.rate_date as i64, out);
-                    out.extend_from_slice(b"\"}");
+                    render::original_prices(
+                        &orig.currency,
+                        (o.original_register, o.original_renew, o.original_transfer),
+                        orig.rate_date as i64,
+                        out,
+                    );
                 }
             });
         }

@@ -846,6 +846,26 @@ fn original_currency_is_shown_by_overview_and_listing() {
     let v = json(&out);
     assert_eq!(v["cheapest_register"]["registrar_key"], "alpha");
     assert_eq!(v["cheapest_register"]["original_price"]["price"], 9.17);
+    // The registrar's own price list shows the quoted prices too.
+    let mut page = Vec::new();
+    query::registrar(
+        d,
+        &query::RegistrarRequest {
+            key: "alpha",
+            limit: 10,
+            cursor: None,
+            all_tlds: true,
+            public_url: "https://tldsnap.test",
+            snapshot: 0,
+        },
+        &mut page,
+    )
+    .unwrap();
+    let p = json(&page);
+    let orig = &p["prices"][0]["original_prices"];
+    assert_eq!(orig["currency"], "GBP");
+    assert_eq!(orig["register"], 9.17);
+    assert_eq!(orig["rate_date"], "2026-04-13");
     assert_eq!(v["lowest_renew"]["registrar_key"], "bravo");
     assert!(v["lowest_renew"].get("original_price").is_none());
     assert_eq!(v["lowest_5_year"]["original_price"]["price"], 45.85);

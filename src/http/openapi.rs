@@ -698,7 +698,8 @@ fn components_base() -> Value {
                             "name": { "type": "string" },
                             "key": { "type": "string" },
                             "website_url": { "type": "string", "format": "uri" },
-                            "prices": { "type": "object", "properties": { "register": price(), "renew": price(), "transfer": { "type": ["number", "null"] } } } } } },
+                            "prices": { "type": "object", "properties": { "register": price(), "renew": price(), "transfer": { "type": ["number", "null"] } } },
+                            "original_prices": { "$ref": "#/components/schemas/OriginalPrices" } } } },
                     "message": { "type": "string" }
                 }
             }
@@ -747,7 +748,16 @@ fn catalogue_schemas() -> Value {
             "Pick": {
                 "type": ["object", "null"],
                 "required": ["price", "registrar_key", "registrar_name"],
-                "properties": { "price": price(), "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" } }
+                "properties": { "price": price(), "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" },
+                    "original_price": { "type": "object", "description": "The price as the registrar quoted it in another currency, and the day of the ECB rate it was converted at (absent for USD prices).",
+                        "required": ["currency", "price", "rate_date"],
+                        "properties": { "currency": { "type": "string", "examples": ["GBP"] }, "price": { "type": ["number", "null"] }, "rate_date": { "type": "string", "format": "date" } } } }
+            },
+            "OriginalPrices": {
+                "type": "object",
+                "description": "The prices as the registrar quoted them in another currency, and the day of the ECB reference rate they were converted to USD at (absent for prices quoted in USD).",
+                "required": ["currency", "register", "renew", "transfer", "rate_date"],
+                "properties": { "currency": { "type": "string", "examples": ["GBP"] }, "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] }, "rate_date": { "type": "string", "format": "date" } }
             },
             "TldFacts": {
                 "type": "object",
@@ -830,6 +840,7 @@ fn catalogue_schemas() -> Value {
                                 "renew_price": { "type": ["number", "null"] },
                                 "transfer_price": { "type": ["number", "null"] },
                                 "last_updated": { "type": "string", "format": "date-time" },
+                                "original_prices": { "$ref": "#/components/schemas/OriginalPrices" },
                                 "members_only": { "type": "array", "items": { "type": "string" } } } } },
                         "meta": { "$ref": "#/components/schemas/PageMeta" } } } ]
             }

@@ -527,6 +527,19 @@ pub fn registrar(
         out.extend_from_slice(b",\"last_updated\":\"");
         time::write_iso_millis(o.updated_ms.to_native(), out);
         out.push(b'"');
+        let currency = snap.span_str(&o.original_currency);
+        if shown && !currency.is_empty() {
+            super::render::original_prices(
+                currency,
+                (
+                    o.original_register.to_native(),
+                    o.original_renew.to_native(),
+                    o.original_transfer.to_native(),
+                ),
+                o.rate_date.to_native() as i64,
+                out,
+            );
+        }
         if !shown {
             write_members_only(&["register_price", "renew_price", "transfer_price"], out);
         }

@@ -13,6 +13,28 @@ fn write_int(v: u64, out: &mut Vec<u8>) {
 
 use crate::price::offered as cents;
 
+/// `,"original_prices":{"currency":..,"register":..,"renew":..,"transfer":..,"rate_date":".."}`:
+/// the prices as a registrar quoted them in another currency (amounts in hundredths of
+/// it, [`NONE`] for not offered), and the day of the rate they were converted at.
+pub fn original_prices(
+    currency: &str,
+    (register, renew, transfer): (u32, u32, u32),
+    rate_date: i64,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(b",\"original_prices\":{\"currency\":");
+    json::write_str(currency, out);
+    out.extend_from_slice(b",\"register\":");
+    write_opt_cents(cents(register), out);
+    out.extend_from_slice(b",\"renew\":");
+    write_opt_cents(cents(renew), out);
+    out.extend_from_slice(b",\"transfer\":");
+    write_opt_cents(cents(transfer), out);
+    out.extend_from_slice(b",\"rate_date\":\"");
+    time::write_date(rate_date, out);
+    out.extend_from_slice(b"\"}");
+}
+
 /// The average of the offered values ([`NONE`] skipped), rounded half up to the cent;
 /// [`NONE`] when there is none.
 pub fn avg(values: impl Iterator<Item = u32>) -> u32 {
