@@ -253,6 +253,14 @@ fn a_swap_with_known_changes_reaches_polling_and_streaming_exactly_and_in_order(
 
     let streamed = all.events(5);
     assert_eq!(summary(&streamed), expected(1));
+    let metrics = server.get("/metrics", None).text();
+    for line in [
+        "tldsnap_events_last_id 5\n",
+        "tldsnap_events_kept 5\n",
+        "tldsnap_event_streams_open 2\n",
+    ] {
+        assert!(metrics.contains(line), "{line:?} in {metrics}");
+    }
     let polled = server.get(EVENTS, Some(&pro)).json();
     assert_eq!(polled["next_after"], 5);
     assert_eq!(polled["has_more"], false);

@@ -118,6 +118,11 @@ pub async fn stream<B>(
     response
 }
 
+/// Event streams open now: each one's task holds a receiver of the drain flag.
+pub fn streams_open(state: &State) -> usize {
+    state.streams_closing.receiver_count()
+}
+
 /// Parameters, plan, log and cursor: what to read, or the problem to answer.
 fn prepare<B>(
     state: &State,

@@ -6,7 +6,7 @@ use hyper::header::{self, HeaderValue};
 
 use super::{HttpResponse, State, json_response};
 use crate::http::body::Body;
-use crate::http::metrics::{ReloadFacts, SnapshotFacts};
+use crate::http::metrics::{EventFacts, ReloadFacts, SnapshotFacts, render_events};
 use crate::http::openapi;
 use crate::http::problem::Problem;
 use crate::store::Loaded;
@@ -48,7 +48,15 @@ pub fn metrics(state: &State) -> HttpResponse {
         successes: state.store.reload_successes(),
         failures: state.store.reload_failures(),
     };
-    let text = state.metrics.render(facts.as_ref(), reloads);
+    let mut text = state.metrics.render(facts.as_ref(), reloads);
+    if let Some(log) = &state.events {
+        let facts = EventFacts {
+            last_id: log.last_id(),
+            kept: log.kept(),
+            streams_open: super::events::streams_open(state),
+        };
+        render_events(&mut text, &facts);
+    }
     let mut response = Response::new(Body::from(text.into_bytes()));
     response
         .headers_mut()

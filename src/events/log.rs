@@ -300,6 +300,11 @@ impl EventLog {
         self.last_id.subscribe()
     }
 
+    /// How many events are kept (within the retention).
+    pub fn kept(&self) -> usize {
+        read(&self.mem).events.len()
+    }
+
     /// The content hash of the snapshot the last kept swap swapped in, if any.
     pub fn last_snapshot(&self) -> Option<u128> {
         read(&self.mem).swaps.last().map(|s| s.to)

@@ -68,6 +68,39 @@ pub struct ReloadFacts {
     pub failures: u64,
 }
 
+/// What `/metrics` reports of the price-change events, when the server keeps them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventFacts {
+    /// Id of the last event recorded (0 before any).
+    pub last_id: u64,
+    /// Events kept (within the retention), in memory and on disk.
+    pub kept: usize,
+    /// Server-Sent Events streams open now.
+    pub streams_open: usize,
+}
+
+/// Appends the event gauges to a rendered exposition.
+pub fn render_events(out: &mut String, facts: &EventFacts) {
+    gauge(
+        out,
+        "events_last_id",
+        "Id of the last price-change event recorded (0 before any).",
+        i64::try_from(facts.last_id).unwrap_or(i64::MAX),
+    );
+    gauge(
+        out,
+        "events_kept",
+        "Price-change events kept by the retention.",
+        i64::try_from(facts.kept).unwrap_or(i64::MAX),
+    );
+    gauge(
+        out,
+        "event_streams_open",
+        "Server-Sent Events streams of price-change events open now.",
+        i64::try_from(facts.streams_open).unwrap_or(i64::MAX),
+    );
+}
+
 /// The server's counters. One per server, shared by every connection.
 #[derive(Debug)]
 pub struct Metrics {
