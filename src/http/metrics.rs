@@ -20,6 +20,7 @@
 //! | `snapshot_tlds`, `snapshot_registrars`, `snapshot_offers` | gauge | |
 //! | `snapshot_reloads_total` | counter | `result` = `success` or `failure` |
 //! | `snapshot_loaded` | gauge | 1 when a snapshot is loaded |
+//! | `events_last_id`, `events_kept`, `event_streams_open` | gauge | only with an event log ([`render_events`]) |
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
