@@ -20,6 +20,7 @@
 //! | [`catalogue`] | history, overview, the TLD catalogue, the registrars |
 //! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
+//! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
 //! [`dispatch`], and a file here.
@@ -79,6 +80,10 @@ pub struct Config {
     /// Largest header section answered (names + values); larger gets 431. Default
     /// 16 KiB.
     pub max_header_bytes: usize,
+    /// Signs the website's session cookies and CSRF tokens. Default: random, in memory
+    /// (sessions end with the process); `serve` reads `--session-secret-file` or keeps
+    /// one in `--data-dir`.
+    pub session_secret: crate::web::session::Secret,
 }
 
 impl Default for Config {
@@ -87,6 +92,7 @@ impl Default for Config {
             public_url: DEFAULT_PUBLIC_URL.to_owned(),
             max_url_bytes: 8 * 1024,
             max_header_bytes: 16 * 1024,
+            session_secret: crate::web::session::Secret::random(),
         }
     }
 }
@@ -132,6 +138,8 @@ pub struct State {
     pub config: Config,
     /// Size of each route's last answer, to reserve the next body buffer in one go.
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
+    /// The website's rendered pages.
+    pub web: crate::web::Site,
 }
 
 impl State {
@@ -145,6 +153,7 @@ impl State {
             metrics: Metrics::new(),
             config,
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
+            web: crate::web::Site::default(),
         }
     }
 
@@ -260,6 +269,9 @@ async fn dispatch(
         );
     }
     let Some((route, segment)) = router::find(req.uri().path()) else {
+        if crate::web::wants_html(&req) {
+            return (None, crate::web::not_found(state, req, conn).await);
+        }
         return (None, Problem::NotFound.into_response());
     };
     if !route.route().allows(req.method()) {
@@ -288,8 +300,7 @@ async fn dispatch(
         | RouteId::ClientTlds
         | RouteId::PublicTlds
         | RouteId::RegistrarList
-        | RouteId::Registrar
-        | RouteId::RegistrarPage => {
+        | RouteId::Registrar => {
             use catalogue::Endpoint as E;
             let endpoint = match route {
                 RouteId::ClientHistory | RouteId::PublicHistory => E::History,
@@ -305,6 +316,20 @@ async fn dispatch(
         RouteId::PortfolioAudit => return (Some(route), domains::audit(state, req, conn).await),
         RouteId::DomainsLookup => return (Some(route), domains::lookup(state, req, conn).await),
         RouteId::DomainsSearch => return (Some(route), domains::search(state, &req, conn).await),
+        // The website's routes are answered above.
+        RouteId::Home
+        | RouteId::TldPage
+        | RouteId::CataloguePage
+        | RouteId::RegistrarsPage
+        | RouteId::RegistrarPage
+        | RouteId::SignIn
+        | RouteId::SignOut
+        | RouteId::Asset => {
+            return (
+                Some(route),
+                crate::web::handle(state, req, route, conn).await,
+            );
+        }
     };
     let response = prices::endpoint(state, &req, route, endpoint, segment, conn, started).await;
     (Some(route), response)

@@ -25,6 +25,7 @@ use tldsnap::access::{Access, AccessConfig};
 use tldsnap::api::{self, DEFAULT_PUBLIC_URL, State, validate_public_url};
 use tldsnap::http::server;
 use tldsnap::store::{Loaded, ReloadError, Store};
+use tldsnap::web::session::Secret;
 
 /// Arguments of `tldsnap serve`.
 #[derive(clap::Args)]
@@ -71,6 +72,12 @@ pub struct Args {
     /// Seconds a client has to send a request head (and may stay idle between requests).
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_timeout: u64,
+    /// File holding the secret that signs the website's session cookies and CSRF
+    /// tokens (at least 32 bytes, owner-only). Without it the secret is kept in
+    /// --data-dir (created there on first start); without either, a random secret is
+    /// held in memory and sessions end when the server stops.
+    #[arg(long, value_name = "FILE")]
+    session_secret_file: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
@@ -126,8 +133,19 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
     let local: SocketAddr = listener.local_addr()?;
+    let session_secret = match (&args.session_secret_file, &args.data_dir) {
+        (Some(path), _) => Secret::read_file(path)?,
+        (None, Some(dir)) => Secret::load_or_create(dir)?,
+        (None, None) => {
+            eprintln!(
+                "tldsnap: no --session-secret-file or --data-dir: website sessions end when the server stops"
+            );
+            Secret::random()
+        }
+    };
     let config = api::Config {
         public_url,
+        session_secret,
         ..api::Config::default()
     };
     let connections = server::Config {
