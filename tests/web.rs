@@ -242,7 +242,10 @@ fn names_redirect_to_their_canonical_page_and_unknown_ones_suggest_close_names()
     assert_eq!(r.status, 404);
     let body = html(&r);
     assert!(body.contains("No TLD .cmo"));
-    assert!(body.contains("href=\"/tld/com\""), "{body}");
+    assert!(
+        body.contains("<ul class=\"suggest\"><li><a href=\"/tld/com\">"),
+        "com first: {body}"
+    );
     // An unknown path: HTML for a browser, the problem document for an API client.
     let r = page(s, "/com", None);
     assert_eq!(r.status, 404);

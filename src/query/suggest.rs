@@ -39,11 +39,18 @@ pub fn distance(a: &str, b: &str, max: usize) -> usize {
 
 /// Up to `n` names of the catalogue close to `name` (canonical or not): at most one
 /// edit away for names of up to four characters, two for longer ones; the closest
-/// first, then the most widely sold, then by name.
+/// first, then anagrams (swapped letters: `cmo` → `com`), then the free TLDs, then the
+/// most widely sold, then by name.
 pub fn close_names(snap: &ArchivedSnapshotData, name: &str, n: usize) -> Vec<String> {
     let name = name.trim_start_matches('.').to_lowercase();
     let max = if name.chars().count() <= 4 { 1 } else { 2 };
-    let mut found: Vec<(usize, u32, &str)> = Vec::new();
+    let letters = |s: &str| {
+        let mut v: Vec<char> = s.chars().collect();
+        v.sort_unstable();
+        v
+    };
+    let wanted = letters(&name);
+    let mut found: Vec<(usize, bool, bool, u32, &str)> = Vec::new();
     for e in snap.catalogue.iter() {
         let candidate = snap.span_str(&e.name);
         let unicode = snap.span_str(&e.unicode);
@@ -55,13 +62,15 @@ pub fn close_names(snap: &ArchivedSnapshotData, name: &str, n: usize) -> Vec<Str
             NONE => 0,
             t => snap.tlds[t as usize].sellers.to_native(),
         };
-        found.push((dist, sellers, candidate));
+        let anagram = letters(candidate) == wanted;
+        let free = crate::tld::is_free(candidate);
+        found.push((dist, !anagram, !free, u32::MAX - sellers, candidate));
     }
-    found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
+    found.sort_unstable();
     found
         .into_iter()
         .take(n)
-        .map(|(_, _, s)| s.to_owned())
+        .map(|(.., s)| s.to_owned())
         .collect()
 }
 

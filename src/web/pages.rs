@@ -234,7 +234,7 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
             "." (o.unicode)
             @if o.unicode != o.tld { " " span.muted { "(" (o.tld) ")" } }
         }
-        @if !page.prices_shown {
+        @if !page.prices_shown && o.registrar_count > 0 {
             p.notice {
                 "Prices of ." (o.unicode) " are for members. "
                 @if chrome.viewer.signed_in {
