@@ -591,3 +591,53 @@ fn page_views_are_rate_limited_per_address() {
     s.clock.advance(5_000);
     assert_eq!(page(s, "/tld/com", None).status, 200);
 }
+
+#[test]
+fn malformed_page_requests_get_a_page_not_a_crash() {
+    let f = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let s = &f.server;
+    for (target, status) in [
+        ("/tld/%ff", 404),
+        ("/tld/%00", 404),
+        ("/tld/-com", 404),
+        ("/tld/a..b", 404),
+        ("/tlds?q=%ff", 400),
+        ("/tlds?q=a%20b", 400),
+        ("/tlds?limit=0", 400),
+        ("/tlds?sort=price", 400),
+        ("/tlds?cursor=zzz", 400),
+        ("/tlds?q=co&q=com", 400),
+        ("/registrars/%ff", 404),
+        ("/registrars/alpha?cursor=c1", 400),
+    ] {
+        let r = page(s, target, None);
+        assert_eq!(r.status, status, "{target}: {}", r.text());
+        html(&r);
+    }
+    assert_eq!(
+        page(s, "/static/site.css", None).status,
+        404,
+        "no unhashed name"
+    );
+    // An empty filter is no filter (a form sends every field).
+    assert_eq!(
+        page(s, "/tlds?q=&type=&sort=&limit=&cursor=", None).status,
+        200
+    );
+    // A form body over 4 KiB is refused before it is read.
+    let big = "k=".to_owned() + &"x".repeat(5000);
+    let r = request(
+        s,
+        "POST",
+        "/signin",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &big,
+    );
+    assert_eq!(r.status, 413);
+    // HEAD: the headers of GET, no body.
+    let mut conn = http_support::Conn::open(s.addr);
+    conn.write(b"HEAD /tld/com HTTP/1.1\r\nHost: t\r\n\r\n");
+    let r = conn.read_response(true).unwrap().unwrap();
+    assert_eq!(r.status, 200);
+    assert!(r.header("etag").is_some());
+}
