@@ -514,12 +514,14 @@ fn page(
         .unwrap_or("");
     let etag = page_etag(loaded, &visit.viewer);
     let last_modified = http_date(loaded.loaded_at_ms);
+    // Only the catalogue and a registrar's pages read their query string.
+    let key_query = match route {
+        RouteId::CataloguePage | RouteId::RegistrarPage => query.unwrap_or(""),
+        _ => "",
+    };
     let key = format!(
         "{}:{}|{}?{}",
-        visit.viewer.signed_in,
-        visit.viewer.plan,
-        path,
-        query.unwrap_or("")
+        visit.viewer.signed_in, visit.viewer.plan, path, key_query
     );
     let content_hash = loaded.snapshot.header().content_hash;
     // A redirect or a 404 is decided before the conditional check, so a 304 is only
