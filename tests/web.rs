@@ -641,3 +641,27 @@ fn malformed_page_requests_get_a_page_not_a_crash() {
     assert_eq!(r.status, 200);
     assert!(r.header("etag").is_some());
 }
+
+#[test]
+fn pages_rendered_ahead_are_the_pages_a_request_renders() {
+    let warmed = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let cold = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let n = tldsnap::web::warm(&warmed.server.state);
+    // Home, catalogue, registrars and the free TLDs the fixture has.
+    assert!(n >= 4, "{n}");
+    assert_eq!(warmed.server.state.web.cache.len(), n);
+    assert_eq!(tldsnap::web::warm(&warmed.server.state), 0, "nothing twice");
+    for target in ["/", "/tlds", "/registrars", "/tld/com", "/tld/de"] {
+        let a = page(&warmed.server, target, None);
+        let b = page(&cold.server, target, None);
+        assert_eq!(a.status, 200, "{target}");
+        // The two servers load the same snapshot file format; their pages differ only
+        // if warm() rendered something else than a request does.
+        assert_eq!(a.text(), b.text(), "{target}");
+    }
+    assert_eq!(
+        warmed.server.state.web.cache.len(),
+        n,
+        "served from the cache"
+    );
+}

@@ -159,6 +159,7 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     if let Some(loaded) = store.load() {
         eprintln!("tldsnap: serving {}", describe(&loaded, store.path()));
     }
+    warm_pages(&state);
     eprintln!(
         "tldsnap: {} API key(s); listening on http://{local} (SIGHUP reloads, SIGTERM stops)",
         access.key_count()
@@ -167,12 +168,16 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     let reloader = {
         let store = Arc::clone(&store);
         let access = Arc::clone(&access);
+        let state = Arc::clone(&state);
         tokio::spawn(async move {
             while hangup.recv().await.is_some() {
                 eprintln!("tldsnap: SIGHUP: reloading");
                 if store.path().is_some() {
                     let outcome = store.reload_async().await;
                     report(&outcome, store.path());
+                    if outcome.is_ok() {
+                        warm_pages(&state);
+                    }
                 }
                 match access.reload_keys() {
                     Ok(n) => eprintln!("tldsnap: keys reloaded: {n} key(s) in force"),
@@ -184,10 +189,16 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     let watcher = args.watch.then(|| {
         let store = Arc::clone(&store);
         let path = store.path().map(PathBuf::from);
+        let state = Arc::clone(&state);
         tokio::spawn(store.watch(
             Duration::from_millis(args.watch_interval_ms),
             std::future::pending::<()>(),
-            move |outcome| report(outcome, path.as_deref()),
+            move |outcome| {
+                report(outcome, path.as_deref());
+                if outcome.is_ok() {
+                    warm_pages(&state);
+                }
+            },
         ))
     });
 
@@ -207,6 +218,13 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     persisted?;
     eprintln!("tldsnap: stopped");
     Ok(())
+}
+
+/// Renders the most visited web pages of the snapshot just loaded, off the request
+/// path (a blocking thread), so their first visitor does not wait for them.
+fn warm_pages(state: &Arc<State>) {
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || tldsnap::web::warm(&state));
 }
 
 fn describe(loaded: &Loaded, path: Option<&std::path::Path>) -> String {

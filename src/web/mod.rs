@@ -519,10 +519,7 @@ fn page(
         RouteId::CataloguePage | RouteId::RegistrarPage => query.unwrap_or(""),
         _ => "",
     };
-    let key = format!(
-        "{}:{}|{}?{}",
-        visit.viewer.signed_in, visit.viewer.plan, path, key_query
-    );
+    let key = cache_key(&visit.viewer, path, key_query);
     let content_hash = loaded.snapshot.header().content_hash;
     // A redirect or a 404 is decided before the conditional check, so a 304 is only
     // ever sent for a page that exists.
@@ -685,6 +682,61 @@ fn unknown_registrar() -> Failure {
 /// An empty form field is the same as a field left out.
 fn non_empty(v: Option<std::borrow::Cow<'_, str>>) -> Option<std::borrow::Cow<'_, str>> {
     v.filter(|s| !s.trim().is_empty())
+}
+
+/// The cache key of a page: the viewer's plan, the path, the query it reads.
+fn cache_key(viewer: &Viewer, path: &str, query: &str) -> String {
+    format!("{}:{}|{}?{}", viewer.signed_in, viewer.plan, path, query)
+}
+
+/// Renders, ahead of the first visitor, the pages visitors ask for most: the home page,
+/// the catalogue's first page, the registrars and the page of each free TLD. `serve`
+/// calls it when a snapshot is loaded (at start and after each reload), on a blocking
+/// thread; a page a request rendered first is left as it is. Returns how many pages
+/// were rendered.
+pub fn warm(state: &State) -> usize {
+    let Some(loaded) = state.store.load() else {
+        return 0;
+    };
+    let snap = loaded.snapshot.data();
+    let content_hash = loaded.snapshot.header().content_hash;
+    let viewer = Viewer::visitor();
+    let date = data::data_date(snap);
+    let mut paths: Vec<(RouteId, String)> = vec![
+        (RouteId::Home, "/".to_owned()),
+        (RouteId::CataloguePage, "/tlds".to_owned()),
+        (RouteId::RegistrarsPage, "/registrars".to_owned()),
+    ];
+    paths.extend(
+        crate::tld::FREE_TLDS
+            .iter()
+            .map(|t| (RouteId::TldPage, format!("/tld/{t}"))),
+    );
+    let mut rendered = 0;
+    for (route, path) in paths {
+        let key = cache_key(&viewer, &path, "");
+        if state.web.cache.get(content_hash, &key).is_some() {
+            continue;
+        }
+        let segment = route
+            .route()
+            .prefix()
+            .and_then(|p| path.strip_prefix(p))
+            .unwrap_or("");
+        let chrome = Chrome {
+            viewer: &viewer,
+            data_date: &date,
+            path: &path,
+        };
+        if let Ok(Outcome::Cacheable(markup)) =
+            render(state, route, segment, None, snap, &chrome, &loaded)
+        {
+            let page = Arc::new(Page::new(markup.into_string()));
+            state.web.cache.insert(content_hash, key, page);
+            rendered += 1;
+        }
+    }
+    rendered
 }
 
 fn render(
