@@ -25,7 +25,7 @@
 //! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`] | compile, open, answer, swap |
-//! | service | [`access`], [`events`], [`http`], [`api`] | who may ask how much; price-change events; connections and HTTP plumbing; the request handlers |
+//! | service | [`access`], [`events`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; connections and HTTP plumbing; the request handlers; the website |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
 #![deny(missing_docs)]
@@ -46,3 +46,4 @@ pub mod source;
 pub mod store;
 pub mod time;
 pub mod tld;
+pub mod web;

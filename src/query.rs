@@ -11,16 +11,19 @@
 //! it ranks one TLD's offers of that day per request, a few dozen at most.
 //!
 //! Submodules: [`render`] (the fragments the builder stores and `at` writes),
-//! `at` (history as of a day), `catalogue` (the catalogue, registrars, cursors).
+//! `at` (history as of a day), `catalogue` (the catalogue, registrars, cursors),
+//! `suggest` (close names of a mistyped TLD).
 
 mod at;
 mod catalogue;
 pub mod render;
+mod suggest;
 
 pub use catalogue::{
     CatalogueRequest, CatalogueSort, Cursor, CursorError, DEFAULT_PAGE, MAX_PAGE, RegistrarRequest,
     TYPES, catalogue, registrar, registrars_list,
 };
+pub use suggest::close_names;
 
 use std::fmt;
 use std::time::Instant;

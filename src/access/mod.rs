@@ -702,6 +702,29 @@ impl Access {
         found
     }
 
+    /// The access clock's reading, ms since the Unix epoch (sessions expire by it).
+    pub fn now_ms(&self) -> i64 {
+        self.inner.clock.now_ms()
+    }
+
+    /// The plan of the key `id`, if that key is in force now (a revoked key's is not).
+    /// Web sessions hold a key id and look it up here on every page view.
+    pub fn plan_of(&self, id: &str) -> Option<Arc<Plan>> {
+        self.inner
+            .table
+            .load()
+            .by_id
+            .get(id)
+            .map(|e| e.plan.clone())
+    }
+
+    /// The id and plan of a raw key, without metering (web sign-in): hashed and compared
+    /// in constant time like [`Access::admit`].
+    pub fn identify(&self, raw: &[u8]) -> Option<(Arc<str>, Arc<Plan>)> {
+        self.lookup(raw, &mut KeyCache::default())
+            .map(|e| (e.id.clone(), e.plan.clone()))
+    }
+
     /// Re-reads the keys file (SIGHUP). Old keys keep working if the file is bad.
     /// Returns the number of keys now in force.
     pub fn reload_keys(&self) -> Result<usize, AccessError> {

@@ -21,6 +21,7 @@
 //! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //! | [`events`] | price-change events: polling and Server-Sent Events |
+//! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
 //! [`dispatch`], and a file here.
@@ -83,6 +84,10 @@ pub struct Config {
     pub max_header_bytes: usize,
     /// Silence after which an event stream sends a heartbeat comment. Default 15 s.
     pub event_heartbeat: std::time::Duration,
+    /// Signs the website's session cookies and CSRF tokens. Default: random, in memory
+    /// (sessions end with the process); `serve` reads `--session-secret-file` or keeps
+    /// one in `--data-dir`.
+    pub session_secret: crate::web::session::Secret,
 }
 
 impl Default for Config {
@@ -92,6 +97,7 @@ impl Default for Config {
             max_url_bytes: 8 * 1024,
             max_header_bytes: 16 * 1024,
             event_heartbeat: std::time::Duration::from_secs(15),
+            session_secret: crate::web::session::Secret::random(),
         }
     }
 }
@@ -141,6 +147,8 @@ pub struct State {
     streams_closing: tokio::sync::watch::Sender<bool>,
     /// Size of each route's last answer, to reserve the next body buffer in one go.
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
+    /// The website's rendered pages.
+    pub web: crate::web::Site,
 }
 
 impl State {
@@ -156,6 +164,7 @@ impl State {
             events: None,
             streams_closing: tokio::sync::watch::Sender::new(false),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
+            web: crate::web::Site::default(),
         }
     }
 
@@ -282,6 +291,9 @@ async fn dispatch(
         );
     }
     let Some((route, segment)) = router::find(req.uri().path()) else {
+        if crate::web::wants_html(&req) {
+            return (None, crate::web::not_found(state, req, conn).await);
+        }
         return (None, Problem::NotFound.into_response());
     };
     if !route.route().allows(req.method()) {
@@ -316,8 +328,7 @@ async fn dispatch(
         | RouteId::ClientTlds
         | RouteId::PublicTlds
         | RouteId::RegistrarList
-        | RouteId::Registrar
-        | RouteId::RegistrarPage => {
+        | RouteId::Registrar => {
             use catalogue::Endpoint as E;
             let endpoint = match route {
                 RouteId::ClientHistory | RouteId::PublicHistory => E::History,
@@ -333,6 +344,20 @@ async fn dispatch(
         RouteId::PortfolioAudit => return (Some(route), domains::audit(state, req, conn).await),
         RouteId::DomainsLookup => return (Some(route), domains::lookup(state, req, conn).await),
         RouteId::DomainsSearch => return (Some(route), domains::search(state, &req, conn).await),
+        // The website's routes are answered above.
+        RouteId::Home
+        | RouteId::TldPage
+        | RouteId::CataloguePage
+        | RouteId::RegistrarsPage
+        | RouteId::RegistrarPage
+        | RouteId::SignIn
+        | RouteId::SignOut
+        | RouteId::Asset => {
+            return (
+                Some(route),
+                crate::web::handle(state, req, route, conn).await,
+            );
+        }
     };
     let response = prices::endpoint(state, &req, route, endpoint, segment, conn, started).await;
     (Some(route), response)

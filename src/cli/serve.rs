@@ -26,6 +26,7 @@ use tldsnap::api::{self, DEFAULT_PUBLIC_URL, State, validate_public_url};
 use tldsnap::events::EventLog;
 use tldsnap::http::server;
 use tldsnap::store::{Loaded, ReloadError, Store, SwapObserver};
+use tldsnap::web::session::Secret;
 
 /// Arguments of `tldsnap serve`.
 #[derive(clap::Args)]
@@ -76,6 +77,12 @@ pub struct Args {
     /// Seconds a client has to send a request head (and may stay idle between requests).
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_timeout: u64,
+    /// File holding the secret that signs the website's session cookies and CSRF
+    /// tokens (at least 32 bytes, owner-only). Without it the secret is kept in
+    /// --data-dir (created there on first start); without either, a random secret is
+    /// held in memory and sessions end when the server stops.
+    #[arg(long, value_name = "FILE")]
+    session_secret_file: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
@@ -161,8 +168,19 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
     let local: SocketAddr = listener.local_addr()?;
+    let session_secret = match (&args.session_secret_file, &args.data_dir) {
+        (Some(path), _) => Secret::read_file(path)?,
+        (None, Some(dir)) => Secret::load_or_create(dir)?,
+        (None, None) => {
+            eprintln!(
+                "tldsnap: no --session-secret-file or --data-dir: website sessions end when the server stops"
+            );
+            Secret::random()
+        }
+    };
     let config = api::Config {
         public_url,
+        session_secret,
         ..api::Config::default()
     };
     let connections = server::Config {
@@ -180,6 +198,7 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     if let Some(loaded) = store.load() {
         eprintln!("tldsnap: serving {}", describe(&loaded, store.path()));
     }
+    warm_pages(&state);
     eprintln!(
         "tldsnap: {} API key(s); listening on http://{local} (SIGHUP reloads, SIGTERM stops)",
         access.key_count()
@@ -188,12 +207,16 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     let reloader = {
         let store = Arc::clone(&store);
         let access = Arc::clone(&access);
+        let state = Arc::clone(&state);
         tokio::spawn(async move {
             while hangup.recv().await.is_some() {
                 eprintln!("tldsnap: SIGHUP: reloading");
                 if store.path().is_some() {
                     let outcome = store.reload_async().await;
                     report(&outcome, store.path());
+                    if outcome.is_ok() {
+                        warm_pages(&state);
+                    }
                 }
                 match access.reload_keys() {
                     Ok(n) => eprintln!("tldsnap: keys reloaded: {n} key(s) in force"),
@@ -205,10 +228,16 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     let watcher = args.watch.then(|| {
         let store = Arc::clone(&store);
         let path = store.path().map(PathBuf::from);
+        let state = Arc::clone(&state);
         tokio::spawn(store.watch(
             Duration::from_millis(args.watch_interval_ms),
             std::future::pending::<()>(),
-            move |outcome| report(outcome, path.as_deref()),
+            move |outcome| {
+                report(outcome, path.as_deref());
+                if outcome.is_ok() {
+                    warm_pages(&state);
+                }
+            },
         ))
     });
 
@@ -228,6 +257,13 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     persisted?;
     eprintln!("tldsnap: stopped");
     Ok(())
+}
+
+/// Renders the most visited web pages of the snapshot just loaded, off the request
+/// path (a blocking thread), so their first visitor does not wait for them.
+fn warm_pages(state: &Arc<State>) {
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || tldsnap::web::warm(&state));
 }
 
 fn describe(loaded: &Loaded, path: Option<&std::path::Path>) -> String {

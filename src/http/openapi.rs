@@ -23,7 +23,8 @@ pub fn document() -> Bytes {
 /// The document as a JSON value.
 pub fn build() -> Value {
     let mut paths = serde_json::Map::new();
-    for route in &ROUTES {
+    // The website's pages are HTML for people, not part of the API.
+    for route in ROUTES.iter().filter(|r| !r.page) {
         let method = if route.allow == POST { "post" } else { "get" };
         paths.insert(
             route.path.to_owned(),
@@ -148,9 +149,9 @@ fn operation(id: RouteId) -> Value {
             "security": optional_key.clone(),
             "responses": { "200": ok("RegistrarList", "Every registrar, by key.") }
         }),
-        RouteId::Registrar | RouteId::RegistrarPage => json!({
-            "operationId": if id == RouteId::Registrar { "registrar" } else { "registrarPage" },
-            "summary": if id == RouteId::Registrar { "One registrar and its price list" } else { "A registrar's page (`website_url`): the same JSON as /api/v1/registrars/{key} until the web pages arrive" },
+        RouteId::Registrar => json!({
+            "operationId": "registrar",
+            "summary": "One registrar and its price list",
             "description": "The registrar's listing fields and its prices, in TLD name order, paged like the catalogue. For a TLD outside the caller's plan the prices are null and listed in `members_only`.",
             "security": optional_key.clone(),
             "parameters": [ { "$ref": "#/components/parameters/key" }, { "$ref": "#/components/parameters/page_limit" }, { "$ref": "#/components/parameters/cursor" } ],
@@ -273,6 +274,15 @@ fn operation(id: RouteId) -> Value {
             "responses": { "200": { "description": "The OpenAPI 3.1 document.",
                 "content": { "application/json": { "schema": { "type": "object" } } } } }
         }),
+        // Pages of the website are left out of the document (see `build`).
+        RouteId::RegistrarPage
+        | RouteId::Home
+        | RouteId::TldPage
+        | RouteId::CataloguePage
+        | RouteId::RegistrarsPage
+        | RouteId::SignIn
+        | RouteId::SignOut
+        | RouteId::Asset => json!({ "responses": {} }),
     };
     let responses = &mut op["responses"];
     match id {
@@ -288,8 +298,7 @@ fn operation(id: RouteId) -> Value {
         | RouteId::ClientTlds
         | RouteId::PublicTlds
         | RouteId::RegistrarList
-        | RouteId::Registrar
-        | RouteId::RegistrarPage => {
+        | RouteId::Registrar => {
             let mut errors = price_errors(true);
             if let Some(e) = errors.as_object_mut() {
                 e.remove("403");
@@ -299,7 +308,6 @@ fn operation(id: RouteId) -> Value {
                         | RouteId::PublicTlds
                         | RouteId::RegistrarList
                         | RouteId::Registrar
-                        | RouteId::RegistrarPage
                 ) {
                     e.remove("404");
                 }
@@ -905,9 +913,14 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         let documented: std::collections::BTreeSet<&str> =
             paths.keys().map(String::as_str).collect();
-        let routed: std::collections::BTreeSet<&str> = ROUTES.iter().map(|r| r.path).collect();
+        let api = || ROUTES.iter().filter(|r| !r.page);
+        let routed: std::collections::BTreeSet<&str> = api().map(|r| r.path).collect();
         assert_eq!(documented, routed);
-        for route in &ROUTES {
+        assert!(
+            !documented.contains("/registrars/{key}"),
+            "a page, not the API"
+        );
+        for route in api() {
             let item = paths[route.path].as_object().unwrap();
             let methods: Vec<&str> = item.keys().map(String::as_str).collect();
             let method = if route.allow == POST { "post" } else { "get" };

@@ -47,7 +47,7 @@ pub enum RouteId {
     RegistrarList,
     /// `GET /api/v1/registrars/{key}`
     Registrar,
-    /// `GET /registrars/{key}`: the `website_url` of a registrar.
+    /// `GET /registrars/{key}`: a registrar's page, the `website_url` of the API.
     RegistrarPage,
     /// `POST /api/v1/client/portfolio/audit`
     PortfolioAudit,
@@ -55,6 +55,20 @@ pub enum RouteId {
     DomainsLookup,
     /// `GET /api/v1/client/domains/search`
     DomainsSearch,
+    /// `GET /`: the website's home page.
+    Home,
+    /// `GET /tld/{tld}`: one TLD's page.
+    TldPage,
+    /// `GET /tlds`: the catalogue page.
+    CataloguePage,
+    /// `GET /registrars`: the registrars page.
+    RegistrarsPage,
+    /// `GET, POST /signin`: the sign-in form and the account page.
+    SignIn,
+    /// `POST /signout`
+    SignOut,
+    /// `GET /static/{file}`: the stylesheet, script and icon.
+    Asset,
     /// `GET /api/v1/client/events`
     ClientEvents,
     /// `GET /api/v1/client/events/stream`
@@ -62,7 +76,7 @@ pub enum RouteId {
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 24;
+pub const ROUTE_COUNT: usize = 31;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -75,6 +89,9 @@ pub struct Route {
     pub requires_key: bool,
     /// The methods it answers, as the `Allow` header of a 405 says them.
     pub allow: &'static str,
+    /// A page of the website (HTML, [`crate::web`]), not part of the API: not in
+    /// `/openapi.json`.
+    pub page: bool,
 }
 
 /// The methods of a read-only route. HEAD is GET without the body (hyper drops it and
@@ -87,6 +104,9 @@ pub const GET: &str = "GET";
 /// The methods of a route that takes a request body.
 pub const POST: &str = "POST";
 
+/// The methods of a page with a form that posts to itself.
+pub const GET_HEAD_POST: &str = "GET, HEAD, POST";
+
 /// Every route, in the order of [`RouteId`].
 pub static ROUTES: [Route; ROUTE_COUNT] = [
     Route {
@@ -94,144 +114,217 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         path: "/api/v1/client/prices/cheapest",
         requires_key: true,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::PublicCheapest,
         path: "/api/v1/prices/cheapest",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::ClientPrices,
         path: "/api/v1/client/prices",
         requires_key: true,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::PublicPrices,
         path: "/api/v1/prices",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::PublicPricesV1,
         path: "/v1/prices",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::ClientRegistrars,
         path: "/api/v1/client/registrars/tld/{tld}",
         requires_key: true,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::Healthz,
         path: "/healthz",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::Readyz,
         path: "/readyz",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::Metrics,
         path: "/metrics",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::OpenApi,
         path: "/openapi.json",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::ClientHistory,
         path: "/api/v1/client/history/tld/{tld}",
         requires_key: true,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::PublicHistory,
         path: "/api/v1/history/tld/{tld}",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::ClientOverview,
         path: "/api/v1/client/overview/tld/{tld}",
         requires_key: true,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::PublicOverview,
         path: "/api/v1/overview/tld/{tld}",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::ClientTlds,
         path: "/api/v1/client/tlds",
         requires_key: true,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::PublicTlds,
         path: "/api/v1/tlds",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::RegistrarList,
         path: "/api/v1/registrars",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::Registrar,
         path: "/api/v1/registrars/{key}",
         requires_key: false,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::RegistrarPage,
         path: "/registrars/{key}",
         requires_key: false,
         allow: GET_HEAD,
+        page: true,
     },
     Route {
         id: RouteId::PortfolioAudit,
         path: "/api/v1/client/portfolio/audit",
         requires_key: true,
         allow: POST,
+        page: false,
     },
     Route {
         id: RouteId::DomainsLookup,
         path: "/api/v1/client/domains/lookup",
         requires_key: true,
         allow: POST,
+        page: false,
     },
     Route {
         id: RouteId::DomainsSearch,
         path: "/api/v1/client/domains/search",
         requires_key: true,
         allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::Home,
+        path: "/",
+        requires_key: false,
+        allow: GET_HEAD,
+        page: true,
+    },
+    Route {
+        id: RouteId::TldPage,
+        path: "/tld/{tld}",
+        requires_key: false,
+        allow: GET_HEAD,
+        page: true,
+    },
+    Route {
+        id: RouteId::CataloguePage,
+        path: "/tlds",
+        requires_key: false,
+        allow: GET_HEAD,
+        page: true,
+    },
+    Route {
+        id: RouteId::RegistrarsPage,
+        path: "/registrars",
+        requires_key: false,
+        allow: GET_HEAD,
+        page: true,
+    },
+    Route {
+        id: RouteId::SignIn,
+        path: "/signin",
+        requires_key: false,
+        allow: GET_HEAD_POST,
+        page: true,
+    },
+    Route {
+        id: RouteId::SignOut,
+        path: "/signout",
+        requires_key: false,
+        allow: POST,
+        page: true,
+    },
+    Route {
+        id: RouteId::Asset,
+        path: "/static/{file}",
+        requires_key: false,
+        allow: GET_HEAD,
+        page: true,
     },
     Route {
         id: RouteId::ClientEvents,
         path: "/api/v1/client/events",
         requires_key: true,
         allow: GET_HEAD,
+        page: false,
     },
     Route {
         id: RouteId::ClientEventsStream,
         path: "/api/v1/client/events/stream",
         requires_key: true,
         allow: GET,
+        page: false,
     },
 ];
 
@@ -302,9 +395,15 @@ mod tests {
             }
             assert_eq!(find(route.path), Some((route.id, "")));
             assert_eq!(find(&format!("{}/", route.path)), None);
-            assert_eq!(find(&route.path.to_uppercase()), None);
+            if route.path != "/" {
+                assert_eq!(find(&route.path.to_uppercase()), None);
+            }
         }
-        assert_eq!(find("/"), None);
+        assert_eq!(find("/"), Some((RouteId::Home, "")));
+        assert_eq!(find("/tld/"), None);
+        assert_eq!(find("/tld/com"), Some((RouteId::TldPage, "com")));
+        assert_eq!(find("/tlds"), Some((RouteId::CataloguePage, "")));
+        assert_eq!(find("/registrars"), Some((RouteId::RegistrarsPage, "")));
         assert_eq!(find(""), None);
         assert_eq!(find("/api/v1/../healthz"), None);
     }

@@ -89,6 +89,24 @@ impl TempDir {
         out
     }
 
+    /// Builds a copy of the fixture source with `edit(file name, text)` applied to every
+    /// file of it (registrars.csv, prices.csv, history.csv, tlds.csv) into `name`.
+    pub fn edited_source_snapshot(
+        &self,
+        name: &str,
+        edit: impl Fn(&str, &str) -> String,
+    ) -> PathBuf {
+        let src = self.path(&format!("{name}.source"));
+        std::fs::create_dir_all(&src).unwrap();
+        for file in ["registrars.csv", "prices.csv", "history.csv", "tlds.csv"] {
+            let text = std::fs::read_to_string(fixture_source().join(file)).unwrap();
+            std::fs::write(src.join(file), edit(file, &text)).unwrap();
+        }
+        let out = self.path(name);
+        build_dir(&src, &out, &BuildOptions::default()).unwrap();
+        out
+    }
+
     /// Writes a keys file with one key per plan of [`KEY_PLANS`]; returns plan → raw key.
     pub fn keys(&self) -> (PathBuf, BTreeMap<&'static str, String>) {
         let path = self.path("keys.json");

@@ -1,0 +1,1212 @@
+//! The website: HTML pages of the same snapshot the API answers from, served by the
+//! same process (issue 12).
+//!
+//! | file | what |
+//! |---|---|
+//! | [`data`] | the pages' data, read from the query layer's answers (no price logic here) |
+//! | [`pages`] | the templates (maud: compiled, escaping by default) |
+//! | [`chart`] | the price-history step chart, an SVG drawn on the server |
+//! | [`session`] | signed session cookies and CSRF tokens (HMAC-SHA256) |
+//! | [`assets`] | the stylesheet, script and icon, under content-hashed names |
+//! | [`cache`] | rendered pages per snapshot and viewer plan |
+//! | [`format`] | how prices, counts and dates read |
+//!
+//! [`handle`] answers every page route: static files first (no limit, they are
+//! immutable), then the per-address rate limit of the public API (page views spend no
+//! credits), the snapshot, the viewer (session cookie → key id → plan, checked against
+//! the keys in force on every request), then the page. Pages that depend only on the
+//! path, the snapshot and the viewer's plan are rendered once and served from
+//! [`cache`]; their `ETag` is made of the snapshot's content hash, the viewer's plan
+//! and the assets' version, so `If-None-Match` is answered 304 before any rendering.
+
+pub mod assets;
+pub mod cache;
+pub mod chart;
+pub mod data;
+pub mod format;
+pub mod pages;
+pub mod session;
+
+use std::io::Write;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use maud::Markup;
+
+use crate::access::Denial;
+use crate::access::plans::TldScope;
+use crate::api::{Connection, HttpResponse, State};
+use crate::http::body::Body;
+use crate::http::params;
+use crate::http::problem::Problem;
+use crate::http::router::RouteId;
+use crate::query::{CatalogueRequest, QueryError, RegistrarRequest};
+use crate::snapshot::ArchivedSnapshotData;
+use crate::store::Loaded;
+use cache::{Page, PageCache};
+use data::DataError;
+use pages::{CatalogueFilters, Chrome, SignIn, Viewer};
+use session::{CSRF_COOKIE, SESSION_COOKIE, SESSION_SECS, Secret, Session};
+
+/// Largest sign-in or sign-out form body read.
+pub const MAX_FORM_BYTES: usize = 4 * 1024;
+/// Prices per page of a registrar's page.
+pub const REGISTRAR_PAGE: usize = 200;
+
+const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
+/// No script, style or image from anywhere but this origin; no inline script or style;
+/// no framing; forms post only here.
+const CSP: HeaderValue = HeaderValue::from_static(
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; \
+     form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+);
+const CSP_NAME: HeaderName = HeaderName::from_static("content-security-policy");
+const NOSNIFF: HeaderName = HeaderName::from_static("x-content-type-options");
+const REFERRER: HeaderName = HeaderName::from_static("referrer-policy");
+
+/// The website's share of the server state.
+#[derive(Debug, Default)]
+pub struct Site {
+    /// Rendered pages.
+    pub cache: PageCache,
+}
+
+/// Gzip at the default level (pages are compressed once and cached).
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 4 + 64),
+        flate2::Compression::default(),
+    );
+    // Writing to a Vec cannot fail.
+    let _ = enc.write_all(bytes);
+    enc.finish().unwrap_or_default()
+}
+
+/// Whether the request's `Accept-Encoding` takes gzip (`q=0` refuses it).
+pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or("").trim();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
+            });
+            !refused
+                && (coding.eq_ignore_ascii_case("gzip")
+                    || coding.eq_ignore_ascii_case("x-gzip")
+                    || coding == "*")
+        })
+}
+
+/// Whether a request for an unknown path should get the HTML 404 page (a browser's
+/// navigation: `Accept` names `text/html`) rather than the API's problem document.
+pub fn wants_html<B>(req: &Request<B>) -> bool {
+    let path = req.uri().path();
+    !path.starts_with("/api/")
+        && !path.starts_with("/v1/")
+        && req
+            .headers()
+            .get_all(header::ACCEPT)
+            .iter()
+            .any(|v| v.as_bytes().windows(9).any(|w| w == b"text/html"))
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT`.
+pub fn http_date(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = crate::time::civil_from_days(days);
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
+        DAYS[days.rem_euclid(7) as usize],
+        d,
+        MONTHS[(m - 1) as usize],
+        y,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Who is asking, from the session cookie.
+struct Visit {
+    viewer: Viewer,
+    session: Option<Session>,
+    /// The session cookie was present but is no longer good (expired, forged, or its
+    /// key revoked): clear it.
+    clear_session: bool,
+    csrf_nonce: Option<String>,
+    secure: bool,
+}
+
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    session::cookie(
+        headers.get_all(header::COOKIE).iter().map(|v| v.as_bytes()),
+        name,
+    )
+}
+
+fn visit(state: &State, headers: &HeaderMap) -> Visit {
+    let now = state.access.now_ms().div_euclid(1000);
+    let secret = &state.config.session_secret;
+    let mut clear_session = false;
+    let mut found = None;
+    if let Some(value) = cookie(headers, SESSION_COOKIE) {
+        match secret
+            .open(value, now)
+            .and_then(|s| state.access.plan_of(&s.key_id).map(|p| (s, p)))
+        {
+            Some(pair) => found = Some(pair),
+            None => clear_session = true,
+        }
+    }
+    let viewer = match &found {
+        Some((_, plan)) => Viewer {
+            signed_in: true,
+            plan: plan.name.clone(),
+            all_tlds: plan.tlds == TldScope::All,
+        },
+        None => Viewer::visitor(),
+    };
+    // The service speaks plain HTTP; TLS ends at a proxy, which says so.
+    let secure = headers
+        .get("x-forwarded-proto")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"));
+    Visit {
+        viewer,
+        session: found.map(|(s, _)| s),
+        clear_session,
+        csrf_nonce: cookie(headers, CSRF_COOKIE)
+            .filter(|n| session::is_nonce(n))
+            .map(str::to_owned),
+        secure,
+    }
+}
+
+/// What a page handler answers.
+enum Outcome {
+    /// A page that depends only on path, snapshot and plan: cache it.
+    Cacheable(Markup),
+    /// A page for this request only.
+    Private(StatusCode, Markup),
+    /// A redirect.
+    Redirect(StatusCode, String),
+}
+
+/// A page that could not be shown.
+struct Failure {
+    status: StatusCode,
+    title: String,
+    detail: String,
+}
+
+impl Failure {
+    fn new(status: StatusCode, title: &str, detail: impl Into<String>) -> Failure {
+        Failure {
+            status,
+            title: title.to_owned(),
+            detail: detail.into(),
+        }
+    }
+}
+
+fn bad_request(problem: Problem) -> Failure {
+    Failure::new(StatusCode::BAD_REQUEST, "Bad request", problem.detail())
+}
+
+fn data_failure(e: DataError) -> Failure {
+    match e {
+        DataError::Query(QueryError::InvalidParameter { name, reason, .. }) => Failure::new(
+            StatusCode::BAD_REQUEST,
+            "Bad request",
+            format!("{name}: {reason}"),
+        ),
+        DataError::Query(other) => {
+            Failure::new(StatusCode::NOT_FOUND, "Not found", other.to_string())
+        }
+        DataError::Shape(what) => {
+            eprintln!("tldsnap: web page data: {what}");
+            Failure::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Something went wrong",
+                "This page could not be drawn. The error has been logged.",
+            )
+        }
+    }
+}
+
+/// The HTML answer to one page route.
+pub async fn handle(
+    state: &State,
+    req: Request<Incoming>,
+    route: RouteId,
+    conn: &Connection,
+) -> HttpResponse {
+    if route == RouteId::Asset {
+        return asset(&req);
+    }
+    let gz = accepts_gzip(req.headers());
+    if let Err(denial) = state.access.admit(None, conn.client, false).await {
+        return refused(denial, gz);
+    }
+    let loaded = match crate::api::snapshot(state) {
+        Ok(l) => l,
+        Err(_) => {
+            let mut r = simple_page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Starting up",
+                "No price data is loaded yet. Try again in a moment.",
+                gz,
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return r;
+        }
+    };
+    let visit = visit(state, req.headers());
+    let mut response = match route {
+        RouteId::SignIn if req.method() == Method::POST => {
+            signin_post(state, req, &loaded, &visit).await
+        }
+        RouteId::SignIn => signin_get(state, &req, &loaded, &visit, gz),
+        RouteId::SignOut => signout(state, req, &loaded, &visit).await,
+        _ => page(state, &req, route, &loaded, &visit, gz),
+    };
+    if visit.clear_session {
+        let already = response
+            .headers()
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .any(|v| v.as_bytes().starts_with(SESSION_COOKIE.as_bytes()));
+        if !already {
+            add_cookie(
+                &mut response,
+                &session::set_cookie(SESSION_COOKIE, "", 0, visit.secure),
+            );
+        }
+    }
+    response
+}
+
+/// The HTML 404 for a path no route matches.
+pub async fn not_found(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
+    let gz = accepts_gzip(req.headers());
+    if let Err(denial) = state.access.admit(None, conn.client, false).await {
+        return refused(denial, gz);
+    }
+    let Ok(loaded) = crate::api::snapshot(state) else {
+        return simple_page(
+            StatusCode::NOT_FOUND,
+            "Page not found",
+            "There is no page here.",
+            gz,
+        );
+    };
+    let visit = visit(state, req.headers());
+    let snap = loaded.snapshot.data();
+    let date = data::data_date(snap);
+    let path = req.uri().path();
+    // `/com` or `/.com`: perhaps a TLD.
+    let last = path.rsplit('/').next().unwrap_or("");
+    let guess = params::percent_decode(last, false)
+        .ok()
+        .filter(|s| !s.is_empty() && s.len() <= 63)
+        .map(|s| s.into_owned());
+    let close = guess
+        .as_deref()
+        .map(|g| {
+            let mut names = Vec::new();
+            if let Ok(name) = crate::tld::normalize(g)
+                && data::overview(snap, &name).is_some()
+            {
+                names.push(name.into_owned());
+            }
+            for n in crate::query::close_names(snap, g, 5) {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+            names.truncate(5);
+            names
+        })
+        .unwrap_or_default();
+    let chrome = Chrome {
+        viewer: &visit.viewer,
+        data_date: &date,
+        path,
+    };
+    let markup = pages::not_found(&chrome, None, &close);
+    html_response(StatusCode::NOT_FOUND, markup.into_string().into(), gz, &[])
+}
+
+fn refused(denial: Denial, gz: bool) -> HttpResponse {
+    let retry = denial.retry_after_secs().unwrap_or(1);
+    let mut r = simple_page(
+        StatusCode::TOO_MANY_REQUESTS,
+        "Too many requests",
+        &format!("This address has asked for too many pages at once. Try again in {retry} s."),
+        gz,
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry));
+    r
+}
+
+/// A page without data (errors before the snapshot or the viewer are known).
+fn simple_page(status: StatusCode, title: &str, detail: &str, gz: bool) -> HttpResponse {
+    let viewer = Viewer::visitor();
+    let chrome = Chrome {
+        viewer: &viewer,
+        data_date: "unknown",
+        path: "/",
+    };
+    html_response(
+        status,
+        pages::error(&chrome, title, detail).into_string().into(),
+        gz,
+        &[],
+    )
+}
+
+fn add_cookie(response: &mut HttpResponse, value: &str) {
+    if let Ok(v) = HeaderValue::from_str(value) {
+        response.headers_mut().append(header::SET_COOKIE, v);
+    }
+}
+
+/// The headers every HTML answer carries.
+fn html_headers(headers: &mut HeaderMap) {
+    headers.insert(header::CONTENT_TYPE, HTML);
+    headers.insert(CSP_NAME, CSP);
+    headers.insert(NOSNIFF, HeaderValue::from_static("nosniff"));
+    headers.insert(REFERRER, HeaderValue::from_static("same-origin"));
+    headers.insert(
+        header::VARY,
+        HeaderValue::from_static("Cookie, Accept-Encoding"),
+    );
+}
+
+/// An HTML answer, compressed when `gz`, not cached by anyone.
+fn html_response(status: StatusCode, html: Bytes, gz: bool, cookies: &[String]) -> HttpResponse {
+    let body = if gz { Bytes::from(gzip(&html)) } else { html };
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    html_headers(h);
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if gz {
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    for c in cookies {
+        add_cookie(&mut r, c);
+    }
+    r
+}
+
+fn redirect(status: StatusCode, to: &str) -> HttpResponse {
+    let mut r = Response::new(Body::default());
+    *r.status_mut() = status;
+    if let Ok(v) = HeaderValue::from_str(to) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+fn asset(req: &Request<Incoming>) -> HttpResponse {
+    let Some(a) = assets::find(req.uri().path()) else {
+        return Problem::NotFound.into_response();
+    };
+    let not_modified = req
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| etag_matches(v, &a.etag));
+    let gz = accepts_gzip(req.headers());
+    let mut r = Response::new(if not_modified {
+        Body::default()
+    } else if gz {
+        Body::from(a.gzip.clone())
+    } else {
+        Body::from(a.body.clone())
+    });
+    if not_modified {
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+    }
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(a.content_type),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=31536000, immutable"),
+    );
+    h.insert(NOSNIFF, HeaderValue::from_static("nosniff"));
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    if let Ok(v) = HeaderValue::from_str(&a.etag) {
+        h.insert(header::ETAG, v);
+    }
+    if gz && !not_modified {
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    r
+}
+
+/// Whether an `If-None-Match` value matches `etag` (weak comparison, RFC 9110 13.1.2).
+pub fn etag_matches(if_none_match: &str, etag: &str) -> bool {
+    let bare = |t: &str| t.trim().trim_start_matches("W/").to_owned();
+    let ours = bare(etag);
+    if_none_match
+        .split(',')
+        .any(|t| t.trim() == "*" || bare(t) == ours)
+}
+
+/// The `ETag` of every cacheable page of this snapshot for this viewer.
+fn page_etag(loaded: &Loaded, viewer: &Viewer) -> String {
+    let hash = loaded.snapshot.header().content_hash;
+    let who = format!("{}:{}", viewer.signed_in, viewer.plan);
+    format!(
+        "W/\"{:016x}-{:08x}-{}\"",
+        hash as u64,
+        xxhash_rust::xxh3::xxh3_64(who.as_bytes()) as u32,
+        assets::assets().version
+    )
+}
+
+fn page(
+    state: &State,
+    req: &Request<Incoming>,
+    route: RouteId,
+    loaded: &Arc<Loaded>,
+    visit: &Visit,
+    gz: bool,
+) -> HttpResponse {
+    let path = req.uri().path();
+    let query = req.uri().query();
+    let snap = loaded.snapshot.data();
+    let date = data::data_date(snap);
+    let chrome = Chrome {
+        viewer: &visit.viewer,
+        data_date: &date,
+        path,
+    };
+    // Canonical names first: a redirect depends on the path alone.
+    let segment = route
+        .route()
+        .prefix()
+        .and_then(|p| path.strip_prefix(p))
+        .unwrap_or("");
+    let etag = page_etag(loaded, &visit.viewer);
+    let last_modified = http_date(loaded.loaded_at_ms);
+    // Only the catalogue and a registrar's pages read their query string.
+    let key_query = match route {
+        RouteId::CataloguePage | RouteId::RegistrarPage => query.unwrap_or(""),
+        _ => "",
+    };
+    let key = cache_key(&visit.viewer, path, key_query);
+    let content_hash = loaded.snapshot.header().content_hash;
+    // A redirect or a 404 is decided before the conditional check, so a 304 is only
+    // ever sent for a page that exists.
+    let precheck = match route {
+        RouteId::TldPage => canonical_tld(segment),
+        RouteId::RegistrarPage => canonical_registrar(segment),
+        _ => Ok(None),
+    };
+    match precheck {
+        Ok(Some(to)) => return redirect(StatusCode::MOVED_PERMANENTLY, &to),
+        Ok(None) => {}
+        Err(outcome) => return finish_failure(&chrome, outcome, gz, visit, snap),
+    }
+    let cached = state.web.cache.get(content_hash, &key);
+    if (cached.is_some() || matches!(route, RouteId::Home | RouteId::RegistrarsPage))
+        && let Some(r) = not_modified(req, &etag, &last_modified, visit)
+    {
+        return r;
+    }
+    let page = match cached {
+        Some(p) => p,
+        None => {
+            let outcome = render(state, route, segment, query, snap, &chrome, loaded);
+            match outcome {
+                Ok(Outcome::Cacheable(markup)) => {
+                    let p = Arc::new(Page::new(markup.into_string()));
+                    state.web.cache.insert(content_hash, key, Arc::clone(&p));
+                    if let Some(r) = not_modified(req, &etag, &last_modified, visit) {
+                        return r;
+                    }
+                    p
+                }
+                Ok(Outcome::Private(status, markup)) => {
+                    return html_response(status, markup.into_string().into(), gz, &[]);
+                }
+                Ok(Outcome::Redirect(status, to)) => return redirect(status, &to),
+                Err(f) => return finish_failure(&chrome, f, gz, visit, snap),
+            }
+        }
+    };
+    let body = if gz {
+        page.gzip().clone()
+    } else {
+        page.html.clone()
+    };
+    let mut r = Response::new(Body::from(body));
+    let h = r.headers_mut();
+    html_headers(h);
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&last_modified) {
+        h.insert(header::LAST_MODIFIED, v);
+    }
+    if gz {
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    r
+}
+
+/// A 304 when the client already has this page: `If-None-Match` with our `ETag`, or
+/// (without `If-None-Match`, and only for visitors, whose page cannot change with a
+/// sign-in) `If-Modified-Since` equal to our `Last-Modified`.
+fn not_modified(
+    req: &Request<Incoming>,
+    etag: &str,
+    last_modified: &str,
+    visit: &Visit,
+) -> Option<HttpResponse> {
+    let headers = req.headers();
+    let hit = match headers.get(header::IF_NONE_MATCH) {
+        Some(v) => v.to_str().is_ok_and(|v| etag_matches(v, etag)),
+        None => {
+            !visit.viewer.signed_in
+                && !visit.clear_session
+                && headers
+                    .get(header::IF_MODIFIED_SINCE)
+                    .is_some_and(|v| v.as_bytes() == last_modified.as_bytes())
+        }
+    };
+    if !hit {
+        return None;
+    }
+    let mut r = Response::new(Body::default());
+    *r.status_mut() = StatusCode::NOT_MODIFIED;
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(last_modified) {
+        h.insert(header::LAST_MODIFIED, v);
+    }
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache"),
+    );
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static("Cookie, Accept-Encoding"),
+    );
+    Some(r)
+}
+
+fn finish_failure(
+    chrome: &Chrome<'_>,
+    f: Failure,
+    gz: bool,
+    _visit: &Visit,
+    snap: &ArchivedSnapshotData,
+) -> HttpResponse {
+    let markup = if f.status == StatusCode::NOT_FOUND && f.title.starts_with('.') {
+        // An unknown TLD: its close names.
+        let name = &f.title[1..];
+        let close = crate::query::close_names(snap, name, 5);
+        pages::not_found(chrome, Some(name), &close)
+    } else {
+        pages::error(chrome, &f.title, &f.detail)
+    };
+    html_response(f.status, markup.into_string().into(), gz, &[])
+}
+
+/// `/tld/.COM` → `/tld/com`; `None` when the segment is canonical already.
+fn canonical_tld(segment: &str) -> Result<Option<String>, Failure> {
+    match params::path_tld(segment) {
+        Ok(name) if name == segment => Ok(None),
+        Ok(name) => Ok(Some(format!("/tld/{name}"))),
+        Err(_) => {
+            let shown = params::percent_decode(segment, false)
+                .map(|s| s.into_owned())
+                .unwrap_or_else(|_| segment.to_owned());
+            Err(Failure::new(
+                StatusCode::NOT_FOUND,
+                &format!(".{}", shown.trim_start_matches('.')),
+                "not a TLD",
+            ))
+        }
+    }
+}
+
+fn canonical_registrar(segment: &str) -> Result<Option<String>, Failure> {
+    match params::path_registrar(segment) {
+        Ok(key) if key == segment => Ok(None),
+        Ok(key) => Ok(Some(format!("/registrars/{key}"))),
+        Err(_) => Err(unknown_registrar()),
+    }
+}
+
+fn unknown_registrar() -> Failure {
+    Failure::new(
+        StatusCode::NOT_FOUND,
+        "No such registrar",
+        "No registrar has this key in this data; the list of registrars is at /registrars.",
+    )
+}
+
+/// An empty form field is the same as a field left out.
+fn non_empty(v: Option<std::borrow::Cow<'_, str>>) -> Option<std::borrow::Cow<'_, str>> {
+    v.filter(|s| !s.trim().is_empty())
+}
+
+/// The cache key of a page: the viewer's plan, the path, the query it reads.
+fn cache_key(viewer: &Viewer, path: &str, query: &str) -> String {
+    format!("{}:{}|{}?{}", viewer.signed_in, viewer.plan, path, query)
+}
+
+/// Renders, ahead of the first visitor, the pages visitors ask for most: the home page,
+/// the catalogue's first page, the registrars and the page of each free TLD. `serve`
+/// calls it when a snapshot is loaded (at start and after each reload), on a blocking
+/// thread; a page a request rendered first is left as it is. Returns how many pages
+/// were rendered.
+pub fn warm(state: &State) -> usize {
+    let Some(loaded) = state.store.load() else {
+        return 0;
+    };
+    let snap = loaded.snapshot.data();
+    let content_hash = loaded.snapshot.header().content_hash;
+    let viewer = Viewer::visitor();
+    let date = data::data_date(snap);
+    let mut paths: Vec<(RouteId, String)> = vec![
+        (RouteId::Home, "/".to_owned()),
+        (RouteId::CataloguePage, "/tlds".to_owned()),
+        (RouteId::RegistrarsPage, "/registrars".to_owned()),
+    ];
+    paths.extend(
+        crate::tld::FREE_TLDS
+            .iter()
+            .map(|t| (RouteId::TldPage, format!("/tld/{t}"))),
+    );
+    let mut rendered = 0;
+    for (route, path) in paths {
+        let key = cache_key(&viewer, &path, "");
+        if state.web.cache.get(content_hash, &key).is_some() {
+            continue;
+        }
+        let segment = route
+            .route()
+            .prefix()
+            .and_then(|p| path.strip_prefix(p))
+            .unwrap_or("");
+        let chrome = Chrome {
+            viewer: &viewer,
+            data_date: &date,
+            path: &path,
+        };
+        if let Ok(Outcome::Cacheable(markup)) =
+            render(state, route, segment, None, snap, &chrome, &loaded)
+        {
+            let page = Arc::new(Page::new(markup.into_string()));
+            state.web.cache.insert(content_hash, key, page);
+            rendered += 1;
+        }
+    }
+    rendered
+}
+
+fn render(
+    state: &State,
+    route: RouteId,
+    segment: &str,
+    query: Option<&str>,
+    snap: &ArchivedSnapshotData,
+    chrome: &Chrome<'_>,
+    loaded: &Loaded,
+) -> Result<Outcome, Failure> {
+    let public_url = &state.config.public_url;
+    let all_tlds = chrome.viewer.all_tlds;
+    let snapshot_id = loaded.snapshot.header().content_hash as u64;
+    match route {
+        RouteId::Home => {
+            let free = data::cheapest_of(snap, &crate::tld::FREE_TLDS).map_err(data_failure)?;
+            let rows: Vec<_> = crate::tld::FREE_TLDS
+                .iter()
+                .filter_map(|t| {
+                    free.get(*t)
+                        .map(|(p, name, n)| ((*t).to_owned(), *p, name.clone(), *n))
+                })
+                .collect();
+            let total = data::catalogue(
+                snap,
+                &catalogue_request(
+                    None,
+                    None,
+                    crate::query::CatalogueSort::Name,
+                    1,
+                    None,
+                    all_tlds,
+                    snapshot_id,
+                ),
+            )
+            .map_err(data_failure)?
+            .meta
+            .total;
+            Ok(Outcome::Cacheable(pages::home(
+                chrome,
+                &rows,
+                snap.tld_count(),
+                total as usize,
+                snap.registrar_count(),
+            )))
+        }
+        RouteId::TldPage => {
+            let page =
+                data::tld_page(snap, segment, all_tlds, public_url).map_err(|e| match e {
+                    DataError::Query(QueryError::UnknownTlds(_)) => {
+                        Failure::new(StatusCode::NOT_FOUND, &format!(".{segment}"), "unknown")
+                    }
+                    other => data_failure(other),
+                })?;
+            let end = crate::time::parse_date(&page.data_date).unwrap_or(0) + 1;
+            Ok(Outcome::Cacheable(pages::tld(chrome, &page, end)))
+        }
+        RouteId::CataloguePage => {
+            let [q, kind, sort, limit, cursor] =
+                params::pick(query, ["q", "type", "sort", "limit", "cursor"])
+                    .map_err(bad_request)?;
+            let q = params::search(non_empty(q).as_deref()).map_err(bad_request)?;
+            let kind_given = non_empty(kind);
+            let kind = params::tld_type(kind_given.as_deref()).map_err(bad_request)?;
+            let sort_given = non_empty(sort);
+            let sort_value = params::sort(sort_given.as_deref()).map_err(bad_request)?;
+            let limit = params::page_limit(non_empty(limit).as_deref()).map_err(bad_request)?;
+            let cursor_given = non_empty(cursor);
+            let cursor = params::cursor(cursor_given.as_deref()).map_err(bad_request)?;
+            let page = data::catalogue(
+                snap,
+                &catalogue_request(
+                    q.as_deref(),
+                    kind,
+                    sort_value,
+                    limit,
+                    cursor,
+                    all_tlds,
+                    snapshot_id,
+                ),
+            )
+            .map_err(data_failure)?;
+            let exact = q.as_deref().and_then(|q| {
+                let name = crate::tld::normalize(q).ok()?;
+                data::overview(snap, &name)
+            });
+            let filters = CatalogueFilters {
+                q: q.clone(),
+                kind: kind.map(str::to_owned),
+                sort: sort_given.is_some().then_some(sort_value),
+                limit,
+                paged: cursor.is_some(),
+            };
+            Ok(Outcome::Cacheable(pages::catalogue(
+                chrome,
+                &filters,
+                &page,
+                exact.as_ref().map(|o| (o.tld.as_str(), o.unicode.as_str())),
+            )))
+        }
+        RouteId::RegistrarsPage => {
+            let list = data::registrars(snap, public_url).map_err(data_failure)?;
+            Ok(Outcome::Cacheable(pages::registrars(chrome, &list)))
+        }
+        RouteId::RegistrarPage => {
+            let [cursor] = params::pick(query, ["cursor"]).map_err(bad_request)?;
+            let cursor_given = non_empty(cursor);
+            let cursor = params::cursor(cursor_given.as_deref()).map_err(bad_request)?;
+            let req = RegistrarRequest {
+                key: segment,
+                limit: REGISTRAR_PAGE,
+                cursor,
+                all_tlds,
+                public_url,
+                snapshot: snapshot_id,
+            };
+            let page = match data::registrar(snap, &req) {
+                Ok(p) => p,
+                Err(DataError::Query(QueryError::UnknownRegistrar(_))) => {
+                    return Err(unknown_registrar());
+                }
+                Err(DataError::Query(QueryError::InvalidParameter { .. })) => {
+                    // A page link from older data: start again.
+                    return Ok(Outcome::Redirect(
+                        StatusCode::SEE_OTHER,
+                        format!("/registrars/{segment}"),
+                    ));
+                }
+                Err(e) => return Err(data_failure(e)),
+            };
+            Ok(Outcome::Cacheable(pages::registrar(
+                chrome,
+                &page,
+                cursor.is_some(),
+            )))
+        }
+        _ => Ok(Outcome::Private(
+            StatusCode::NOT_FOUND,
+            pages::not_found(chrome, None, &[]),
+        )),
+    }
+}
+
+fn catalogue_request<'a>(
+    q: Option<&'a str>,
+    kind: Option<&'a str>,
+    sort: crate::query::CatalogueSort,
+    limit: usize,
+    cursor: Option<crate::query::Cursor>,
+    all_tlds: bool,
+    snapshot: u64,
+) -> CatalogueRequest<'a> {
+    CatalogueRequest {
+        q,
+        kind,
+        sort,
+        limit,
+        cursor,
+        all_tlds,
+        snapshot,
+    }
+}
+
+/// `next` of the sign-in form: a path on this site, nothing else.
+fn safe_next(next: Option<&str>) -> Option<&str> {
+    next.filter(|n| {
+        n.starts_with('/')
+            && !n.starts_with("//")
+            && !n.starts_with("/\\")
+            && n.len() <= 512
+            && n.bytes().all(|b| b.is_ascii_graphic())
+    })
+}
+
+fn signin_get(
+    state: &State,
+    req: &Request<Incoming>,
+    loaded: &Loaded,
+    visit: &Visit,
+    gz: bool,
+) -> HttpResponse {
+    let snap = loaded.snapshot.data();
+    let date = data::data_date(snap);
+    let chrome = Chrome {
+        viewer: &visit.viewer,
+        data_date: &date,
+        path: req.uri().path(),
+    };
+    let secret = &state.config.session_secret;
+    let (nonce, new_cookie) = match &visit.csrf_nonce {
+        Some(n) => (n.clone(), None),
+        None => {
+            let n = session::new_nonce();
+            let c = session::set_cookie(CSRF_COOKIE, &n, SESSION_SECS, visit.secure);
+            (n, Some(c))
+        }
+    };
+    let next = params::pick(req.uri().query(), ["next"])
+        .ok()
+        .and_then(|[n]| n)
+        .map(|n| n.into_owned());
+    let markup = match &visit.session {
+        Some(s) => {
+            let csrf = secret.csrf_token(&nonce, Some(&s.nonce));
+            pages::signin(
+                &chrome,
+                &SignIn::Account {
+                    csrf: &csrf,
+                    key_id: &s.key_id,
+                },
+            )
+        }
+        None => {
+            let csrf = secret.csrf_token(&nonce, None);
+            pages::signin(
+                &chrome,
+                &SignIn::Form {
+                    csrf: &csrf,
+                    next: safe_next(next.as_deref()),
+                    error: None,
+                },
+            )
+        }
+    };
+    let cookies: Vec<String> = new_cookie.into_iter().collect();
+    html_response(StatusCode::OK, markup.into_string().into(), gz, &cookies)
+}
+
+/// Whether a form post comes from this site with a good token.
+fn csrf_ok(
+    secret: &Secret,
+    parts: &hyper::http::request::Parts,
+    token: Option<&str>,
+    visit: &Visit,
+) -> bool {
+    let headers = &parts.headers;
+    // A browser says where a form was sent from; another origin is refused outright.
+    if let Some(site) = headers.get("sec-fetch-site")
+        && !matches!(site.as_bytes(), b"same-origin" | b"none")
+    {
+        return false;
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = headers
+            .get(header::HOST)
+            .map(|h| h.as_bytes())
+            .unwrap_or_default();
+        let origin = origin.as_bytes();
+        let same = [&b"http://"[..], b"https://"]
+            .iter()
+            .any(|scheme| origin.strip_prefix(*scheme) == Some(host));
+        if !same {
+            return false;
+        }
+    }
+    let (Some(token), Some(nonce)) = (token, visit.csrf_nonce.as_deref()) else {
+        return false;
+    };
+    secret.check_csrf(
+        token,
+        nonce,
+        visit.session.as_ref().map(|s| s.nonce.as_str()),
+    )
+}
+
+/// Reads a form body (`application/x-www-form-urlencoded`, at most
+/// [`MAX_FORM_BYTES`]).
+async fn read_form(
+    req: Request<Incoming>,
+) -> Result<(hyper::http::request::Parts, String), Failure> {
+    let form = req.headers().get(header::CONTENT_TYPE).is_some_and(|v| {
+        v.as_bytes()
+            .starts_with(b"application/x-www-form-urlencoded")
+    });
+    if !form {
+        return Err(Failure::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Not a form",
+            "This address takes a form (application/x-www-form-urlencoded).",
+        ));
+    }
+    let (parts, body) = crate::api::read_body(req, MAX_FORM_BYTES)
+        .await
+        .map_err(|p| Failure::new(p.status(), "Bad request", p.detail()))?;
+    let text = String::from_utf8(body.to_vec()).map_err(|_| {
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            "Bad request",
+            "The form is not UTF-8.",
+        )
+    })?;
+    Ok((parts, text))
+}
+
+fn forged(chrome: &Chrome<'_>) -> HttpResponse {
+    let markup = pages::error(
+        chrome,
+        "Form refused",
+        "This form was not sent from this site's own page, or the page was too old. \
+         Reload the page and send the form again.",
+    );
+    html_response(
+        StatusCode::FORBIDDEN,
+        markup.into_string().into(),
+        false,
+        &[],
+    )
+}
+
+async fn signin_post(
+    state: &State,
+    req: Request<Incoming>,
+    loaded: &Loaded,
+    visit: &Visit,
+) -> HttpResponse {
+    let snap = loaded.snapshot.data();
+    let date = data::data_date(snap);
+    let path = req.uri().path().to_owned();
+    let chrome = Chrome {
+        viewer: &visit.viewer,
+        data_date: &date,
+        path: &path,
+    };
+    let (parts, body) = match read_form(req).await {
+        Ok(x) => x,
+        Err(f) => {
+            return html_response(
+                f.status,
+                pages::error(&chrome, &f.title, &f.detail)
+                    .into_string()
+                    .into(),
+                false,
+                &[],
+            );
+        }
+    };
+    let Ok([csrf, key, next]) = params::pick(Some(&body), ["csrf", "key", "next"]) else {
+        return forged(&chrome);
+    };
+    let secret = &state.config.session_secret;
+    if !csrf_ok(secret, &parts, csrf.as_deref(), visit) {
+        return forged(&chrome);
+    }
+    let next = safe_next(next.as_deref()).unwrap_or("/signin").to_owned();
+    let key = key.as_deref().map(str::trim).unwrap_or("");
+    match state
+        .access
+        .identify(key.as_bytes())
+        .filter(|_| !key.is_empty())
+    {
+        Some((id, _plan)) => {
+            let now = state.access.now_ms().div_euclid(1000);
+            let cookie = secret.seal(&Session::new(&id, now));
+            let mut r = redirect(StatusCode::SEE_OTHER, &next);
+            add_cookie(
+                &mut r,
+                &session::set_cookie(SESSION_COOKIE, &cookie, SESSION_SECS, visit.secure),
+            );
+            r
+        }
+        None => {
+            let nonce = visit.csrf_nonce.clone().unwrap_or_default();
+            let csrf = secret.csrf_token(&nonce, visit.session.as_ref().map(|s| s.nonce.as_str()));
+            let markup = pages::signin(
+                &chrome,
+                &SignIn::Form {
+                    csrf: &csrf,
+                    next: Some(&next)
+                        .filter(|n| n.as_str() != "/signin")
+                        .map(|n| n.as_str()),
+                    error: Some("That API key is not valid. Check it and try again."),
+                },
+            );
+            html_response(
+                StatusCode::FORBIDDEN,
+                markup.into_string().into(),
+                false,
+                &[],
+            )
+        }
+    }
+}
+
+async fn signout(
+    state: &State,
+    req: Request<Incoming>,
+    loaded: &Loaded,
+    visit: &Visit,
+) -> HttpResponse {
+    let snap = loaded.snapshot.data();
+    let date = data::data_date(snap);
+    let path = req.uri().path().to_owned();
+    let chrome = Chrome {
+        viewer: &visit.viewer,
+        data_date: &date,
+        path: &path,
+    };
+    let (parts, body) = match read_form(req).await {
+        Ok(x) => x,
+        Err(f) => {
+            return html_response(
+                f.status,
+                pages::error(&chrome, &f.title, &f.detail)
+                    .into_string()
+                    .into(),
+                false,
+                &[],
+            );
+        }
+    };
+    let Ok([csrf]) = params::pick(Some(&body), ["csrf"]) else {
+        return forged(&chrome);
+    };
+    if !csrf_ok(&state.config.session_secret, &parts, csrf.as_deref(), visit) {
+        return forged(&chrome);
+    }
+    let mut r = redirect(StatusCode::SEE_OTHER, "/");
+    add_cookie(
+        &mut r,
+        &session::set_cookie(SESSION_COOKIE, "", 0, visit.secure),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_dates_are_imf_fixdate() {
+        assert_eq!(http_date(784_111_777_000), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+    }
+
+    #[test]
+    fn gzip_is_taken_unless_refused() {
+        let h = |v: &str| {
+            let mut m = HeaderMap::new();
+            m.insert(header::ACCEPT_ENCODING, HeaderValue::from_str(v).unwrap());
+            accepts_gzip(&m)
+        };
+        assert!(h("gzip, deflate, br"));
+        assert!(h("br;q=1.0, gzip;q=0.8"));
+        assert!(h("*"));
+        assert!(!h("gzip;q=0"));
+        assert!(!h("br"));
+        assert!(!h("identity"));
+        assert!(!accepts_gzip(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn etags_compare_weakly() {
+        assert!(etag_matches("W/\"a\"", "W/\"a\""));
+        assert!(etag_matches("\"x\", W/\"a\"", "W/\"a\""));
+        assert!(etag_matches("*", "W/\"a\""));
+        assert!(!etag_matches("W/\"b\"", "W/\"a\""));
+    }
+
+    #[test]
+    fn next_stays_on_this_site() {
+        assert_eq!(safe_next(Some("/tld/museum")), Some("/tld/museum"));
+        for bad in [
+            "//evil.example",
+            "https://evil.example",
+            "/\\evil",
+            "/a b",
+            "",
+        ] {
+            assert_eq!(safe_next(Some(bad)), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,676 @@
+//! The page templates (maud: compiled with the binary, every spliced value escaped).
+//!
+//! Each function takes the data it shows and returns the whole document. Nothing here
+//! reads the snapshot, the request or the clock.
+
+use maud::{DOCTYPE, Markup, html};
+
+use super::assets::assets;
+use super::chart;
+use super::data::{
+    Catalogue, CatalogueEntry, OriginalPrices, Pick, RegistrarPage, Registrars, Row, TldPage,
+};
+use super::format::{count, money, query_value, to_cents, usd};
+use crate::query::{CatalogueSort, TYPES};
+
+/// Who is looking, as far as a page's content goes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Viewer {
+    /// Signed in with an API key.
+    pub signed_in: bool,
+    /// The plan whose rules apply (`public` for visitors).
+    pub plan: String,
+    /// Whether the plan covers every TLD.
+    pub all_tlds: bool,
+}
+
+impl Viewer {
+    /// A visitor (no session).
+    pub fn visitor() -> Viewer {
+        Viewer {
+            signed_in: false,
+            plan: crate::access::plans::PUBLIC_PLAN.to_owned(),
+            all_tlds: false,
+        }
+    }
+}
+
+/// What every page shows around its content.
+pub struct Chrome<'a> {
+    /// The viewer.
+    pub viewer: &'a Viewer,
+    /// The data date, `YYYY-MM-DD`.
+    pub data_date: &'a str,
+    /// The path of this page (for the sign-in link's way back).
+    pub path: &'a str,
+}
+
+fn signin_href(path: &str) -> String {
+    if path == "/" || path.starts_with("/signin") {
+        "/signin".to_owned()
+    } else {
+        format!("/signin?next={}", query_value(path))
+    }
+}
+
+/// The document around `content`.
+pub fn layout(chrome: &Chrome<'_>, title: &str, content: Markup) -> Markup {
+    let a = assets();
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · tldsnap" }
+                meta name="description" content="Domain registration, renewal and transfer prices of every TLD across registrars.";
+                link rel="stylesheet" href=(a.css.path);
+                link rel="icon" type="image/svg+xml" href=(a.icon.path);
+                script src=(a.js.path) defer {}
+            }
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header.site {
+                    nav aria-label="Site" {
+                        a.brand href="/" { "tldsnap" }
+                        ul {
+                            li { a href="/tlds" { "TLDs" } }
+                            li { a href="/registrars" { "Registrars" } }
+                            li {
+                                @if chrome.viewer.signed_in {
+                                    a href="/signin" { "Account (" (chrome.viewer.plan) ")" }
+                                } @else {
+                                    a href=(signin_href(chrome.path)) { "Sign in" }
+                                }
+                            }
+                        }
+                    }
+                }
+                main #main { (content) }
+                footer {
+                    "Prices as registrars publish them, in US dollars; data as of "
+                    (chrome.data_date) ". The same data as JSON: "
+                    a href="/openapi.json" { "the API" } "."
+                }
+            }
+        }
+    }
+}
+
+/// The placeholder of a member-only value.
+fn members(viewer: &Viewer, path: &str) -> Markup {
+    html! {
+        @if viewer.signed_in {
+            span.members title="Your plan covers the 22 free TLDs only" { "Members" }
+        } @else {
+            a.members href=(signin_href(path)) title="Sign in with an API key to see member prices" { "Members" }
+        }
+    }
+}
+
+fn price(v: Option<f64>) -> Markup {
+    html! {
+        @match v {
+            Some(v) => (usd(v)),
+            None => span.muted title="Not offered" { "—" },
+        }
+    }
+}
+
+fn value_attr(v: Option<f64>) -> String {
+    v.map(|v| to_cents(v).to_string()).unwrap_or_default()
+}
+
+fn tld_link(name: &str, unicode: &str) -> Markup {
+    html! {
+        a href={ "/tld/" (name) } {
+            "." (unicode)
+            @if unicode != name { " " span.muted { "(" (name) ")" } }
+        }
+    }
+}
+
+fn pick(p: &Option<Pick>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
+    html! {
+        @if hidden {
+            (members(chrome.viewer, chrome.path))
+        } @else {
+            @match p {
+                Some(p) => {
+                    (price(p.price)) " at "
+                    a href={ "/registrars/" (p.registrar_key) } { (p.registrar_name) }
+                    @if let Some(o) = &p.original_price {
+                        @if let Some(amount) = o.price {
+                            " " span.muted { "(" (money(&o.currency, amount)) " at the " (o.rate_date) " rate)" }
+                        }
+                    }
+                }
+                None => span.muted { "—" },
+            }
+        }
+    }
+}
+
+/// `/`: search, the free TLDs, the data date and counts.
+pub fn home(
+    chrome: &Chrome<'_>,
+    free: &[(String, Option<f64>, String, u64)],
+    tlds_priced: usize,
+    catalogue_size: usize,
+    registrar_count: usize,
+) -> Markup {
+    let content = html! {
+        h1 { "Domain prices across registrars" }
+        p.lead {
+            "Registration, renewal and transfer prices of " strong { (count(tlds_priced as u64)) }
+            " TLDs from " strong { (registrar_count) } " registrars, among the "
+            (count(catalogue_size as u64)) " TLDs of the catalogue; data as of "
+            strong { (chrome.data_date) } "."
+        }
+        form.inline role="search" action="/tlds" method="get" {
+            div {
+                label for="q" { "Find a TLD" }
+                input #q type="search" name="q" required
+                    placeholder="com, .co.uk, рф or xn--p1ai" autocomplete="off";
+            }
+            button type="submit" { "Search" }
+        }
+        h2 { "The 22 free TLDs" }
+        p { "Their prices are open to everyone. Every other TLD shows its registrar count and averages to all, and its prices to members." }
+        div.table-wrap {
+            table.sortable {
+                thead { tr {
+                    th scope="col" { "TLD" }
+                    th.num scope="col" { "Cheapest registration" }
+                    th scope="col" { "Registrar" }
+                    th.num scope="col" { "Registrars" }
+                } }
+                tbody {
+                    @for (tld, p, name, n) in free {
+                        tr {
+                            th scope="row" { a href={ "/tld/" (tld) } { "." (tld) } }
+                            td.num data-value=(value_attr(*p)) { (price(*p)) }
+                            td { (name) }
+                            td.num data-value=(n) { (n) }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    layout(chrome, "Domain prices across registrars", content)
+}
+
+fn original(o: &OriginalPrices) -> Markup {
+    html! {
+        span.muted {
+            "Quoted in " (o.currency) ": "
+            @for (i, (label, v)) in [("register", o.register), ("renew", o.renew), ("transfer", o.transfer)].into_iter().enumerate() {
+                @if i > 0 { ", " }
+                (label) " " @match v { Some(v) => (money(&o.currency, v)), None => "—" }
+            }
+            " (rate of " (o.rate_date) ")"
+        }
+    }
+}
+
+fn trap(row: &Row) -> bool {
+    match (row.prices.register, row.prices.renew) {
+        (Some(reg), Some(ren)) => {
+            crate::audit::is_renewal_trap(to_cents(reg) as u32, to_cents(ren) as u32)
+        }
+        _ => false,
+    }
+}
+
+/// `/tld/{tld}`.
+pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
+    let o = &page.overview;
+    let hidden = |field: &str| o.members_only.iter().any(|f| f == field);
+    let lines = chart::lines(&page.history, data_end);
+    let any_trap = page.rows.iter().any(trap);
+    let content = html! {
+        h1 {
+            "." (o.unicode)
+            @if o.unicode != o.tld { " " span.muted { "(" (o.tld) ")" } }
+        }
+        @if !page.prices_shown && o.registrar_count > 0 {
+            p.notice {
+                "Prices of ." (o.unicode) " are for members. "
+                @if chrome.viewer.signed_in {
+                    "Your plan (" (chrome.viewer.plan) ") covers the 22 free TLDs only."
+                } @else {
+                    a href=(signin_href(chrome.path)) { "Sign in with an API key" }
+                    " to see them; the registrar count and averages are open to everyone."
+                }
+            }
+        }
+        dl.facts {
+            dt { "Type" } dd { (o.kind.as_deref().unwrap_or("unknown")) }
+            dt { "Manager" } dd { (o.manager.as_deref().unwrap_or("unknown")) }
+            dt { "Free TLD" } dd { @if o.free { "yes: prices open to everyone" } @else { "no" } }
+            dt { "Registrars" } dd { (o.registrar_count) }
+            dt { "Average registration" } dd { (price(o.avg_prices.register)) }
+            dt { "Average renewal" } dd { (price(o.avg_prices.renew)) }
+            dt { "Average transfer" } dd { (price(o.avg_prices.transfer)) }
+            dt { "Cheapest registration" } dd { (pick(&o.cheapest_register, hidden("cheapest_register"), chrome)) }
+            dt { "Lowest renewal" } dd { (pick(&o.lowest_renew, hidden("lowest_renew"), chrome)) }
+            dt { "Lowest 5-year cost" } dd { (pick(&o.lowest_5_year, hidden("lowest_5_year"), chrome)) }
+            dt { "Data as of" } dd { (page.data_date) }
+        }
+        h2 #registrars { "Registrars" }
+        @if page.rows.is_empty() {
+            p { "No registrar sells ." (o.unicode) " in this data." }
+        } @else {
+            @if page.prices_shown {
+                p.muted {
+                    "Cheapest first registration first. The 5-year cost is the first year and four renewals."
+                    @if any_trap {
+                        " " span.trap { "Renewal trap" }
+                        " marks a renewal at least 1.5 times and $2 more than the first year (the audit's rule)."
+                    }
+                }
+            }
+            div.table-wrap {
+                table.sortable #prices {
+                    thead { tr {
+                        @if page.prices_shown { th.num scope="col" { "Rank" } }
+                        th scope="col" { "Registrar" }
+                        th.num scope="col" { "Register" }
+                        th.num scope="col" { "Renew" }
+                        th.num scope="col" { "Transfer" }
+                        th.num scope="col" { "5 years" }
+                        th scope="col" { "Price date" }
+                    } }
+                    tbody {
+                        @for row in &page.rows {
+                            tr {
+                                @if page.prices_shown { td.num data-value=(row.rank) { (row.rank) } }
+                                th scope="row" {
+                                    a href={ "/registrars/" (row.key) } { (row.name) }
+                                    @if let Some(orig) = &row.original { br; (original(orig)) }
+                                }
+                                @if page.prices_shown {
+                                    td.num data-value=(value_attr(row.prices.register)) { (price(row.prices.register)) }
+                                    td.num data-value=(value_attr(row.prices.renew)) {
+                                        (price(row.prices.renew))
+                                        @if trap(row) { " " span.trap title="Renewal costs at least 1.5 times and $2 more than the first year" { "Renewal trap" } }
+                                    }
+                                    td.num data-value=(value_attr(row.prices.transfer)) { (price(row.prices.transfer)) }
+                                    td.num data-value=(value_attr(row.total_5_year)) { (price(row.total_5_year)) }
+                                } @else {
+                                    @for _ in 0..4 { td.num data-value="" { (members(chrome.viewer, chrome.path)) } }
+                                }
+                                td { (row.date) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        h2 #history { "Price history" }
+        @if !page.prices_shown {
+            p { "The price history of ." (o.unicode) " is for members: " (members(chrome.viewer, chrome.path)) }
+        } @else if lines.is_empty() {
+            p { "No price change of ." (o.unicode) " is recorded in this data." }
+        } @else {
+            p.muted { "Registration price per registrar: each step is a price change, each dot the day a price was first seen." }
+            figure.chart-box {
+                (chart::render(&o.tld, &lines, data_end))
+            }
+            ul.legend aria-label="Legend" {
+                @for line in &lines {
+                    li {
+                        svg width="28" height="10" aria-hidden="true" {
+                            line x1="0" y1="5" x2="28" y2="5" stroke=(line.colour) stroke-width="3"
+                                stroke-dasharray=[line.dash] {}
+                        }
+                        a href={ "/registrars/" (line.series.key) } { (line.series.name) }
+                    }
+                }
+            }
+            details {
+                summary { "The price history as a table" }
+                div.table-wrap {
+                    table.sortable {
+                        caption.muted { "Every recorded change of ." (o.unicode) ", oldest first" }
+                        thead { tr {
+                            th scope="col" { "Registrar" }
+                            th scope="col" { "Date" }
+                            th.num scope="col" { "Register" }
+                            th.num scope="col" { "Renew" }
+                            th.num scope="col" { "Transfer" }
+                        } }
+                        tbody {
+                            @for s in &page.history {
+                                @for c in &s.changes {
+                                    tr {
+                                        th scope="row" { (s.name) }
+                                        td { (c.date) }
+                                        td.num data-value=(value_attr(c.register_price)) { (price(c.register_price)) }
+                                        td.num data-value=(value_attr(c.renew_price)) { (price(c.renew_price)) }
+                                        td.num data-value=(value_attr(c.transfer_price)) { (price(c.transfer_price)) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let title = if o.unicode != o.tld {
+        format!(".{} ({}) domain prices", o.unicode, o.tld)
+    } else {
+        format!(".{} domain prices", o.tld)
+    };
+    layout(chrome, &title, content)
+}
+
+/// The filters of a catalogue page, as given.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogueFilters {
+    /// Name contains.
+    pub q: Option<String>,
+    /// IANA type.
+    pub kind: Option<String>,
+    /// Order.
+    pub sort: Option<CatalogueSort>,
+    /// Entries per page.
+    pub limit: usize,
+    /// Whether this is a later page (came with a cursor).
+    pub paged: bool,
+}
+
+impl CatalogueFilters {
+    /// The query string of these filters, with `extra` appended.
+    pub fn query(&self, extra: &[(&str, &str)]) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(q) = &self.q {
+            parts.push(format!("q={}", query_value(q)));
+        }
+        if let Some(k) = &self.kind {
+            parts.push(format!("type={}", query_value(k)));
+        }
+        if let Some(s) = self.sort {
+            parts.push(format!("sort={}", s.as_str()));
+        }
+        if self.limit != crate::query::DEFAULT_PAGE {
+            parts.push(format!("limit={}", self.limit));
+        }
+        for (k, v) in extra {
+            parts.push(format!("{k}={}", query_value(v)));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", parts.join("&"))
+        }
+    }
+}
+
+fn catalogue_row(e: &CatalogueEntry, chrome: &Chrome<'_>) -> Markup {
+    let hidden = e.members_only.iter().any(|f| f == "cheapest_register");
+    html! {
+        tr {
+            th scope="row" { (tld_link(&e.tld, &e.unicode)) }
+            td { (e.kind.as_deref().unwrap_or("unknown")) }
+            td.num data-value=(e.registrar_count) { (e.registrar_count) }
+            td.num data-value=(value_attr(e.avg_register_price)) { (price(e.avg_register_price)) }
+            td data-value=(if hidden { String::new() } else { value_attr(e.cheapest_register.as_ref().and_then(|p| p.price)) }) {
+                (pick(&e.cheapest_register, hidden, chrome))
+            }
+        }
+    }
+}
+
+/// `/tlds`.
+pub fn catalogue(
+    chrome: &Chrome<'_>,
+    filters: &CatalogueFilters,
+    page: &Catalogue,
+    exact: Option<(&str, &str)>,
+) -> Markup {
+    let sort = filters.sort.unwrap_or(CatalogueSort::Name);
+    let content = html! {
+        h1 { "TLD catalogue" }
+        form.inline method="get" action="/tlds" {
+            div {
+                label for="q" { "Name contains" }
+                input #q type="search" name="q" value=[filters.q.as_deref()] autocomplete="off";
+            }
+            div {
+                label for="type" { "Type" }
+                select #type name="type" {
+                    option value="" selected[filters.kind.is_none()] { "Any" }
+                    @for t in TYPES {
+                        option value=(t) selected[filters.kind.as_deref() == Some(t)] { (t) }
+                    }
+                }
+            }
+            div {
+                label for="sort" { "Order" }
+                select #sort name="sort" {
+                    @for (s, label) in [(CatalogueSort::Name, "Name"), (CatalogueSort::Cheapest, "Cheapest registration"), (CatalogueSort::Registrars, "Most registrars")] {
+                        option value=(s.as_str()) selected[s == sort] { (label) }
+                    }
+                }
+            }
+            button type="submit" { "Show" }
+        }
+        @if let Some((name, unicode)) = exact {
+            p.notice { "Exact match: " strong { (tld_link(name, unicode)) } }
+        }
+        p {
+            (count(page.meta.total)) " TLD" @if page.meta.total != 1 { "s" }
+            @if filters.q.is_some() || filters.kind.is_some() { " match" } @else { " in the catalogue" }
+            "; " (page.tlds.len()) " on this page."
+        }
+        @if !page.tlds.is_empty() {
+            div.table-wrap {
+                table.sortable {
+                    thead { tr {
+                        th scope="col" { "TLD" }
+                        th scope="col" { "Type" }
+                        th.num scope="col" { "Registrars" }
+                        th.num scope="col" { "Average registration" }
+                        th scope="col" { "Cheapest registration" }
+                    } }
+                    tbody { @for e in &page.tlds { (catalogue_row(e, chrome)) } }
+                }
+            }
+        }
+        nav.pages aria-label="Pages" {
+            @if filters.paged { a href={ "/tlds" (filters.query(&[])) } { "First page" } }
+            @if let Some(next) = &page.meta.next_cursor {
+                a href={ "/tlds" (filters.query(&[("cursor", next)])) } rel="next" { "Next page" }
+            }
+        }
+    };
+    layout(chrome, "TLD catalogue", content)
+}
+
+/// `/registrars`.
+pub fn registrars(chrome: &Chrome<'_>, list: &Registrars) -> Markup {
+    let content = html! {
+        h1 { "Registrars" }
+        p { (list.registrars.len()) " registrars whose published prices are in this data." }
+        div.table-wrap {
+            table.sortable {
+                thead { tr {
+                    th scope="col" { "Registrar" }
+                    th.num scope="col" { "TLDs sold" }
+                    th.num scope="col" { "Cheapest in" }
+                    th scope="col" { "Prices from" }
+                    th scope="col" { "Last updated" }
+                } }
+                tbody {
+                    @for r in &list.registrars {
+                        tr {
+                            th scope="row" { a href={ "/registrars/" (r.key) } { (r.name) } }
+                            td.num data-value=(r.tlds_sold) { (count(r.tlds_sold)) }
+                            td.num data-value=(r.cheapest_in) { (count(r.cheapest_in)) }
+                            td { @if let Some(c) = &r.coverage { (c.first) } }
+                            td { @if let Some(d) = &r.last_updated { (d.get(..10).unwrap_or(d)) } }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    layout(chrome, "Registrars", content)
+}
+
+/// `/registrars/{key}`.
+pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage, paged: bool) -> Markup {
+    let r = &page.registrar;
+    let any_hidden = page.prices.iter().any(|p| !p.members_only.is_empty());
+    let content = html! {
+        h1 { (r.name) }
+        dl.facts {
+            dt { "Website" }
+            dd { @match &r.homepage {
+                Some(h) if h.starts_with("https://") || h.starts_with("http://") => a href=(h) rel="nofollow noopener noreferrer" { (h) },
+                Some(h) => (h),
+                None => "unknown",
+            } }
+            dt { "TLDs sold" } dd { (count(r.tlds_sold)) }
+            @if r.renewal_only > 0 { dt { "Renewal price only" } dd { (count(r.renewal_only)) " TLDs" } }
+            dt { "Cheapest registration in" } dd { (count(r.cheapest_in)) " TLDs" }
+            @if let Some(c) = &r.coverage { dt { "Price lists" } dd { "from " (c.first) " to " (c.last) } }
+            @if let Some(d) = &r.last_updated { dt { "Last updated" } dd { (d.get(..10).unwrap_or(d)) } }
+        }
+        h2 { "Prices" }
+        @if any_hidden && !chrome.viewer.signed_in {
+            p.notice {
+                "Prices of the 22 free TLDs are open to everyone; the others are for members. "
+                a href=(signin_href(chrome.path)) { "Sign in with an API key" } " to see them."
+            }
+        }
+        p { (count(page.meta.total)) " TLDs, in name order; " (page.prices.len()) " on this page." }
+        div.table-wrap {
+            table.sortable {
+                thead { tr {
+                    th scope="col" { "TLD" }
+                    th.num scope="col" { "Register" }
+                    th.num scope="col" { "Renew" }
+                    th.num scope="col" { "Transfer" }
+                    th scope="col" { "Price date" }
+                } }
+                tbody {
+                    @for p in &page.prices {
+                        tr {
+                            th scope="row" { a href={ "/tld/" (p.tld) } { "." (p.tld) } }
+                            @if p.members_only.is_empty() {
+                                td.num data-value=(value_attr(p.register_price)) { (price(p.register_price)) }
+                                td.num data-value=(value_attr(p.renew_price)) { (price(p.renew_price)) }
+                                td.num data-value=(value_attr(p.transfer_price)) { (price(p.transfer_price)) }
+                            } @else {
+                                @for _ in 0..3 { td.num data-value="" { (members(chrome.viewer, chrome.path)) } }
+                            }
+                            td { (p.last_updated.get(..10).unwrap_or(&p.last_updated)) }
+                        }
+                    }
+                }
+            }
+        }
+        nav.pages aria-label="Pages" {
+            @if paged { a href={ "/registrars/" (r.key) } { "First page" } }
+            @if let Some(next) = &page.meta.next_cursor {
+                a href={ "/registrars/" (r.key) "?cursor=" (next) } rel="next" { "Next page" }
+            }
+        }
+    };
+    layout(chrome, &r.name, content)
+}
+
+/// What the sign-in page says.
+pub enum SignIn<'a> {
+    /// The form; `error` after a refused key.
+    Form {
+        /// The CSRF token.
+        csrf: &'a str,
+        /// Where to go after signing in.
+        next: Option<&'a str>,
+        /// Why the last attempt failed.
+        error: Option<&'a str>,
+    },
+    /// Signed in: who, and the sign-out form.
+    Account {
+        /// The CSRF token.
+        csrf: &'a str,
+        /// The key's id.
+        key_id: &'a str,
+    },
+}
+
+/// `/signin`.
+pub fn signin(chrome: &Chrome<'_>, state: &SignIn<'_>) -> Markup {
+    let content = html! {
+        @match state {
+            SignIn::Form { csrf, next, error } => {
+                h1 { "Sign in" }
+                p { "Members see the prices their plan covers. Sign in with your API key: it is checked once, and the session cookie holds only the key's id, never the key." }
+                @if let Some(e) = error { p.error role="alert" { (e) } }
+                form.stack method="post" action="/signin" {
+                    input type="hidden" name="csrf" value=(csrf);
+                    @if let Some(n) = next { input type="hidden" name="next" value=(n); }
+                    p {
+                        label for="key" { "API key" }
+                        input #key type="password" name="key" required autocomplete="off" spellcheck="false";
+                    }
+                    button type="submit" { "Sign in" }
+                }
+            }
+            SignIn::Account { csrf, key_id } => {
+                h1 { "Your account" }
+                dl.facts {
+                    dt { "API key" } dd { code { (key_id) } }
+                    dt { "Plan" } dd { (chrome.viewer.plan) }
+                    dt { "Prices shown" } dd {
+                        @if chrome.viewer.all_tlds { "every TLD" } @else { "the 22 free TLDs" }
+                    }
+                }
+                p.muted { "Page views spend no credits." }
+                form.inline method="post" action="/signout" {
+                    input type="hidden" name="csrf" value=(csrf);
+                    button type="submit" { "Sign out" }
+                }
+            }
+        }
+    };
+    layout(chrome, "Sign in", content)
+}
+
+/// The 404 page, with close names when there are any.
+pub fn not_found(chrome: &Chrome<'_>, what: Option<&str>, close: &[String]) -> Markup {
+    let content = html! {
+        @match what {
+            Some(name) => h1 { "No TLD ." (name) },
+            None => h1 { "Page not found" },
+        }
+        @if !close.is_empty() {
+            p { "Did you mean:" }
+            ul.suggest {
+                @for c in close { li { a href={ "/tld/" (c) } { "." (c) } } }
+            }
+        }
+        p {
+            @if let Some(name) = what {
+                a href={ "/tlds?q=" (query_value(name)) } { "Search the catalogue for “" (name) "”" } ", "
+            }
+            "browse " a href="/tlds" { "every TLD" } " or go to the " a href="/" { "home page" } "."
+        }
+    };
+    layout(chrome, "Not found", content)
+}
+
+/// An error page: a title and what happened.
+pub fn error(chrome: &Chrome<'_>, title: &str, detail: &str) -> Markup {
+    let content = html! {
+        h1 { (title) }
+        p.error { (detail) }
+        p { a href="/" { "Home page" } }
+    };
+    layout(chrome, title, content)
+}

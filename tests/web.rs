@@ -1,0 +1,667 @@
+//! The website over real HTTP (issue 12): pages from the same snapshot as the API,
+//! canonical redirects, the 404 page, escaping of feed values, members and sessions,
+//! CSRF, ETag/304, compression, static files, and the page-view rate limit.
+//! The browser tests (tests/browser/) check the same pages in Chromium.
+
+mod http_support;
+
+use std::io::Read;
+
+use http_support::{Options, Response, Server, TEST_PLANS_OPEN_PUBLIC, TempDir};
+use tldsnap::access::keys::KeysFile;
+
+struct Fixture {
+    _dir: TempDir,
+    server: Server,
+    keys: std::collections::BTreeMap<&'static str, String>,
+    keys_path: std::path::PathBuf,
+}
+
+fn fixture(plans: &'static str) -> Fixture {
+    let dir = TempDir::new("web");
+    let snapshot = dir.fixture_snapshot("snap.bin");
+    let (keys_path, keys) = dir.keys();
+    let mut opts = Options::new(&snapshot, &keys_path);
+    opts.plans = plans;
+    let server = Server::start(opts);
+    Fixture {
+        _dir: dir,
+        server,
+        keys,
+        keys_path,
+    }
+}
+
+/// One request on a fresh connection: `method target`, extra header lines, a body.
+fn request(
+    s: &Server,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Response {
+    let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    for (n, v) in headers {
+        raw.push_str(&format!("{n}: {v}\r\n"));
+    }
+    if method == "POST" {
+        raw.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    raw.push_str("\r\n");
+    raw.push_str(body);
+    s.send(raw.as_bytes()).expect("a response")
+}
+
+fn page(s: &Server, target: &str, cookie: Option<&str>) -> Response {
+    let mut h = vec![("Accept", "text/html")];
+    if let Some(c) = cookie {
+        h.push(("Cookie", c));
+    }
+    request(s, "GET", target, &h, "")
+}
+
+fn html(r: &Response) -> String {
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    r.text()
+}
+
+/// `name=value` of a `Set-Cookie` header named `name`.
+fn set_cookie<'a>(r: &'a Response, name: &str) -> Option<&'a str> {
+    r.headers
+        .iter()
+        .filter(|(n, _)| n == "set-cookie")
+        .map(|(_, v)| v.as_str())
+        .find(|v| v.starts_with(&format!("{name}=")))
+}
+
+fn cookie_pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap().to_owned()
+}
+
+/// The value of `<input ... name="NAME" value="...">`.
+fn form_value(html: &str, name: &str) -> String {
+    let at = html
+        .find(&format!("name=\"{name}\" value=\""))
+        .unwrap_or_else(|| panic!("no {name} field in {html}"));
+    let rest = &html[at + name.len() + 15..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
+fn dollars(v: &serde_json::Value) -> String {
+    let cents = (v.as_f64().unwrap() * 100.0).round() as u64;
+    format!("${}.{:02}", cents / 100, cents % 100)
+}
+
+/// Signs in with `key`; returns the `Cookie` header value (session and CSRF cookies).
+fn sign_in(s: &Server, key: &str) -> String {
+    let form = page(s, "/signin", None);
+    assert_eq!(form.status, 200);
+    let csrf_cookie = cookie_pair(set_cookie(&form, "tldsnap_csrf").expect("a CSRF cookie"));
+    let token = form_value(&html(&form), "csrf");
+    let r = request(
+        s,
+        "POST",
+        "/signin",
+        &[
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Cookie", &csrf_cookie),
+            ("Origin", "http://test"),
+        ],
+        &format!("csrf={token}&key={key}&next=%2Ftld%2Fmuseum"),
+    );
+    assert_eq!(r.status, 303, "{}", r.text());
+    assert_eq!(r.header("location"), Some("/tld/museum"));
+    let session = set_cookie(&r, "tldsnap_session").expect("a session cookie");
+    assert!(session.contains("; HttpOnly"), "{session}");
+    assert!(session.contains("; SameSite=Lax"), "{session}");
+    assert!(!session.contains("Secure"), "plain HTTP: {session}");
+    assert!(!session.contains(key), "the cookie holds no key");
+    format!("{}; {csrf_cookie}", cookie_pair(session))
+}
+
+#[test]
+fn every_page_kind_renders_the_api_numbers() {
+    let f = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let s = &f.server;
+    for target in [
+        "/",
+        "/tld/com",
+        "/tld/museum",
+        "/tlds",
+        "/registrars",
+        "/registrars/alpha",
+        "/signin",
+    ] {
+        let r = page(s, target, None);
+        assert_eq!(r.status, 200, "{target}");
+        let body = html(&r);
+        assert_eq!(body.matches("<h1").count(), 1, "{target}: one h1");
+        assert!(
+            body.starts_with("<!DOCTYPE html><html lang=\"en\">"),
+            "{target}"
+        );
+        assert!(r.header("content-security-policy").is_some());
+        assert!(
+            !body.contains("src=\"http"),
+            "{target}: nothing from another host"
+        );
+        assert!(!body.contains("stylesheet\" href=\"http"), "{target}");
+    }
+    // The home page: the free TLDs' cheapest price, as the public API says.
+    let home = html(&page(s, "/", None));
+    let api = s
+        .get("/api/v1/prices/cheapest?tlds=com&limit=1", None)
+        .json();
+    let first = &api["results"]["com"]["cheapest_register"][0];
+    assert!(home.contains(&dollars(&first["register_price"])));
+    assert!(
+        home.contains("action=\"/tlds\""),
+        "the search submits to the catalogue"
+    );
+    // The TLD page: every seller with its prices and 5-year cost, as the API says.
+    let com = html(&page(s, "/tld/com", None));
+    let all = s
+        .get("/api/v1/prices/cheapest?tlds=com&limit=100", None)
+        .json();
+    for e in all["results"]["com"]["cheapest_register"]
+        .as_array()
+        .unwrap()
+    {
+        let name = e["registrar_name"]
+            .as_str()
+            .unwrap()
+            .replace('"', "&quot;")
+            .replace('&', "&amp;");
+        let name = name.replace("&amp;quot;", "&quot;");
+        assert!(com.contains(&name), "{name}");
+        assert!(com.contains(&dollars(&e["total_cost_5_year"])), "{e}");
+    }
+    let overview = s.get("/api/v1/overview/tld/com", None).json();
+    assert!(com.contains(&dollars(&overview["avg_prices"]["renew"])));
+    // The chart: one line per registrar with a registration price in its history.
+    let history = s.get("/api/v1/history/tld/com", None).json();
+    let with_price = history["history"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|h| {
+            h["changes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| !c["register_price"].is_null())
+        })
+        .count();
+    assert!(with_price > 0);
+    assert_eq!(
+        com.matches("<svg class=\"chart chart-wide\"").count(),
+        1,
+        "one wide drawing"
+    );
+    assert_eq!(
+        com.matches("class=\"series\"").count(),
+        2 * with_price,
+        "two drawings"
+    );
+    assert!(com.contains("<details>"), "the table alternative");
+    // Registrars and one registrar.
+    let regs = html(&page(s, "/registrars", None));
+    for r in s.get("/api/v1/registrars", None).json()["registrars"]
+        .as_array()
+        .unwrap()
+    {
+        assert!(regs.contains(&format!(
+            "href=\"/registrars/{}\"",
+            r["key"].as_str().unwrap()
+        )));
+    }
+    let alpha = html(&page(s, "/registrars/alpha", None));
+    assert!(alpha.contains("Alpha Names"));
+    assert!(alpha.contains("$9.99"), "com is free: its price is shown");
+    // The API keeps its JSON.
+    let json = s.get("/api/v1/registrars/alpha", None);
+    assert_eq!(json.header("content-type"), Some("application/json"));
+}
+
+#[test]
+fn names_redirect_to_their_canonical_page_and_unknown_ones_suggest_close_names() {
+    let f = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let s = &f.server;
+    for (from, to) in [
+        ("/tld/.com", "/tld/com"),
+        ("/tld/COM", "/tld/com"),
+        ("/tld/.Co.UK", "/tld/co.uk"),
+        ("/tld/%D1%80%D1%84", "/tld/xn--p1ai"),
+        ("/registrars/ALPHA", "/registrars/alpha"),
+    ] {
+        let r = page(s, from, None);
+        assert_eq!(r.status, 301, "{from}");
+        assert_eq!(r.header("location"), Some(to), "{from}");
+    }
+    let r = page(s, "/tld/cmo", None);
+    assert_eq!(r.status, 404);
+    let body = html(&r);
+    assert!(body.contains("No TLD .cmo"));
+    assert!(
+        body.contains("<ul class=\"suggest\"><li><a href=\"/tld/com\">"),
+        "com first: {body}"
+    );
+    // An unknown path: HTML for a browser, the problem document for an API client.
+    let r = page(s, "/com", None);
+    assert_eq!(r.status, 404);
+    assert!(html(&r).contains("href=\"/tld/com\""));
+    s.get("/nope", None).assert_problem(404, "not_found");
+    let r = page(s, "/registrars/nobody", None);
+    assert_eq!(r.status, 404);
+    html(&r);
+    // Page routes answer GET and HEAD (and POST where there is a form) only.
+    let r = request(s, "POST", "/tld/com", &[], "");
+    assert_eq!(r.status, 405);
+}
+
+#[test]
+fn every_value_from_a_feed_is_escaped() {
+    let dir = TempDir::new("web-xss");
+    let evil = r#"<script>alert("x")</script> & 'q'"#;
+    let snapshot = dir.edited_source_snapshot("evil.bin", |file, text| match file {
+        "registrars.csv" => text.replace(
+            "alpha,Alpha Names,",
+            &format!("alpha,\"{}\",", evil.replace('"', "\"\"")),
+        ),
+        "tlds.csv" => text.replace(
+            "VeriSign Global Registry Services",
+            "\"<script>alert(1)</script> \"\"Veri\"\" & Sign\"",
+        ),
+        _ => text.to_owned(),
+    });
+    let (keys_path, _) = dir.keys();
+    let mut opts = Options::new(&snapshot, &keys_path);
+    opts.plans = TEST_PLANS_OPEN_PUBLIC;
+    let s = Server::start(opts);
+    // The data really holds the markup (the API returns it as a JSON string).
+    let api = s.get("/api/v1/registrars/alpha", None).json();
+    assert_eq!(api["name"], evil);
+    for target in [
+        "/",
+        "/tld/com",
+        "/tld/net",
+        "/tlds?q=co",
+        "/registrars",
+        "/registrars/alpha",
+        "/tld/%3Cscript%3E",
+        "/tlds?q=%3Cscript%3E",
+        "/tlds?type=%22%3E%3Cscript%3E",
+        "/%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+        "/signin?next=%22%3E%3Cscript%3E",
+    ] {
+        let r = page(&s, target, None);
+        let body = r.text();
+        // The only scripts are the site's own, loaded by name.
+        assert_eq!(body.matches("<script").count(), 1, "{target}: {body}");
+        assert!(!body.contains("alert(\"x\")"), "{target}");
+        assert!(!body.contains("alert(1)</"), "{target}");
+        if target == "/tld/com" || target == "/registrars/alpha" {
+            assert!(
+                body.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; 'q'"),
+                "{target}: {body}"
+            );
+        }
+    }
+    let com = page(&s, "/tld/com", None).text();
+    assert!(com.contains("&lt;script&gt;alert(1)&lt;/script&gt; &quot;Veri&quot; &amp; Sign"));
+}
+
+#[test]
+fn members_see_member_prices_visitors_see_a_placeholder() {
+    let f = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let s = &f.server;
+    let pro = f.keys["pro"].as_str();
+    let museum = s
+        .get("/api/v1/client/overview/tld/museum", Some(pro))
+        .json();
+    let cheapest = dollars(&museum["cheapest_register"]["price"]);
+    let visitor = html(&page(s, "/tld/museum", None));
+    assert!(visitor.contains("class=\"members\""));
+    // (The one transfer price is the average transfer price too, so it shows there.)
+    let table = &visitor[visitor.find("id=\"prices\"").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(
+        !table.contains('$'),
+        "no price in the visitor's table: {table}"
+    );
+    assert!(
+        !visitor.contains("at <a href=\"/registrars/bravo\""),
+        "no cheapest pick"
+    );
+    assert!(!visitor.contains("$1,234.56"));
+    // Counts and averages are for everyone.
+    assert!(visitor.contains(&dollars(&museum["avg_prices"]["register"])));
+    assert!(visitor.contains("href=\"/signin?next=/tld/museum\""));
+    // Free TLDs are open.
+    assert!(!html(&page(s, "/tld/com", None)).contains("class=\"members\""));
+
+    let cookies = sign_in(s, pro);
+    let member = html(&page(s, "/tld/museum", Some(&cookies)));
+    assert!(member.contains(&cheapest), "{member}");
+    assert!(member.contains("$1,234.56"));
+    assert!(!member.contains("class=\"members\""));
+    assert!(member.contains("Account (pro)"));
+    // The catalogue and the registrar page follow the same rule.
+    let golf_visitor = html(&page(s, "/registrars/golf", None));
+    assert!(!golf_visitor.contains("$1,234.56"));
+    assert!(html(&page(s, "/registrars/golf", Some(&cookies))).contains("$1,234.56"));
+    // A free plan's member sees the free TLDs only.
+    let free = sign_in(s, &f.keys["free"]);
+    let body = html(&page(s, "/tld/museum", Some(&free)));
+    assert!(!body.contains("$1,234.56"));
+    assert!(body.contains("Account (free)"));
+    // Page views spend no credits.
+    let (id, _) = s.state.access.identify(pro.as_bytes()).unwrap();
+    assert_eq!(
+        s.state.access.used_this_month(&id),
+        1,
+        "only the API call above"
+    );
+}
+
+#[test]
+fn sign_out_and_revoked_keys_end_the_session() {
+    let f = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let s = &f.server;
+    let pro = f.keys["pro"].as_str();
+    let cookies = sign_in(s, pro);
+    let account = page(s, "/signin", Some(&cookies));
+    let body = html(&account);
+    assert!(body.contains("Sign out"));
+    let token = form_value(&body, "csrf");
+    let out = request(
+        s,
+        "POST",
+        "/signout",
+        &[
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Cookie", &cookies),
+        ],
+        &format!("csrf={token}"),
+    );
+    assert_eq!(out.status, 303);
+    let cleared = set_cookie(&out, "tldsnap_session").unwrap();
+    assert!(cleared.starts_with("tldsnap_session=;") && cleared.contains("Max-Age=0"));
+
+    // A revoked key: the very next page view is a visitor's, and the cookie is cleared.
+    let cookies = sign_in(s, pro);
+    assert!(html(&page(s, "/tld/museum", Some(&cookies))).contains("$1,234.56"));
+    let (id, _) = s.state.access.identify(pro.as_bytes()).unwrap();
+    let mut file = KeysFile::load(&f.keys_path, None).unwrap();
+    file.revoke(&id).unwrap();
+    file.save(&f.keys_path).unwrap();
+    s.state.access.reload_keys().unwrap();
+    let r = page(s, "/tld/museum", Some(&cookies));
+    assert!(!html(&r).contains("$1,234.56"));
+    assert!(
+        set_cookie(&r, "tldsnap_session")
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    // A forged or expired cookie is no session either.
+    let forged = cookies.replacen("tldsnap_session=v1.", "tldsnap_session=v1.00", 1);
+    assert!(!html(&page(s, "/tld/museum", Some(&forged))).contains("Account ("));
+    // Behind a TLS proxy the cookies are Secure.
+    let r = request(
+        s,
+        "GET",
+        "/signin",
+        &[("Accept", "text/html"), ("X-Forwarded-Proto", "https")],
+        "",
+    );
+    assert!(
+        set_cookie(&r, "tldsnap_csrf")
+            .unwrap()
+            .ends_with("; Secure")
+    );
+}
+
+#[test]
+fn forged_form_posts_are_refused() {
+    let f = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let s = &f.server;
+    let pro = f.keys["pro"].as_str();
+    let form = page(s, "/signin", None);
+    let csrf_cookie = cookie_pair(set_cookie(&form, "tldsnap_csrf").unwrap());
+    let token = form_value(&html(&form), "csrf");
+    let other = page(s, "/signin", None);
+    let other_cookie = cookie_pair(set_cookie(&other, "tldsnap_csrf").unwrap());
+    let post = |headers: &[(&str, &str)], body: &str| {
+        let mut h = vec![("Content-Type", "application/x-www-form-urlencoded")];
+        h.extend_from_slice(headers);
+        request(s, "POST", "/signin", &h, body)
+    };
+    let good = format!("csrf={token}&key={pro}");
+    for (why, r) in [
+        (
+            "no token",
+            post(&[("Cookie", &csrf_cookie)], &format!("key={pro}")),
+        ),
+        ("no cookie", post(&[], &good)),
+        (
+            "another visitor's cookie",
+            post(&[("Cookie", &other_cookie)], &good),
+        ),
+        (
+            "another site",
+            post(
+                &[("Cookie", &csrf_cookie), ("Origin", "http://evil.example")],
+                &good,
+            ),
+        ),
+        (
+            "a cross-site fetch",
+            post(
+                &[("Cookie", &csrf_cookie), ("Sec-Fetch-Site", "cross-site")],
+                &good,
+            ),
+        ),
+        (
+            "an opaque origin",
+            post(&[("Cookie", &csrf_cookie), ("Origin", "null")], &good),
+        ),
+    ] {
+        assert_eq!(r.status, 403, "{why}");
+        assert!(set_cookie(&r, "tldsnap_session").is_none(), "{why}");
+        assert!(html(&r).contains("Form refused"), "{why}");
+    }
+    // A wrong key with a good token: refused, no session.
+    let r = post(
+        &[("Cookie", &csrf_cookie)],
+        &format!("csrf={token}&key=tsk_nope"),
+    );
+    assert_eq!(r.status, 403);
+    assert!(html(&r).contains("not valid"));
+    assert!(set_cookie(&r, "tldsnap_session").is_none());
+    // Not a form.
+    let r = request(
+        s,
+        "POST",
+        "/signin",
+        &[("Content-Type", "application/json")],
+        "{}",
+    );
+    assert_eq!(r.status, 415);
+    // Sign-out needs the session's own token.
+    let cookies = sign_in(s, pro);
+    let r = request(
+        s,
+        "POST",
+        "/signout",
+        &[
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Cookie", &cookies),
+        ],
+        &format!("csrf={token}"),
+    );
+    assert_eq!(r.status, 403, "the pre-session token does not sign out");
+    assert!(html(&page(s, "/tld/museum", Some(&cookies))).contains("$1,234.56"));
+}
+
+#[test]
+fn etags_answer_304_and_pages_are_compressed_on_request() {
+    let f = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let s = &f.server;
+    let first = page(s, "/tld/com", None);
+    let etag = first.header("etag").unwrap().to_owned();
+    assert!(etag.starts_with("W/\""));
+    let last_modified = first.header("last-modified").unwrap().to_owned();
+    assert!(last_modified.ends_with(" GMT"));
+    let again = request(s, "GET", "/tld/com", &[("If-None-Match", &etag)], "");
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    assert_eq!(again.header("etag"), Some(etag.as_str()));
+    let since = request(
+        s,
+        "GET",
+        "/tld/com",
+        &[("If-Modified-Since", &last_modified)],
+        "",
+    );
+    assert_eq!(since.status, 304);
+    // Another page of the same viewer and snapshot shares the tag but not the cache entry;
+    // a member's tag differs.
+    let cookies = sign_in(s, &f.keys["pro"]);
+    let member = page(s, "/tld/com", Some(&cookies));
+    assert_ne!(member.header("etag").unwrap(), etag);
+    let r = request(
+        s,
+        "GET",
+        "/tld/com",
+        &[("If-None-Match", &etag), ("Cookie", &cookies)],
+        "",
+    );
+    assert_eq!(r.status, 200, "a member's page is not the visitor's");
+    // gzip when accepted, the same HTML inside.
+    let gz = request(s, "GET", "/tld/com", &[("Accept-Encoding", "gzip, br")], "");
+    assert_eq!(gz.header("content-encoding"), Some("gzip"));
+    assert_eq!(gz.header("vary"), Some("Cookie, Accept-Encoding"));
+    assert!(gz.body.len() * 3 < first.body.len());
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(&gz.body[..])
+        .read_to_end(&mut plain)
+        .unwrap();
+    assert_eq!(plain, first.body);
+    let identity = request(s, "GET", "/tld/com", &[("Accept-Encoding", "gzip;q=0")], "");
+    assert_eq!(identity.header("content-encoding"), None);
+}
+
+#[test]
+fn static_files_have_hashed_names_and_long_cache_headers() {
+    let f = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let s = &f.server;
+    let home = html(&page(s, "/", None));
+    for (ext, ty) in [
+        ("css", "text/css"),
+        ("js", "text/javascript"),
+        ("svg", "image/svg+xml"),
+    ] {
+        let at = home.find(&format!(".{ext}\"")).unwrap();
+        let start = home[..at].rfind("\"/static/").unwrap() + 1;
+        let path = &home[start..at + ext.len() + 1];
+        let r = s.get(path, None);
+        assert_eq!(r.status, 200, "{path}");
+        assert!(r.header("content-type").unwrap().starts_with(ty));
+        assert_eq!(
+            r.header("cache-control"),
+            Some("public, max-age=31536000, immutable")
+        );
+        let stale = path.replacen(".", ".0", 1);
+        assert_eq!(s.get(&stale, None).status, 404, "{stale}");
+    }
+}
+
+#[test]
+fn page_views_are_rate_limited_per_address() {
+    // The default public plan: 10 a second, bursts of 20, per address.
+    let f = fixture(http_support::TEST_PLANS);
+    let s = &f.server;
+    let statuses: Vec<u16> = (0..30).map(|_| page(s, "/tld/com", None).status).collect();
+    assert!(statuses[..20].iter().all(|&c| c == 200), "{statuses:?}");
+    let r = page(s, "/tld/com", None);
+    assert_eq!(r.status, 429);
+    assert!(r.header("retry-after").is_some());
+    assert!(html(&r).contains("Too many requests"));
+    // The time passes; pages come back.
+    s.clock.advance(5_000);
+    assert_eq!(page(s, "/tld/com", None).status, 200);
+}
+
+#[test]
+fn malformed_page_requests_get_a_page_not_a_crash() {
+    let f = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let s = &f.server;
+    for (target, status) in [
+        ("/tld/%ff", 404),
+        ("/tld/%00", 404),
+        ("/tld/-com", 404),
+        ("/tld/a..b", 404),
+        ("/tlds?q=%ff", 400),
+        ("/tlds?q=a%20b", 400),
+        ("/tlds?limit=0", 400),
+        ("/tlds?sort=price", 400),
+        ("/tlds?cursor=zzz", 400),
+        ("/tlds?q=co&q=com", 400),
+        ("/registrars/%ff", 404),
+        ("/registrars/alpha?cursor=c1", 400),
+    ] {
+        let r = page(s, target, None);
+        assert_eq!(r.status, status, "{target}: {}", r.text());
+        html(&r);
+    }
+    assert_eq!(
+        page(s, "/static/site.css", None).status,
+        404,
+        "no unhashed name"
+    );
+    // An empty filter is no filter (a form sends every field).
+    assert_eq!(
+        page(s, "/tlds?q=&type=&sort=&limit=&cursor=", None).status,
+        200
+    );
+    // A form body over 4 KiB is refused before it is read.
+    let big = "k=".to_owned() + &"x".repeat(5000);
+    let r = request(
+        s,
+        "POST",
+        "/signin",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &big,
+    );
+    assert_eq!(r.status, 413);
+    // HEAD: the headers of GET, no body.
+    let mut conn = http_support::Conn::open(s.addr);
+    conn.write(b"HEAD /tld/com HTTP/1.1\r\nHost: t\r\n\r\n");
+    let r = conn.read_response(true).unwrap().unwrap();
+    assert_eq!(r.status, 200);
+    assert!(r.header("etag").is_some());
+}
+
+#[test]
+fn pages_rendered_ahead_are_the_pages_a_request_renders() {
+    let warmed = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let cold = fixture(TEST_PLANS_OPEN_PUBLIC);
+    let n = tldsnap::web::warm(&warmed.server.state);
+    // Home, catalogue, registrars and the free TLDs the fixture has.
+    assert!(n >= 4, "{n}");
+    assert_eq!(warmed.server.state.web.cache.len(), n);
+    assert_eq!(tldsnap::web::warm(&warmed.server.state), 0, "nothing twice");
+    for target in ["/", "/tlds", "/registrars", "/tld/com", "/tld/de"] {
+        let a = page(&warmed.server, target, None);
+        let b = page(&cold.server, target, None);
+        assert_eq!(a.status, 200, "{target}");
+        // The two servers load the same snapshot file format; their pages differ only
+        // if warm() rendered something else than a request does.
+        assert_eq!(a.text(), b.text(), "{target}");
+    }
+    assert_eq!(
+        warmed.server.state.web.cache.len(),
+        n,
+        "served from the cache"
+    );
+}
