@@ -116,6 +116,34 @@ pub fn parse_cents_rounded(s: &str) -> Result<Option<u32>, PriceError> {
     }
 }
 
+/// A price given as a JSON number (a request body's `renew_price`) in cents. A JSON
+/// number is a binary float to most clients: `115 * 0.01` prints as
+/// `1.1500000000000001`, which means $1.15. So a number is taken when it is a whole
+/// number of cents up to the float's own rounding, and refused as having more than two
+/// decimals otherwise (`1.234`, `1e-5`); negative and too large as [`parse_cents`] says.
+pub fn json_number_cents(n: &serde_json::Number) -> Result<Option<u32>, PriceError> {
+    if let Some(whole) = n.as_u64() {
+        return match whole.checked_mul(100).map(u32::try_from) {
+            Some(Ok(c)) if c != NOT_OFFERED => Ok(Some(c)),
+            _ => Err(PriceError::TooLarge),
+        };
+    }
+    let dollars = n.as_f64().ok_or(PriceError::NotANumber)?;
+    if dollars < 0.0 {
+        return Err(PriceError::Negative);
+    }
+    let cents = dollars * 100.0;
+    let rounded = cents.round();
+    // The error of `dollars * 100.0` is a few units in the last place of the result.
+    if (cents - rounded).abs() > (cents * 8.0 * f64::EPSILON).max(1e-6) {
+        return Err(PriceError::TooPrecise);
+    }
+    if rounded >= NOT_OFFERED as f64 {
+        return Err(PriceError::TooLarge);
+    }
+    Ok(Some(rounded as u32))
+}
+
 /// Appends a price in cents as a JSON number, as `serde_json` prints `cents as f64 / 100.0`.
 pub fn write_cents(cents: u64, out: &mut Vec<u8>) {
     let mut buf = itoa::Buffer::new();
@@ -192,6 +220,25 @@ mod tests {
         assert_eq!(r("1.00x"), Err(PriceError::NotANumber));
         assert_eq!(r("1.0e1"), Err(PriceError::NotANumber));
         assert_eq!(r("42949672.949"), Err(PriceError::TooLarge));
+    }
+
+    #[test]
+    fn json_numbers_are_whole_cents_within_float_noise() {
+        let cents = |text: &str| json_number_cents(&serde_json::from_str(text).unwrap());
+        assert_eq!(cents("18.48"), Ok(Some(1848)));
+        assert_eq!(cents("1.1500000000000001"), Ok(Some(115)));
+        assert_eq!(cents("0.07"), Ok(Some(7)));
+        assert_eq!(cents("12"), Ok(Some(1200)));
+        assert_eq!(cents("1e2"), Ok(Some(10000)));
+        assert_eq!(cents("0"), Ok(Some(0)));
+        assert_eq!(cents("1.234"), Err(PriceError::TooPrecise));
+        assert_eq!(cents("1e-5"), Err(PriceError::TooPrecise));
+        assert_eq!(cents("-1"), Err(PriceError::Negative));
+        assert_eq!(cents("-0.5"), Err(PriceError::Negative));
+        assert_eq!(cents("42949672.94"), Ok(Some(4_294_967_294)));
+        assert_eq!(cents("42949672.95"), Err(PriceError::TooLarge));
+        assert_eq!(cents("42949673"), Err(PriceError::TooLarge));
+        assert_eq!(cents("1e300"), Err(PriceError::TooLarge));
     }
 
     #[test]

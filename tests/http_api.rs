@@ -6,7 +6,7 @@ mod http_support;
 
 use std::collections::BTreeSet;
 
-use http_support::{Conn, Options, Server, TempDir, assert_golden};
+use http_support::{Conn, GOLDEN_CASES, Options, Server, TempDir, assert_golden};
 use tldsnap::http::router::ROUTES;
 
 struct Fixture {
@@ -37,155 +37,8 @@ impl Fixture {
 fn every_endpoint_matches_its_golden_body() {
     let f = fixture("golden");
     let pro = f.key("pro");
-    let cases: &[(&str, &str, Option<&str>)] = &[
-        // Client cheapest: default limit, ties (9.99 broken by renewal, then key).
-        (
-            "client_cheapest_com",
-            "/api/v1/client/prices/cheapest?tlds=com",
-            pro,
-        ),
-        (
-            "client_cheapest_limit2",
-            "/api/v1/client/prices/cheapest?tlds=com,net&limit=2",
-            pro,
-        ),
-        // Unicode in, xn-- out; renewal-only TLD; unknown TLD listed in meta.not_found;
-        // duplicates collapsed keeping the first, request order kept.
-        (
-            "client_cheapest_mixed",
-            "/api/v1/client/prices/cheapest?tlds=%D1%80%D1%84,aero,nope,CO.UK,.com,xn--p1ai&limit=3",
-            pro,
-        ),
-        (
-            "client_cheapest_basic_tier",
-            "/api/v1/client/prices/cheapest?tlds=io&limit=1",
-            f.key("basic"),
-        ),
-        // Public overview variant, without and with a key.
-        (
-            "public_cheapest_com",
-            "/api/v1/prices/cheapest?tlds=com&limit=5",
-            None,
-        ),
-        (
-            "public_cheapest_keyed",
-            "/api/v1/prices/cheapest?tlds=museum,co.uk,unknown-tld",
-            pro,
-        ),
-        // Prices: chosen registrars with an unknown one; every registrar; renewal-only.
-        (
-            "client_prices_chosen",
-            "/api/v1/client/prices?tlds=com,net,nope&registrars=alpha,charlie,zulu",
-            pro,
-        ),
-        (
-            "client_prices_all",
-            "/api/v1/client/prices?tlds=com,aero",
-            pro,
-        ),
-        (
-            "public_prices",
-            "/api/v1/prices?tlds=com,io&registrars=charlie,alpha",
-            None,
-        ),
-        (
-            "public_prices_v1",
-            "/v1/prices?tlds=com,io&registrars=charlie,alpha",
-            None,
-        ),
-        // Registrar listing: cut to 5 with message (free, basic); all (pro); prices.
-        (
-            "registrars_com_free",
-            "/api/v1/client/registrars/tld/com",
-            f.key("free"),
-        ),
-        (
-            "registrars_com_basic_prices",
-            "/api/v1/client/registrars/tld/com?include_prices=true",
-            f.key("basic"),
-        ),
-        (
-            "registrars_com_pro",
-            "/api/v1/client/registrars/tld/com?include_prices=false",
-            pro,
-        ),
-        (
-            "registrars_rf_pro_prices",
-            "/api/v1/client/registrars/tld/%D1%80%D1%84?include_prices=true",
-            pro,
-        ),
-        (
-            "registrars_aero_pro",
-            "/api/v1/client/registrars/tld/aero",
-            pro,
-        ),
-        ("healthz", "/healthz", None),
-        // Prices as of a day, from the history (issue 17).
-        (
-            "client_cheapest_at",
-            "/api/v1/client/prices/cheapest?tlds=com,de,net&at=2025-07-01",
-            pro,
-        ),
-        (
-            "public_cheapest_at",
-            "/api/v1/prices/cheapest?tlds=com&at=2026-01-01",
-            None,
-        ),
-        (
-            "client_prices_at",
-            "/api/v1/client/prices?tlds=com,de&at=2025-12-31",
-            pro,
-        ),
-        (
-            "public_prices_at",
-            "/api/v1/prices?tlds=com&registrars=delta,alpha&at=2025-06-01",
-            None,
-        ),
-        // History: every registrar; a window with the price in effect at its start.
-        ("client_history_com", "/api/v1/client/history/tld/com", pro),
-        (
-            "public_history_window",
-            "/api/v1/history/tld/com?from=2025-06-01&to=2025-12-31&registrars=alpha,delta,zulu",
-            None,
-        ),
-        // Overview: member fields for a plan that covers the TLD, hidden otherwise;
-        // an IANA TLD nobody sells.
-        (
-            "client_overview_museum",
-            "/api/v1/client/overview/tld/museum",
-            pro,
-        ),
-        ("public_overview_com", "/api/v1/overview/tld/com", None),
-        (
-            "public_overview_museum",
-            "/api/v1/overview/tld/museum",
-            None,
-        ),
-        ("public_overview_unsold", "/api/v1/overview/tld/zip", None),
-        // Catalogue: every TLD, filters, the other orders, a cut page.
-        ("client_tlds_all", "/api/v1/client/tlds", pro),
-        (
-            "public_tlds_page",
-            "/api/v1/tlds?limit=3&sort=cheapest",
-            None,
-        ),
-        ("public_tlds_q_unicode", "/api/v1/tlds?q=%D1%80", None),
-        (
-            "public_tlds_type",
-            "/api/v1/tlds?type=country-code&sort=registrars",
-            None,
-        ),
-        // Registrars: the list, one registrar paged, the website_url.
-        ("registrar_list", "/api/v1/registrars", None),
-        (
-            "registrar_alpha_page",
-            "/api/v1/registrars/alpha?limit=2",
-            None,
-        ),
-        ("registrar_alpha_pro", "/api/v1/registrars/alpha", pro),
-    ];
-    for (name, target, key) in cases {
-        let r = f.server.get(target, *key);
+    for (name, target, plan) in GOLDEN_CASES {
+        let r = f.server.get(target, plan.and_then(|p| f.key(p)));
         assert_eq!(r.status, 200, "{name}: {}", r.text());
         assert_eq!(r.header("content-type"), Some("application/json"), "{name}");
         assert_golden(name, &r.body);

@@ -5,7 +5,7 @@
 //! suffix the caller's plan excludes is an entry with an `error`, never a failed request.
 
 use super::names::Names;
-use super::portfolio::{InputError, MAX_NAME_FIELD};
+use super::portfolio::{InputError, check_name_field};
 use super::{LOOKUP_MAX, echo};
 use crate::json;
 use crate::snapshot::ArchivedSnapshotData;
@@ -47,17 +47,8 @@ pub fn parse_body(body: &[u8]) -> Result<Vec<String>, InputError> {
     if b.domains.is_empty() {
         return Err(InputError::Invalid("\"domains\" is empty".into()));
     }
-    if let Some((i, d)) = b
-        .domains
-        .iter()
-        .enumerate()
-        .find(|(_, d)| d.len() > MAX_NAME_FIELD)
-    {
-        return Err(InputError::Invalid(format!(
-            "domains[{i}]: a name of {} bytes; a domain name has at most {} characters",
-            d.len(),
-            crate::tld::MAX_NAME_LEN
-        )));
+    for (i, d) in b.domains.iter().enumerate() {
+        check_name_field(d).map_err(|e| InputError::Invalid(format!("domains[{i}]: {e}")))?;
     }
     Ok(b.domains)
 }

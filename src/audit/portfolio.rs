@@ -98,16 +98,18 @@ fn invalid(m: impl Into<String>) -> InputError {
     InputError::Invalid(m.into())
 }
 
-/// Longest name field taken. Longer than any domain name can be in any form (253
-/// characters, 4 bytes each at most), so such a field is a broken file, refused as a
-/// whole, not a name to list as invalid (and never echoed back).
+/// Longest name field taken, in characters (counted in characters, not bytes, so that
+/// the OpenAPI document's `maxLength` states the same limit). Far longer than any
+/// domain name can be in any form (253 characters), so such a field is a broken file,
+/// refused as a whole, not a name to list as invalid (and never echoed back).
 pub const MAX_NAME_FIELD: usize = 4 * crate::tld::MAX_NAME_LEN;
 
-fn check_name_field(name: &str) -> Result<(), String> {
-    if name.len() > MAX_NAME_FIELD {
+pub(crate) fn check_name_field(name: &str) -> Result<(), String> {
+    // Bytes bound characters from above: count only when the bytes pass the limit.
+    if name.len() > MAX_NAME_FIELD && name.chars().count() > MAX_NAME_FIELD {
         return Err(format!(
-            "a name of {} bytes; a domain name has at most {} characters",
-            name.len(),
+            "a name of {} characters; a domain name has at most {}",
+            name.chars().count(),
             crate::tld::MAX_NAME_LEN
         ));
     }
@@ -288,9 +290,8 @@ impl<'de> Visitor<'de> for HoldingVisitor {
                 "renew_price" => {
                     h.renew_price = match map.next_value::<serde_json::Value>()? {
                         serde_json::Value::Null => None,
-                        serde_json::Value::Number(n) => {
-                            price_field(&n.to_string()).map_err(de::Error::custom)?
-                        }
+                        serde_json::Value::Number(n) => price::json_number_cents(&n)
+                            .map_err(|e| de::Error::custom(format!("renew_price {n}: {e}")))?,
                         serde_json::Value::String(s) => {
                             price_field(&s).map_err(de::Error::custom)?
                         }
@@ -1225,9 +1226,11 @@ mod tests {
         let long = "a".repeat(100_000);
         assert!(
             err(&format!(r#"{{"domains":["a.com","{long}"]}}"#))
-                .contains("domains[1]: a name of 100000 bytes")
+                .contains("domains[1]: a name of 100000 characters")
         );
-        assert!(err(&format!(r#"{{"domains":[{{"name":"{long}"}}]}}"#)).contains("100000 bytes"));
+        assert!(
+            err(&format!(r#"{{"domains":[{{"name":"{long}"}}]}}"#)).contains("100000 characters")
+        );
         assert!(err("{\"domains\":[\"a\u{0}.com\"]}").contains("not a portfolio"));
         // An escaped NUL is a name (an invalid one, listed in the answer).
         assert!(parse_json(br#"{"domains":["a\u0000.com"]}"#, 3).is_ok());
@@ -1281,7 +1284,13 @@ mod tests {
         assert!(err(b"domain\n\xff\xfe.com\n").contains("not a CSV portfolio"));
         assert!(err(b"domain\na.com\nb\0.com\n").contains("line 3: a NUL byte"));
         let long = format!("domain\n{}.com\n", "a".repeat(100_000));
-        assert!(err(long.as_bytes()).contains("line 2: a name of 100004 bytes"));
+        assert!(err(long.as_bytes()).contains("line 2: a name of 100004 characters"));
+        // The limit counts characters (what the OpenAPI document's maxLength says): a name
+        // of MAX_NAME_FIELD two-byte letters is read, one more is refused.
+        let wide = format!("domain\n{}\n", "é".repeat(MAX_NAME_FIELD));
+        assert!(parse_csv(wide.as_bytes(), 10).is_ok());
+        let wider = format!("domain\n{}\n", "é".repeat(MAX_NAME_FIELD + 1));
+        assert!(err(wider.as_bytes()).contains("a name of 1013 characters"));
         assert_eq!(
             parse_csv(b"domain\na\nb\nc\n", 2),
             Err(InputError::TooMany { limit: 2 })

@@ -12,6 +12,57 @@ use serde_json::{Value, json};
 use super::params::{DEFAULT_LIMIT, MAX_LIMIT, MAX_LIST_VALUES};
 use super::router::{POST, ROUTES, RouteId};
 use crate::audit::LOOKUP_MAX;
+use crate::audit::portfolio::MAX_NAME_FIELD;
+
+// Patterns of the parameters, so that the document refuses what the server refuses
+// (schemathesis checks both directions: tools/apicheck; tests/openapi_schema.rs checks
+// each pattern against the parser in `super::params` on a table of inputs). They are
+// written in the common subset of ECMA-262 (what JSON Schema names), Python's `re` and
+// Rust's `regex`: classes, `\uXXXX` and `\xXX` escapes, no look-around.
+
+// The lists (`tlds`, `registrars`) take at most 100 values *after duplicates are
+// collapsed* (contract 4), which no JSON Schema keyword says: `maxItems` would claim that
+// `com` sent 101 times is refused, and it is answered. The limit is in the description
+// and in `x-max-distinct-items`; tests/http_malformed.rs tests the 101st distinct value.
+
+/// One label of a TLD name as the server accepts it: ASCII letters (any case), digits and
+/// inner hyphens, 1 to 63; or up to 8 of those mixed with the Unicode letters below.
+const LABEL: &str = r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[A-Za-z0-9\u00c0-\u00d6\u00d8-\u00de\u00e0-\u00f6\u00f8-\u00ff\u0410-\u044f\u4e00-\u9fff]{1,8})";
+
+/// A TLD name (`tlds` items, the path's `{tld}`): surrounding blanks and one leading dot
+/// are dropped, letters lowercased, Unicode labels turned into `xn--`. The document
+/// names the Unicode letters that are always valid in a name (Latin-1 letters,
+/// Cyrillic, CJK ideographs): the server takes every name IDNA (UTS 46) maps, which no
+/// regular expression can say; a name outside this pattern that IDNA refuses is a 400,
+/// one that IDNA takes is looked up like any other (404 or `not_found` when unknown).
+fn tld_name_pattern() -> String {
+    format!(r"^[ \t]*\.?{LABEL}(?:\.{LABEL}){{0,3}}[ \t]*$")
+}
+
+/// The schema of one TLD name.
+fn tld_name_schema() -> Value {
+    json!({ "type": "string", "minLength": 1, "maxLength": crate::tld::MAX_NAME_LEN, "pattern": tld_name_pattern(), "examples": ["com", "co.uk", "рф"] })
+}
+
+/// A registrar key in a path: the contract's form (any letter case is taken and lowercased).
+const REGISTRAR_KEY: &str = "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$";
+/// A registrar key in the `registrars` list (blanks around it are dropped).
+const REGISTRAR_KEY_ITEM: &str = r"^[ \t]*[A-Za-z0-9][A-Za-z0-9_-]{0,63}[ \t]*$";
+/// The catalogue's `q`: a piece of a name, 1 to 253 characters after trimming and
+/// dropping one leading dot; of ASCII only letters, digits, '-' and '.'.
+const CATALOGUE_Q: &str = r"^[ \t]*(?:\.(?:[A-Za-z0-9.-]|[^\x00-\x7f]){1,253}|(?:[A-Za-z0-9-]|[^\x00-\x7f])(?:[A-Za-z0-9.-]|[^\x00-\x7f]){0,252})[ \t]*$";
+/// The domain search's `q`: up to three ASCII words (joined into one label), or one
+/// word of up to 8 letters with Unicode ones, optionally followed by a suffix of one or
+/// two labels.
+const SEARCH_Q: &str = r"^ *(?:[A-Za-z0-9]{1,20}(?: +[A-Za-z0-9]{1,20}){0,2}|[A-Za-z0-9\u00c0-\u00d6\u00d8-\u00de\u00e0-\u00f6\u00f8-\u00ff\u0410-\u044f\u4e00-\u9fff]{1,8})(?:\.[A-Za-z0-9]{1,20}){0,2} *$";
+/// A portfolio as CSV with a `domain` column alone and at least one row: each row a
+/// name (any text but a comma, a quote, a line break or NUL; a name that is not a
+/// domain is an entry with `error`, not a failed request).
+const AUDIT_CSV: &str = r#"^domain\r?\n[^\r\n,"\x00]*[^\r\n,"\s\x00][^\r\n,"\x00]*(?:\r?\n[^\r\n,"\x00]*[^\r\n,"\s\x00][^\r\n,"\x00]*)*(?:\r?\n)?$"#;
+/// A page cursor as `next_cursor` writes it.
+const CURSOR: &str = "^c1[0-9a-f]{32}$";
+/// US dollars with at most two decimals, below 10 million.
+const DOLLARS: &str = r"^0*(?:[0-9]{1,7}(?:\.[0-9]{1,2})?|\.[0-9]{1,2})$";
 
 /// The document, serialised once.
 pub fn document() -> Bytes {
@@ -168,7 +219,7 @@ fn operation(id: RouteId) -> Value {
                 "description": "At most 4 MiB.",
                 "content": {
                     "application/json": { "schema": { "$ref": "#/components/schemas/AuditRequest" } },
-                    "text/csv": { "schema": { "type": "string", "description": "A header row naming the columns `domain` (required), `registrar`, `renew_price`, `expires` (any order, case-insensitive; other columns ignored and listed in `meta.ignored_columns`), then one row per domain." },
+                    "text/csv": { "schema": { "type": "string", "pattern": AUDIT_CSV, "description": "A header row naming the columns `domain` (required), `registrar`, `renew_price`, `expires` (any order, case-insensitive; other columns ignored and listed in `meta.ignored_columns`), then one row per domain. The pattern describes the simplest form, a `domain` column alone; a `renew_price` must be a decimal with at most two decimals and `expires` a day (YYYY-MM-DD), or the body is a 400." },
                                   "example": "domain,registrar,renew_price,expires\nexample.com,namecheap,18.48,2026-09-10\n" }
                 }
             },
@@ -189,7 +240,7 @@ fn operation(id: RouteId) -> Value {
             "parameters": [ { "$ref": "#/components/parameters/limit" } ],
             "requestBody": { "required": true, "description": "At most 256 KiB.", "content": { "application/json": { "schema": {
                 "type": "object", "required": ["domains"], "additionalProperties": false,
-                "properties": { "domains": { "type": "array", "minItems": 1, "maxItems": LOOKUP_MAX, "items": { "type": "string" }, "examples": [["shop.example.co.uk", "bücher.de"]] } } } } } },
+                "properties": { "domains": { "type": "array", "minItems": 1, "maxItems": LOOKUP_MAX, "items": { "type": "string", "maxLength": MAX_NAME_FIELD }, "examples": [["shop.example.co.uk", "bücher.de"]] } } } } } },
             "responses": { "200": ok("LookupAnswer", "Per name, its suffix and cheapest registrars.") }
         }),
         RouteId::DomainsSearch => json!({
@@ -198,9 +249,10 @@ fn operation(id: RouteId) -> Value {
             "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: TLD name), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
             "security": keyed,
             "parameters": [
-                { "name": "q", "in": "query", "required": true, "description": "The wanted name, words, or a full domain name.", "schema": { "type": "string", "examples": ["best shop", "bestshop.io"] } },
-                { "name": "max_price", "in": "query", "required": false, "description": "Only candidates whose first-year price is at most this many US dollars.", "schema": { "type": "number", "minimum": 0 } },
-                { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep: generic, country-code, sponsored, infrastructure, generic-restricted, test.", "schema": { "type": "string", "examples": ["generic,country-code"] } },
+                { "name": "q", "in": "query", "required": true, "description": "The wanted name, words (joined), or a full domain name.", "schema": { "type": "string", "pattern": SEARCH_Q, "examples": ["best shop", "bestshop.io"] } },
+                { "name": "max_price", "in": "query", "required": false, "description": "Only candidates whose first-year price is at most this many US dollars (a decimal with at most two decimals).", "schema": { "type": "string", "pattern": DOLLARS, "examples": ["12.50"] } },
+                { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep.", "style": "form", "explode": false,
+                  "schema": { "type": "array", "minItems": 1, "items": { "enum": crate::query::TYPES }, "examples": [["generic", "country-code"]] } },
                 { "$ref": "#/components/parameters/limit" }
             ],
             "responses": { "200": ok("SearchAnswer", "Candidate domains, cheapest first year first.") }
@@ -411,12 +463,16 @@ fn domain_schemas() -> Value {
             json!({
                 "type": "object", "required": ["domains"], "additionalProperties": false,
                 "properties": { "domains": { "type": "array", "minItems": 1, "items": { "oneOf": [
-                    { "type": "string", "description": "A domain name." },
+                    { "type": "string", "maxLength": MAX_NAME_FIELD, "description": "A domain name." },
                     { "type": "object", "required": ["name"], "additionalProperties": false, "properties": {
-                        "name": { "type": "string", "description": "The domain name (`domain` is accepted too). Trimmed, lower-cased, a trailing dot dropped, Unicode turned into xn--; subdomains are audited as their registrable domain." },
+                        "name": { "type": "string", "maxLength": MAX_NAME_FIELD, "description": "The domain name (`domain` is accepted too). Trimmed, lower-cased, a trailing dot dropped, Unicode turned into xn--; subdomains are audited as their registrable domain. A name that is not a domain name is an entry with `error`." },
                         "registrar": { "type": ["string", "null"], "description": "Registrar key where the domain is now." },
-                        "renew_price": { "type": ["number", "string", "null"], "description": "Yearly renewal price paid now, US dollars, at most two decimals." },
-                        "expires": { "type": ["string", "null"], "description": "Expiry date, YYYY-MM-DD (or an RFC 3339 timestamp)." } } } ] } } },
+                        "renew_price": { "anyOf": [
+                            { "type": "number", "minimum": 0, "maximum": 42949672.94, "multipleOf": 0.01 },
+                            { "type": "string", "pattern": r"^\s*(?:0*[0-9]{1,7}(?:\.[0-9]{1,2})?|\.[0-9]{1,2})?\s*$" },
+                            { "type": "null" } ], "description": "Yearly renewal price paid now, US dollars, at most two decimals (a number, or a decimal string; empty: unknown)." },
+                        "expires": { "anyOf": [ { "type": "string", "format": "date" }, { "type": "string", "format": "date-time" }, { "type": "string", "pattern": "^\\s*$" }, { "type": "null" } ],
+                                     "description": "Expiry date, YYYY-MM-DD (or an RFC 3339 timestamp); empty or null: unknown." } } } ] } } },
                 "examples": [{ "domains": ["example.com", { "name": "shop.example.co.uk", "registrar": "dynadot", "expires": "2026-09-10" }] }]
             }),
         ),
@@ -526,20 +582,26 @@ fn components_base() -> Value {
         },
         "parameters": {
             "tlds": { "name": "tlds", "in": "query", "required": true, "description": tld_list,
-                      "schema": { "type": "string", "examples": ["com,net,io"] } },
+                      "style": "form", "explode": false,
+                      "schema": { "type": "array", "minItems": 1, "x-max-distinct-items": MAX_LIST_VALUES,
+                                  "items": tld_name_schema(),
+                                  "examples": [["com", "net", "io"]] } },
             "limit": { "name": "limit", "in": "query", "required": false,
                        "description": "Most entries in `cheapest_register`.",
                        "schema": { "type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT } },
             "registrars": { "name": "registrars", "in": "query", "required": false,
-                            "description": format!("Comma-separated registrar keys, 1 to {MAX_LIST_VALUES}; absent: every registrar that has a price for the TLD."),
-                            "schema": { "type": "string", "examples": ["porkbun,dynadot"] } },
+                            "description": format!("Comma-separated registrar keys, 1 to {MAX_LIST_VALUES} after duplicates are collapsed (any letter case; trimmed); absent: every registrar that has a price for the TLD. A well-formed key that no registrar has is listed in `not_found`."),
+                            "style": "form", "explode": false,
+                            "schema": { "type": "array", "minItems": 1, "x-max-distinct-items": MAX_LIST_VALUES,
+                                        "items": { "type": "string", "pattern": REGISTRAR_KEY_ITEM },
+                                        "examples": [["porkbun", "dynadot"]] } },
             "include_prices": { "name": "include_prices", "in": "query", "required": false,
                                 "description": "When true, each entry carries `prices`.",
                                 "schema": { "type": "boolean", "default": false } },
             "tld": { "name": "tld", "in": "path", "required": true, "description": "TLD without leading dot (Unicode or xn--).",
-                     "schema": { "type": "string", "examples": ["com"] } },
+                     "schema": tld_name_schema() },
             "key": { "name": "key", "in": "path", "required": true, "description": "Registrar key.",
-                     "schema": { "type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$", "examples": ["dynadot"] } },
+                     "schema": { "type": "string", "pattern": REGISTRAR_KEY, "examples": ["dynadot"] } },
             "at": { "name": "at", "in": "query", "required": false,
                     "description": "Answer as of this UTC day, from the price history: for each (TLD, registrar) the last change on or before it; registrars without data that day are absent. A day after the snapshot's data date is a 400.",
                     "schema": { "type": "string", "format": "date", "examples": ["2025-10-01"] } },
@@ -548,15 +610,15 @@ fn components_base() -> Value {
             "to": { "name": "to", "in": "query", "required": false, "description": "Last UTC day of the window (YYYY-MM-DD).",
                     "schema": { "type": "string", "format": "date" } },
             "q": { "name": "q", "in": "query", "required": false, "description": "A piece of the TLD name (prefix or substring), in Unicode or xn-- form.",
-                   "schema": { "type": "string", "maxLength": 253, "examples": ["co", "рф"] } },
+                   "schema": { "type": "string", "pattern": CATALOGUE_Q, "examples": ["co", "рф"] } },
             "type": { "name": "type", "in": "query", "required": false, "description": "IANA root zone type of the TLD (for a second-level name: of its top-level label).",
                       "schema": { "type": "string", "enum": crate::query::TYPES } },
             "sort": { "name": "sort", "in": "query", "required": false, "description": "name; cheapest (registration price, unsold last); registrars (most sellers first). Ties by name.",
                       "schema": { "type": "string", "enum": ["name", "cheapest", "registrars"], "default": "name" } },
             "page_limit": { "name": "limit", "in": "query", "required": false, "description": "Entries per page.",
                             "schema": { "type": "integer", "minimum": 1, "maximum": crate::query::MAX_PAGE, "default": crate::query::DEFAULT_PAGE } },
-            "cursor": { "name": "cursor", "in": "query", "required": false, "description": "The `next_cursor` of the previous page, as it is.",
-                        "schema": { "type": "string" } }
+            "cursor": { "name": "cursor", "in": "query", "required": false, "description": "The `next_cursor` of the previous page, as it is. A cursor of another listing (other filters or order) or of an earlier snapshot is a 400 naming `cursor`.",
+                        "schema": { "type": "string", "pattern": CURSOR } }
         },
         "headers": {
             "RateLimit-Limit": { "description": "Requests the caller's bucket holds (the plan's burst).", "schema": { "type": "integer" } },

@@ -326,7 +326,9 @@ pub fn tld_type(value: Option<&str>) -> Result<Option<&str>, Problem> {
 const MAX_Q_CHARS: usize = 253;
 
 /// The `q` filter of the catalogue: a piece of a TLD name, in Unicode or `xn--` form.
-/// Trimmed, a leading dot dropped, lowercased; letters, digits, `-` and `.` only.
+/// Trimmed, a leading dot dropped, lowercased. Its ASCII characters must be letters,
+/// digits, `-` or `.`; any other character is taken (a piece that no name contains
+/// matches nothing), which is a rule the OpenAPI document can state exactly.
 pub fn search(value: Option<&str>) -> Result<Option<String>, Problem> {
     let Some(value) = value else {
         return Ok(None);
@@ -348,9 +350,11 @@ pub fn search(value: Option<&str>) -> Result<Option<String>, Problem> {
     }
     if !q
         .chars()
-        .all(|c| c.is_alphanumeric() || c == '-' || c == '.')
+        .all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || c == '-' || c == '.')
     {
-        return Err(bad("a TLD name holds only letters, digits, '-' and '.'"));
+        return Err(bad(
+            "a TLD name holds no ASCII characters but letters, digits, '-' and '.'",
+        ));
     }
     Ok(Some(q.to_lowercase()))
 }

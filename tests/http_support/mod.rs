@@ -482,6 +482,165 @@ pub fn assert_golden(name: &str, body: &[u8]) {
     assert_eq!(actual, expected.trim_end_matches('\n'), "golden {name}");
 }
 
+/// Every golden body of `tests/golden/`: its name, the request that answers it, and the
+/// plan of the key sent (`None`: no key). `tests/http_api.rs` checks each answer against
+/// its file; `tests/openapi_schema.rs` checks each file against its response schema.
+pub const GOLDEN_CASES: &[(&str, &str, Option<&str>)] = &[
+    // Client cheapest: default limit, ties (9.99 broken by renewal, then key).
+    (
+        "client_cheapest_com",
+        "/api/v1/client/prices/cheapest?tlds=com",
+        Some("pro"),
+    ),
+    (
+        "client_cheapest_limit2",
+        "/api/v1/client/prices/cheapest?tlds=com,net&limit=2",
+        Some("pro"),
+    ),
+    // Unicode in, xn-- out; renewal-only TLD; unknown TLD listed in meta.not_found;
+    // duplicates collapsed keeping the first, request order kept.
+    (
+        "client_cheapest_mixed",
+        "/api/v1/client/prices/cheapest?tlds=%D1%80%D1%84,aero,nope,CO.UK,.com,xn--p1ai&limit=3",
+        Some("pro"),
+    ),
+    (
+        "client_cheapest_basic_tier",
+        "/api/v1/client/prices/cheapest?tlds=io&limit=1",
+        Some("basic"),
+    ),
+    // Public overview variant, without and with a key.
+    (
+        "public_cheapest_com",
+        "/api/v1/prices/cheapest?tlds=com&limit=5",
+        None,
+    ),
+    (
+        "public_cheapest_keyed",
+        "/api/v1/prices/cheapest?tlds=museum,co.uk,unknown-tld",
+        Some("pro"),
+    ),
+    // Prices: chosen registrars with an unknown one; every registrar; renewal-only.
+    (
+        "client_prices_chosen",
+        "/api/v1/client/prices?tlds=com,net,nope&registrars=alpha,charlie,zulu",
+        Some("pro"),
+    ),
+    (
+        "client_prices_all",
+        "/api/v1/client/prices?tlds=com,aero",
+        Some("pro"),
+    ),
+    (
+        "public_prices",
+        "/api/v1/prices?tlds=com,io&registrars=charlie,alpha",
+        None,
+    ),
+    (
+        "public_prices_v1",
+        "/v1/prices?tlds=com,io&registrars=charlie,alpha",
+        None,
+    ),
+    // Registrar listing: cut to 5 with message (free, basic); all (pro); prices.
+    (
+        "registrars_com_free",
+        "/api/v1/client/registrars/tld/com",
+        Some("free"),
+    ),
+    (
+        "registrars_com_basic_prices",
+        "/api/v1/client/registrars/tld/com?include_prices=true",
+        Some("basic"),
+    ),
+    (
+        "registrars_com_pro",
+        "/api/v1/client/registrars/tld/com?include_prices=false",
+        Some("pro"),
+    ),
+    (
+        "registrars_rf_pro_prices",
+        "/api/v1/client/registrars/tld/%D1%80%D1%84?include_prices=true",
+        Some("pro"),
+    ),
+    (
+        "registrars_aero_pro",
+        "/api/v1/client/registrars/tld/aero",
+        Some("pro"),
+    ),
+    ("healthz", "/healthz", None),
+    // Prices as of a day, from the history (issue 17).
+    (
+        "client_cheapest_at",
+        "/api/v1/client/prices/cheapest?tlds=com,de,net&at=2025-07-01",
+        Some("pro"),
+    ),
+    (
+        "public_cheapest_at",
+        "/api/v1/prices/cheapest?tlds=com&at=2026-01-01",
+        None,
+    ),
+    (
+        "client_prices_at",
+        "/api/v1/client/prices?tlds=com,de&at=2025-12-31",
+        Some("pro"),
+    ),
+    (
+        "public_prices_at",
+        "/api/v1/prices?tlds=com&registrars=delta,alpha&at=2025-06-01",
+        None,
+    ),
+    // History: every registrar; a window with the price in effect at its start.
+    (
+        "client_history_com",
+        "/api/v1/client/history/tld/com",
+        Some("pro"),
+    ),
+    (
+        "public_history_window",
+        "/api/v1/history/tld/com?from=2025-06-01&to=2025-12-31&registrars=alpha,delta,zulu",
+        None,
+    ),
+    // Overview: member fields for a plan that covers the TLD, hidden otherwise;
+    // an IANA TLD nobody sells.
+    (
+        "client_overview_museum",
+        "/api/v1/client/overview/tld/museum",
+        Some("pro"),
+    ),
+    ("public_overview_com", "/api/v1/overview/tld/com", None),
+    (
+        "public_overview_museum",
+        "/api/v1/overview/tld/museum",
+        None,
+    ),
+    ("public_overview_unsold", "/api/v1/overview/tld/zip", None),
+    // Catalogue: every TLD, filters, the other orders, a cut page.
+    ("client_tlds_all", "/api/v1/client/tlds", Some("pro")),
+    (
+        "public_tlds_page",
+        "/api/v1/tlds?limit=3&sort=cheapest",
+        None,
+    ),
+    ("public_tlds_q_unicode", "/api/v1/tlds?q=%D1%80", None),
+    (
+        "public_tlds_type",
+        "/api/v1/tlds?type=country-code&sort=registrars",
+        None,
+    ),
+    // Registrars: the list, one registrar paged, the website_url.
+    ("registrar_list", "/api/v1/registrars", None),
+    (
+        "registrar_alpha_page",
+        "/api/v1/registrars/alpha?limit=2",
+        None,
+    ),
+    (
+        "registrar_alpha_pro",
+        "/api/v1/registrars/alpha",
+        Some("pro"),
+    ),
+];
+
 /// The real binary, its stderr read line by line on a thread.
 pub struct Binary {
     /// The process.

@@ -1,0 +1,361 @@
+//! The OpenAPI document against what the server really does, with a JSON Schema
+//! validator (boon, draft 2020-12, formats asserted):
+//!
+//! - every golden body of `tests/golden/` is valid against the 200 schema of the
+//!   operation that answered it, and a broken body is not;
+//! - each parameter's schema takes what the parameter parser takes: exactly, where a
+//!   regular expression can say it, and never more than the parser where it cannot
+//!   (Unicode names: the document names the letters IDNA always maps).
+//!
+//! tools/apicheck runs schemathesis against the served document for the same two
+//! questions on generated requests; this test keeps them answered in `cargo test`.
+
+mod http_support;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use boon::{Compiler, Draft, SchemaIndex, Schemas};
+use serde_json::Value;
+use tldsnap::http::{openapi, params, router};
+
+use http_support::GOLDEN_CASES;
+
+const DOC: &str = "http://tldsnap.test/openapi.json";
+
+/// The document, loaded once into a compiler; schemas compiled by JSON pointer.
+struct Doc {
+    doc: Value,
+    compiler: Compiler,
+    schemas: Schemas,
+}
+
+impl Doc {
+    fn new() -> Doc {
+        let doc = openapi::build();
+        let mut compiler = Compiler::new();
+        compiler.set_default_draft(Draft::V2020_12);
+        compiler.enable_format_assertions();
+        compiler.add_resource(DOC, doc.clone()).unwrap();
+        Doc {
+            doc,
+            compiler,
+            schemas: Schemas::new(),
+        }
+    }
+
+    /// The schema at `pointer` (into the document).
+    fn schema(&mut self, pointer: &str) -> SchemaIndex {
+        assert!(
+            self.doc.pointer(pointer).is_some(),
+            "no schema at {pointer}"
+        );
+        self.compiler
+            .compile(&format!("{DOC}#{pointer}"), &mut self.schemas)
+            .unwrap_or_else(|e| panic!("{pointer}: {e:#}"))
+    }
+
+    fn valid(&self, schema: SchemaIndex, value: &Value) -> Result<(), String> {
+        self.schemas
+            .validate(value, schema)
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// A JSON pointer token (`/` and `~` escaped).
+fn token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// The pointer of the 200 `application/json` schema of the GET operation on `path`.
+fn ok_schema_pointer(path: &str) -> String {
+    let (id, _) = router::find(path).unwrap_or_else(|| panic!("no route for {path}"));
+    let template = id.route().path;
+    format!(
+        "/paths/{}/get/responses/200/content/application~1json/schema",
+        token(template)
+    )
+}
+
+#[test]
+fn every_golden_body_matches_its_response_schema() {
+    let mut doc = Doc::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let files: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+        .collect();
+    let cases: BTreeSet<String> = GOLDEN_CASES.iter().map(|c| c.0.to_owned()).collect();
+    assert_eq!(
+        files, cases,
+        "tests/golden/ and GOLDEN_CASES name the same bodies"
+    );
+    for (name, target, _) in GOLDEN_CASES {
+        let path = target.split('?').next().unwrap();
+        let schema = doc.schema(&ok_schema_pointer(path));
+        let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
+        // The golden files mask the one value that changes between runs.
+        let text = text.replace("\"<masked>\"", "\"0.05ms\"");
+        let body: Value = serde_json::from_str(&text).unwrap();
+        if let Err(e) = doc.valid(schema, &body) {
+            panic!("golden {name} ({target}) does not match its schema: {e}");
+        }
+    }
+}
+
+#[test]
+fn the_validator_refuses_a_body_that_breaks_the_schema() {
+    let mut doc = Doc::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let read = |name: &str| -> Value {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
+        serde_json::from_str(&text.replace("\"<masked>\"", "\"0.05ms\"")).unwrap()
+    };
+    let cheapest = doc.schema(&ok_schema_pointer("/api/v1/client/prices/cheapest"));
+    let prices = doc.schema(&ok_schema_pointer("/api/v1/client/prices"));
+    let good = read("client_cheapest_com");
+    assert!(doc.valid(cheapest, &good).is_ok());
+    type Breakage = (&'static str, fn(&mut Value));
+    let breakages: [Breakage; 5] = [
+        ("meta missing", |v| {
+            v.as_object_mut().unwrap().remove("meta");
+        }),
+        ("rank 0", |v| {
+            v["results"]["com"]["cheapest_register"][0]["rank"] = 0.into()
+        }),
+        ("negative price", |v| {
+            v["results"]["com"]["cheapest_register"][0]["register_price"] = (-1.0).into()
+        }),
+        ("price as a string", |v| {
+            v["results"]["com"]["cheapest_register"][0]["renew_price"] = "9.99".into()
+        }),
+        ("registrar_count missing", |v| {
+            v["results"]["com"]
+                .as_object_mut()
+                .unwrap()
+                .remove("registrar_count");
+        }),
+    ];
+    for (what, break_it) in breakages {
+        let mut bad = good.clone();
+        break_it(&mut bad);
+        assert!(doc.valid(cheapest, &bad).is_err(), "{what} passed");
+    }
+    let mut bad = read("client_prices_all");
+    bad["stats"]["last_updated"] = "yesterday".into();
+    assert!(
+        doc.valid(prices, &bad).is_err(),
+        "a date-time format passed"
+    );
+}
+
+/// Inputs for the parameter checks: well-formed, malformed, edge lengths, Unicode.
+fn inputs() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "com",
+        "COM",
+        "co.uk",
+        " .com ",
+        "\t.net\t",
+        ".com",
+        "..com",
+        "a..b",
+        "com.",
+        "-com",
+        "com-",
+        "a-b",
+        "a--b",
+        "xn--p1ai",
+        "XN--P1AI",
+        "0",
+        "123",
+        "a_b",
+        "a b",
+        "a,b",
+        "",
+        " ",
+        ".",
+        "\0",
+        "com\0",
+        "%",
+        "é",
+        "É",
+        "рф",
+        "РФ",
+        "中国",
+        "ŝ",
+        "ß",
+        "α",
+        "א",
+        "a\u{202e}",
+        "\u{200d}",
+        "é.com",
+        "a.b.c.d",
+        "a.b.c.d.e",
+        "dynadot",
+        "DynaDot",
+        "name_com",
+        "-dynadot",
+        "_x",
+        "9",
+        "12",
+        "12.5",
+        "12.50",
+        "12.505",
+        ".5",
+        "5.",
+        "-1",
+        "1e3",
+        "0012",
+        "99999999",
+        "12345678.9",
+        "generic",
+        "country-code",
+        "test",
+        "unknown",
+        "GENERIC",
+        "c1",
+        "c1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "c1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "c1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "c2aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "!",
+        "a!",
+        "é!",
+        "中国!",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    for n in [62, 63, 64, 65, 252, 253, 254] {
+        v.push("a".repeat(n));
+    }
+    let label = "a".repeat(63);
+    v.push(format!("{label}.{label}.{label}.{}", "a".repeat(61)));
+    v.push(format!("{label}.{label}.{label}.{}", "a".repeat(62)));
+    v.push("é".repeat(8));
+    v.push("é".repeat(9));
+    v.push("中".repeat(8));
+    v.push(format!(
+        "{}.{}.{}.{}",
+        "中".repeat(8),
+        "中".repeat(8),
+        "é".repeat(8),
+        "ж".repeat(8)
+    ));
+    v
+}
+
+/// Checks one parameter: the schema never takes what the parser refuses; where `exact`,
+/// it takes everything the parser takes, else what it leaves out must be `narrowed`.
+fn check_parameter(
+    doc: &mut Doc,
+    what: &str,
+    pointer: &str,
+    parser: impl Fn(&str) -> bool,
+    exact: bool,
+    narrowed: impl Fn(&str) -> bool,
+) {
+    let schema = doc.schema(pointer);
+    for input in inputs() {
+        let documented = doc.valid(schema, &Value::String(input.clone())).is_ok();
+        let taken = parser(&input);
+        assert!(
+            !documented || taken,
+            "{what}: the document takes {input:?}, the server refuses it"
+        );
+        if taken && !documented {
+            assert!(
+                !exact && narrowed(&input),
+                "{what}: the server takes {input:?}, the document refuses it"
+            );
+        }
+    }
+}
+
+#[test]
+fn parameter_schemas_take_what_the_parser_takes() {
+    let mut doc = Doc::new();
+    // A Unicode name outside the documented letters, or one of more than four labels.
+    let unicode_or_deep = |s: &str| !s.is_ascii() || s.trim().split('.').count() > 4;
+    check_parameter(
+        &mut doc,
+        "tlds item",
+        "/components/parameters/tlds/schema/items",
+        |s| tldsnap::tld::normalize(s).is_ok(),
+        false,
+        unicode_or_deep,
+    );
+    check_parameter(
+        &mut doc,
+        "{tld}",
+        "/components/parameters/tld/schema",
+        |s| tldsnap::tld::normalize(s).is_ok(),
+        false,
+        unicode_or_deep,
+    );
+    check_parameter(
+        &mut doc,
+        "registrars item",
+        "/components/parameters/registrars/schema/items",
+        |s| !s.contains(',') && params::registrars(Some(s)).is_ok(),
+        true,
+        |_| false,
+    );
+    check_parameter(
+        &mut doc,
+        "{key}",
+        "/components/parameters/key/schema",
+        |s| params::path_registrar(s).is_ok(),
+        true,
+        |_| false,
+    );
+    check_parameter(
+        &mut doc,
+        "catalogue q",
+        "/components/parameters/q/schema",
+        |s| params::search(Some(s)).is_ok(),
+        true,
+        |_| false,
+    );
+    check_parameter(
+        &mut doc,
+        "cursor",
+        "/components/parameters/cursor/schema",
+        |s| params::cursor(Some(s)).is_ok(),
+        true,
+        |_| false,
+    );
+    let search = format!(
+        "/paths/{}/get/parameters",
+        token("/api/v1/client/domains/search")
+    );
+    check_parameter(
+        &mut doc,
+        "max_price",
+        &format!("{search}/1/schema"),
+        |s| matches!(tldsnap::price::parse_cents(s), Ok(Some(_))),
+        false,
+        // Prices of ten million dollars or more, and blanks around the number.
+        |s| {
+            s.trim() != s
+                || s.trim()
+                    .split('.')
+                    .next()
+                    .unwrap()
+                    .trim_start_matches('0')
+                    .len()
+                    > 7
+        },
+    );
+    check_parameter(
+        &mut doc,
+        "types item",
+        &format!("{search}/2/schema/items"),
+        |s| tldsnap::audit::search::parse_types(s).is_ok(),
+        false,
+        // Blanks around a type are trimmed by the server.
+        |s| s.trim() != s,
+    );
+}

@@ -1,0 +1,78 @@
+"""schemathesis hooks of tools/apicheck: the rules no schema can state.
+
+Positive cases
+
+Three answers depend on more than the one value a schema describes, so a request that
+the document allows is still refused with a 400 that is right:
+
+- `at` after the snapshot's data date (the prices of a day not yet seen);
+- `from` after `to` (an empty window);
+- `cursor`: only a `next_cursor` this snapshot handed out for the same listing is a
+  cursor (a well-formed one of another listing or snapshot is a 400 naming it).
+
+For the cases schemathesis generates as *valid* (positive mode) this hook makes them
+valid for those rules too: `at` is moved back to the data date, `from` and `to` are
+swapped, and a made-up cursor is dropped (the stateful paging of real cursors is tested
+by tests/http_api.rs). Negative cases are sent as generated, so every malformed value
+is still checked for its 400. That these three rules answer 400 is tested in
+tests/http_malformed.rs and tests/history_at.rs.
+
+Negative cases
+
+A TLD name or a searched name may be written in Unicode: the server takes every name
+that IDNA (UTS 46) maps, in any script, and no regular expression can list those. The
+document's patterns name the letters that are always valid (Latin-1, Cyrillic, CJK), so
+a negative case drawn from other Unicode letters may be a name the server rightly
+answers. In negative cases, a name value (`tlds` items, the path's `{tld}`, the search's
+`q`) that holds a character outside ASCII gets a `!` appended: still outside the
+pattern, and certainly not a name, so the server must refuse it. Every other negative
+value is sent as generated.
+"""
+
+import os
+import re
+
+import schemathesis
+from schemathesis.generation.modes import GenerationMode
+
+DATA_DAY = os.environ["APICHECK_DATA_DAY"]  # YYYY-MM-DD of the served snapshot
+DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+NAME_PARAMETERS = ("tlds", "q")
+
+
+def _mode(case):
+    meta = getattr(case, "meta", None)
+    return None if meta is None else meta.generation.mode
+
+
+def _not_a_name(value):
+    if isinstance(value, str) and not value.isascii():
+        return value + "!"
+    if isinstance(value, list):
+        return [_not_a_name(v) for v in value]
+    return value
+
+
+@schemathesis.hook
+def before_call(ctx, case, **kwargs):
+    mode = _mode(case)
+    if mode == GenerationMode.NEGATIVE:
+        if case.path_parameters and "tld" in case.path_parameters:
+            case.path_parameters["tld"] = _not_a_name(case.path_parameters["tld"])
+        if case.query:
+            for name in NAME_PARAMETERS:
+                if name in case.query and not (name == "q" and "domains/search" not in case.operation.path):
+                    case.query[name] = _not_a_name(case.query[name])
+        return
+    query = case.query
+    if not query or mode != GenerationMode.POSITIVE:
+        return
+    at = query.get("at")
+    if isinstance(at, str) and DAY.match(at) and at > DATA_DAY:
+        query["at"] = DATA_DAY
+    start, end = query.get("from"), query.get("to")
+    if isinstance(start, str) and isinstance(end, str) and DAY.match(start) and DAY.match(end) and start > end:
+        query["from"], query["to"] = end, start
+    query.pop("cursor", None)
