@@ -414,9 +414,15 @@ fn operation(id: RouteId) -> Value {
 fn events_parameters() -> Value {
     json!([
         { "name": "after", "in": "query", "required": false, "description": "Only events with a larger id (default 0: every event kept). The Last-Event-ID header, when sent, takes its place.", "schema": { "type": "integer", "minimum": 0 } },
-        { "name": "tlds", "in": "query", "required": false, "description": "Only events of these TLDs (comma-separated, up to 100).", "schema": { "type": "string" } },
-        { "name": "registrars", "in": "query", "required": false, "description": "Only events of these registrars (comma-separated keys, up to 100); a ranking.changed matches its new or its previous cheapest.", "schema": { "type": "string" } },
-        { "name": "types", "in": "query", "required": false, "description": "Only these event types (comma-separated).", "schema": { "type": "string", "example": "price.changed,ranking.changed" } },
+        { "name": "tlds", "in": "query", "required": false, "description": format!("Only events of these TLDs (comma-separated, 1 to {MAX_LIST_VALUES} after duplicates collapse; absent: every TLD the plan covers)."),
+          "style": "form", "explode": false,
+          "schema": { "type": "array", "minItems": 1, "x-max-distinct-items": MAX_LIST_VALUES, "items": tld_name_schema(), "examples": [["com", "io"]] } },
+        { "name": "registrars", "in": "query", "required": false, "description": format!("Only events of these registrars (comma-separated keys, 1 to {MAX_LIST_VALUES}); a ranking.changed matches its new or its previous cheapest."),
+          "style": "form", "explode": false,
+          "schema": { "type": "array", "minItems": 1, "x-max-distinct-items": MAX_LIST_VALUES, "items": { "type": "string", "pattern": REGISTRAR_KEY_ITEM }, "examples": [["porkbun", "dynadot"]] } },
+        { "name": "types", "in": "query", "required": false, "description": "Only these event types (comma-separated).",
+          "style": "form", "explode": false,
+          "schema": { "type": "array", "minItems": 1, "items": { "enum": ["price.changed", "offer.added", "offer.removed", "ranking.changed"] }, "examples": [["price.changed", "ranking.changed"]] } },
         { "name": "limit", "in": "query", "required": false, "description": "Most events in a page (polling only), 1 to 1000.", "schema": { "type": "integer", "minimum": 1, "maximum": 1000, "default": 100 } }
     ])
 }

@@ -8,11 +8,14 @@ the document allows is still refused with a 400 that is right:
 - `at` after the snapshot's data date (the prices of a day not yet seen);
 - `from` after `to` (an empty window);
 - `cursor`: only a `next_cursor` this snapshot handed out for the same listing is a
-  cursor (a well-formed one of another listing or snapshot is a 400 naming it).
+  cursor (a well-formed one of another listing or snapshot is a 400 naming it);
+- `after` on the event endpoints: only an event id this server handed out (or 0) is a
+  place to resume from; one past the last id, or before the retention, is 410
+  `cursor_expired` (tests/http_events.rs).
 
 For the cases schemathesis generates as *valid* (positive mode) this hook makes them
 valid for those rules too: `at` is moved back to the data date, `from` and `to` are
-swapped, and a made-up cursor is dropped (the stateful paging of real cursors is tested
+swapped, an event `after` becomes 0, and a made-up cursor is dropped (the stateful paging of real cursors is tested
 by tests/http_api.rs). Negative cases are sent as generated, so every malformed value
 is still checked for its 400. That these three rules answer 400 is tested in
 tests/http_malformed.rs and tests/history_at.rs.
@@ -76,3 +79,5 @@ def before_call(ctx, case, **kwargs):
     if isinstance(start, str) and isinstance(end, str) and DAY.match(start) and DAY.match(end) and start > end:
         query["from"], query["to"] = end, start
     query.pop("cursor", None)
+    if "/events" in case.operation.path and "after" in query:
+        query["after"] = 0
