@@ -13,7 +13,7 @@ use std::time::Instant;
 use hyper::Request;
 
 use super::prices::check_plan;
-use super::{Connection, HttpResponse, State, begin, finish, refuse};
+use super::{Connection, HttpResponse, State, answered};
 use crate::access::Caller;
 use crate::access::plans::TldScope;
 use crate::http::params;
@@ -48,23 +48,18 @@ pub async fn endpoint<B>(
     conn: &Connection,
     _started: Instant,
 ) -> HttpResponse {
-    let (loaded, caller) = match begin(state, req, route, conn).await {
-        Ok(begun) => begun,
-        Err(response) => return response,
-    };
-    let mut out = state.body_buffer(route);
-    if let Err(problem) = answer(
-        state,
-        &loaded,
-        &caller,
-        req.uri().query(),
-        endpoint,
-        segment,
-        &mut out,
-    ) {
-        return refuse(problem, &caller);
-    }
-    finish(state, route, caller, out).await
+    answered(state, req, route, conn, |loaded, caller, out| {
+        answer(
+            state,
+            loaded,
+            caller,
+            req.uri().query(),
+            endpoint,
+            segment,
+            out,
+        )
+    })
+    .await
 }
 
 /// The snapshot's identity in cursors: the low 64 bits of its content hash.

@@ -422,6 +422,28 @@ pub async fn begin<B>(
     Ok((loaded, caller))
 }
 
+/// A whole metered JSON endpoint: [`begin`] (snapshot, key, rate), then `answer` writes
+/// the body into a buffer sized from the route's last answer, or says which problem
+/// (parameters 400, plan 403, existence 404) to send; then [`finish`] spends the credit
+/// (429 when none is left) and answers 200.
+pub async fn answered<B>(
+    state: &State,
+    req: &Request<B>,
+    route: RouteId,
+    conn: &Connection,
+    answer: impl FnOnce(&Loaded, &Caller, &mut Vec<u8>) -> Result<(), Problem>,
+) -> HttpResponse {
+    let (loaded, caller) = match begin(state, req, route, conn).await {
+        Ok(begun) => begun,
+        Err(response) => return response,
+    };
+    let mut out = state.body_buffer(route);
+    if let Err(problem) = answer(&loaded, &caller, &mut out) {
+        return refuse(problem, &caller);
+    }
+    finish(state, route, caller, out).await
+}
+
 /// A problem answer to an admitted caller, with its metering headers.
 pub fn refuse(problem: Problem, caller: &Caller) -> HttpResponse {
     with_meter(problem.into_response(), caller.headers.as_ref())

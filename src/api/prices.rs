@@ -7,7 +7,7 @@ use std::time::Instant;
 use hyper::Request;
 use smallvec::SmallVec;
 
-use super::{Connection, HttpResponse, State, begin, finish, refuse};
+use super::{Connection, HttpResponse, State, answered};
 use crate::access::Caller;
 use crate::http::params;
 use crate::http::problem::Problem;
@@ -38,27 +38,21 @@ pub async fn endpoint<B>(
     conn: &Connection,
     started: Instant,
 ) -> HttpResponse {
-    // One snapshot for the whole request.
-    let (loaded, caller) = match begin(state, req, route, conn).await {
-        Ok(begun) => begun,
-        Err(response) => return response,
-    };
-    // Parameters (400), plan (403), existence (404): all in `answer`, which writes the
-    // body into `out`.
-    let mut out = state.body_buffer(route);
-    if let Err(problem) = answer(
-        state,
-        &loaded,
-        &caller,
-        req.uri().query(),
-        endpoint,
-        segment,
-        started,
-        &mut out,
-    ) {
-        return refuse(problem, &caller);
-    }
-    finish(state, route, caller, out).await
+    // One snapshot for the whole request; parameters (400), plan (403) and existence
+    // (404) are all in `answer`, which writes the body.
+    answered(state, req, route, conn, |loaded, caller, out| {
+        answer(
+            state,
+            loaded,
+            caller,
+            req.uri().query(),
+            endpoint,
+            segment,
+            started,
+            out,
+        )
+    })
+    .await
 }
 
 /// Parses the parameters of `route`, applies the plan, and writes the answer.
