@@ -280,6 +280,11 @@ impl Snapshot {
         let data = rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
             .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))?;
         data.check_invariants().map_err(OpenError::Corrupt)?;
+        if data.data_updated_ms != header.data_updated_ms {
+            return Err(OpenError::Corrupt(
+                "the header's data date differs from the archive's".into(),
+            ));
+        }
         Ok(Snapshot { backing, header })
     }
 
@@ -702,14 +707,6 @@ impl ArchivedSnapshotData {
                     return err("registrar index points outside its group");
                 }
             }
-            if self.offers[first..first + rows]
-                .iter()
-                .filter(|o| o.register != NONE)
-                .count()
-                < sellers
-            {
-                return err("seller without a register price");
-            }
         }
         if next_offer != n_off || next_change != self.history.len() {
             return Err("offers or history not covered by the TLD groups".into());
@@ -742,6 +739,157 @@ impl ArchivedSnapshotData {
         }
         if table.iter().filter(|v| **v != 0).count() != n_tld {
             return Err("TLD table does not hold every TLD once".into());
+        }
+        self.check_orders_and_aggregates()
+    }
+
+    /// What the queries take on trust beyond indexes being in range: the orders they
+    /// binary-search or cut (names, sellers before renewal-only rows, sellers by price,
+    /// the by-registrar index, the catalogue orders), and the aggregates the builder
+    /// computed from the offers (averages, lowest renewal and 5-year cost, the per-registrar
+    /// counts and dates), recomputed here with the builder's own functions. Run after
+    /// [`Self::check_invariants`]'s range checks, so it indexes freely. Integer work only,
+    /// one pass over the offers: the pre-rendered JSON text is covered by the content hash,
+    /// not re-rendered (see docs/PERFORMANCE.md for the cost that would add).
+    fn check_orders_and_aggregates(&self) -> Result<(), String> {
+        use crate::build::five_year_order;
+        use crate::query::render::Mean;
+        let n_reg = self.registrars.len();
+        // Per registrar: offers sold, renewal-only, first places, latest price.
+        let mut sells = vec![0u32; n_reg];
+        let mut renewal_only = vec![0u32; n_reg];
+        let mut cheapest_in = vec![0u32; n_reg];
+        let mut updated = vec![0i64; n_reg];
+        let mut data_updated = 0i64;
+        for (i, t) in self.tlds.iter().enumerate() {
+            let err = |what: &str| Err(format!("TLD {i}: {what}"));
+            let name = self.span(&t.name);
+            if i > 0 && self.span(&self.tlds[i - 1].name) >= name {
+                return err("names not strictly sorted");
+            }
+            if std::str::from_utf8(name)
+                .ok()
+                .and_then(|n| self.tld_index(n))
+                != Some(i)
+            {
+                return err("the TLD table does not find it");
+            }
+            let first = t.first_offer.to_native() as usize;
+            let (sellers, rows) = (t.sellers.to_native() as usize, t.rows.to_native() as usize);
+            let index = &self.by_registrar[first..first + rows];
+            if index.windows(2).any(|w| w[0].registrar >= w[1].registrar) {
+                return err("registrar index not ordered by registrar");
+            }
+            // One pass over the group: orders, sums and minima together.
+            let mut means = [Mean::default(); 3];
+            let (mut renew_min, mut five_min) = ((u64::MAX, 0u32, NONE), (u64::MAX, 0u32, NONE));
+            let mut previous: Option<(u32, u32, u32)> = None;
+            for (k, o) in self.offers[first..first + rows].iter().enumerate() {
+                let (register, renew, r) = (
+                    o.register.to_native(),
+                    o.renew.to_native(),
+                    o.registrar.to_native(),
+                );
+                let seller = k < sellers;
+                if seller == (register == NONE) {
+                    return err("sellers are not exactly the offers with a register price, first");
+                }
+                // Sellers by (register, renew, key); renewal-only rows (register NONE) by
+                // (renew, key): one lexicographic order over the whole group.
+                let key = (register, renew, r);
+                if previous.is_some_and(|p| p >= key) {
+                    return err(if seller {
+                        "sellers not ordered by (register, renew, registrar key)"
+                    } else {
+                        "renewal-only offers not ordered by (renew, registrar key)"
+                    });
+                }
+                previous = Some(key);
+                let ms = o.updated_ms.to_native();
+                updated[r as usize] = updated[r as usize].max(ms);
+                data_updated = data_updated.max(ms);
+                if !seller {
+                    renewal_only[r as usize] += 1;
+                    continue;
+                }
+                sells[r as usize] += 1;
+                means[0].add(register);
+                means[1].add(renew);
+                means[2].add(o.transfer.to_native());
+                let at = (first + k) as u32;
+                renew_min = renew_min.min((u64::from(renew), r, at));
+                five_min = five_min.min((five_year_order(register, renew), r, at));
+            }
+            if [t.avg_register, t.avg_renew, t.avg_transfer]
+                .iter()
+                .zip(&means)
+                .any(|(a, m)| a.to_native() != m.cents())
+            {
+                return err("average prices do not match the sellers");
+            }
+            if t.lowest_renew_offer != renew_min.2 || t.lowest_5y_offer != five_min.2 {
+                return err("lowest renewal or 5-year cost does not match the sellers");
+            }
+            if sellers > 0 {
+                cheapest_in[self.offers[first].registrar.to_native() as usize] += 1;
+            }
+        }
+        for (i, r) in self.registrars.iter().enumerate() {
+            if r.sells != sells[i] || r.renewal_only != renewal_only[i] {
+                return Err(format!("registrar {i}: TLD counts do not match its offers"));
+            }
+            if r.cheapest_in != cheapest_in[i] {
+                return Err(format!(
+                    "registrar {i}: cheapest_in does not match the TLDs"
+                ));
+            }
+            if r.updated_ms != updated[i] {
+                return Err(format!(
+                    "registrar {i}: latest price date does not match its offers"
+                ));
+            }
+        }
+        if self.registrar_offers.len() != self.offers.len() {
+            return Err("the registrars' price lists do not hold every offer once".into());
+        }
+        if self.data_updated_ms != data_updated {
+            return Err("data date does not match the newest price".into());
+        }
+        // The catalogue orders: by cheapest registration (unsold last), by sellers (most
+        // first), ties by name (= position).
+        let catalogue_key = |p: u32| {
+            let e = &self.catalogue[p as usize];
+            match e.tld.to_native() {
+                NONE => (NONE, 0),
+                t => {
+                    let t = &self.tlds[t as usize];
+                    let sellers = t.sellers.to_native();
+                    let cheapest = if sellers == 0 {
+                        NONE
+                    } else {
+                        self.offers[t.first_offer.to_native() as usize]
+                            .register
+                            .to_native()
+                    };
+                    (cheapest, sellers)
+                }
+            }
+        };
+        let by_cheapest = |p: u32| (catalogue_key(p).0, p);
+        if self
+            .catalogue_by_cheapest
+            .windows(2)
+            .any(|w| by_cheapest(w[0].to_native()) >= by_cheapest(w[1].to_native()))
+        {
+            return Err("catalogue order by cheapest is not by price, then name".into());
+        }
+        let by_sellers = |p: u32| (std::cmp::Reverse(catalogue_key(p).1), p);
+        if self
+            .catalogue_by_registrars
+            .windows(2)
+            .any(|w| by_sellers(w[0].to_native()) >= by_sellers(w[1].to_native()))
+        {
+            return Err("catalogue order by registrars is not by sellers, then name".into());
         }
         Ok(())
     }
@@ -801,6 +949,9 @@ mod tests {
                 name: com,
                 key_json: com,
                 changes: 2,
+                avg_register: NONE,
+                avg_renew: NONE,
+                avg_transfer: NONE,
                 lowest_renew_offer: NONE,
                 lowest_5y_offer: NONE,
                 ..Tld::default()
@@ -833,7 +984,7 @@ mod tests {
                 },
             ],
             catalogue_by_cheapest: vec![0, 1],
-            catalogue_by_registrars: vec![1, 0],
+            catalogue_by_registrars: vec![0, 1],
             versions: vec![
                 Version {
                     date: 1,
