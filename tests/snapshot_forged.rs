@@ -2,7 +2,9 @@
 //! header's content hash recomputed, so that the hash passes and only the checks after
 //! it (the orders and cross-references the queries rely on, the aggregates the builder
 //! computed) stand between the forgery and a wrong answer. Each must be refused at open
-//! with an error that says what is wrong; the unforged bytes must open.
+//! with an error that says what is wrong; the unforged bytes must open. (A span is an
+//! integer too: one that points elsewhere in the text than the builder's layout is
+//! refused; the text's own bytes are guarded by the content hash alone.)
 
 use std::path::Path;
 
@@ -155,6 +157,31 @@ fn forged_snapshots_are_refused_at_open() {
                 .collect();
             let (a, b) = (&d.tld_table[full[0]], &d.tld_table[full[1]]);
             vec![at(a, &u32_le(b.to_native())), at(b, &u32_le(a.to_native()))]
+        }),
+        ("a piece of text is not what its span says", |d| {
+            // A span moved inside the text: in range, but cutting its piece.
+            let t = &d.tlds[tld(d, "com")];
+            vec![at(
+                &t.public_tail.start,
+                &u32_le(t.public_tail.start.to_native() + 1),
+            )]
+        }),
+        ("span not where the builder puts it", |d| {
+            // Two sellers' listing prices swapped: each a whole piece, in the wrong place.
+            let t = &d.tlds[tld(d, "com")];
+            let f = t.first_offer.to_native() as usize;
+            let (a, b) = (&d.offers[f].listing_prices, &d.offers[f + 1].listing_prices);
+            vec![
+                at(&a.start, &u32_le(b.start.to_native())),
+                at(&a.end, &u32_le(b.end.to_native())),
+                at(&b.start, &u32_le(a.start.to_native())),
+                at(&b.end, &u32_le(a.end.to_native())),
+            ]
+        }),
+        ("a client entry is not one entry", |d| {
+            let t = &d.tlds[tld(d, "com")];
+            let o = &d.offers[t.first_offer.to_native() as usize];
+            vec![at(&o.client_end, &u32_le(o.client_end.to_native() - 3))]
         }),
         ("data date", |d| {
             vec![at(

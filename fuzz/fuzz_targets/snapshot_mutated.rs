@@ -1,14 +1,14 @@
 //! Snapshot opening on a valid snapshot with mutations: the input is a list of
 //! (offset, byte) edits to the archive of the fixture snapshot, after which the header's
 //! content hash is recomputed, so that what is tested is everything open checks after
-//! the hash (a forged file, not a corrupted one). Edits skip the `text` array (names and
-//! pre-rendered JSON, guarded by the content hash alone). A snapshot that opens must
-//! answer every query without panicking.
+//! the hash (a forged file, not a corrupted one). A snapshot that opens must answer
+//! every query without panicking, and every answer must be JSON.
 //!
-//! Not asserted: that every answer is JSON. Open checks that every span lies inside the
-//! text, not that it points at the fragment the builder wrote there; a forged span (or
-//! forged text) opens and serves broken JSON. This target found that in its first
-//! second (docs/TESTING.md); `ANSWERS_ARE_JSON` turns the assertion on, to work on it.
+//! Edits skip the `text` array: its bytes (names and pre-rendered JSON) are guarded by
+//! the content hash alone; open checks that every span is the piece of text the
+//! builder's layout puts there, not what the JSON in it says. This target's first runs
+//! found a forged text byte, then a forged span, answered as broken JSON; the second is
+//! now refused at open (`check_text_layout`, tests/snapshot_forged.rs).
 #![no_main]
 
 use std::sync::OnceLock;
@@ -45,13 +45,7 @@ fn base() -> &'static (Vec<u8>, usize, usize) {
     })
 }
 
-/// Whether to assert that every answer is JSON (see the module docs).
-const ANSWERS_ARE_JSON: bool = false;
-
 fn json(what: &str, out: &[u8]) {
-    if !ANSWERS_ARE_JSON {
-        return;
-    }
     if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(out) {
         panic!("{what}: not JSON ({e}): {}", String::from_utf8_lossy(out));
     }
