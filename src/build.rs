@@ -3,7 +3,7 @@
 //! Everything a request would otherwise compute is computed here, once:
 //!
 //! - per TLD, the offers sorted by `(register, renew, registrar key)`, renewal-only rows
-//!   after them by key;
+//!   after them by `(renew, registrar key)`;
 //! - the aggregates of seed 1.7 (registrar count, averages, lowest renewal and lowest
 //!   5-year cost with their registrars);
 //! - the JSON of every cheapest entry (both shapes, with its rank), every price record
@@ -209,7 +209,7 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
     let cents = |c: Option<u32>| c.unwrap_or(NONE);
     for (name, (mut rows, mut hist)) in groups {
         let pos = |r: &PriceRow| reg_pos[r.registrar.as_str()];
-        // Sellers first by (register, renew, key); then renewal-only by key. Registrar
+        // Sellers first by (register, renew, key); then renewal-only by (renew, key). Registrar
         // position order is key order, so comparing positions compares keys.
         rows.sort_by_key(|r| (r.register.is_none(), r.register, r.renew, pos(r)));
         let sellers = rows.iter().take_while(|r| r.register.is_some()).count();
@@ -228,8 +228,7 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         tld.avg_register = render::avg(sold.iter().map(|r| cents(r.register)));
         tld.avg_renew = render::avg(sold.iter().map(|r| cents(r.renew)));
         tld.avg_transfer = render::avg(sold.iter().map(|r| cents(r.transfer)));
-        let five_year =
-            |r: &PriceRow| r.register.unwrap_or(0) as u64 + 4 * r.renew.unwrap_or(0) as u64;
+        let five_year = |r: &PriceRow| five_year_order(cents(r.register), cents(r.renew));
         tld.lowest_renew_offer = (0..sellers)
             .min_by_key(|&i| (sold[i].renew, pos(sold[i])))
             .map_or(NONE, |i| first + i as u32);
@@ -399,6 +398,14 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
         hash_hex: header.hash_hex(),
     };
     Ok((bytes, report))
+}
+
+/// What a seller's 5-year cost is ranked by for a TLD's `lowest_5y_offer`: the first
+/// year plus four renewals, cents, a price not offered counting 0. The snapshot's open
+/// checks the stored choice with the same function.
+pub fn five_year_order(register: u32, renew: u32) -> u64 {
+    let cents = |c: u32| if c == NONE { 0 } else { u64::from(c) };
+    cents(register) + 4 * cents(renew)
 }
 
 /// Each registrar's price list (its offers in TLD name order) and the number of TLDs

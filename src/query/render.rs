@@ -38,13 +38,35 @@ pub fn original_prices(
 /// The average of the offered values ([`NONE`] skipped), rounded half up to the cent;
 /// [`NONE`] when there is none.
 pub fn avg(values: impl Iterator<Item = u32>) -> u32 {
-    let (mut sum, mut n) = (0u64, 0u64);
-    for v in values.filter(|v| *v != NONE) {
-        sum += v as u64;
-        n += 1;
+    let mut mean = Mean::default();
+    values.for_each(|v| mean.add(v));
+    mean.cents()
+}
+
+/// [`avg`] one value at a time (the snapshot's open check sums three prices in one pass).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Mean {
+    sum: u64,
+    n: u64,
+}
+
+impl Mean {
+    /// Counts `v` unless it is [`NONE`].
+    #[inline]
+    pub fn add(&mut self, v: u32) {
+        if v != NONE {
+            self.sum += u64::from(v);
+            self.n += 1;
+        }
     }
-    // An average of u32 values fits a u32.
-    (sum + n / 2).checked_div(n).map_or(NONE, |a| a as u32)
+
+    /// The average so far, rounded half up; [`NONE`] when nothing was counted.
+    pub fn cents(&self) -> u32 {
+        // An average of u32 values fits a u32.
+        (self.sum + self.n / 2)
+            .checked_div(self.n)
+            .map_or(NONE, |a| a as u32)
+    }
 }
 
 /// A client-shape cheapest entry (`rank` from 1), without a separator:

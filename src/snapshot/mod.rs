@@ -280,6 +280,11 @@ impl Snapshot {
         let data = rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
             .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))?;
         data.check_invariants().map_err(OpenError::Corrupt)?;
+        if data.data_updated_ms != header.data_updated_ms {
+            return Err(OpenError::Corrupt(
+                "the header's data date differs from the archive's".into(),
+            ));
+        }
         Ok(Snapshot { backing, header })
     }
 
@@ -702,14 +707,6 @@ impl ArchivedSnapshotData {
                     return err("registrar index points outside its group");
                 }
             }
-            if self.offers[first..first + rows]
-                .iter()
-                .filter(|o| o.register != NONE)
-                .count()
-                < sellers
-            {
-                return err("seller without a register price");
-            }
         }
         if next_offer != n_off || next_change != self.history.len() {
             return Err("offers or history not covered by the TLD groups".into());
@@ -742,6 +739,304 @@ impl ArchivedSnapshotData {
         }
         if table.iter().filter(|v| **v != 0).count() != n_tld {
             return Err("TLD table does not hold every TLD once".into());
+        }
+        self.check_orders_and_aggregates()?;
+        self.check_text_layout()
+    }
+
+    /// Every span against the builder's layout of `text`: the registrars' pieces, then
+    /// per TLD its name, key, quoted currencies, client entries, tails, records (comma
+    /// separated) and listing prices, then the catalogue's names, types and managers,
+    /// each starting where the one before ended, and nothing after the last. Range checks
+    /// only say a span lies inside the text; this says it is the piece the queries expect
+    /// there, so a forged span cannot cut a fragment or splice two. (The bytes of the text
+    /// themselves are the content hash's to guard.) Runs after the range checks.
+    fn check_text_layout(&self) -> Result<(), String> {
+        let text = &self.text;
+        let mut pos = 0u32;
+        fn next(pos: &mut u32, s: &ArchivedSpan, what: (&str, usize)) -> Result<(), String> {
+            let (start, end) = (s.start.to_native(), s.end.to_native());
+            if start != *pos || end < start {
+                return Err(format!(
+                    "{} {}: span not where the builder puts it",
+                    what.0, what.1
+                ));
+            }
+            *pos = end;
+            Ok(())
+        }
+        // A piece's first and last bytes, where two pieces meet: with them a boundary
+        // cannot move from one piece into the next.
+        let framed = |s: &ArchivedSpan, open: &[u8], close: &[u8], what: (&str, usize)| {
+            let b = self.span(s);
+            if b.len() >= open.len() + close.len() && b.starts_with(open) && b.ends_with(close) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{} {}: a piece of text is not what its span says",
+                    what.0, what.1
+                ))
+            }
+        };
+        for (i, r) in self.registrars.iter().enumerate() {
+            let what = ("registrar", i);
+            for s in [
+                &r.name_json,
+                &r.key,
+                &r.name,
+                &r.homepage,
+                &r.listing_head,
+                &r.listing_path,
+            ] {
+                next(&mut pos, s, what)?;
+            }
+            framed(&r.name_json, b"\"", b"\"", what)?;
+            framed(&r.listing_head, b"{\"name\":", b"\"", what)?;
+            framed(&r.listing_path, b"/registrars/", b"\"", what)?;
+            if !crate::source::is_registrar_key(self.span_str(&r.key)) {
+                return Err(format!("registrar {i}: the key is not a registrar key"));
+            }
+        }
+        for (i, t) in self.tlds.iter().enumerate() {
+            let what = ("TLD", i);
+            next(&mut pos, &t.name, what)?;
+            next(&mut pos, &t.key_json, what)?;
+            let name = self.span_str(&t.name);
+            if crate::tld::normalize(name).ok().as_deref() != Some(name) {
+                return Err(format!("TLD {i}: the name is not a canonical TLD name"));
+            }
+            framed(&t.key_json, b"\"", b"\"", what)?;
+            framed(&t.client_tail, b"]", b"}", what)?;
+            framed(&t.public_tail, b"]", b"}", what)?;
+            let first = t.first_offer.to_native() as usize;
+            let (sellers, rows) = (t.sellers.to_native() as usize, t.rows.to_native() as usize);
+            let group = &self.offers[first..first + rows];
+            for o in group {
+                if o.original_currency.start != o.original_currency.end {
+                    next(&mut pos, &o.original_currency, what)?;
+                }
+            }
+            // Client entries: `{...}`, then `,{...}` each, ends pinned by their bytes.
+            if t.client_start != pos {
+                return Err(format!(
+                    "{} {}: client entries not where the builder puts them",
+                    what.0, what.1
+                ));
+            }
+            for (k, o) in group[..sellers].iter().enumerate() {
+                let (start, end) = (pos as usize, o.client_end.to_native() as usize);
+                let opening: &[u8] = if k == 0 { b"{" } else { b",{" };
+                if end <= start + opening.len()
+                    || !text[start..end].starts_with(opening)
+                    || text[end - 1] != b'}'
+                {
+                    return Err(format!(
+                        "{} {}: a client entry is not one entry",
+                        what.0, what.1
+                    ));
+                }
+                pos = end as u32;
+            }
+            next(&mut pos, &t.client_tail, what)?;
+            next(&mut pos, &t.public_tail, what)?;
+            if t.records_start != pos {
+                return Err(format!(
+                    "{} {}: records not where the builder puts them",
+                    what.0, what.1
+                ));
+            }
+            for (k, o) in group.iter().enumerate() {
+                if k > 0 {
+                    if text.get(pos as usize).copied() != Some(b',') {
+                        return Err(format!(
+                            "{} {}: records not comma separated",
+                            what.0, what.1
+                        ));
+                    }
+                    pos += 1;
+                }
+                next(&mut pos, &o.record, what)?;
+                framed(&o.record, b"\"", b"}", what)?;
+            }
+            for (k, o) in group.iter().enumerate() {
+                if k < sellers {
+                    next(&mut pos, &o.listing_prices, what)?;
+                    framed(&o.listing_prices, b",\"prices\":", b"}", what)?;
+                } else if o.listing_prices.start != o.listing_prices.end {
+                    return Err(format!(
+                        "{} {}: a renewal-only offer has listing prices",
+                        what.0, what.1
+                    ));
+                }
+            }
+        }
+        let same = |a: &ArchivedSpan, b: &ArchivedSpan| a.start == b.start && a.end == b.end;
+        for (i, e) in self.catalogue.iter().enumerate() {
+            let what = ("catalogue entry", i);
+            match e.tld.to_native() {
+                NONE => next(&mut pos, &e.name, what)?,
+                t if same(&e.name, &self.tlds[t as usize].name) => {}
+                _ => return Err(format!("{} {}: name is not its TLD's", what.0, what.1)),
+            }
+            if !same(&e.unicode, &e.name) {
+                next(&mut pos, &e.unicode, what)?;
+            }
+            next(&mut pos, &e.kind, what)?;
+            next(&mut pos, &e.manager, what)?;
+        }
+        if pos as usize != text.len() {
+            return Err("text holds bytes after the last piece".into());
+        }
+        Ok(())
+    }
+
+    /// What the queries take on trust beyond indexes being in range: the orders they
+    /// binary-search or cut (names, sellers before renewal-only rows, sellers by price,
+    /// the by-registrar index, the catalogue orders), and the aggregates the builder
+    /// computed from the offers (averages, lowest renewal and 5-year cost, the per-registrar
+    /// counts and dates), recomputed here with the builder's own functions. Run after
+    /// [`Self::check_invariants`]'s range checks, so it indexes freely. Integer work only,
+    /// one pass over the offers: the pre-rendered JSON text is covered by the content hash,
+    /// not re-rendered (see docs/PERFORMANCE.md for the cost that would add).
+    fn check_orders_and_aggregates(&self) -> Result<(), String> {
+        use crate::build::five_year_order;
+        use crate::query::render::Mean;
+        let n_reg = self.registrars.len();
+        // Per registrar: offers sold, renewal-only, first places, latest price.
+        let mut sells = vec![0u32; n_reg];
+        let mut renewal_only = vec![0u32; n_reg];
+        let mut cheapest_in = vec![0u32; n_reg];
+        let mut updated = vec![0i64; n_reg];
+        let mut data_updated = 0i64;
+        for (i, t) in self.tlds.iter().enumerate() {
+            let err = |what: &str| Err(format!("TLD {i}: {what}"));
+            let name = self.span(&t.name);
+            if i > 0 && self.span(&self.tlds[i - 1].name) >= name {
+                return err("names not strictly sorted");
+            }
+            if std::str::from_utf8(name)
+                .ok()
+                .and_then(|n| self.tld_index(n))
+                != Some(i)
+            {
+                return err("the TLD table does not find it");
+            }
+            let first = t.first_offer.to_native() as usize;
+            let (sellers, rows) = (t.sellers.to_native() as usize, t.rows.to_native() as usize);
+            let index = &self.by_registrar[first..first + rows];
+            if index.windows(2).any(|w| w[0].registrar >= w[1].registrar) {
+                return err("registrar index not ordered by registrar");
+            }
+            // One pass over the group: orders, sums and minima together.
+            let mut means = [Mean::default(); 3];
+            let (mut renew_min, mut five_min) = ((u64::MAX, 0u32, NONE), (u64::MAX, 0u32, NONE));
+            let mut previous: Option<(u32, u32, u32)> = None;
+            for (k, o) in self.offers[first..first + rows].iter().enumerate() {
+                let (register, renew, r) = (
+                    o.register.to_native(),
+                    o.renew.to_native(),
+                    o.registrar.to_native(),
+                );
+                let seller = k < sellers;
+                if seller == (register == NONE) {
+                    return err("sellers are not exactly the offers with a register price, first");
+                }
+                // Sellers by (register, renew, key); renewal-only rows (register NONE) by
+                // (renew, key): one lexicographic order over the whole group.
+                let key = (register, renew, r);
+                if previous.is_some_and(|p| p >= key) {
+                    return err(if seller {
+                        "sellers not ordered by (register, renew, registrar key)"
+                    } else {
+                        "renewal-only offers not ordered by (renew, registrar key)"
+                    });
+                }
+                previous = Some(key);
+                let ms = o.updated_ms.to_native();
+                updated[r as usize] = updated[r as usize].max(ms);
+                data_updated = data_updated.max(ms);
+                if !seller {
+                    renewal_only[r as usize] += 1;
+                    continue;
+                }
+                sells[r as usize] += 1;
+                means[0].add(register);
+                means[1].add(renew);
+                means[2].add(o.transfer.to_native());
+                let at = (first + k) as u32;
+                renew_min = renew_min.min((u64::from(renew), r, at));
+                five_min = five_min.min((five_year_order(register, renew), r, at));
+            }
+            if [t.avg_register, t.avg_renew, t.avg_transfer]
+                .iter()
+                .zip(&means)
+                .any(|(a, m)| a.to_native() != m.cents())
+            {
+                return err("average prices do not match the sellers");
+            }
+            if t.lowest_renew_offer != renew_min.2 || t.lowest_5y_offer != five_min.2 {
+                return err("lowest renewal or 5-year cost does not match the sellers");
+            }
+            if sellers > 0 {
+                cheapest_in[self.offers[first].registrar.to_native() as usize] += 1;
+            }
+        }
+        for (i, r) in self.registrars.iter().enumerate() {
+            if r.sells != sells[i] || r.renewal_only != renewal_only[i] {
+                return Err(format!("registrar {i}: TLD counts do not match its offers"));
+            }
+            if r.cheapest_in != cheapest_in[i] {
+                return Err(format!(
+                    "registrar {i}: cheapest_in does not match the TLDs"
+                ));
+            }
+            if r.updated_ms != updated[i] {
+                return Err(format!(
+                    "registrar {i}: latest price date does not match its offers"
+                ));
+            }
+        }
+        if self.registrar_offers.len() != self.offers.len() {
+            return Err("the registrars' price lists do not hold every offer once".into());
+        }
+        if self.data_updated_ms != data_updated {
+            return Err("data date does not match the newest price".into());
+        }
+        // The catalogue orders: by cheapest registration (unsold last), by sellers (most
+        // first), ties by name (= position).
+        let catalogue_key = |p: u32| {
+            let e = &self.catalogue[p as usize];
+            match e.tld.to_native() {
+                NONE => (NONE, 0),
+                t => {
+                    let t = &self.tlds[t as usize];
+                    let sellers = t.sellers.to_native();
+                    let cheapest = if sellers == 0 {
+                        NONE
+                    } else {
+                        self.offers[t.first_offer.to_native() as usize]
+                            .register
+                            .to_native()
+                    };
+                    (cheapest, sellers)
+                }
+            }
+        };
+        let by_cheapest = |p: u32| (catalogue_key(p).0, p);
+        if self
+            .catalogue_by_cheapest
+            .windows(2)
+            .any(|w| by_cheapest(w[0].to_native()) >= by_cheapest(w[1].to_native()))
+        {
+            return Err("catalogue order by cheapest is not by price, then name".into());
+        }
+        let by_sellers = |p: u32| (std::cmp::Reverse(catalogue_key(p).1), p);
+        if self
+            .catalogue_by_registrars
+            .windows(2)
+            .any(|w| by_sellers(w[0].to_native()) >= by_sellers(w[1].to_native()))
+        {
+            return Err("catalogue order by registrars is not by sellers, then name".into());
         }
         Ok(())
     }
@@ -779,30 +1074,48 @@ mod tests {
     /// One registrar, one TLD (`com`, no offers, two changes) and two catalogue entries
     /// (`com`, `net`): a small snapshot that passes every check.
     fn valid() -> SnapshotData {
+        // Laid out in `text` as the builder does (see `check_text_layout`).
         let mut text = Vec::new();
-        let (key, com, net, empty) = (
-            span(&mut text, "alpha"),
-            span(&mut text, "com"),
-            span(&mut text, "net"),
-            Span::default(),
-        );
+        let registrar = Registrar {
+            name_json: span(&mut text, "\"Alpha\""),
+            key: span(&mut text, "alpha"),
+            name: span(&mut text, "Alpha"),
+            homepage: span(&mut text, ""),
+            listing_head: span(
+                &mut text,
+                "{\"name\":\"Alpha\",\"key\":\"alpha\",\"website_url\":\"",
+            ),
+            listing_path: span(&mut text, "/registrars/alpha\""),
+            versions: 2,
+            ..Registrar::default()
+        };
+        let com = span(&mut text, "com");
+        let key_json = span(&mut text, "\"com\"");
+        let client_start = text.len() as u32;
+        let client_tail = span(&mut text, "],\"registrar_count\":0}");
+        let public_tail = span(&mut text, "],\"registrar_count\":0,\"avg_prices\":{}}");
+        let records_start = text.len() as u32;
+        let empty = |text: &mut Vec<u8>| span(text, "");
+        let (com_kind, com_manager) = (empty(&mut text), empty(&mut text));
+        let net = span(&mut text, "net");
+        let (net_kind, net_manager) = (empty(&mut text), empty(&mut text));
         let mut table = vec![0u32; 8];
         table[name_hash(b"com") as usize & 7] = 1;
         SnapshotData {
-            registrars: vec![Registrar {
-                key,
-                name: key,
-                name_json: key,
-                homepage: empty,
-                versions: 2,
-                ..Registrar::default()
-            }],
+            registrars: vec![registrar],
             tlds: vec![Tld {
                 name: com,
-                key_json: com,
+                key_json,
                 changes: 2,
+                avg_register: NONE,
+                avg_renew: NONE,
+                avg_transfer: NONE,
                 lowest_renew_offer: NONE,
                 lowest_5y_offer: NONE,
+                client_start,
+                client_tail,
+                public_tail,
+                records_start,
                 ..Tld::default()
             }],
             tld_table: table,
@@ -820,20 +1133,20 @@ mod tests {
                 CatalogueEntry {
                     name: com,
                     unicode: com,
-                    kind: empty,
-                    manager: empty,
+                    kind: com_kind,
+                    manager: com_manager,
                     tld: 0,
                 },
                 CatalogueEntry {
                     name: net,
                     unicode: net,
-                    kind: empty,
-                    manager: empty,
+                    kind: net_kind,
+                    manager: net_manager,
                     tld: NONE,
                 },
             ],
             catalogue_by_cheapest: vec![0, 1],
-            catalogue_by_registrars: vec![1, 0],
+            catalogue_by_registrars: vec![0, 1],
             versions: vec![
                 Version {
                     date: 1,

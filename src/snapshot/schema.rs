@@ -39,7 +39,7 @@ pub struct SnapshotData {
     /// probing): 0 = empty, otherwise TLD position + 1. Always has an empty slot.
     pub tld_table: Vec<u32>,
     /// Offers grouped by TLD. Within a group: sellers ordered by (register, renew,
-    /// registrar key), then renewal-only rows ordered by registrar key.
+    /// registrar key), then renewal-only rows ordered by (renew, registrar key).
     pub offers: Vec<Offer>,
     /// For each TLD group, (registrar, offer) pairs ordered by registrar position: a
     /// binary search by registrar stays inside one small contiguous run.
