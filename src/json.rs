@@ -48,6 +48,19 @@ fn needs_escape(b: u8) -> bool {
     matches!(b, b'"' | b'\\' | 0..=0x1f | 0x7f)
 }
 
+/// Writes an unsigned integer as a JSON number.
+pub fn write_int(v: u64, out: &mut Vec<u8>) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// Writes a JSON string, or `null` for `None`.
+pub fn write_opt_str(s: Option<&str>, out: &mut Vec<u8>) {
+    match s {
+        Some(s) => write_str(s, out),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
 /// `s` as a quoted JSON string.
 pub fn quoted(s: &str) -> String {
     let mut out = Vec::with_capacity(s.len() + 2);

@@ -29,6 +29,7 @@ use std::fmt;
 use std::time::Instant;
 
 use crate::json;
+use crate::json::write_int;
 use crate::price::{write_opt_cents, write_triple};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
@@ -148,10 +149,6 @@ fn write_str_list(items: &[String], out: &mut Vec<u8>) {
         json::write_str(s, out);
     }
     out.push(b']');
-}
-
-fn write_int(v: u64, out: &mut Vec<u8>) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 use crate::price::offered as cents;

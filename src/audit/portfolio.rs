@@ -780,22 +780,11 @@ fn registrar_of<'s>(snap: &'s ArchivedSnapshotData, o: &ArchivedOffer) -> (&'s s
     (snap.span_str(&r.key), snap.span(&r.name_json))
 }
 
-fn write_u64(v: u64, out: &mut Vec<u8>) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
-
-fn write_opt_str(s: Option<&str>, out: &mut Vec<u8>) {
-    match s {
-        Some(s) => json::write_str(s, out),
-        None => out.extend_from_slice(b"null"),
-    }
-}
-
 fn write_sums(s: &Sums, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\"domains\":");
-    write_u64(s.domains, out);
+    json::write_int(s.domains, out);
     out.extend_from_slice(b",\"priced_domains\":");
-    write_u64(s.priced, out);
+    json::write_int(s.priced, out);
     out.extend_from_slice(b",\"current_yearly\":");
     write_cents(s.current_yearly, out);
     out.extend_from_slice(b",\"optimal_yearly\":");
@@ -816,7 +805,7 @@ fn write_row(snap: &ArchivedSnapshotData, row: &Row, out: &mut Vec<u8>) {
     let d = match &row.outcome {
         Err(e) => {
             out.extend_from_slice(b",\"count\":");
-            write_u64(u64::from(row.count), out);
+            json::write_int(u64::from(row.count), out);
             out.extend_from_slice(b",\"error\":\"invalid_name\",\"detail\":");
             json::write_str(&e.to_string(), out);
             out.extend_from_slice(b",\"flags\":[\"invalid_name\"]}");
@@ -829,15 +818,15 @@ fn write_row(snap: &ArchivedSnapshotData, row: &Row, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"suffix\":");
     json::write_str(d.suffix(), out);
     out.extend_from_slice(b",\"count\":");
-    write_u64(u64::from(row.count), out);
+    json::write_int(u64::from(row.count), out);
     out.extend_from_slice(b",\"registrar_key\":");
-    write_opt_str(d.registrar.as_deref(), out);
+    json::write_opt_str(d.registrar.as_deref(), out);
     out.extend_from_slice(b",\"expires\":");
     write_opt_date(d.expires, out);
     out.extend_from_slice(b",\"current_price\":");
     write_opt_cents(opt_cents(d.current), out);
     out.extend_from_slice(b",\"price_source\":");
-    write_opt_str(
+    json::write_opt_str(
         d.price_source.map(|p| match p {
             PriceSource::Stated => "stated",
             PriceSource::Registrar => "registrar",
@@ -879,7 +868,7 @@ fn write_row(snap: &ArchivedSnapshotData, row: &Row, out: &mut Vec<u8>) {
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b",\"recommendation\":");
-    write_opt_str(d.recommendation.map(recommendation_str), out);
+    json::write_opt_str(d.recommendation.map(recommendation_str), out);
     out.extend_from_slice(b",\"optimal_price\":");
     write_opt_cents(opt_cents(d.optimal), out);
     out.extend_from_slice(b",\"savings_per_year\":");
@@ -928,7 +917,7 @@ pub fn write_json(
             out.push(b',');
         }
         out.extend_from_slice(b"{\"registrar_key\":");
-        write_opt_str(key.as_deref(), out);
+        json::write_opt_str(key.as_deref(), out);
         out.extend_from_slice(b",\"registrar_name\":");
         match key.as_deref().and_then(|k| snap.registrar_index(k)) {
             Some(r) => out.extend_from_slice(snap.span(&snap.registrars[r].name_json)),
@@ -945,16 +934,16 @@ pub fn write_json(
         }
         json::write_str(f.as_str(), out);
         out.push(b':');
-        write_u64(audit.flag_counts[i], out);
+        json::write_int(audit.flag_counts[i], out);
     }
     out.extend_from_slice(b"},\"meta\":{\"entries\":");
-    write_u64(audit.entries as u64, out);
+    json::write_int(audit.entries as u64, out);
     out.extend_from_slice(b",\"distinct\":");
-    write_u64(audit.rows.len() as u64, out);
+    json::write_int(audit.rows.len() as u64, out);
     out.extend_from_slice(b",\"data_date\":");
     write_opt_date(Some(audit.data_day), out);
     out.extend_from_slice(b",\"expires_soon_days\":");
-    write_u64(EXPIRES_SOON_DAYS as u64, out);
+    json::write_int(EXPIRES_SOON_DAYS as u64, out);
     if let Some(tier) = tier {
         out.extend_from_slice(b",\"tier\":");
         json::write_str(tier, out);

@@ -24,10 +24,10 @@ pub fn write_data(c: &Change<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"tld\":");
     json::write_str(c.tld, out);
     out.extend_from_slice(b",\"registrar\":");
-    write_opt_str(c.registrar, out);
+    json::write_opt_str(c.registrar, out);
     if c.kind == Kind::RankingChanged {
         out.extend_from_slice(b",\"previous_registrar\":");
-        write_opt_str(c.previous_registrar, out);
+        json::write_opt_str(c.previous_registrar, out);
     }
     out.extend_from_slice(b",\"old\":");
     write_opt_prices(c.old, out);
@@ -89,13 +89,6 @@ pub fn write_hash(h: u128, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     for i in (0..32).rev() {
         out.push(HEX[((h >> (i * 4)) & 0xf) as usize]);
-    }
-}
-
-fn write_opt_str(s: Option<&str>, out: &mut Vec<u8>) {
-    match s {
-        Some(s) => json::write_str(s, out),
-        None => out.extend_from_slice(b"null"),
     }
 }
 

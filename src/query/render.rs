@@ -3,13 +3,10 @@
 //! history is byte for byte what a snapshot built on that day would have stored.
 
 use crate::json;
+use crate::json::write_int;
 use crate::price::{write_cents, write_opt_cents, write_triple};
 use crate::snapshot::schema::NONE;
 use crate::time;
-
-fn write_int(v: u64, out: &mut Vec<u8>) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
 
 use crate::price::offered as cents;
 
