@@ -94,13 +94,11 @@ pub fn parse_cents_rounded(s: &str) -> Result<Option<u32>, PriceError> {
     let Some((whole, frac)) = t.split_once('.') else {
         return parse_cents(t);
     };
-    if frac.len() <= 2 {
+    // Only ASCII digits go past here, so the split below falls on a char boundary.
+    if frac.len() <= 2 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return parse_cents(t);
     }
     let (kept, rest) = frac.split_at(2);
-    if !rest.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(PriceError::NotANumber);
-    }
     let Some(cents) = parse_cents(&format!("{whole}.{kept}"))? else {
         return Err(PriceError::NotANumber);
     };
@@ -220,6 +218,11 @@ mod tests {
         assert_eq!(r("1.00x"), Err(PriceError::NotANumber));
         assert_eq!(r("1.0e1"), Err(PriceError::NotANumber));
         assert_eq!(r("42949672.949"), Err(PriceError::TooLarge));
+        // Found by tools/fuzz (feeds): a multi-byte char at the third decimal used to
+        // panic in the split ("12.9ǽ", "1.00é").
+        assert_eq!(r("12.9\u{1fd}2"), Err(PriceError::NotANumber));
+        assert_eq!(r("1.00\u{e9}"), Err(PriceError::NotANumber));
+        assert_eq!(r("1.\u{e9}"), Err(PriceError::NotANumber));
     }
 
     #[test]
