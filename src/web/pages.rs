@@ -267,7 +267,7 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
                     "Cheapest first registration first. The 5-year cost is the first year and four renewals."
                     @if any_trap {
                         " " span.trap { "Renewal trap" }
-                        " marks a renewal at least 1.5 times and $2 more than the first year (the audit's rule)."
+                        " marks a renewal at least twice the first year."
                     }
                 }
             }
