@@ -91,11 +91,25 @@ pub struct Args {
 /// Runs the service until SIGTERM or SIGINT.
 pub fn run(args: Args) -> Result<(), CliError> {
     let public_url = validate_public_url(&args.public_url)?;
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    // One worker (`--threads 1`, or a process confined to one core, as the load harness
+    // pins it): tokio's current_thread scheduler. Its one run queue serves ready
+    // connections in turn; the multi-thread scheduler with a single worker keeps up to
+    // 256 woken tasks in its local queue and sends the rest to a global queue it visits
+    // once every 61 polls, and at 1,000 busy connections the ones parked there waited
+    // 150-300 ms (p99) where the current_thread baseline's p99 was 20-30 ms
+    // (docs/PERFORMANCE.md, "1,000 connections").
+    let workers = match args.threads {
+        Some(n) => usize::try_from(n)?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut runtime = if workers == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(workers);
+        b
+    };
     runtime.enable_all();
-    if let Some(n) = args.threads {
-        runtime.worker_threads(usize::try_from(n)?);
-    }
     let runtime = runtime
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
