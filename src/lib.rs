@@ -48,3 +48,4 @@ pub mod store;
 pub mod time;
 pub mod tld;
 pub mod web;
+pub mod webhooks;
