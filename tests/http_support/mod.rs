@@ -232,6 +232,8 @@ pub struct Options {
     pub data_dir: Option<PathBuf>,
     /// The webhook retry schedule (default: at once, 100 ms, 200 ms).
     pub webhook_schedule: Vec<Duration>,
+    /// `--allow-private-webhooks` (default true: receivers on 127.0.0.1).
+    pub webhooks_allow_private: bool,
 }
 
 impl Options {
@@ -253,6 +255,7 @@ impl Options {
                 Duration::from_millis(100),
                 Duration::from_millis(200),
             ],
+            webhooks_allow_private: true,
         }
     }
 }
@@ -313,7 +316,7 @@ impl Server {
                     (Some(log), Some(dir)) => {
                         let config = tldsnap::webhooks::Config {
                             data_dir: dir.clone(),
-                            sender: tldsnap::webhooks::Sender::new(true),
+                            sender: tldsnap::webhooks::Sender::new(opts.webhooks_allow_private),
                             schedule: opts.webhook_schedule.clone(),
                             owner_check: tldsnap::api::webhooks::owner_check(Arc::clone(&access)),
                         };
