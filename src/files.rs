@@ -63,6 +63,18 @@ pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: Mode) -> io::Result<()
     result
 }
 
+/// Removes the file at `path` and syncs its directory, so the removal survives a crash
+/// as a [`write_atomic`] does. A file already gone is no error.
+pub fn remove_durably(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    sync_dir(&parent(path));
+    Ok(())
+}
+
 /// Whether `name` is a temporary file that [`write_atomic`] left behind for a file
 /// named `of` (after a crash between write and rename), so that the owner of a
 /// directory can remove such leftovers.
@@ -173,6 +185,9 @@ mod tests {
         assert_eq!(names.len(), 2, "temporary files left: {names:?}");
         // A missing directory is an error, not a panic, and leaves nothing.
         assert!(write_atomic(&dir.join("nope/x"), b"x").is_err());
+        remove_durably(&shared).unwrap();
+        assert!(!shared.exists());
+        remove_durably(&shared).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -25,7 +25,7 @@
 //! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`] | compile, open, answer, swap |
-//! | service | [`access`], [`events`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; connections and HTTP plumbing; the request handlers; the website |
+//! | service | [`access`], [`events`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
 #![deny(missing_docs)]
@@ -39,6 +39,7 @@ pub mod files;
 pub mod http;
 pub mod import;
 pub mod json;
+pub mod net;
 pub mod price;
 pub mod query;
 pub mod snapshot;
@@ -47,3 +48,4 @@ pub mod store;
 pub mod time;
 pub mod tld;
 pub mod web;
+pub mod webhooks;

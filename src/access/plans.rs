@@ -1,15 +1,16 @@
 //! Plans: what a caller may use (contract section 5, seed sections 5 and 8).
 //!
-//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day | events |
-//! |---|---|---|---|---|---|---|---|
-//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 | 500 domains | 5 | no |
-//! | basic | 1,000 | 5 / 20 | all | 5 | 1,000 domains | unlimited | yes |
-//! | pro | 10,000 | 20 / 100 | all | all | 2,000 domains | unlimited | yes |
-//! | enterprise | 1,000,000 | 100 / 1000 | all | all | 10,000 domains | unlimited | yes |
-//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 | 500 domains | 5 | no |
+//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day | events | webhooks |
+//! |---|---|---|---|---|---|---|---|---|
+//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 | 500 domains | 5 | no | no |
+//! | basic | 1,000 | 5 / 20 | all | 5 | 1,000 domains | unlimited | yes | no |
+//! | pro | 10,000 | 20 / 100 | all | all | 2,000 domains | unlimited | yes | 10 subscriptions |
+//! | enterprise | 1,000,000 | 100 / 1000 | all | all | 10,000 domains | unlimited | yes | 100 subscriptions |
+//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 | 500 domains | 5 | no | no |
 //!
 //! "events" is the price-change events (polling and streaming, `docs/EVENTS.md`): every
-//! paid plan has them.
+//! paid plan has them. "webhooks" is how many webhook subscriptions a key may have: the
+//! server does the delivering, retrying and keeping of state, so it starts at Pro.
 //!
 //! `public` is the plan of unauthenticated calls to the public variants. An operator may
 //! override any plan, or add one, with a JSON plans file ([`Plans::load`]).
@@ -58,6 +59,8 @@ pub struct Plan {
     pub searches_per_day: Option<u32>,
     /// Whether the plan may read price-change events (`docs/EVENTS.md`).
     pub events: bool,
+    /// Most webhook subscriptions per key: `Some(0)` none, `None` unlimited.
+    pub webhooks: Option<u32>,
 }
 
 /// The audit limit and daily searches of a plan the plans file does not give them for:
@@ -76,6 +79,16 @@ fn default_extras(name: &str) -> (u32, Option<u32>) {
 /// default plan of the same name's (every paid plan), else the free plan's (none).
 fn default_events(name: &str) -> bool {
     matches!(name, "basic" | "pro" | "enterprise")
+}
+
+/// Webhook subscriptions of a plan the plans file does not say it for: the default
+/// plan of the same name's (pro 10, enterprise 100), else none.
+fn default_webhooks(name: &str) -> Option<u32> {
+    Some(match name {
+        "pro" => 10,
+        "enterprise" => 100,
+        _ => 0,
+    })
 }
 
 impl Plan {
@@ -114,6 +127,7 @@ impl Plan {
             audit_limit,
             searches_per_day,
             events: default_events(name),
+            webhooks: default_webhooks(name),
         }
     }
 }
@@ -150,7 +164,7 @@ impl Default for Plans {
     }
 }
 
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 9] = [
     "credits_per_month",
     "rate_per_second",
     "burst",
@@ -159,17 +173,19 @@ const FIELDS: [&str; 8] = [
     "audit_limit",
     "searches_per_day",
     "events",
+    "webhooks",
 ];
 
 /// The fields a plan in a plans file may leave out (files written before issue 13).
-const OPTIONAL_FIELDS: [&str; 3] = ["audit_limit", "searches_per_day", "events"];
+const OPTIONAL_FIELDS: [&str; 4] = ["audit_limit", "searches_per_day", "events", "webhooks"];
 
 impl Plans {
     /// The default plans with the plans named in the JSON file at `path` replaced (or
     /// added). Every field of a named plan is required but `audit_limit` (most domains
-    /// per portfolio audit, at least 1), `searches_per_day` (`null`: unlimited) and
-    /// `events` (`true` or `false`), which default to the default plan of the same
-    /// name's, else the free plan's; `null` means unlimited:
+    /// per portfolio audit, at least 1), `searches_per_day` (`null`: unlimited),
+    /// `events` (`true` or `false`) and `webhooks` (subscriptions per key, 0: none,
+    /// `null`: unlimited; needs `events`), which default to the default plan of the
+    /// same name's, else the free plan's; `null` means unlimited:
     ///
     /// ```json
     /// {"enterprise": {"credits_per_month": 1000000, "rate_per_second": 100, "burst": 1000,
@@ -272,6 +288,14 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         Some(serde_json::Value::Bool(b)) => *b,
         Some(_) => return Err("field \"events\" must be true or false".into()),
     };
+    let webhooks = match obj.get("webhooks") {
+        None if events => default_webhooks(name),
+        None => Some(0),
+        Some(v) => opt_uint(v, "webhooks", u32::MAX as u64)?.map(|n| n as u32),
+    };
+    if webhooks != Some(0) && !events {
+        return Err("field \"webhooks\" needs \"events\": true (webhooks deliver events)".into());
+    }
     let field = |f: &str| {
         obj.get(f).ok_or_else(|| {
             format!(
@@ -339,6 +363,7 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         audit_limit,
         searches_per_day,
         events,
+        webhooks,
     })
 }
 
@@ -426,6 +451,29 @@ mod tests {
             .map(|n| p.get(n).unwrap().events)
             .collect();
         assert_eq!(events, [false, true, true, true, false]);
+        let webhooks: Vec<Option<u32>> = ["free", "basic", "pro", "enterprise", "public"]
+            .iter()
+            .map(|n| p.get(n).unwrap().webhooks)
+            .collect();
+        assert_eq!(webhooks, [Some(0), Some(0), Some(10), Some(100), Some(0)]);
+        assert_eq!(
+            Plans::default().get("enterprise").unwrap().webhooks,
+            Some(100)
+        );
+        let p = Plans::from_json(&format!(
+            r#"{{"basic": {{{old}, "webhooks": 3}}, "pro": {{{old}, "webhooks": null}}}}"#
+        ))
+        .unwrap();
+        assert_eq!(p.get("basic").unwrap().webhooks, Some(3));
+        assert_eq!(p.get("pro").unwrap().webhooks, None);
+        for (patch, want) in [
+            (r#""webhooks": -1"#, "webhooks"),
+            (r#""webhooks": true"#, "webhooks"),
+            (r#""events": false, "webhooks": 2"#, "needs \"events\""),
+        ] {
+            let err = Plans::from_json(&format!(r#"{{"x": {{{old}, {patch}}}}}"#)).unwrap_err();
+            assert!(err.contains(want), "{patch}: {err}");
+        }
     }
 
     #[test]
@@ -462,6 +510,9 @@ mod tests {
         )
         .unwrap();
         assert!(p.get("free").unwrap().events && !p.get("pro").unwrap().events);
+        // Without events a plan has no webhooks, and may not be given any.
+        assert_eq!(p.get("pro").unwrap().webhooks, Some(0));
+        assert_eq!(p.get("free").unwrap().webhooks, Some(0));
         assert!(
             Plans::from_json(
                 r#"{"pro": {"credits_per_month": 1, "rate_per_second": 1, "burst": 1,

@@ -27,6 +27,15 @@ use tldsnap::events::EventLog;
 use tldsnap::http::server;
 use tldsnap::store::{Loaded, ReloadError, Store, SwapObserver};
 use tldsnap::web::session::Secret;
+use tldsnap::webhooks::{self, Webhooks};
+
+/// `--webhook-retry-schedule`: a list in one value.
+#[derive(Clone, Debug)]
+struct Schedule(Vec<Duration>);
+
+fn parse_schedule(text: &str) -> Result<Schedule, String> {
+    webhooks::parse_schedule(text).map(Schedule)
+}
 
 /// Arguments of `tldsnap serve`.
 #[derive(clap::Args)]
@@ -83,6 +92,15 @@ pub struct Args {
     /// held in memory and sessions end when the server stops.
     #[arg(long, value_name = "FILE")]
     session_secret_file: Option<PathBuf>,
+    /// Deliver webhooks to http:// URLs and to loopback, private, link-local and
+    /// carrier-grade NAT addresses too (a test receiver, targets on your own network).
+    /// Cloud metadata addresses stay refused.
+    #[arg(long)]
+    allow_private_webhooks: bool,
+    /// Delays before each attempt at a webhook message, comma-separated (0, 500ms, 5s,
+    /// 5m, 2h); when the last attempt fails the subscription is disabled.
+    #[arg(long, value_name = "DELAYS", default_value = "0,5s,5m,30m,2h,5h,10h,10h", value_parser = parse_schedule)]
+    webhook_retry_schedule: Schedule,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
@@ -204,10 +222,40 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         ..server::Config::default()
     };
     let state = State::new(Arc::clone(&store), Arc::clone(&access), config);
-    let state = Arc::new(match &events {
+    // Webhooks keep their subscriptions beside the event log they deliver.
+    let hooks = match (&events, &args.data_dir) {
+        (Some(log), Some(dir)) => {
+            let config = webhooks::Config {
+                data_dir: dir.clone(),
+                sender: webhooks::Sender::new(args.allow_private_webhooks),
+                schedule: args.webhook_retry_schedule.0.clone(),
+                owner_check: api::webhooks::owner_check(Arc::clone(&access)),
+            };
+            let hooks = Webhooks::open(config, Arc::clone(log), Arc::new(SystemClock))?;
+            Some(Arc::new(hooks))
+        }
+        _ => None,
+    };
+    let state = match &events {
         Some(log) => state.with_events(Arc::clone(log)),
         None => state,
+    };
+    let state = Arc::new(match &hooks {
+        Some(hooks) => state.with_webhooks(Arc::clone(hooks)),
+        None => state,
     });
+    if let Some(hooks) = &hooks {
+        hooks.start();
+        eprintln!(
+            "tldsnap: {} webhook subscription(s){}",
+            hooks.count(),
+            if args.allow_private_webhooks {
+                "; http:// and private addresses allowed (--allow-private-webhooks)"
+            } else {
+                ""
+            }
+        );
+    }
 
     if let Some(loaded) = store.load() {
         eprintln!("tldsnap: serving {}", describe(&loaded, store.path()));
@@ -265,6 +313,9 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     reloader.abort();
     if let Some(watcher) = watcher {
         watcher.abort();
+    }
+    if let Some(hooks) = &hooks {
+        hooks.shutdown().await;
     }
     let persisted = access.shutdown().await;
     served?;
