@@ -14,6 +14,7 @@
 //!        rows ──build──▶ snapshot bytes (header + rkyv archive) ──▶ file (temp + fsync + rename)
 //!        file ──snapshot::Snapshot::open──▶ mmap, header checks, content hash, bytecheck (once)
 //!        Snapshot ──store::Store──▶ ArcSwap, hot reload
+//!        file ◀──remote──▶ S3-compatible object storage (publish; replicas follow a pointer)
 //!        &ArchivedSnapshotData ──query──▶ response bodies (pure functions)
 //!        bodies ──api──▶ request handlers, with access (keys, plans, credits, rate limits)
 //!        handlers ──http::server──▶ hyper 1.x connections (limits, watchdog, drain)
@@ -24,7 +25,7 @@
 //! |---|---|---|
 //! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
-//! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`] | compile, open, answer, swap |
+//! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`], [`remote`] | compile, open, answer, swap; snapshots in object storage |
 //! | service | [`access`], [`events`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
@@ -42,6 +43,7 @@ pub mod json;
 pub mod net;
 pub mod price;
 pub mod query;
+pub mod remote;
 pub mod snapshot;
 pub mod source;
 pub mod store;

@@ -153,6 +153,9 @@ pub struct State {
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
     /// The website's rendered pages.
     pub web: crate::web::Site,
+    /// How the replica stands with object storage, when it serves a snapshot from there
+    /// (`serve --snapshot s3://…`): `/readyz` and `/metrics` report it.
+    pub remote: Option<Arc<crate::remote::replica::Status>>,
 }
 
 impl State {
@@ -170,7 +173,14 @@ impl State {
             streams_closing: tokio::sync::watch::Sender::new(false),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
             web: crate::web::Site::default(),
+            remote: None,
         }
+    }
+
+    /// The same state, reporting how the replica stands with object storage.
+    pub fn with_remote(mut self, status: Arc<crate::remote::replica::Status>) -> State {
+        self.remote = Some(status);
+        self
     }
 
     /// The same state, serving the price-change events of `log`.

@@ -278,7 +278,15 @@ fn operation(id: RouteId) -> Value {
                         "snapshot": { "type": "object", "required": ["hash", "data_updated", "loaded_at"], "properties": {
                             "hash": { "type": "string", "description": "Content hash of the snapshot, hex." },
                             "data_updated": { "type": "string", "format": "date-time" },
-                            "loaded_at": { "type": "string", "format": "date-time" } } } } } } } },
+                            "loaded_at": { "type": "string", "format": "date-time" } } },
+                        "source": { "type": "object", "description": "Only on a replica that follows a snapshot in object storage (`serve --snapshot s3://…`): how it stands with the store. See docs/DEPLOY.md.",
+                            "required": ["url", "state", "pointer_hash", "last_success", "last_error"],
+                            "properties": {
+                                "url": { "type": "string", "description": "The prefix followed, s3://BUCKET/PREFIX/." },
+                                "state": { "enum": ["cached", "synced", "stale"], "description": "cached: serving the data directory's copy, the store not reached since start; synced: the last poll succeeded; stale: the last poll failed, the last good snapshot serves." },
+                                "pointer_hash": { "type": ["string", "null"], "description": "The snapshot the store's pointer named at the last read." },
+                                "last_success": { "type": ["string", "null"], "format": "date-time" },
+                                "last_error": { "type": ["string", "null"], "description": "Why polls fail, while they fail." } } } } } } } },
                 "503": { "$ref": "#/components/responses/NotReady" }
             }
         }),
