@@ -6,7 +6,9 @@ use hyper::header::{self, HeaderValue};
 
 use super::{HttpResponse, State, json_response};
 use crate::http::body::Body;
-use crate::http::metrics::{EventFacts, ReloadFacts, SnapshotFacts, render_events};
+use crate::http::metrics::{
+    EventFacts, ReloadFacts, SnapshotFacts, WebhookFacts, render_events, render_webhooks,
+};
 use crate::http::openapi;
 use crate::http::problem::Problem;
 use crate::store::Loaded;
@@ -56,6 +58,16 @@ pub fn metrics(state: &State) -> HttpResponse {
             streams_open: super::events::streams_open(state),
         };
         render_events(&mut text, &facts);
+    }
+    if let Some(hooks) = &state.webhooks {
+        let (subscriptions, attempts) = hooks.counts();
+        render_webhooks(
+            &mut text,
+            &WebhookFacts {
+                subscriptions,
+                attempts,
+            },
+        );
     }
     let mut response = Response::new(Body::from(text.into_bytes()));
     response

@@ -21,6 +21,8 @@
 //! | `snapshot_reloads_total` | counter | `result` = `success` or `failure` |
 //! | `snapshot_loaded` | gauge | 1 when a snapshot is loaded |
 //! | `events_last_id`, `events_kept`, `event_streams_open` | gauge | only with an event log ([`render_events`]) |
+//! | `webhook_subscriptions` | gauge | `status` = `active`, `paused`, `disabled`; only with webhooks ([`render_webhooks`]) |
+//! | `webhook_attempts_total` | counter | `result` = `delivered`, `retrying`, `disabled`, `removed`, `test` (since start) |
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
@@ -100,6 +102,40 @@ pub fn render_events(out: &mut String, facts: &EventFacts) {
         "Server-Sent Events streams of price-change events open now.",
         i64::try_from(facts.streams_open).unwrap_or(i64::MAX),
     );
+}
+
+/// The `status` labels of `webhook_subscriptions`.
+pub const WEBHOOK_STATUSES: [&str; 3] = ["active", "paused", "disabled"];
+/// The `result` labels of `webhook_attempts_total`.
+pub const WEBHOOK_RESULTS: [&str; 5] = ["delivered", "retrying", "disabled", "removed", "test"];
+
+/// What `/metrics` reports of the webhooks, when the server runs them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WebhookFacts {
+    /// Subscriptions by [`WEBHOOK_STATUSES`].
+    pub subscriptions: [u64; 3],
+    /// Delivery attempts since start, by [`WEBHOOK_RESULTS`].
+    pub attempts: [u64; 5],
+}
+
+/// Appends the webhook gauges and counters to a rendered exposition.
+pub fn render_webhooks(out: &mut String, facts: &WebhookFacts) {
+    out.push_str("# HELP tldsnap_webhook_subscriptions Webhook subscriptions, by status.\n");
+    out.push_str("# TYPE tldsnap_webhook_subscriptions gauge\n");
+    for (status, n) in WEBHOOK_STATUSES.iter().zip(facts.subscriptions) {
+        let _ = writeln!(
+            out,
+            "tldsnap_webhook_subscriptions{{status=\"{status}\"}} {n}"
+        );
+    }
+    out.push_str("# HELP tldsnap_webhook_attempts_total Webhook delivery attempts since start, by what they led to (retrying: failed, another attempt is due; disabled: the last attempt failed; removed: the receiver answered 410).\n");
+    out.push_str("# TYPE tldsnap_webhook_attempts_total counter\n");
+    for (result, n) in WEBHOOK_RESULTS.iter().zip(facts.attempts) {
+        let _ = writeln!(
+            out,
+            "tldsnap_webhook_attempts_total{{result=\"{result}\"}} {n}"
+        );
+    }
 }
 
 /// The server's counters. One per server, shared by every connection.
