@@ -19,6 +19,7 @@
 //!        bodies ──api──▶ request handlers, with access (keys, plans, credits, rate limits)
 //!        handlers ──http::server──▶ hyper 1.x connections (limits, watchdog, drain)
 //!        store swap ──events──▶ diff of old and new, durable event log (before the new one serves)
+//!        event log ──webhooks──▶ signed POSTs, a cursor per subscription ──net──▶ checked addresses only
 //! ```
 //!
 //! | floor | modules | role |
@@ -26,7 +27,7 @@
 //! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`], [`remote`] | compile, open, answer, swap; snapshots in object storage |
-//! | service | [`access`], [`events`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
+//! | service | [`access`], [`events`], [`webhooks`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; their signed delivery to subscribers; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
 #![deny(missing_docs)]

@@ -658,6 +658,18 @@ fn deliveries_follow_filters_pauses_failures_and_410() {
     let v = show(&server, pro, all_id);
     assert_eq!(v["delivery"]["delivered"], 5);
     assert_eq!(v["recent_attempts"][0]["result"], "test");
+    let metrics = server.get("/metrics", None).text();
+    for line in [
+        "tldsnap_webhook_subscriptions{status=\"active\"} 4",
+        "tldsnap_webhook_subscriptions{status=\"disabled\"} 0",
+        "tldsnap_webhook_attempts_total{result=\"delivered\"} 14",
+        "tldsnap_webhook_attempts_total{result=\"retrying\"} 2",
+        "tldsnap_webhook_attempts_total{result=\"disabled\"} 1",
+        "tldsnap_webhook_attempts_total{result=\"removed\"} 1",
+        "tldsnap_webhook_attempts_total{result=\"test\"} 1",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+    }
     server.stop().unwrap();
     // Nothing more arrived after the events and the test.
     assert_eq!(all.got().len(), 6);

@@ -7,7 +7,8 @@ use hyper::header::{self, HeaderValue};
 use super::{HttpResponse, State, json_response};
 use crate::http::body::Body;
 use crate::http::metrics::{
-    EventFacts, ReloadFacts, RemoteFacts, SnapshotFacts, render_events, render_remote,
+    EventFacts, ReloadFacts, RemoteFacts, SnapshotFacts, WebhookFacts, render_events,
+    render_remote, render_webhooks,
 };
 use crate::http::openapi;
 use crate::http::problem::Problem;
@@ -97,6 +98,16 @@ pub fn metrics(state: &State) -> HttpResponse {
                 pointer_hash: view.pointer_hash.as_deref(),
                 served_published_ms: view.served_published_ms,
                 now_ms: crate::time::now_ms(),
+            },
+        );
+    }
+    if let Some(hooks) = &state.webhooks {
+        let (subscriptions, attempts) = hooks.counts();
+        render_webhooks(
+            &mut text,
+            &WebhookFacts {
+                subscriptions,
+                attempts,
             },
         );
     }

@@ -80,12 +80,14 @@ async fn answer(
     caller: &Caller,
 ) -> Result<HttpResponse, Problem> {
     let method = req.method().clone();
-    let fields =
-        if method == Method::POST && route == RouteId::ClientWebhooks || method == Method::PATCH {
-            Some(read_fields(req).await?)
-        } else {
-            None
-        };
+    // The body's syntax and values first (400), like the parameters of every endpoint.
+    let mut new = None;
+    let mut change = None;
+    if method == Method::POST && route == RouteId::ClientWebhooks {
+        new = Some(new_subscription(read_fields(req).await?)?);
+    } else if method == Method::PATCH {
+        change = Some(patch(read_fields(req).await?)?);
+    }
     let limit = match caller.plan.webhooks {
         Some(0) => {
             return Err(Problem::WebhooksNotInPlan {
@@ -94,6 +96,12 @@ async fn answer(
         }
         limit => limit,
     };
+    if let Some(new) = &mut new {
+        scope(state, caller, &mut new.tlds)?;
+    }
+    if let Some(tlds) = change.as_mut().and_then(|c| c.tlds.as_mut()) {
+        scope(state, caller, tlds)?;
+    }
     let hooks = state.webhooks.clone().ok_or(Problem::EventsUnavailable)?;
     let owner = caller.key_id.as_deref().unwrap_or_default();
     let id = segment;
@@ -106,8 +114,7 @@ async fn answer(
     };
     match (route, method) {
         (RouteId::ClientWebhooks, Method::POST) => {
-            let fields = fields.unwrap_or_default();
-            let new = new_subscription(state, caller, fields)?;
+            let new = new.unwrap_or_default();
             let sub = hooks
                 .create(owner, new, limit)
                 .await
@@ -130,7 +137,7 @@ async fn answer(
             ))
         }
         (RouteId::ClientWebhook, Method::PATCH) => {
-            let patch = patch(state, caller, fields.unwrap_or_default())?;
+            let patch = change.unwrap_or_default();
             let sub = hooks.update(owner, id, patch).await.map_err(found)?;
             Ok(json(caller, StatusCode::OK, &sub.to_json(true)))
         }
@@ -237,25 +244,23 @@ async fn read_fields(req: Request<Incoming>) -> Result<Fields, Problem> {
     })
 }
 
-fn new_subscription(state: &State, caller: &Caller, f: Fields) -> Result<NewSubscription, Problem> {
+fn new_subscription(f: Fields) -> Result<NewSubscription, Problem> {
     if f.status.is_some() {
         return Err(invalid(
             "status is set with PATCH; a new subscription is active",
         ));
     }
     let url = f.url.ok_or_else(|| invalid("url is required"))?;
-    let mut tlds = tld_list(f.tlds.unwrap_or_default())?;
-    scope(state, caller, &mut tlds)?;
     Ok(NewSubscription {
         url,
         description: f.description.unwrap_or_default(),
-        tlds,
+        tlds: tld_list(f.tlds.unwrap_or_default())?,
         registrars: registrar_list(f.registrars.unwrap_or_default())?,
         types: type_list(f.types.unwrap_or_default())?,
     })
 }
 
-fn patch(state: &State, caller: &Caller, f: Fields) -> Result<Patch, Problem> {
+fn patch(f: Fields) -> Result<Patch, Problem> {
     let status = match f.status.as_deref() {
         None => None,
         Some("active") => Some(Status::Active),
@@ -267,18 +272,10 @@ fn patch(state: &State, caller: &Caller, f: Fields) -> Result<Patch, Problem> {
             )));
         }
     };
-    let tlds = match f.tlds {
-        Some(t) => {
-            let mut t = tld_list(t)?;
-            scope(state, caller, &mut t)?;
-            Some(t)
-        }
-        None => None,
-    };
     let patch = Patch {
         url: f.url,
         description: f.description,
-        tlds,
+        tlds: f.tlds.map(tld_list).transpose()?,
         registrars: f.registrars.map(registrar_list).transpose()?,
         types: f.types.map(type_list).transpose()?,
         status,

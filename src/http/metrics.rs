@@ -26,6 +26,8 @@
 //! | `remote_last_success_timestamp_seconds` | gauge | 0 before the first successful poll |
 //! | `remote_pointer_info` | gauge (1) | `hash`: the snapshot the store's pointer names |
 //! | `snapshot_published_timestamp_seconds`, `snapshot_age_seconds` | gauge | when the served snapshot was published to object storage, and how long ago |
+//! | `webhook_subscriptions` | gauge | `status` = `active`, `paused`, `disabled`; only with webhooks ([`render_webhooks`]) |
+//! | `webhook_attempts_total` | counter | `result` = `delivered`, `retrying`, `disabled`, `removed`, `test` (since start) |
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
@@ -174,6 +176,40 @@ pub fn render_remote(out: &mut String, facts: &RemoteFacts<'_>) {
             "snapshot_age_seconds",
             "Seconds since the served snapshot was published to object storage.",
             (facts.now_ms - published).max(0) as f64 / 1e3,
+        );
+    }
+}
+
+/// The `status` labels of `webhook_subscriptions`.
+pub const WEBHOOK_STATUSES: [&str; 3] = ["active", "paused", "disabled"];
+/// The `result` labels of `webhook_attempts_total`.
+pub const WEBHOOK_RESULTS: [&str; 5] = ["delivered", "retrying", "disabled", "removed", "test"];
+
+/// What `/metrics` reports of the webhooks, when the server runs them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WebhookFacts {
+    /// Subscriptions by [`WEBHOOK_STATUSES`].
+    pub subscriptions: [u64; 3],
+    /// Delivery attempts since start, by [`WEBHOOK_RESULTS`].
+    pub attempts: [u64; 5],
+}
+
+/// Appends the webhook gauges and counters to a rendered exposition.
+pub fn render_webhooks(out: &mut String, facts: &WebhookFacts) {
+    out.push_str("# HELP tldsnap_webhook_subscriptions Webhook subscriptions, by status.\n");
+    out.push_str("# TYPE tldsnap_webhook_subscriptions gauge\n");
+    for (status, n) in WEBHOOK_STATUSES.iter().zip(facts.subscriptions) {
+        let _ = writeln!(
+            out,
+            "tldsnap_webhook_subscriptions{{status=\"{status}\"}} {n}"
+        );
+    }
+    out.push_str("# HELP tldsnap_webhook_attempts_total Webhook delivery attempts since start, by what they led to (retrying: failed, another attempt is due; disabled: the last attempt failed; removed: the receiver answered 410).\n");
+    out.push_str("# TYPE tldsnap_webhook_attempts_total counter\n");
+    for (result, n) in WEBHOOK_RESULTS.iter().zip(facts.attempts) {
+        let _ = writeln!(
+            out,
+            "tldsnap_webhook_attempts_total{{result=\"{result}\"}} {n}"
         );
     }
 }

@@ -180,6 +180,8 @@ pub struct Webhooks {
     entries: Mutex<BTreeMap<String, Arc<Entry>>>,
     closing: watch::Sender<bool>,
     workers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Attempts since start by [`worker::RESULTS`].
+    attempts: [std::sync::atomic::AtomicU64; 5],
 }
 
 impl fmt::Debug for Webhooks {
@@ -234,6 +236,7 @@ impl Webhooks {
             entries: Mutex::new(entries),
             closing: watch::Sender::new(false),
             workers: Mutex::new(Vec::new()),
+            attempts: Default::default(),
         })
     }
 
@@ -268,6 +271,28 @@ impl Webhooks {
     /// How many subscriptions exist (every owner).
     pub fn count(&self) -> usize {
         lock(&self.entries).len()
+    }
+
+    /// Subscriptions by status (active, paused, disabled), and attempts since start by
+    /// result (delivered, retrying, disabled, removed, test): for `/metrics`.
+    pub fn counts(&self) -> ([u64; 3], [u64; 5]) {
+        let mut by_status = [0u64; 3];
+        for e in lock(&self.entries).values() {
+            by_status[match lock(&e.state).status {
+                Status::Active => 0,
+                Status::Paused => 1,
+                Status::Disabled => 2,
+            }] += 1;
+        }
+        let attempts = std::array::from_fn(|i| self.attempts[i].load(Ordering::Relaxed));
+        (by_status, attempts)
+    }
+
+    /// Counts one attempt that led to `result` (one of [`worker::RESULTS`]).
+    fn count_attempt(&self, result: &str) {
+        if let Some(i) = worker::RESULTS.iter().position(|r| *r == result) {
+            self.attempts[i].fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// The subscriptions of `owner`, oldest first.

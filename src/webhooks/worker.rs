@@ -28,6 +28,9 @@ use super::subscription::{Attempt, RESPONSE_KEPT, Status};
 use super::{Entry, Webhooks, lock};
 use crate::events::Stored;
 
+/// What an attempt can lead to, as [`Attempt::result`] says it.
+pub const RESULTS: [&str; 5] = ["delivered", "retrying", "disabled", "removed", "test"];
+
 /// Delays before each attempt at a message (Standard Webhooks' recommendation).
 pub const DEFAULT_SCHEDULE: [Duration; 8] = [
     Duration::ZERO,
@@ -252,6 +255,8 @@ async fn deliver(hooks: &Webhooks, entry: &Entry, event: &Stored) -> Attempt {
         next_attempt_ms,
     };
     s.record(attempt.clone());
+    drop(s);
+    hooks.count_attempt(result);
     attempt
 }
 
@@ -366,6 +371,7 @@ pub(super) async fn send_test(hooks: &Webhooks, entry: &Entry) -> Attempt {
         next_attempt_ms: None,
     };
     lock(&entry.state).record(attempt.clone());
+    hooks.count_attempt("test");
     if let Err(e) = hooks.write(entry) {
         eprintln!("tldsnap: webhook state not saved: {e}");
     }

@@ -11,7 +11,13 @@ the document allows is still refused with a 400 that is right:
   cursor (a well-formed one of another listing or snapshot is a 400 naming it);
 - `after` on the event endpoints: only an event id this server handed out (or 0) is a
   place to resume from; one past the last id, or before the retention, is 410
-  `cursor_expired` (tests/http_events.rs).
+  `cursor_expired` (tests/http_events.rs);
+- a webhook `url`: the document can say its form (http or https, printable ASCII),
+  not whether its host resolves to an address the server delivers to. Positive cases
+  get `http://127.0.0.1:9/apicheck` (the server runs with --allow-private-webhooks;
+  port 9 answers nothing, so a test message fails fast and nothing leaves the
+  machine: no generated host name is ever looked up). Negative cases are sent as
+  generated: a url outside the pattern is refused before any lookup.
 
 For the cases schemathesis generates as *valid* (positive mode) this hook makes them
 valid for those rules too: `at` is moved back to the data date, `from` and `to` are
@@ -43,6 +49,7 @@ DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 NAME_PARAMETERS = ("tlds", "q")
+WEBHOOK_URL = "http://127.0.0.1:9/apicheck"
 
 
 def _mode(case):
@@ -69,6 +76,8 @@ def before_call(ctx, case, **kwargs):
                 if name in case.query and not (name == "q" and "domains/search" not in case.operation.path):
                     case.query[name] = _not_a_name(case.query[name])
         return
+    if mode == GenerationMode.POSITIVE and isinstance(case.body, dict) and "url" in case.body:
+        case.body["url"] = WEBHOOK_URL
     query = case.query
     if not query or mode != GenerationMode.POSITIVE:
         return
