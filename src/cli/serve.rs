@@ -319,6 +319,11 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     if let Some(loaded) = store.load() {
         eprintln!("tldsnap: serving {}", describe(&loaded, &source));
     }
+    if let Some(field) = access.usage_store_replica() {
+        eprintln!(
+            "tldsnap: usage store: this replica's credits are field {field} of each key's hash"
+        );
+    }
     warm_pages(&state);
     eprintln!(
         "tldsnap: {} API key(s); listening on http://{local} (SIGHUP reloads, SIGTERM stops)",
