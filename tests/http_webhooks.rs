@@ -1067,3 +1067,91 @@ fn a_rotated_secret_and_the_previous_one_both_verify() {
     assert_eq!(r.json()["attempt"]["status"], 400);
     server.stop().unwrap();
 }
+
+/// A subscription whose API key is revoked is disabled at its next delivery, with the
+/// reason; nothing is sent for a key that no longer exists.
+#[test]
+fn a_revoked_keys_subscription_is_disabled_not_delivered() {
+    let dir = TempDir::new("webhooks-revoked");
+    let (server, snap, raw) = fixture_server(&dir, http_support::TEST_PLANS);
+    let receiver = Receiver::start();
+    let sub = create(&server, &raw["enterprise"], json!({"url": receiver.url()}));
+    let id = sub["id"].as_str().unwrap();
+    let keys_path = dir.path("keys.json");
+    let mut keys = tldsnap::access::keys::KeysFile::load(&keys_path, None).unwrap();
+    let owner = keys
+        .keys
+        .iter()
+        .find(|k| k.plan == "enterprise")
+        .unwrap()
+        .id
+        .clone();
+    keys.revoke(&owner).unwrap();
+    keys.save(&keys_path).unwrap();
+    server.state.access.reload_keys().unwrap();
+    publish(&dir.edited_snapshot("edited.snap", fixture_edit), &snap);
+    server.state.store.reload().unwrap();
+    let hooks = server.state.webhooks.as_ref().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let shown = loop {
+        let s = hooks.get(&owner, id).unwrap();
+        if s.status == tldsnap::webhooks::Status::Disabled {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "{s:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let reason = shown.disabled_reason.unwrap();
+    assert!(reason.contains("no longer exists"), "{reason}");
+    assert!(receiver.got().is_empty());
+    server.stop().unwrap();
+}
+
+/// How fast one subscription drains a large swap: every Porkbun register price on the
+/// real data up by a dollar (one `price.changed` per row, and the ranking changes),
+/// delivered one at a time, in order, each on its own connection, to a local receiver.
+/// A measurement (`docs/PERFORMANCE.md`), run on demand:
+/// `cargo test --release --test http_webhooks -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: a swap of several hundred events"]
+fn deliveries_per_second_to_one_local_receiver() {
+    let dir = TempDir::new("webhooks-rate");
+    let snap = dir.real_snapshot("served.snap", str::to_owned);
+    let edited = dir.real_snapshot("edited.snap", |prices| {
+        prices
+            .lines()
+            .map(|line| {
+                let mut f: Vec<String> = line.split(',').map(str::to_owned).collect();
+                if f.get(1).is_some_and(|r| r == "porkbun")
+                    && let Ok(p) = f[2].parse::<f64>()
+                {
+                    f[2] = format!("{:.2}", p + 1.0);
+                }
+                f.join(",") + "\n"
+            })
+            .collect()
+    });
+    let (keys, raw) = dir.keys();
+    let mut opts = Options::new(&snap, &keys);
+    opts.data_dir = Some(dir.path("data"));
+    let server = Server::start(opts);
+    let receiver = Receiver::start();
+    create(&server, &raw["pro"], json!({"url": receiver.url()}));
+    publish(&edited, &snap);
+    let started = Instant::now();
+    server.state.store.reload().unwrap();
+    let n = server.state.events.as_ref().unwrap().last_id() as usize;
+    assert!(n > 500, "{n} events");
+    let got = receiver.wait_for(n);
+    let took = started.elapsed();
+    assert!(
+        got.windows(2)
+            .all(|w| w[0].body["id"].as_u64() < w[1].body["id"].as_u64())
+    );
+    println!(
+        "{n} events delivered in order in {:.2} s: {:.0} deliveries/s (swap and diff included)",
+        took.as_secs_f64(),
+        n as f64 / took.as_secs_f64()
+    );
+    server.stop().unwrap();
+}

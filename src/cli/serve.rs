@@ -25,6 +25,7 @@ use tldsnap::access::plans::Plans;
 use tldsnap::access::{Access, AccessConfig};
 use tldsnap::api::{self, DEFAULT_PUBLIC_URL, State, validate_public_url};
 use tldsnap::events::EventLog;
+use tldsnap::events::shared::Shared;
 use tldsnap::files;
 use tldsnap::http::server;
 use tldsnap::remote::replica::{DEFAULT_POLL_INTERVAL, Polled, Replica, Status};
@@ -160,7 +161,19 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
                     log.dropped_on_open()
                 );
             }
-            Some(Arc::new(log))
+            // With a shared usage store, replicas share one event sequence through it.
+            let log = match &args.usage_store {
+                Some(url) => {
+                    let shared = Shared::connect(url)
+                        .map_err(|e| format!("the shared event sequence at {url}: {e}"))?;
+                    let log = Arc::new(log.with_shared(shared)?);
+                    log.start_mirror(url.clone());
+                    eprintln!("tldsnap: event log: a mirror of the sequence shared at {url}");
+                    log
+                }
+                None => Arc::new(log),
+            };
+            Some(log)
         }
         None => None,
     };
