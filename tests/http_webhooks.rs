@@ -196,28 +196,21 @@ fn real_data_events_reach_sse_and_a_verified_webhook_through_failures_and_kill_9
     let original = dir.real_snapshot("original.snap", str::to_owned);
     let (keys, raw) = dir.keys();
     let pro = raw["pro"].clone();
-    let plans = dir.path("plans.json");
-    std::fs::write(&plans, http_support::TEST_PLANS).unwrap();
-    let data = dir.path("data");
     let receiver = PyReceiver::start(&python, &dir);
     // Twelve attempts over ~7.5 s: enough for the failures below not to disable it.
     let schedule = "0,100ms,200ms,300ms,400ms,500ms,1s,1s,1s,1s,1s,1s";
-    let args = [
-        "--snapshot",
-        snap.to_str().unwrap(),
-        "--keys",
-        keys.to_str().unwrap(),
-        "--plans",
-        plans.to_str().unwrap(),
-        "--data-dir",
-        data.to_str().unwrap(),
-        "--watch",
-        "--watch-interval-ms",
-        "20",
-        "--allow-private-webhooks",
-        "--webhook-retry-schedule",
-        schedule,
-    ];
+    let owned = http_support::watching_args(
+        &dir,
+        &snap,
+        &keys,
+        "data",
+        &[
+            "--allow-private-webhooks",
+            "--webhook-retry-schedule",
+            schedule,
+        ],
+    );
+    let args: Vec<&str> = owned.iter().map(String::as_str).collect();
     let server = Binary::start(&args);
     let addr: SocketAddr = server.addr.parse().unwrap();
 
@@ -351,23 +344,7 @@ fn real_data_events_reach_sse_and_a_verified_webhook_through_failures_and_kill_9
     );
 }
 
-/// What the fixture edit (tests/fixtures/source) changes, in log order: (type, TLD,
-/// registrar) — as tests/http_events.rs.
-fn fixture_edit(prices: &str) -> String {
-    let mut out = prices
-        .replace("com,delta,8.88,15.00,8.88", "com,delta,10.88,15.00,8.88")
-        .replace("net,bravo,12.34,12.34,12.34,USD,2025-10-25T00:00:00Z\n", "");
-    out.push_str("de,alpha,5.00,7.00,,USD,2026-10-01T00:00:00Z\n");
-    out
-}
-
-const FIXTURE_EVENTS: [(&str, &str, &str); 5] = [
-    ("price.changed", "com", "delta"),
-    ("ranking.changed", "com", "charlie"),
-    ("offer.added", "de", "alpha"),
-    ("ranking.changed", "de", "alpha"),
-    ("offer.removed", "net", "bravo"),
-];
+use http_support::{FIXTURE_EVENTS, fixture_edit};
 
 /// One request a [`Receiver`] got.
 #[derive(Debug, Clone)]

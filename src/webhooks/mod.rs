@@ -622,25 +622,17 @@ impl Webhooks {
         let written = self.write(entry);
         if written.is_err() {
             let mut s = lock(&entry.state);
-            let delivery = (
-                s.cursor,
-                s.pending_event,
-                s.attempts,
-                s.next_attempt_ms,
-                s.failing_since_ms,
-                s.delivered,
-                std::mem::take(&mut s.recent),
-            );
-            *s = before.clone();
-            (
-                s.cursor,
-                s.pending_event,
-                s.attempts,
-                s.next_attempt_ms,
-                s.failing_since_ms,
-                s.delivered,
-                s.recent,
-            ) = delivery;
+            let settings = Subscription {
+                cursor: s.cursor,
+                pending_event: s.pending_event,
+                attempts: s.attempts,
+                next_attempt_ms: s.next_attempt_ms,
+                failing_since_ms: s.failing_since_ms,
+                delivered: s.delivered,
+                recent: std::mem::take(&mut s.recent),
+                ..before.clone()
+            };
+            *s = settings;
         }
         written
     }
