@@ -661,6 +661,32 @@ fn deliveries_follow_filters_pauses_failures_and_410() {
     server.stop().unwrap();
     // Nothing more arrived after the events and the test.
     assert_eq!(all.got().len(), 6);
+    // A clean stop kept the journaled deliveries and their attempts in the files: a
+    // restart shows the same state and sends nothing again.
+    assert!(
+        !dir.path(&format!("data/webhooks/{all_id}.journal"))
+            .exists()
+            || {
+                std::fs::metadata(dir.path(&format!("data/webhooks/{all_id}.journal")))
+                    .unwrap()
+                    .len()
+                    == 0
+            }
+    );
+    let mut opts = Options::new(&snap, &dir.path("keys.json"));
+    opts.data_dir = Some(dir.path("data"));
+    let server = Server::start(opts);
+    let v = show(&server, pro, all_id);
+    assert_eq!(
+        (
+            v["delivery"]["delivered"].as_u64(),
+            v["delivery"]["last_event_id"].as_u64()
+        ),
+        (Some(5), Some(5))
+    );
+    assert_eq!(v["recent_attempts"].as_array().unwrap().len(), 6);
+    server.stop().unwrap();
+    assert_eq!(all.got().len(), 6);
 }
 
 /// Plans for the management test: basic may have one subscription.

@@ -293,6 +293,10 @@ impl Webhooks {
         // The recent attempts of deliveries (journaled, not yet in the files) are kept.
         let entries: Vec<Arc<Entry>> = lock(&self.entries).values().cloned().collect();
         for e in entries {
+            let journaled = lock(&e.file).as_ref().is_some_and(|j| j.records() > 0);
+            if !journaled {
+                continue;
+            }
             if let Err(err) = self.write(&e) {
                 eprintln!("tldsnap: webhook state not saved at shutdown: {err}");
             }
