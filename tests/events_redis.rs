@@ -19,15 +19,6 @@ use tldsnap::store::SwapObserver;
 
 const T0: i64 = http_support::T0_MS;
 
-/// What the fixture edit changes (as tests/http_events.rs): 5 events.
-fn edit(prices: &str) -> String {
-    let mut out = prices
-        .replace("com,delta,8.88,15.00,8.88", "com,delta,10.88,15.00,8.88")
-        .replace("net,bravo,12.34,12.34,12.34,USD,2025-10-25T00:00:00Z\n", "");
-    out.push_str("de,alpha,5.00,7.00,,USD,2026-10-01T00:00:00Z\n");
-    out
-}
-
 /// A replica's log in `dir/name`, mirroring the sequence in `redis`.
 fn replica(dir: &TempDir, name: &str, redis: &Redis, clock: Arc<ManualClock>) -> EventLog {
     let clock = clock as Arc<dyn Clock>;
@@ -86,7 +77,9 @@ fn replicas_swapping_the_same_pair_make_one_copy_and_serve_one_sequence() {
     };
     let dir = TempDir::new("events-redis");
     let a = Arc::new(Snapshot::open(&dir.fixture_snapshot("a.snap")).unwrap());
-    let b = Arc::new(Snapshot::open(&dir.edited_snapshot("b.snap", edit)).unwrap());
+    let b = Arc::new(
+        Snapshot::open(&dir.edited_snapshot("b.snap", http_support::fixture_edit)).unwrap(),
+    );
     let (ha, hb) = (a.header().content_hash, b.header().content_hash);
     let clock = Arc::new(ManualClock::new(T0));
     let one = Arc::new(replica(&dir, "one", &redis, Arc::clone(&clock)));
@@ -168,28 +161,12 @@ fn two_serve_replicas_watching_one_file_serve_the_same_events() {
     };
     let dir = TempDir::new("events-redis-serve");
     let snap = dir.fixture_snapshot("served.snap");
-    let edited = dir.edited_snapshot("edited.snap", edit);
+    let edited = dir.edited_snapshot("edited.snap", http_support::fixture_edit);
     let (keys, raw) = dir.keys();
-    let plans = dir.path("plans.json");
-    std::fs::write(&plans, http_support::TEST_PLANS).unwrap();
     let url = redis.url();
     let start = |data: &str| {
-        let data = dir.path(data);
-        http_support::Binary::start(&[
-            "--snapshot",
-            snap.to_str().unwrap(),
-            "--keys",
-            keys.to_str().unwrap(),
-            "--plans",
-            plans.to_str().unwrap(),
-            "--data-dir",
-            data.to_str().unwrap(),
-            "--usage-store",
-            &url,
-            "--watch",
-            "--watch-interval-ms",
-            "20",
-        ])
+        let args = http_support::watching_args(&dir, &snap, &keys, data, &["--usage-store", &url]);
+        http_support::Binary::start(&args.iter().map(String::as_str).collect::<Vec<_>>())
     };
     let (one, two) = (start("one"), start("two"));
     http_support::publish(&edited, &snap);

@@ -13,25 +13,7 @@ use http_support::{Binary, Conn, Options, Server, TempDir, publish};
 
 const EVENTS: &str = "/api/v1/client/events";
 
-/// What the edited source changes against the fixture (tests/fixtures/source):
-/// delta's .com register price 8.88 → 10.88 (delta was the cheapest: charlie is now),
-/// bravo's .net row removed, alpha adds .de at 5.00 (cheaper than echo's 6.00).
-fn edit(prices: &str) -> String {
-    let mut out = prices
-        .replace("com,delta,8.88,15.00,8.88", "com,delta,10.88,15.00,8.88")
-        .replace("net,bravo,12.34,12.34,12.34,USD,2025-10-25T00:00:00Z\n", "");
-    out.push_str("de,alpha,5.00,7.00,,USD,2026-10-01T00:00:00Z\n");
-    out
-}
-
-/// (type, tld, registrar) of the events of the edit, in log order.
-const EXPECTED: [(&str, &str, &str); 5] = [
-    ("price.changed", "com", "delta"),
-    ("ranking.changed", "com", "charlie"),
-    ("offer.added", "de", "alpha"),
-    ("ranking.changed", "de", "alpha"),
-    ("offer.removed", "net", "bravo"),
-];
+use http_support::{FIXTURE_EVENTS as EXPECTED, fixture_edit as edit};
 
 fn summary(events: &[(u64, String, serde_json::Value)]) -> Vec<(u64, String, String, String)> {
     events
@@ -424,22 +406,8 @@ fn events_survive_kill_9_and_streams_resume_across_restarts() {
     let original = dir.fixture_snapshot("original.snap");
     let (keys, raw) = dir.keys();
     let pro = raw["pro"].clone();
-    let data = dir.path("data");
-    let plans = dir.path("plans.json");
-    std::fs::write(&plans, http_support::TEST_PLANS).unwrap();
-    let args = [
-        "--snapshot",
-        snap.to_str().unwrap(),
-        "--keys",
-        keys.to_str().unwrap(),
-        "--plans",
-        plans.to_str().unwrap(),
-        "--data-dir",
-        data.to_str().unwrap(),
-        "--watch",
-        "--watch-interval-ms",
-        "20",
-    ];
+    let owned = http_support::watching_args(&dir, &snap, &keys, "data", &[]);
+    let args: Vec<&str> = owned.iter().map(String::as_str).collect();
     let server = Binary::start(&args);
     let addr: SocketAddr = server.addr.parse().unwrap();
     let mut sse = Sse::open(addr, "", &pro, None).unwrap();

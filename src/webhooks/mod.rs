@@ -15,8 +15,9 @@
 //! **The outbox is the event log.** Every event is in the fsynced log before any
 //! channel can see it; a subscription's file says how far its deliveries got (the
 //! `cursor`: the last event id delivered or filtered out) and the attempts at the next
-//! one. The cursor moves past an event only after a 2xx, and the file is replaced
-//! (fsync, rename, fsync) before the next event is sent. So a `kill -9` at any moment
+//! one. The cursor moves past an event only after a 2xx, and is recorded (a synced
+//! append to the subscription's [`journal`]; the file itself is replaced at every other
+//! change) before the next event is sent. So a `kill -9` at any moment
 //! loses nothing and at worst sends the event in flight again, with the same
 //! `webhook-id` (made from the event id and its swap time). Retries keep their place in
 //! the schedule across restarts (the attempt count and the next due time are in the
@@ -36,6 +37,7 @@
 //! | [`sign`] | `whsec_` secrets and `v1,` signatures |
 //! | [`send`] | one POST: guard, TLS, 10 s, 64 KiB, no redirects |
 //! | [`subscription`] | the subscription file and its JSON |
+//! | [`journal`] | the delivery journal: one synced 24-byte record per delivered event |
 //! | [`worker`] | the delivery loop, the retry schedule |
 
 use std::collections::BTreeMap;
@@ -52,6 +54,7 @@ use crate::access::clock::Clock;
 use crate::events::EventLog;
 use crate::files::{self, Mode};
 
+pub mod journal;
 pub mod send;
 pub mod sign;
 pub mod subscription;
@@ -162,8 +165,9 @@ pub struct Patch {
 /// One subscription in memory: its state, and what its worker waits on.
 struct Entry {
     state: Mutex<Subscription>,
-    /// Serialises file writes, each of which writes the state as it is then.
-    file: Mutex<()>,
+    /// Serialises file writes (each writes the state as it is then); holds the delivery
+    /// journal once a delivery opened it.
+    file: Mutex<Option<journal::Journal>>,
     /// One attempt at a time to the endpoint (the worker's and test messages).
     sending: tokio::sync::Mutex<()>,
     /// The subscriber changed something: the worker looks again.
@@ -212,13 +216,33 @@ impl Webhooks {
                 let _ = std::fs::remove_file(item.path());
                 continue;
             }
+            if let Some(id) = name.strip_suffix(".journal") {
+                // The journal of a deleted subscription: nothing to deliver for.
+                if subscription::is_id(id) && !dir.join(format!("{id}.json")).exists() {
+                    let _ = std::fs::remove_file(item.path());
+                }
+                continue;
+            }
             let Some(id) = name.strip_suffix(".json") else {
                 continue;
             };
             if !subscription::is_id(id) {
                 continue;
             }
-            let sub = Subscription::read(&item.path())?;
+            let mut sub = Subscription::read(&item.path())?;
+            // Deliveries since the file was last replaced are in the journal.
+            let journal = dir.join(format!("{id}.journal"));
+            let progress = journal::Journal::read(&journal)
+                .map_err(|e| format!("{}: {e}", journal.display()))?;
+            if let Some(p) = progress
+                && p.cursor > sub.cursor
+            {
+                sub.cursor = p.cursor;
+                sub.delivered = sub.delivered.max(p.delivered);
+                if sub.pending_event.is_some_and(|e| e <= p.cursor) {
+                    sub.reset_attempts();
+                }
+            }
             if sub.id != id {
                 return Err(format!(
                     "{}: holds subscription {}, not {id}",
@@ -265,6 +289,17 @@ impl Webhooks {
         let workers = std::mem::take(&mut *lock(&self.workers));
         for w in workers {
             let _ = w.await;
+        }
+        // The recent attempts of deliveries (journaled, not yet in the files) are kept.
+        let entries: Vec<Arc<Entry>> = lock(&self.entries).values().cloned().collect();
+        for e in entries {
+            let journaled = lock(&e.file).as_ref().is_some_and(|j| j.records() > 0);
+            if !journaled {
+                continue;
+            }
+            if let Err(err) = self.write(&e) {
+                eprintln!("tldsnap: webhook state not saved at shutdown: {err}");
+            }
         }
     }
 
@@ -479,9 +514,12 @@ impl Webhooks {
     }
 
     fn remove(&self, id: &str, entry: &Entry) -> Result<(), WebhookError> {
-        let _file = lock(&entry.file);
+        let mut journal = lock(&entry.file);
         files::remove_durably(&self.path_of(id)).map_err(|e| WebhookError::Io(e.to_string()))?;
         entry.removed.store(true, Ordering::SeqCst);
+        // Without its file, a journal is ignored (and removed at the next start).
+        journal.take();
+        let _ = std::fs::remove_file(self.journal_of(id));
         lock(&self.entries).remove(id);
         entry.changed.notify_one();
         Ok(())
@@ -523,9 +561,14 @@ impl Webhooks {
         self.dir.join(format!("{id}.json"))
     }
 
-    /// Writes the entry's file with its state as it is now (nothing once removed).
+    fn journal_of(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.journal"))
+    }
+
+    /// Writes the entry's file with its state as it is now (nothing once removed), then
+    /// empties its journal (the file holds its progress now).
     fn write(&self, entry: &Entry) -> Result<(), WebhookError> {
-        let _file = lock(&entry.file);
+        let mut journal = lock(&entry.file);
         if entry.removed.load(Ordering::SeqCst) {
             return Ok(());
         }
@@ -533,8 +576,46 @@ impl Webhooks {
             let s = lock(&entry.state);
             (s.id.clone(), s.to_file_bytes())
         };
-        files::write_atomic_mode(&self.path_of(&id), &bytes, Mode::Private)
-            .map_err(|e| WebhookError::Io(e.to_string()))
+        let io = |e: std::io::Error| WebhookError::Io(e.to_string());
+        files::write_atomic_mode(&self.path_of(&id), &bytes, Mode::Private).map_err(io)?;
+        match journal.as_mut() {
+            Some(j) => j.clear().map_err(io),
+            // A journal left from before a restart: its records are in the file now.
+            None => match std::fs::remove_file(self.journal_of(&id)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
+                _ => Ok(()),
+            },
+        }
+    }
+
+    /// Records a delivery (the cursor moved): one synced journal record; every
+    /// [`journal::COMPACT_AFTER`] of them, the file is replaced instead.
+    fn advance(&self, entry: &Entry) -> Result<(), WebhookError> {
+        let io = |e: std::io::Error| WebhookError::Io(e.to_string());
+        let compact = {
+            let mut journal = lock(&entry.file);
+            if entry.removed.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let (id, progress) = {
+                let s = lock(&entry.state);
+                let p = journal::Progress {
+                    cursor: s.cursor,
+                    delivered: s.delivered,
+                };
+                (s.id.clone(), p)
+            };
+            if journal.is_none() {
+                *journal = Some(journal::Journal::open(&self.journal_of(&id)).map_err(io)?.0);
+            }
+            let j = journal.as_mut().expect("just opened");
+            j.append(progress).map_err(io)?;
+            j.records() >= journal::COMPACT_AFTER
+        };
+        if compact {
+            self.write(entry)?;
+        }
+        Ok(())
     }
 
     /// Writes the entry's file after a change by the subscriber; when that fails, puts
@@ -545,25 +626,17 @@ impl Webhooks {
         let written = self.write(entry);
         if written.is_err() {
             let mut s = lock(&entry.state);
-            let delivery = (
-                s.cursor,
-                s.pending_event,
-                s.attempts,
-                s.next_attempt_ms,
-                s.failing_since_ms,
-                s.delivered,
-                std::mem::take(&mut s.recent),
-            );
-            *s = before.clone();
-            (
-                s.cursor,
-                s.pending_event,
-                s.attempts,
-                s.next_attempt_ms,
-                s.failing_since_ms,
-                s.delivered,
-                s.recent,
-            ) = delivery;
+            let settings = Subscription {
+                cursor: s.cursor,
+                pending_event: s.pending_event,
+                attempts: s.attempts,
+                next_attempt_ms: s.next_attempt_ms,
+                failing_since_ms: s.failing_since_ms,
+                delivered: s.delivered,
+                recent: std::mem::take(&mut s.recent),
+                ..before.clone()
+            };
+            *s = settings;
         }
         written
     }
@@ -578,7 +651,7 @@ impl Entry {
     fn new(sub: Subscription) -> Entry {
         Entry {
             state: Mutex::new(sub),
-            file: Mutex::new(()),
+            file: Mutex::new(None),
             sending: tokio::sync::Mutex::new(()),
             changed: Notify::new(),
             removed: AtomicBool::new(false),

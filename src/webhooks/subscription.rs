@@ -1,7 +1,9 @@
 //! A webhook subscription and its delivery state: one JSON file per subscription,
 //! `DATA_DIR/webhooks/wh_<24 hex>.json`, owner-only, replaced whole by
 //! [`crate::files::write_atomic_mode`] (temporary file, fsync, rename, fsync of the
-//! directory) at every change, so a crash leaves the previous version or the new one.
+//! directory) at every change but a delivery, so a crash leaves the previous version or
+//! the new one. Deliveries in between are in the subscription's journal
+//! ([`super::journal`]).
 //!
 //! The file holds what the subscriber chose (URL, filters, description, paused), the
 //! secrets, and where delivery stands: the `cursor` (the last event id handled:

@@ -179,7 +179,12 @@ pub(super) async fn run(hooks: Arc<Webhooks>, entry: Arc<Entry>) {
             let _ = hooks.remove(&id, &entry);
             return;
         }
-        if let Err(e) = hooks.write(&entry) {
+        let saved = if attempt.result == "delivered" {
+            hooks.advance(&entry)
+        } else {
+            hooks.write(&entry)
+        };
+        if let Err(e) = saved {
             eprintln!("tldsnap: webhook state not saved (will be retried): {e}");
         }
     }

@@ -150,6 +150,26 @@ impl Drop for TempDir {
     }
 }
 
+/// The edit of the fixture's prices.csv (tests/fixtures/source) that the event suites
+/// swap to: delta's .com register price 8.88 → 10.88 (delta was the cheapest: charlie
+/// is now), bravo's .net row removed, alpha adds .de at 5.00 (cheaper than echo's 6.00).
+pub fn fixture_edit(prices: &str) -> String {
+    let mut out = prices
+        .replace("com,delta,8.88,15.00,8.88", "com,delta,10.88,15.00,8.88")
+        .replace("net,bravo,12.34,12.34,12.34,USD,2025-10-25T00:00:00Z\n", "");
+    out.push_str("de,alpha,5.00,7.00,,USD,2026-10-01T00:00:00Z\n");
+    out
+}
+
+/// (type, TLD, registrar) of the events of [`fixture_edit`], in log order.
+pub const FIXTURE_EVENTS: [(&str, &str, &str); 5] = [
+    ("price.changed", "com", "delta"),
+    ("ranking.changed", "com", "charlie"),
+    ("offer.added", "de", "alpha"),
+    ("ranking.changed", "de", "alpha"),
+    ("offer.removed", "net", "bravo"),
+];
+
 /// The edit of the shipped real data's prices.csv that the real-data event suites swap
 /// to: Spaceship's .com register price 9.08 → 9.58 (a price change), DreamHost's .net
 /// 4.99 → 10.99 (the cheapest made dearer: Cloudflare is now), Sav's .io row removed
@@ -783,6 +803,36 @@ pub const GOLDEN_CASES: &[(&str, &str, Option<&str>)] = &[
         Some("pro"),
     ),
 ];
+
+/// The arguments of a `tldsnap serve` that watches `snap` (every 20 ms) with `keys`,
+/// [`TEST_PLANS`] (written to `dir/plans.json`) and `dir/DATA` as its data directory,
+/// then `extra`.
+pub fn watching_args(
+    dir: &TempDir,
+    snap: &Path,
+    keys: &Path,
+    data: &str,
+    extra: &[&str],
+) -> Vec<String> {
+    let plans = dir.path("plans.json");
+    std::fs::write(&plans, TEST_PLANS).unwrap();
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    let mut args: Vec<String> = vec![
+        "--snapshot".into(),
+        path(snap),
+        "--keys".into(),
+        path(keys),
+        "--plans".into(),
+        path(&plans),
+        "--data-dir".into(),
+        path(&dir.path(data)),
+        "--watch".into(),
+        "--watch-interval-ms".into(),
+        "20".into(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
 
 /// The real binary, its stderr read line by line on a thread.
 pub struct Binary {
