@@ -25,6 +25,7 @@
 //! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`] | compile, open, answer, swap |
+//! | live | [`live`] | registration data, status, DNS, TLS and availability asked of upstreams at request time |
 //! | service | [`access`], [`events`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; connections and HTTP plumbing; the request handlers; the website |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
@@ -39,6 +40,7 @@ pub mod files;
 pub mod http;
 pub mod import;
 pub mod json;
+pub mod live;
 pub mod price;
 pub mod query;
 pub mod snapshot;
