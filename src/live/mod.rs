@@ -15,11 +15,13 @@
 //! | [`rdap`] | RFC 9082 query URLs, RFC 9083 domain objects read into a [`Registration`] |
 //! | [`registration`] | the one shape of registration data, whichever protocol brought it |
 //! | [`status`] | EPP status codes: spelling, meaning, grace / hold / pending-delete |
+//! | [`whois`] | port 43 (RFC 3912): IANA's referral, a registry's answer read into a [`Registration`] |
 
 pub mod bootstrap;
 pub mod rdap;
 pub mod registration;
 pub mod status;
+pub mod whois;
 
 pub use bootstrap::Bootstrap;
 pub use registration::Registration;
