@@ -26,7 +26,7 @@
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`] | compile, open, answer, swap |
 //! | live | [`live`] | registration data, status, DNS, TLS and availability asked of upstreams at request time |
-//! | service | [`access`], [`events`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; connections and HTTP plumbing; the request handlers; the website |
+//! | service | [`access`], [`events`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
 #![deny(missing_docs)]
@@ -41,6 +41,7 @@ pub mod http;
 pub mod import;
 pub mod json;
 pub mod live;
+pub mod net;
 pub mod price;
 pub mod query;
 pub mod snapshot;
