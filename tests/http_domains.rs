@@ -19,6 +19,7 @@ fn server(dir: &TempDir) -> (Server, std::collections::BTreeMap<&'static str, St
         config: Config::default(),
         server: tldsnap::http::server::Config::default(),
         data_dir: None,
+        live: None,
     };
     (Server::start(opts), keys)
 }

@@ -7,35 +7,8 @@ mod live_support;
 use std::time::{Duration, Instant};
 
 use live_support::Upstreams;
-use tldsnap::live::https::Timeouts;
-use tldsnap::live::limits::Limits;
 use tldsnap::live::registry::{Protocol, StatusAnswer};
-use tldsnap::live::{Bootstrap, Config, Failure, Live};
-
-/// The configuration a test server would get from `--rdap-bootstrap`, `--tls-roots`,
-/// `--allow-private-targets` and the WHOIS flags, with timeouts short enough for tests.
-pub fn config(up: &Upstreams) -> Config {
-    let mut config = Config::new(Bootstrap::from_dns_json(&up.bootstrap_json(), "test").unwrap());
-    config.whois_referral = format!("127.0.0.1:{}", up.whois.port());
-    config.whois_port = up.whois.port();
-    config.tls_roots = Some(vec![up.ca.der.clone()]);
-    config.allow_private_targets = true;
-    config.limits = Limits {
-        concurrency: 8,
-        rate_per_second: 1000,
-        burst: 1000,
-        breaker_failures: 1000,
-        ..Limits::default()
-    };
-    config.timeouts = Timeouts {
-        connect: Duration::from_secs(1),
-        tls: Duration::from_secs(1),
-        first_byte: Duration::from_millis(500),
-        whole: Duration::from_secs(1),
-    };
-    config.budget = Duration::from_secs(2);
-    config
-}
+use tldsnap::live::{Failure, Live};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -48,7 +21,7 @@ fn runtime() -> tokio::runtime::Runtime {
 #[test]
 fn rdap_registered_reserved_and_available() {
     let up = Upstreams::start();
-    let live = Live::new(config(&up)).unwrap();
+    let live = Live::new(up.config()).unwrap();
     runtime().block_on(async {
         let a = live.registry("taken.lvt", live.deadline()).await.unwrap();
         assert_eq!(a.registered, Some(true));
@@ -107,7 +80,7 @@ fn rdap_registered_reserved_and_available() {
 #[test]
 fn whois_where_there_is_no_rdap() {
     let up = Upstreams::start();
-    let live = Live::new(config(&up)).unwrap();
+    let live = Live::new(up.config()).unwrap();
     runtime().block_on(async {
         let a = live.registry("taken.lvw", live.deadline()).await.unwrap();
         assert_eq!(a.registered, Some(true));
@@ -138,7 +111,7 @@ fn whois_where_there_is_no_rdap() {
 #[test]
 fn every_upstream_failure_is_named_and_in_budget() {
     let up = Upstreams::start();
-    let live = Live::new(config(&up)).unwrap();
+    let live = Live::new(up.config()).unwrap();
     let port = |name: &str| up.rdap[name].port();
     runtime().block_on(async {
         // Slow: a timeout at the first byte, well inside the 2 s budget.
@@ -190,7 +163,7 @@ fn every_upstream_failure_is_named_and_in_budget() {
 #[test]
 fn the_breaker_stops_asking_a_failing_upstream() {
     let up = Upstreams::start();
-    let mut config = config(&up);
+    let mut config = up.config();
     config.limits.breaker_failures = 2;
     let live = Live::new(config).unwrap();
     runtime().block_on(async {
@@ -214,7 +187,7 @@ fn the_breaker_stops_asking_a_failing_upstream() {
 fn untrusted_certificates_and_private_targets_are_refused() {
     let up = Upstreams::start();
     // Mozilla's roots do not know the test CA: the TLS handshake fails.
-    let mut untrusted = config(&up);
+    let mut untrusted = up.config();
     untrusted.tls_roots = None;
     let live = Live::new(untrusted).unwrap();
     runtime().block_on(async {
@@ -228,7 +201,7 @@ fn untrusted_certificates_and_private_targets_are_refused() {
         );
     });
     // Without --allow-private-targets, a registry on loopback is not connected to.
-    let mut strict = config(&up);
+    let mut strict = up.config();
     strict.allow_private_targets = false;
     let live = Live::new(strict).unwrap();
     runtime().block_on(async {

@@ -73,10 +73,14 @@ pub enum RouteId {
     ClientEvents,
     /// `GET /api/v1/client/events/stream`
     ClientEventsStream,
+    /// `GET /api/v1/client/domains/{domain}/rdap`: registration data (live).
+    DomainRdap,
+    /// `GET /api/v1/client/domains/{domain}/status`: EPP status codes (live).
+    DomainStatus,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 31;
+pub const ROUTE_COUNT: usize = 33;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -326,6 +330,20 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         allow: GET,
         page: false,
     },
+    Route {
+        id: RouteId::DomainRdap,
+        path: "/api/v1/client/domains/{domain}/rdap",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainStatus,
+        path: "/api/v1/client/domains/{domain}/status",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
 ];
 
 impl RouteId {
@@ -343,26 +361,35 @@ impl Route {
             .any(|m| m.as_bytes() == method.as_str().as_bytes())
     }
 
-    /// For a route with a path parameter (its template ends in `{name}`), the part of
-    /// the path before it.
+    /// For a route with a path parameter (`{name}` in its template), the part of the
+    /// path before it.
     pub fn prefix(&self) -> Option<&'static str> {
         self.path.find('{').map(|i| &self.path[..i])
+    }
+
+    /// For a route with a path parameter, the part of the path after it (empty when
+    /// the parameter ends the path).
+    pub fn suffix(&self) -> &'static str {
+        self.path.find('}').map_or("", |i| &self.path[i + 1..])
     }
 }
 
 /// Finds the route of a raw request path. Returns the route and, for a route with a
 /// path parameter, the raw (still percent-encoded) segment: exactly one non-empty
-/// segment, no `/` in it.
+/// segment, no `/` in it, between the template's prefix and suffix.
 pub fn find(path: &str) -> Option<(RouteId, &str)> {
     for route in &ROUTES {
         match route.prefix() {
             None if route.path == path => return Some((route.id, "")),
             None => {}
             Some(prefix) => {
-                if let Some(segment) = path.strip_prefix(prefix) {
-                    if segment.is_empty() || segment.contains('/') {
-                        return None;
-                    }
+                let Some(segment) = path
+                    .strip_prefix(prefix)
+                    .and_then(|rest| rest.strip_suffix(route.suffix()))
+                else {
+                    continue;
+                };
+                if !segment.is_empty() && !segment.contains('/') {
                     return Some((route.id, segment));
                 }
             }
@@ -386,11 +413,9 @@ mod tests {
     #[test]
     fn finds_every_static_route_and_nothing_near_it() {
         for route in &ROUTES {
-            if route.prefix().is_some() {
-                assert_eq!(
-                    find(route.path),
-                    Some((route.id, &route.path[route.prefix().unwrap().len()..]))
-                );
+            if let Some(prefix) = route.prefix() {
+                let param = &route.path[prefix.len()..route.path.len() - route.suffix().len()];
+                assert_eq!(find(route.path), Some((route.id, param)));
                 continue;
             }
             assert_eq!(find(route.path), Some((route.id, "")));
@@ -458,5 +483,35 @@ mod tests {
         assert_eq!(find("/api/v1/registrars/"), None);
         assert_eq!(find("/registrars/"), None);
         assert_eq!(find("/api/v1/overview/tld/"), None);
+    }
+
+    #[test]
+    fn a_parameter_inside_the_path_takes_one_segment() {
+        assert_eq!(
+            find("/api/v1/client/domains/example.com/rdap"),
+            Some((RouteId::DomainRdap, "example.com"))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/b%C3%BCcher.de/status"),
+            Some((RouteId::DomainStatus, "b%C3%BCcher.de"))
+        );
+        // The static routes under the same prefix keep their paths.
+        assert_eq!(
+            find("/api/v1/client/domains/lookup"),
+            Some((RouteId::DomainsLookup, ""))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/search"),
+            Some((RouteId::DomainsSearch, ""))
+        );
+        for bad in [
+            "/api/v1/client/domains//rdap",
+            "/api/v1/client/domains/a/b/rdap",
+            "/api/v1/client/domains/example.com/rdap/",
+            "/api/v1/client/domains/example.com/whois",
+            "/api/v1/client/domains/example.com",
+        ] {
+            assert_eq!(find(bad), None, "{bad}");
+        }
     }
 }

@@ -163,6 +163,9 @@ pub struct Options {
     /// Data directory: when given, the server keeps the price-change event log there
     /// (with the manual clock) and serves the event endpoints.
     pub data_dir: Option<PathBuf>,
+    /// Live lookups (`serve --live`): when given, the server makes them with this
+    /// configuration.
+    pub live: Option<tldsnap::live::Config>,
 }
 
 impl Options {
@@ -179,6 +182,7 @@ impl Options {
             },
             server: server::Config::default(),
             data_dir: None,
+            live: None,
         }
     }
 }
@@ -236,8 +240,14 @@ impl Server {
                     .unwrap(),
                 );
                 let state = State::new(store, access, opts.config);
-                let state = Arc::new(match events {
+                let state = match events {
                     Some(log) => state.with_events(log),
+                    None => state,
+                };
+                let state = Arc::new(match opts.live {
+                    Some(config) => {
+                        state.with_live(Arc::new(tldsnap::live::Live::new(config).unwrap()))
+                    }
                     None => state,
                 });
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

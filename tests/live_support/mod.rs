@@ -186,6 +186,35 @@ impl Upstreams {
         .to_string()
     }
 
+    /// The configuration a server gets from `--live --rdap-bootstrap`, `--tls-roots`,
+    /// `--allow-private-targets` and the WHOIS flags pointing at these upstreams, with
+    /// limits lifted (every test sends many lookups to one server) and timeouts short
+    /// enough for tests: 500 ms to the first byte, 1 s a request, 2 s a lookup.
+    pub fn config(&self) -> tldsnap::live::Config {
+        use tldsnap::live::{Bootstrap, Config, https::Timeouts, limits::Limits};
+        let mut config =
+            Config::new(Bootstrap::from_dns_json(&self.bootstrap_json(), "test").unwrap());
+        config.whois_referral = format!("127.0.0.1:{}", self.whois.port());
+        config.whois_port = self.whois.port();
+        config.tls_roots = Some(vec![self.ca.der.clone()]);
+        config.allow_private_targets = true;
+        config.limits = Limits {
+            concurrency: 8,
+            rate_per_second: 1000,
+            burst: 1000,
+            breaker_failures: 1000,
+            ..Limits::default()
+        };
+        config.timeouts = Timeouts {
+            connect: Duration::from_secs(1),
+            tls: Duration::from_secs(1),
+            first_byte: Duration::from_millis(500),
+            whole: Duration::from_secs(1),
+        };
+        config.budget = Duration::from_secs(2);
+        config
+    }
+
     /// Requests the RDAP servers received for `path` (`/rdap/domain/taken.lvt`).
     pub fn hits(&self, path: &str) -> usize {
         self.hits.lock().unwrap().get(path).copied().unwrap_or(0)

@@ -13,8 +13,13 @@ the document allows is still refused with a 400 that is right:
   place to resume from; one past the last id, or before the retention, is 410
   `cursor_expired` (tests/http_events.rs).
 
+A fourth: a `{domain}` that is a public suffix alone (`co.uk`, `a.ck` under the PSL's
+`*.ck`) is a 400 `invalid_parameter`, and which names are suffixes is the Public Suffix
+List's to say, not a pattern's.
+
 For the cases schemathesis generates as *valid* (positive mode) this hook makes them
-valid for those rules too: `at` is moved back to the data date, `from` and `to` are
+valid for those rules too: a `{domain}` gets a `www.` label in front (a name under any
+suffix), `at` is moved back to the data date, `from` and `to` are
 swapped, an event `after` becomes 0, and a made-up cursor is dropped (the stateful paging of real cursors is tested
 by tests/http_api.rs). Negative cases are sent as generated, so every malformed value
 is still checked for its 400. That these three rules answer 400 is tested in
@@ -26,8 +31,8 @@ A TLD name or a searched name may be written in Unicode: the server takes every 
 that IDNA (UTS 46) maps, in any script, and no regular expression can list those. The
 document's patterns name the letters that are always valid (Latin-1, Cyrillic, CJK), so
 a negative case drawn from other Unicode letters may be a name the server rightly
-answers. In negative cases, a name value (`tlds` items, the path's `{tld}`, the search's
-`q`) that holds a character outside ASCII gets a `!` appended: still outside the
+answers. In negative cases, a name value (`tlds` items, the path's `{tld}` and
+`{domain}`, the search's `q`) that holds a character outside ASCII gets a `!` appended: still outside the
 pattern, and certainly not a name, so the server must refuse it. Every other negative
 value is sent as generated.
 """
@@ -43,6 +48,7 @@ DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 NAME_PARAMETERS = ("tlds", "q")
+PATH_NAME_PARAMETERS = ("tld", "domain")
 
 
 def _mode(case):
@@ -62,13 +68,19 @@ def _not_a_name(value):
 def before_call(ctx, case, **kwargs):
     mode = _mode(case)
     if mode == GenerationMode.NEGATIVE:
-        if case.path_parameters and "tld" in case.path_parameters:
-            case.path_parameters["tld"] = _not_a_name(case.path_parameters["tld"])
+        for name in PATH_NAME_PARAMETERS:
+            if case.path_parameters and name in case.path_parameters:
+                case.path_parameters[name] = _not_a_name(case.path_parameters[name])
         if case.query:
             for name in NAME_PARAMETERS:
                 if name in case.query and not (name == "q" and "domains/search" not in case.operation.path):
                     case.query[name] = _not_a_name(case.query[name])
         return
+    domain = (case.path_parameters or {}).get("domain")
+    # Only while the name stays short: a name over 253 characters (in its xn-- form,
+    # longer than the Unicode one) is a 400 of its own.
+    if mode == GenerationMode.POSITIVE and isinstance(domain, str) and len(domain) <= 120:
+        case.path_parameters["domain"] = "www." + domain
     query = case.query
     if not query or mode != GenerationMode.POSITIVE:
         return
