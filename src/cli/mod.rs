@@ -8,6 +8,7 @@ mod diff;
 mod import;
 mod inspect;
 mod keys;
+mod publish;
 mod query;
 mod serve;
 
@@ -28,6 +29,8 @@ enum Command {
     Import(import::Args),
     /// Price source directory -> snapshot file.
     Build(build::Args),
+    /// Publish a snapshot file to object storage (s3://) for replicas that follow it.
+    Publish(publish::Args),
     /// Print a snapshot's header, counts and per-registrar coverage.
     Inspect(inspect::Args),
     /// List the price-change events between two snapshots.
@@ -36,7 +39,9 @@ enum Command {
     #[command(subcommand)]
     Query(query::Command),
     /// Run the HTTP service.
-    Serve(serve::Args),
+    // Boxed: the serve flags (snapshot source, webhooks, live lookups) make it by far the
+    // largest variant.
+    Serve(Box<serve::Args>),
     /// Manage API keys.
     #[command(subcommand)]
     Keys(keys::Command),
@@ -49,10 +54,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Import(args) => import::run(args),
         Command::Build(args) => build::run(args),
+        Command::Publish(args) => publish::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Query(cmd) => query::run(cmd),
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Keys(cmd) => keys::run(cmd),
         Command::Audit(args) => audit::run(args),
     }
