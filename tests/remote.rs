@@ -46,6 +46,25 @@ fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
 
+/// Publishes `snapshot` with the binary, then waits (bounded) until `serve` serves it
+/// and reports itself synced.
+fn publish_and_wait(serve: &Serve, env: &[(String, String)], snapshot: &Path) {
+    ok(&tldsnap(env, &["publish", p(snapshot), "s3://snaps/prod/"]));
+    wait_serving(serve, snapshot);
+}
+
+/// Waits (bounded) until `serve` serves `snapshot` and reports itself synced.
+fn wait_serving(serve: &Serve, snapshot: &Path) {
+    let hash = hash_of(snapshot);
+    assert!(
+        eventually(30, || serve.hash().as_deref() == Some(hash.as_str())),
+        "never served {}: {}",
+        snapshot.display(),
+        serve.log()
+    );
+    assert!(eventually(30, || serve.state().as_deref() == Some("synced")));
+}
+
 #[test]
 fn publish_refuses_what_is_not_a_snapshot_and_writes_the_pointer_last() {
     let Some(moto) = Moto::start("publish") else {
@@ -213,12 +232,7 @@ fn a_replica_serves_from_s3_follows_the_pointer_and_refuses_a_corrupt_object() {
         ],
         dir.0.join("serve.log"),
     );
-    assert!(
-        eventually(30, || serve.hash().as_deref() == Some(hash_of(&a).as_str())),
-        "never served A: {}",
-        serve.log()
-    );
-    assert!(eventually(30, || serve.state().as_deref() == Some("synced")));
+    wait_serving(&serve, &a);
     let ready = serve.ready().expect("ready");
     assert_eq!(ready["source"]["url"], "s3://snaps/prod/");
     assert_eq!(
@@ -231,12 +245,7 @@ fn a_replica_serves_from_s3_follows_the_pointer_and_refuses_a_corrupt_object() {
     assert!(body.contains("9.99"), "{body}");
 
     // A new publish is served within a few polls; the answer changes with it.
-    ok(&tldsnap(&env, &["publish", p(&b), "s3://snaps/prod/"]));
-    assert!(
-        eventually(30, || serve.hash().as_deref() == Some(hash_of(&b).as_str())),
-        "never served B: {}",
-        serve.log()
-    );
+    publish_and_wait(&serve, &env, &b);
     let (_, body) = serve.get(cheapest).expect("answer");
     assert!(body.contains("9.98"), "{body}");
     assert_eq!(
@@ -319,13 +328,7 @@ fn a_replica_serves_from_s3_follows_the_pointer_and_refuses_a_corrupt_object() {
 
     // Publishing a good snapshot again heals it.
     let c = snapshot(&dir.0, "c.snap", price("9.97"));
-    ok(&tldsnap(&env, &["publish", p(&c), "s3://snaps/prod/"]));
-    assert!(
-        eventually(30, || serve.hash().as_deref() == Some(hash_of(&c).as_str())),
-        "never served C: {}",
-        serve.log()
-    );
-    assert!(eventually(30, || serve.state().as_deref() == Some("synced")));
+    publish_and_wait(&serve, &env, &c);
     serve.terminate();
 }
 
@@ -396,16 +399,7 @@ fn the_store_down_at_start_with_a_cached_copy_serves_it_and_catches_up() {
     // Back (empty, as moto keeps nothing), with a new publish: the replica catches up.
     moto.restart();
     moto.create_bucket("snaps");
-    ok(&tldsnap(
-        &moto.env(),
-        &["publish", p(&b), "s3://snaps/prod/"],
-    ));
-    assert!(
-        eventually(30, || serve.hash().as_deref() == Some(hash_of(&b).as_str())),
-        "never served B: {}",
-        serve.log()
-    );
-    assert!(eventually(30, || serve.state().as_deref() == Some("synced")));
+    publish_and_wait(&serve, &moto.env(), &b);
     assert!(serve.ready().expect("ready")["source"]["last_error"].is_null());
     serve.terminate();
 }
@@ -455,22 +449,22 @@ fn the_store_down_at_start_without_a_cache_is_not_ready_until_it_is_back() {
     moto.restart();
     moto.create_bucket("snaps");
     let a = snapshot(&dir.0, "a.snap", |s| s.to_owned());
-    ok(&tldsnap(
-        &moto.env(),
-        &["publish", p(&a), "s3://snaps/prod/"],
-    ));
-    assert!(
-        eventually(30, || serve.hash().as_deref() == Some(hash_of(&a).as_str())),
-        "never became ready: {}",
-        serve.log()
-    );
-    assert!(eventually(30, || serve.state().as_deref() == Some("synced")));
-    // Without --watch, a later publish is not followed (SIGHUP would poll once).
+    publish_and_wait(&serve, &moto.env(), &a);
+    // Without --watch, the poller has stopped: no poll in three intervals, and a new
+    // publish is only taken on SIGHUP.
     let polls = serve.metric("tldsnap_remote_polls_total{result=\"success\"}");
     std::thread::sleep(std::time::Duration::from_millis(600));
     assert_eq!(
         serve.metric("tldsnap_remote_polls_total{result=\"success\"}"),
         polls
     );
+    let b = snapshot(&dir.0, "b.snap", price("9.98"));
+    ok(&tldsnap(
+        &moto.env(),
+        &["publish", p(&b), "s3://snaps/prod/"],
+    ));
+    assert_eq!(serve.hash(), Some(hash_of(&a)));
+    serve.signal("HUP");
+    wait_serving(&serve, &b);
     serve.terminate();
 }

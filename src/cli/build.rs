@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::CliError;
-use tldsnap::build::{BuildOptions, build, build_dir};
+use tldsnap::build::{BuildOptions, BuildReport, build, build_dir};
 use tldsnap::remote::{self, Location};
 
 /// Arguments of `tldsnap build`.
@@ -37,22 +37,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let location = Location::parse(url)?;
         let source = tldsnap::source::read_dir(&args.input)?;
         let (bytes, report) = build(&source, &opts)?;
-        println!(
-            "built {} TLDs, {} registrars, {} offers ({} sellers), {} history changes, {} bytes, hash {}",
-            report.tlds,
-            report.registrars,
-            report.offers,
-            report.sellers,
-            report.changes,
-            report.bytes,
-            report.hash_hex
-        );
+        println!("built {}", summary(&report));
         return super::publish::publish(location, bytes);
     }
     let report = build_dir(&args.input, &args.output, &opts)?;
-    println!(
-        "built {}: {} TLDs, {} registrars, {} offers ({} sellers), {} history changes, {} bytes, hash {}",
-        args.output.display(),
+    println!("built {}: {}", args.output.display(), summary(&report));
+    Ok(())
+}
+
+fn summary(report: &BuildReport) -> String {
+    format!(
+        "{} TLDs, {} registrars, {} offers ({} sellers), {} history changes, {} bytes, hash {}",
         report.tlds,
         report.registrars,
         report.offers,
@@ -60,6 +55,5 @@ pub fn run(args: Args) -> Result<(), CliError> {
         report.changes,
         report.bytes,
         report.hash_hex
-    );
-    Ok(())
+    )
 }

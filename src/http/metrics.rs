@@ -141,17 +141,12 @@ pub fn render_remote(out: &mut String, facts: &RemoteFacts<'_>) {
             i64::from(*state == facts.state)
         );
     }
-    out.push_str("# HELP tldsnap_remote_polls_total Polls of the snapshot pointer in object storage, by result.\n");
-    out.push_str("# TYPE tldsnap_remote_polls_total counter\n");
-    let _ = writeln!(
+    by_result(
         out,
-        "tldsnap_remote_polls_total{{result=\"success\"}} {}",
-        facts.polls_ok
-    );
-    let _ = writeln!(
-        out,
-        "tldsnap_remote_polls_total{{result=\"failure\"}} {}",
-        facts.polls_failed
+        "remote_polls_total",
+        "Polls of the snapshot pointer in object storage, by result.",
+        facts.polls_ok,
+        facts.polls_failed,
     );
     gauge_f(
         out,
@@ -435,20 +430,25 @@ impl Metrics {
                 s.offers as i64,
             );
         }
-        out.push_str("# HELP tldsnap_snapshot_reloads_total Snapshot reloads, by result; a failure keeps the old snapshot.\n");
-        out.push_str("# TYPE tldsnap_snapshot_reloads_total counter\n");
-        let _ = writeln!(
-            out,
-            "tldsnap_snapshot_reloads_total{{result=\"success\"}} {}",
-            reloads.successes
-        );
-        let _ = writeln!(
-            out,
-            "tldsnap_snapshot_reloads_total{{result=\"failure\"}} {}",
-            reloads.failures
+        by_result(
+            &mut out,
+            "snapshot_reloads_total",
+            "Snapshot reloads, by result; a failure keeps the old snapshot.",
+            reloads.successes,
+            reloads.failures,
         );
         out
     }
+}
+
+/// A counter with a `result` label, `success` and `failure`.
+fn by_result(out: &mut String, name: &str, help: &str, successes: u64, failures: u64) {
+    let _ = write!(
+        out,
+        "# HELP tldsnap_{name} {help}\n# TYPE tldsnap_{name} counter\n\
+         tldsnap_{name}{{result=\"success\"}} {successes}\n\
+         tldsnap_{name}{{result=\"failure\"}} {failures}\n"
+    );
 }
 
 fn gauge(out: &mut String, name: &str, help: &str, value: i64) {

@@ -352,16 +352,20 @@ fn a_replica_follows_the_pointer_and_refuses_a_corrupt_object() {
     assert!(matches!(err, RemoteError::NoPointer(_)), "{err}");
     assert_eq!(status.view(store.is_ready()).state, SyncState::Waiting);
 
-    rt.block_on(remote.publish(a.clone(), 1_000))
-        .expect("published");
-    assert!(matches!(
-        rt.block_on(replica.poll()),
-        Ok(Polled::Swapped(_))
-    ));
-    assert_eq!(
-        store.load().expect("served").snapshot.header().hash_hex(),
-        hash_of(&a)
-    );
+    // Publish, poll: swapped in and served.
+    let publish_and_poll = |bytes: &[u8], at: i64| {
+        rt.block_on(remote.publish(bytes.to_vec(), at))
+            .expect("published");
+        assert!(matches!(
+            rt.block_on(replica.poll()),
+            Ok(Polled::Swapped(_))
+        ));
+        assert_eq!(
+            store.load().expect("served").snapshot.header().hash_hex(),
+            hash_of(bytes)
+        );
+    };
+    publish_and_poll(&a, 1_000);
     assert_eq!(std::fs::read(dir.0.join(CACHE_FILE)).expect("cached"), a);
     assert!(matches!(
         rt.block_on(replica.poll()),
@@ -372,16 +376,7 @@ fn a_replica_follows_the_pointer_and_refuses_a_corrupt_object() {
     assert_eq!((view.polls_ok, view.polls_failed), (2, 1));
     assert_eq!(view.served_published_ms, Some(1_000));
 
-    rt.block_on(remote.publish(b.clone(), 2_000))
-        .expect("published");
-    assert!(matches!(
-        rt.block_on(replica.poll()),
-        Ok(Polled::Swapped(_))
-    ));
-    assert_eq!(
-        store.load().expect("served").snapshot.header().hash_hex(),
-        hash_of(&b)
-    );
+    publish_and_poll(&b, 2_000);
     assert_eq!(store.reload_successes(), 2);
 
     // A pointer to an object whose bytes were flipped after the hash was taken, then

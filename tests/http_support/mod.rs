@@ -843,10 +843,12 @@ impl Binary {
         bin
     }
 
-    /// The next stderr line containing `needle` (10 s at most).
+    /// The next stderr line containing `needle` (60 s at most: a guard against a hang,
+    /// not a timing check; a debug build starting on the embedded data on a loaded 2-core
+    /// machine has taken over 10 s).
     pub fn wait_for(&mut self, needle: &str) -> String {
         loop {
-            match self.lines.recv_timeout(Duration::from_secs(10)) {
+            match self.lines.recv_timeout(Duration::from_secs(60)) {
                 Ok(line) => {
                     self.log.push(line.clone());
                     if line.contains(needle) {

@@ -287,13 +287,18 @@ impl Serve {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// SIGTERM, and the process must exit 0.
-    pub fn terminate(mut self) {
+    /// Sends a signal (`HUP`, `TERM`) with kill(1).
+    pub fn signal(&self, sig: &str) {
         let ok = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args([&format!("-{sig}"), &self.child.id().to_string()])
             .status()
             .expect("kill");
         assert!(ok.success());
+    }
+
+    /// SIGTERM, and the process must exit 0.
+    pub fn terminate(mut self) {
+        self.signal("TERM");
         let status = self.child.wait().expect("wait");
         assert!(status.success(), "clean shutdown exits 0, got {status}");
     }
