@@ -27,6 +27,7 @@
 //! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`], [`remote`] | compile, open, answer, swap; snapshots in object storage |
+//! | live | [`live`] | registration data, status, DNS, TLS and availability asked of upstreams at request time |
 //! | service | [`access`], [`events`], [`webhooks`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; their signed delivery to subscribers; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
@@ -41,6 +42,7 @@ pub mod files;
 pub mod http;
 pub mod import;
 pub mod json;
+pub mod live;
 pub mod net;
 pub mod price;
 pub mod query;

@@ -470,6 +470,7 @@ fn catalogue(key: &str) -> Vec<(String, Vec<u8>, Expect)> {
         FourxxOrClose,
     );
     domain_endpoints(key, &mut add);
+    live_endpoints(key, &mut add);
 
     // The event endpoints: parameters are checked before the plan, so the test key
     // (whose plan has no events) still gets each parameter's 400.
@@ -1086,6 +1087,60 @@ fn domain_endpoints(key: &str, add: &mut impl FnMut(&str, Vec<u8>, Expect)) {
     ] {
         add(name, get_key(&format!("{SEARCH}{q}"), key), e);
     }
+}
+
+/// The live lookups' `{domain}` (issue 15): every malformed name is a 400 naming
+/// `domain` before any plan or upstream is consulted; a well-formed one on this server,
+/// which makes no live lookups, is 404 `live_unavailable` (or the plan's 403).
+fn live_endpoints(key: &str, add: &mut impl FnMut(&str, Vec<u8>, Expect)) {
+    const BAD: Expect = Problem(400, "invalid_parameter");
+    let long = "a".repeat(300);
+    for (name, domain, e) in [
+        ("domain suffix only", "co.uk", BAD),
+        ("domain one label", "com", BAD),
+        ("domain empty label", "a..com", BAD),
+        ("domain leading hyphen", "-a.com", BAD),
+        ("domain bad escape", "a%zz.com", BAD),
+        ("domain not UTF-8", "%ff.com", BAD),
+        ("domain NUL", "a%00.com", BAD),
+        ("domain space", "a%20b.com", BAD),
+        ("domain underscore", "a_b.com", BAD),
+        ("domain bidi override", "a%E2%80%AEb.com", BAD),
+        ("domain over 253", &format!("{long}.com"), BAD),
+        ("domain label over 63", &format!("{}.com", &long[..64]), BAD),
+        ("domain URL", "https%3A%2F%2Fexample.com", BAD),
+        ("domain with port", "example.com%3A443", BAD),
+        ("domain IP address", "127.0.0.1", BAD),
+        (
+            "domain well formed",
+            "example.com",
+            Problem(404, "live_unavailable"),
+        ),
+        (
+            "domain Unicode",
+            "b%C3%BCcher.de",
+            Problem(404, "live_unavailable"),
+        ),
+    ] {
+        add(
+            &format!("status: {name}"),
+            get_key(&format!("/api/v1/client/domains/{domain}/status"), key),
+            e,
+        );
+    }
+    add(
+        "rdap not in the plan",
+        get_key("/api/v1/client/domains/example.com/rdap", key),
+        Problem(403, "lookup_not_in_plan"),
+    );
+    add(
+        "rdap POST",
+        format!(
+            "POST /api/v1/client/domains/example.com/rdap HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .into_bytes(),
+        Problem(405, "method_not_allowed"),
+    );
 }
 
 #[test]

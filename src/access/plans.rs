@@ -12,6 +12,11 @@
 //! paid plan has them. "webhooks" is how many webhook subscriptions a key may have: the
 //! server does the delivering, retrying and keeping of state, so it starts at Pro.
 //!
+//! Live lookups (`docs/LIVE.md`) and their credits per lookup ([`LiveCosts`]): free has
+//! availability (1 per name) and status (1); basic, pro and enterprise have every lookup:
+//! availability 1 per name, status 1, DNS 1, registration data (RDAP/WHOIS) 2 and the TLS
+//! certificate 2 — the two that ask a third party's server the most.
+//!
 //! `public` is the plan of unauthenticated calls to the public variants. An operator may
 //! override any plan, or add one, with a JSON plans file ([`Plans::load`]).
 
@@ -61,6 +66,81 @@ pub struct Plan {
     pub events: bool,
     /// Most webhook subscriptions per key: `Some(0)` none, `None` unlimited.
     pub webhooks: Option<u32>,
+    /// The live lookups the plan may make and their credits (`docs/LIVE.md`).
+    pub live: LiveCosts,
+}
+
+/// A kind of live lookup (`docs/LIVE.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// Availability, single or bulk (cost per name).
+    Availability,
+    /// Registration data (RDAP, WHOIS).
+    Rdap,
+    /// EPP status codes and their meaning.
+    Status,
+    /// DNS records.
+    Dns,
+    /// The TLS certificate of `https://{domain}`.
+    Tls,
+}
+
+impl Lookup {
+    /// Every kind, in the order the plans file and the docs list them.
+    pub const ALL: [Lookup; 5] = [
+        Lookup::Availability,
+        Lookup::Rdap,
+        Lookup::Status,
+        Lookup::Dns,
+        Lookup::Tls,
+    ];
+
+    /// The kind's name in the plans file and in problems.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lookup::Availability => "availability",
+            Lookup::Rdap => "rdap",
+            Lookup::Status => "status",
+            Lookup::Dns => "dns",
+            Lookup::Tls => "tls",
+        }
+    }
+}
+
+/// The live lookups a plan may make, with the credits each costs (availability: per
+/// name); `None` for a kind the plan does not include.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveCosts {
+    costs: [Option<u32>; 5],
+}
+
+impl LiveCosts {
+    /// The credits `lookup` costs, or `None` when the plan does not include it.
+    pub fn cost(&self, lookup: Lookup) -> Option<u32> {
+        self.costs[lookup as usize]
+    }
+
+    /// These costs with `lookup` costing `credits` (`None`: not included).
+    pub fn with(mut self, lookup: Lookup, credits: Option<u32>) -> LiveCosts {
+        self.costs[lookup as usize] = credits;
+        self
+    }
+}
+
+/// The live lookups of a plan the plans file does not say them for: the default plan
+/// of the same name's, else the free plan's.
+fn default_live(name: &str) -> LiveCosts {
+    let free = LiveCosts::default()
+        .with(Lookup::Availability, Some(1))
+        .with(Lookup::Status, Some(1));
+    match name {
+        "basic" | "pro" | "enterprise" => free
+            .with(Lookup::Rdap, Some(2))
+            .with(Lookup::Dns, Some(1))
+            .with(Lookup::Tls, Some(2)),
+        PUBLIC_PLAN => LiveCosts::default(),
+        _ => free,
+    }
 }
 
 /// The audit limit and daily searches of a plan the plans file does not give them for:
@@ -127,6 +207,7 @@ impl Plan {
             audit_limit,
             searches_per_day,
             events: default_events(name),
+            live: default_live(name),
             webhooks: default_webhooks(name),
         }
     }
@@ -164,7 +245,7 @@ impl Default for Plans {
     }
 }
 
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 10] = [
     "credits_per_month",
     "rate_per_second",
     "burst",
@@ -173,11 +254,21 @@ const FIELDS: [&str; 9] = [
     "audit_limit",
     "searches_per_day",
     "events",
+    "live",
     "webhooks",
 ];
 
 /// The fields a plan in a plans file may leave out (files written before issue 13).
-const OPTIONAL_FIELDS: [&str; 4] = ["audit_limit", "searches_per_day", "events", "webhooks"];
+const OPTIONAL_FIELDS: [&str; 5] = [
+    "audit_limit",
+    "searches_per_day",
+    "events",
+    "live",
+    "webhooks",
+];
+
+/// Most credits one live lookup may cost.
+const MAX_LOOKUP_CREDITS: u64 = 1_000;
 
 impl Plans {
     /// The default plans with the plans named in the JSON file at `path` replaced (or
@@ -244,6 +335,18 @@ impl Plans {
         v
     }
 
+    /// The plans (not `public`) that include the live lookup `lookup`, sorted.
+    pub fn including(&self, lookup: Lookup) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .by_name
+            .values()
+            .filter(|p| p.live.cost(lookup).is_some() && p.name != PUBLIC_PLAN)
+            .map(|p| p.name.clone())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     /// The `public` plan (always present: a plans file may change it but not remove it).
     pub fn public(&self) -> Arc<Plan> {
         match self.by_name.get(PUBLIC_PLAN) {
@@ -287,6 +390,10 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         None => default_events(name),
         Some(serde_json::Value::Bool(b)) => *b,
         Some(_) => return Err("field \"events\" must be true or false".into()),
+    };
+    let live = match obj.get("live") {
+        None => default_live(name),
+        Some(v) => parse_live(v)?,
     };
     let webhooks = match obj.get("webhooks") {
         None if events => default_webhooks(name),
@@ -363,8 +470,42 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         audit_limit,
         searches_per_day,
         events,
+        live,
         webhooks,
     })
+}
+
+/// `"live": {"availability": 1, "rdap": 2, ...}`: the lookups the plan includes and their
+/// credits; a kind left out, or `null`, is not included; `"live": null` includes none.
+fn parse_live(v: &serde_json::Value) -> Result<LiveCosts, String> {
+    let mut costs = LiveCosts::default();
+    let obj = match v {
+        serde_json::Value::Null => return Ok(costs),
+        serde_json::Value::Object(obj) => obj,
+        _ => {
+            return Err(
+                "field \"live\" must be an object of credits by lookup, e.g. {\"availability\": 1, \"rdap\": 2}, or null"
+                    .into(),
+            );
+        }
+    };
+    let names: Vec<&str> = Lookup::ALL.iter().map(|l| l.as_str()).collect();
+    for (key, value) in obj {
+        let Some(lookup) = Lookup::ALL.iter().find(|l| l.as_str() == key) else {
+            return Err(format!(
+                "\"live\" has an unknown lookup \"{key}\" (the lookups are {})",
+                names.join(", ")
+            ));
+        };
+        let credits = opt_uint(value, &format!("live.{key}"), MAX_LOOKUP_CREDITS)?;
+        if credits == Some(0) {
+            return Err(format!(
+                "\"live.{key}\" must be at least 1 (every answer costs a credit; null: not in the plan)"
+            ));
+        }
+        costs = costs.with(*lookup, credits.map(|c| c as u32));
+    }
+    Ok(costs)
 }
 
 fn opt_uint(v: &serde_json::Value, field: &str, max: u64) -> Result<Option<u64>, String> {
@@ -470,6 +611,47 @@ mod tests {
             (r#""webhooks": -1"#, "webhooks"),
             (r#""webhooks": true"#, "webhooks"),
             (r#""events": false, "webhooks": 2"#, "needs \"events\""),
+        ] {
+            let err = Plans::from_json(&format!(r#"{{"x": {{{old}, {patch}}}}}"#)).unwrap_err();
+            assert!(err.contains(want), "{patch}: {err}");
+        }
+    }
+
+    #[test]
+    fn live_lookups_and_their_costs() {
+        let p = Plans::default();
+        let free = p.get("free").unwrap().live;
+        assert_eq!(free.cost(Lookup::Availability), Some(1));
+        assert_eq!(free.cost(Lookup::Status), Some(1));
+        assert_eq!(free.cost(Lookup::Rdap), None);
+        assert_eq!(free.cost(Lookup::Tls), None);
+        let pro = p.get("pro").unwrap().live;
+        let costs: Vec<Option<u32>> = Lookup::ALL.iter().map(|l| pro.cost(*l)).collect();
+        assert_eq!(costs, [Some(1), Some(2), Some(1), Some(1), Some(2)]);
+        assert_eq!(p.public().live, LiveCosts::default());
+        assert_eq!(p.including(Lookup::Tls), ["basic", "enterprise", "pro"]);
+        assert_eq!(
+            p.including(Lookup::Status),
+            ["basic", "enterprise", "free", "pro"]
+        );
+        let old = r#""credits_per_month": 1, "rate_per_second": 1, "burst": 1, "tlds": "all", "registrar_list_limit": null"#;
+        let p = Plans::from_json(&format!(
+            r#"{{"pro": {{{old}, "live": {{"dns": 3, "tls": null}}}}, "trial": {{{old}}},
+                "basic": {{{old}, "live": null}}}}"#
+        ))
+        .unwrap();
+        let pro = p.get("pro").unwrap().live;
+        assert_eq!(pro.cost(Lookup::Dns), Some(3));
+        assert_eq!(pro.cost(Lookup::Tls), None);
+        assert_eq!(pro.cost(Lookup::Availability), None);
+        assert_eq!(p.get("trial").unwrap().live, default_live("free"));
+        assert_eq!(p.get("basic").unwrap().live, LiveCosts::default());
+        for (patch, want) in [
+            (r#""live": 3"#, "must be an object"),
+            (r#""live": {"whois": 1}"#, "unknown lookup \"whois\""),
+            (r#""live": {"dns": -1}"#, "live.dns"),
+            (r#""live": {"dns": 5000}"#, "live.dns"),
+            (r#""live": {"dns": 0}"#, "at least 1"),
         ] {
             let err = Plans::from_json(&format!(r#"{{"x": {{{old}, {patch}}}}}"#)).unwrap_err();
             assert!(err.contains(want), "{patch}: {err}");

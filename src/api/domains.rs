@@ -290,7 +290,8 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
     response
 }
 
-fn with_cost(mut response: HttpResponse, credits: u64) -> HttpResponse {
+/// `X-Credits-Cost` on a 200: what the answer cost.
+pub(super) fn with_cost(mut response: HttpResponse, credits: u64) -> HttpResponse {
     if response.status() == StatusCode::OK {
         response
             .headers_mut()

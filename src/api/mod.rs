@@ -21,6 +21,7 @@
 //! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //! | [`events`] | price-change events: polling and Server-Sent Events |
+//! | [`live`] | live domain data: registration data, status ([`crate::live`]) |
 //! | [`webhooks`] | webhook subscriptions: create, list, show, change, delete, test, rotate the secret |
 //! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
@@ -52,6 +53,7 @@ use crate::store::{Loaded, Store};
 pub mod catalogue;
 pub mod domains;
 pub mod events;
+pub mod live;
 pub mod ops;
 pub mod prices;
 pub mod webhooks;
@@ -153,6 +155,8 @@ pub struct State {
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
     /// The website's rendered pages.
     pub web: crate::web::Site,
+    /// The live lookups, when the server makes them (`serve --live`).
+    pub live: Option<Arc<crate::live::Live>>,
     /// How the replica stands with object storage, when it serves a snapshot from there
     /// (`serve --snapshot s3://…`): `/readyz` and `/metrics` report it.
     pub remote: Option<Arc<crate::remote::replica::Status>>,
@@ -173,8 +177,15 @@ impl State {
             streams_closing: tokio::sync::watch::Sender::new(false),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
             web: crate::web::Site::default(),
+            live: None,
             remote: None,
         }
+    }
+
+    /// The same state, answering the live lookups with `live`.
+    pub fn with_live(mut self, live: Arc<crate::live::Live>) -> State {
+        self.live = Some(live);
+        self
     }
 
     /// The same state, reporting how the replica stands with object storage.
@@ -373,6 +384,10 @@ async fn dispatch(
         RouteId::PortfolioAudit => return (Some(route), domains::audit(state, req, conn).await),
         RouteId::DomainsLookup => return (Some(route), domains::lookup(state, req, conn).await),
         RouteId::DomainsSearch => return (Some(route), domains::search(state, &req, conn).await),
+        RouteId::DomainRdap => return (Some(route), live::rdap(state, &req, segment, conn).await),
+        RouteId::DomainStatus => {
+            return (Some(route), live::status(state, &req, segment, conn).await);
+        }
         // The website's routes are answered above.
         RouteId::Home
         | RouteId::TldPage

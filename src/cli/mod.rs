@@ -39,7 +39,9 @@ enum Command {
     #[command(subcommand)]
     Query(query::Command),
     /// Run the HTTP service.
-    Serve(serve::Args),
+    // Boxed: the serve flags (snapshot source, webhooks, live lookups) make it by far the
+    // largest variant.
+    Serve(Box<serve::Args>),
     /// Manage API keys.
     #[command(subcommand)]
     Keys(keys::Command),
@@ -56,7 +58,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Inspect(args) => inspect::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Query(cmd) => query::run(cmd),
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Keys(cmd) => keys::run(cmd),
         Command::Audit(args) => audit::run(args),
     }

@@ -115,6 +115,89 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
+    #[command(flatten)]
+    live: LiveArgs,
+}
+
+/// The live lookups' flags (docs/LIVE.md).
+#[derive(clap::Args)]
+#[command(next_help_heading = "Live domain data (docs/LIVE.md)")]
+pub struct LiveArgs {
+    /// Answer the live endpoints (registration data, status) by asking registries
+    /// (RDAP, WHOIS). Without it they answer 404 live_unavailable and the server opens
+    /// no outbound connection.
+    #[arg(long)]
+    live: bool,
+    /// RDAP bootstrap in IANA's dns.json format (RFC 9224), instead of the IANA data
+    /// shipped in the binary (snapshots/tlds/root-zone-db.csv).
+    #[arg(long, value_name = "FILE", requires = "live")]
+    rdap_bootstrap: Option<PathBuf>,
+    /// The WHOIS server that names each TLD's WHOIS server (HOST or HOST:PORT).
+    #[arg(long, value_name = "HOST[:PORT]", requires = "live")]
+    whois_referral: Option<String>,
+    /// The port of the WHOIS servers it names.
+    #[arg(long, value_name = "PORT", requires = "live")]
+    whois_port: Option<u16>,
+    /// PEM file of the root certificates trusted for every TLS connection of the live
+    /// lookups, instead of Mozilla's roots (webpki-roots).
+    #[arg(long, value_name = "FILE", requires = "live")]
+    tls_roots: Option<PathBuf>,
+    /// Let the live lookups connect to loopback, private and link-local addresses (tests,
+    /// registries on your own network). Metadata addresses stay refused.
+    #[arg(long, requires = "live")]
+    allow_private_targets: bool,
+    /// Requests per second tldsnap sends to one upstream (a registry's RDAP or WHOIS
+    /// server), sustained.
+    #[arg(long, value_name = "N", requires = "live", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    upstream_rate: Option<u32>,
+    /// Requests tldsnap may send to one upstream at once after a quiet period.
+    #[arg(long, value_name = "N", requires = "live", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    upstream_burst: Option<u32>,
+    /// Requests in flight to one upstream at once.
+    #[arg(long, value_name = "N", requires = "live", value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    upstream_concurrency: Option<u32>,
+    /// Longest time one request spends on a live lookup, waits included, in
+    /// milliseconds (each step has its own shorter timeout).
+    #[arg(long, value_name = "MS", requires = "live", value_parser = clap::value_parser!(u64).range(100..=60_000))]
+    live_budget_ms: Option<u64>,
+}
+
+impl LiveArgs {
+    /// The live lookups these flags ask for (`None` without --live).
+    fn config(&self) -> Result<Option<tldsnap::live::Config>, CliError> {
+        use tldsnap::live::{Bootstrap, Config};
+        if !self.live {
+            return Ok(None);
+        }
+        let bootstrap = match &self.rdap_bootstrap {
+            Some(path) => Bootstrap::load(path)?,
+            None => Bootstrap::shipped(),
+        };
+        let mut config = Config::new(bootstrap);
+        if let Some(referral) = &self.whois_referral {
+            config.whois_referral = referral.clone();
+        }
+        if let Some(port) = self.whois_port {
+            config.whois_port = port;
+        }
+        if let Some(path) = &self.tls_roots {
+            config.tls_roots = Some(tldsnap::live::https::read_roots(path)?);
+        }
+        config.allow_private_targets = self.allow_private_targets;
+        if let Some(rate) = self.upstream_rate {
+            config.limits.rate_per_second = rate;
+        }
+        if let Some(burst) = self.upstream_burst {
+            config.limits.burst = burst;
+        }
+        if let Some(n) = self.upstream_concurrency {
+            config.limits.concurrency = n as usize;
+        }
+        if let Some(ms) = self.live_budget_ms {
+            config.budget = Duration::from_millis(ms);
+        }
+        Ok(Some(config))
+    }
 }
 
 /// Runs the service until SIGTERM or SIGINT.
@@ -146,6 +229,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
 }
 
 async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
+    let live = match args.live.config()? {
+        Some(config) => {
+            eprintln!(
+                "tldsnap: live lookups on: RDAP bootstrap {} ({} suffixes), WHOIS referral {}{}",
+                config.bootstrap.source(),
+                config.bootstrap.len(),
+                config.whois_referral,
+                if config.allow_private_targets {
+                    ", private targets allowed"
+                } else {
+                    ""
+                }
+            );
+            Some(Arc::new(tldsnap::live::Live::new(config)?))
+        }
+        None => None,
+    };
     let plans = match &args.plans {
         Some(path) => Plans::load(path)?,
         None => Plans::default(),
@@ -302,6 +402,10 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     };
     let state = match &hooks {
         Some(hooks) => state.with_webhooks(Arc::clone(hooks)),
+        None => state,
+    };
+    let state = match live {
+        Some(live) => state.with_live(live),
         None => state,
     };
     let state = Arc::new(match &remote {

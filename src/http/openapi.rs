@@ -332,6 +332,7 @@ fn operation(id: RouteId) -> Value {
                 "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
             }
         }),
+        RouteId::DomainRdap | RouteId::DomainStatus => live_operation(id),
         RouteId::OpenApi => json!({
             "operationId": "openapi",
             "summary": "This document",
@@ -425,6 +426,93 @@ fn operation(id: RouteId) -> Value {
         }),
     );
     op
+}
+
+/// A live lookup of one domain (issue 15, docs/LIVE.md).
+fn live_operation(id: RouteId) -> Value {
+    let (operation_id, summary, description, schema) = match id {
+        RouteId::DomainRdap => (
+            "domainRdap",
+            "Registration data of a domain (live)",
+            "What the domain's registry publishes: registrar, created, updated and expiry dates, EPP status codes, name servers, DNSSEC, the registrant as published (redacted fields stay redacted; `redacted` lists them, RFC 9537). From the registry's RDAP server (RFC 9082/9083; IANA bootstrap, RFC 9224), or its WHOIS server (RFC 3912, named by IANA's) where the TLD has no RDAP: read into the same fields where the format allows, returned `raw` otherwise. A name the registry does not hold is `registered: false`. Subdomains are looked up as their registrable domain. Cached: minutes (a negative answer: less); `learnt_at` says when it was learnt.",
+            "RegistryAnswer",
+        ),
+        _ => (
+            "domainStatus",
+            "EPP status of a domain (live)",
+            "The domain's EPP status codes (RFC 5731, RFC 3915; RDAP's spelling mapped per RFC 8056) with their meaning, who sets each, and whether the domain is in a grace period, on hold or pending delete. Same source and cache as the registration data.",
+            "StatusAnswer",
+        ),
+    };
+    json!({
+        "operationId": operation_id,
+        "summary": summary,
+        "description": format!("{description} Credits per the plan (docs/LIVE.md; `X-Credits-Cost`); a failed lookup costs nothing. Upstream failures are problems naming the upstream, never a 5xx: 424 `upstream_timeout` / `upstream_error` (with `Retry-After` when the upstream or tldsnap's own pacing says when), 404 `no_rdap_service`. A server started without `--live` answers 404 `live_unavailable`."),
+        "security": [{ "apiKey": [] }],
+        "parameters": [ { "$ref": "#/components/parameters/domain" } ],
+        "responses": {
+            "200": {
+                "description": "The answer.",
+                "headers": { "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } },
+                "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } }
+            },
+            "400": { "$ref": "#/components/responses/BadRequest" },
+            "401": { "$ref": "#/components/responses/Unauthorized" },
+            "403": problem_response("The plan does not include this lookup (`lookup`, `plans_including`), or the name's suffix is outside the plan (`tlds`). No credit is spent.", &["lookup_not_in_plan", "tld_not_in_plan"], json!({})),
+            "404": problem_response("This server makes no live lookups, or no registration data service is known for the TLD (`tld`).", &["live_unavailable", "no_rdap_service", "not_found"], json!({})),
+            "424": { "$ref": "#/components/responses/UpstreamFailed" },
+            "429": { "$ref": "#/components/responses/TooManyRequests" }
+        }
+    })
+}
+
+/// The parameter, responses and schemas of the live lookups.
+fn live_components() -> Value {
+    let date_time = json!({ "type": ["string", "null"], "format": "date-time" });
+    let text = json!({ "type": ["string", "null"] });
+    json!({
+        "parameters": {
+            "domain": { "name": "domain", "in": "path", "required": true,
+                        "description": "A domain name (Unicode or xn--; a subdomain is looked up as its registrable domain). A public suffix alone (`co.uk`) is a 400.",
+                        "schema": { "type": "string", "minLength": 3, "maxLength": crate::tld::MAX_NAME_LEN, "pattern": format!("^{LABEL}(?:\\.{LABEL}){{1,4}}$"), "examples": ["example.com", "shop.example.co.uk", "bücher.de"] } }
+        },
+        "responses": {
+            "UpstreamFailed": problem_response("An upstream (`upstream`: registry, name server or web server) did not answer in time, answered with an error or garbage, could not be reached, or tldsnap holds back from it (its Retry-After, the circuit breaker, tldsnap's pace toward it). Nothing is known from it; no credit is spent.", &["upstream_timeout", "upstream_error"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
+        },
+        "schemas": {
+            "LiveSource": { "type": "object", "required": ["protocol", "server"], "properties": {
+                "protocol": { "enum": ["rdap", "whois"] },
+                "server": { "type": "string", "description": "The URL queried (RDAP) or the WHOIS server's host name." } } },
+            "Registration": { "type": "object", "required": ["domain", "statuses", "nameservers", "redacted"], "properties": {
+                "domain": { "type": "string" }, "handle": text.clone(),
+                "registrar": { "type": ["object", "null"], "properties": { "name": text.clone(), "iana_id": text.clone(), "abuse_email": text.clone() } },
+                "created": date_time.clone(), "updated": date_time.clone(), "expires": date_time.clone(),
+                "statuses": { "type": "array", "items": { "type": "string" }, "description": "EPP status codes (RDAP's spelling mapped per RFC 8056)." },
+                "nameservers": { "type": "array", "items": { "type": "string" } },
+                "dnssec": { "type": ["object", "null"], "properties": { "delegation_signed": { "type": "boolean" },
+                    "ds": { "type": "array", "items": { "type": "object", "properties": { "key_tag": { "type": "integer" }, "algorithm": { "type": "integer" }, "digest_type": { "type": "integer" }, "digest": { "type": "string" } } } } } },
+                "registrant": { "type": ["object", "null"], "description": "As published: redacted fields stay as the registry served them.", "properties": { "name": text.clone(), "organization": text.clone(), "country": text.clone(), "email": text.clone() } },
+                "redacted": { "type": "array", "items": { "type": "object", "required": ["field"], "properties": { "field": { "type": "string" }, "method": text.clone(), "reason": text.clone() } } } } },
+            "RegistryAnswer": { "type": "object", "required": ["domain", "registered", "reserved", "registration", "raw", "source", "learnt_at"], "properties": {
+                "domain": { "type": "string", "description": "The registrable domain, canonical." },
+                "registered": { "type": ["boolean", "null"], "description": "Whether the registry holds the name (reserved names too); null when its WHOIS answer was not recognised." },
+                "reserved": { "type": "boolean" },
+                "registration": { "oneOf": [ { "type": "null" }, { "$ref": "#/components/schemas/Registration" } ] },
+                "raw": { "type": ["string", "null"], "description": "The WHOIS answer as it came, when not recognised." },
+                "source": { "$ref": "#/components/schemas/LiveSource" },
+                "learnt_at": { "type": "string", "format": "date-time" } } },
+            "StatusAnswer": { "type": "object", "required": ["domain", "registered", "statuses", "grace_period", "on_hold", "pending_delete", "source", "learnt_at"], "properties": {
+                "domain": { "type": "string" },
+                "registered": { "type": ["boolean", "null"] },
+                "statuses": { "type": "array", "items": { "type": "object", "required": ["code"], "properties": {
+                    "code": { "type": "string" }, "meaning": text.clone(),
+                    "set_by": { "enum": ["registrar", "registry", null] },
+                    "state": { "enum": ["normal", "lock", "grace", "hold", "pending_delete", "pending", null] } } } },
+                "grace_period": { "type": "boolean" }, "on_hold": { "type": "boolean" }, "pending_delete": { "type": "boolean" },
+                "source": { "$ref": "#/components/schemas/LiveSource" },
+                "learnt_at": { "type": "string", "format": "date-time" } } }
+        }
+    })
 }
 
 /// The query parameters of both event endpoints.
@@ -650,7 +738,7 @@ fn components_base() -> Value {
             "X-Credits-Remaining": { "description": "API credits left this calendar month (UTC).", "schema": { "type": "integer" } },
             "Retry-After": { "description": "Seconds to wait before retrying.", "schema": { "type": "integer" } },
             "Allow": { "description": "The methods the path answers.", "schema": { "type": "string" } },
-            "X-Credits-Cost": { "description": "Credits this answer cost (audit: one per started 100 entries; other endpoints: 1).", "schema": { "type": "integer", "minimum": 1 } },
+            "X-Credits-Cost": { "description": "Credits this answer cost (audit: one per started 100 entries; live lookups: as the plan says, docs/LIVE.md; other endpoints: 1).", "schema": { "type": "integer", "minimum": 1 } },
             "Accept-Post": { "description": "The media types the endpoint takes.", "schema": { "type": "string" } }
         },
         "responses": {
@@ -679,7 +767,7 @@ fn components_base() -> Value {
                     "title": { "type": "string" },
                     "status": { "type": "integer" },
                     "detail": { "type": "string" },
-                    "code": { "type": "string", "enum": super::problem::CODES },
+                    "code": { "type": "string", "enum": super::problem::CODES.as_slice() },
                     "parameter": { "type": "string", "description": "The parameter at fault (400)." },
                     "value": { "type": "string", "description": "The value at fault, cut to 100 characters (400)." },
                     "max": { "type": "integer", "description": "Most values the parameter takes (too_many_values)." },
@@ -689,9 +777,14 @@ fn components_base() -> Value {
                     "plan": { "type": "string", "description": "The caller's plan (403)." },
                     "allow": { "type": "string", "description": "Methods answered (405)." },
                     "max_bytes": { "type": "integer", "description": "Size limit (414, 431)." },
-                    "retry_after": { "type": "integer", "description": "Seconds to wait (429)." },
+                    "retry_after": { "type": "integer", "description": "Seconds to wait (429; 424 when known)." },
                     "limit": { "type": "integer", "description": "The plan's audit limit (too_many_domains) or daily searches (daily_limit)." },
-                    "accept": { "type": "string", "description": "Media types taken (415)." }
+                    "accept": { "type": "string", "description": "Media types taken (415)." },
+                    "lookup": { "type": "string", "description": "The live lookup the plan does not include (403 lookup_not_in_plan)." },
+                    "plans_including": { "type": "array", "items": { "type": "string" }, "description": "The plans in force that include it (403 lookup_not_in_plan)." },
+                    "tld": { "type": "string", "description": "The TLD without a registration data service (404 no_rdap_service)." },
+                    "target": { "type": "string", "description": "The target tldsnap does not connect to (422 target_refused)." },
+                    "upstream": { "type": "string", "description": "The upstream that failed (424)." }
                 }
             },
             "CheapestEntryClient": {
@@ -800,6 +893,10 @@ fn components_base() -> Value {
     });
     merge(&mut c["schemas"], catalogue_schemas());
     merge(&mut c["schemas"], event_schemas());
+    let live = live_components();
+    for part in ["parameters", "responses", "schemas"] {
+        merge(&mut c[part], live[part].clone());
+    }
     merge(&mut c["schemas"], webhook_schemas());
     merge(
         &mut c["parameters"],

@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 const ECHO_MAX_CHARS: usize = 100;
 
 /// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 28] = [
+pub const CODES: [&str; 34] = [
     "missing_parameter",
     "invalid_parameter",
     "too_many_values",
@@ -61,6 +61,12 @@ pub const CODES: [&str; 28] = [
     "events_not_in_plan",
     "events_unavailable",
     "cursor_expired",
+    "lookup_not_in_plan",
+    "live_unavailable",
+    "no_rdap_service",
+    "target_refused",
+    "upstream_timeout",
+    "upstream_error",
     "webhooks_not_in_plan",
     "webhook_limit",
     "unknown_webhook",
@@ -208,6 +214,51 @@ pub enum Problem {
         /// The oldest event id still kept (the log's next id when none is kept).
         oldest: u64,
     },
+    /// 403 `lookup_not_in_plan`: a live lookup the caller's plan does not include.
+    LookupNotInPlan {
+        /// The lookup (`rdap`, `tls`, ...).
+        lookup: &'static str,
+        /// The caller's plan.
+        plan: String,
+        /// The plans in force that include it.
+        including: Vec<String>,
+    },
+    /// 404 `live_unavailable`: this server makes no live lookups (it was started
+    /// without `--live`).
+    LiveUnavailable,
+    /// 404 `no_rdap_service`: no registration data service is known for the TLD (no
+    /// RDAP server in the bootstrap data, and IANA names no WHOIS server).
+    NoRdapService {
+        /// The TLD.
+        tld: String,
+    },
+    /// 422 `target_refused`: the domain resolves to an address tldsnap does not connect
+    /// to (loopback, private, link-local, metadata, ...).
+    TargetRefused {
+        /// The target.
+        target: String,
+        /// Why, for a person.
+        reason: String,
+    },
+    /// 424 `upstream_timeout`: an upstream (registry, name server, web server) did not
+    /// answer within the lookup's time.
+    UpstreamTimeout {
+        /// The upstream.
+        upstream: String,
+        /// The step that ran out of time.
+        detail: String,
+    },
+    /// 424 `upstream_error`: an upstream answered with an error or garbage, could not
+    /// be reached, or tldsnap holds back from it (its `Retry-After`, the breaker, the
+    /// pace toward it).
+    UpstreamError {
+        /// The upstream.
+        upstream: String,
+        /// What went wrong, for a person.
+        detail: String,
+        /// When asking again makes sense, when known (also `Retry-After`).
+        retry_after_secs: Option<u64>,
+    },
     /// 403 `webhooks_not_in_plan`: the caller's plan has no webhook subscriptions.
     WebhooksNotInPlan {
         /// The caller's plan.
@@ -257,8 +308,14 @@ impl Problem {
             Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
             Problem::TldNotInPlan { .. }
             | Problem::EventsNotInPlan { .. }
+            | Problem::LookupNotInPlan { .. }
             | Problem::WebhooksNotInPlan { .. }
             | Problem::WebhookLimit { .. } => StatusCode::FORBIDDEN,
+            Problem::LiveUnavailable | Problem::NoRdapService { .. } => StatusCode::NOT_FOUND,
+            Problem::TargetRefused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Problem::UpstreamTimeout { .. } | Problem::UpstreamError { .. } => {
+                StatusCode::FAILED_DEPENDENCY
+            }
             Problem::CursorExpired { .. } => StatusCode::GONE,
             Problem::NotFound
             | Problem::UnknownTld { .. }
@@ -306,6 +363,12 @@ impl Problem {
             Problem::EventsNotInPlan { .. } => "events_not_in_plan",
             Problem::EventsUnavailable => "events_unavailable",
             Problem::CursorExpired { .. } => "cursor_expired",
+            Problem::LookupNotInPlan { .. } => "lookup_not_in_plan",
+            Problem::LiveUnavailable => "live_unavailable",
+            Problem::NoRdapService { .. } => "no_rdap_service",
+            Problem::TargetRefused { .. } => "target_refused",
+            Problem::UpstreamTimeout { .. } => "upstream_timeout",
+            Problem::UpstreamError { .. } => "upstream_error",
             Problem::WebhooksNotInPlan { .. } => "webhooks_not_in_plan",
             Problem::WebhookLimit { .. } => "webhook_limit",
             Problem::UnknownWebhook { .. } => "unknown_webhook",
@@ -342,6 +405,12 @@ impl Problem {
             Problem::EventsNotInPlan { .. } => "Events not in plan",
             Problem::EventsUnavailable => "Events unavailable",
             Problem::CursorExpired { .. } => "Cursor expired",
+            Problem::LookupNotInPlan { .. } => "Lookup not in plan",
+            Problem::LiveUnavailable => "Live lookups unavailable",
+            Problem::NoRdapService { .. } => "No registration data service",
+            Problem::TargetRefused { .. } => "Target refused",
+            Problem::UpstreamTimeout { .. } => "Upstream timeout",
+            Problem::UpstreamError { .. } => "Upstream error",
             Problem::WebhooksNotInPlan { .. } => "Webhooks not in plan",
             Problem::WebhookLimit { .. } => "Webhook limit reached",
             Problem::UnknownWebhook { .. } => "Unknown webhook",
@@ -458,6 +527,36 @@ impl Problem {
                  removed by the retention, or it is past the last event id; the oldest kept \
                  is {oldest}); start again from after=0 and reconcile with the prices endpoints"
             ),
+            Problem::LookupNotInPlan {
+                lookup,
+                plan,
+                including,
+            } => format!(
+                "the {plan} plan does not include {lookup} lookups; these plans do: {}",
+                if including.is_empty() {
+                    "none".to_owned()
+                } else {
+                    including.join(", ")
+                }
+            ),
+            Problem::LiveUnavailable => "this server makes no live lookups of registries, name \
+                servers or web servers (it was started without --live)"
+                .to_owned(),
+            Problem::NoRdapService { tld } => format!(
+                "no registration data service is known for .{tld}: IANA lists no RDAP server \
+                 for it and names no WHOIS server"
+            ),
+            Problem::TargetRefused { target, reason } => format!(
+                "{}: {reason}; tldsnap connects only to public addresses",
+                echo(target)
+            ),
+            Problem::UpstreamTimeout { upstream, detail } => format!(
+                "{upstream} did not answer in time ({detail}); nothing is known from it, \
+                 try again later"
+            ),
+            Problem::UpstreamError {
+                upstream, detail, ..
+            } => format!("{upstream}: {detail}"),
             Problem::WebhooksNotInPlan { plan } => format!(
                 "the {plan} plan does not include webhooks; the pro and enterprise plans do \
                  (polling and streaming are in every paid plan)"
@@ -585,6 +684,41 @@ impl Problem {
                 num("after", *after, &mut out);
                 num("oldest_id", *oldest, &mut out);
             }
+            Problem::LookupNotInPlan {
+                lookup,
+                plan,
+                including,
+            } => {
+                member("lookup", &mut out);
+                write_str(lookup, &mut out);
+                member("plan", &mut out);
+                write_str(plan, &mut out);
+                member("plans_including", &mut out);
+                write_list(including, &mut out);
+            }
+            Problem::NoRdapService { tld } => {
+                member("tld", &mut out);
+                write_str(tld, &mut out);
+            }
+            Problem::TargetRefused { target, .. } => {
+                member("target", &mut out);
+                write_str(&echo(target), &mut out);
+            }
+            Problem::UpstreamTimeout { upstream, .. } => {
+                member("upstream", &mut out);
+                write_str(upstream, &mut out);
+            }
+            Problem::UpstreamError {
+                upstream,
+                retry_after_secs,
+                ..
+            } => {
+                member("upstream", &mut out);
+                write_str(upstream, &mut out);
+                if let Some(secs) = retry_after_secs {
+                    num("retry_after", *secs, &mut out);
+                }
+            }
             Problem::WebhooksNotInPlan { plan } => {
                 member("plan", &mut out);
                 write_str(plan, &mut out);
@@ -600,6 +734,7 @@ impl Problem {
             }
             Problem::InvalidWebhookUrl { .. } | Problem::NotSaved { .. } => {}
             Problem::MissingApiKey
+            | Problem::LiveUnavailable
             | Problem::EventsUnavailable
             | Problem::InvalidApiKey
             | Problem::NotFound
@@ -642,6 +777,12 @@ impl Problem {
             | Problem::ServerBusy
             | Problem::NotSaved { .. } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            Problem::UpstreamError {
+                retry_after_secs: Some(secs),
+                ..
+            } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(*secs));
             }
             _ => {}
         }
@@ -842,6 +983,26 @@ mod tests {
                 after: 3,
                 oldest: 10,
             },
+            Problem::LookupNotInPlan {
+                lookup: "tls",
+                plan: "free".into(),
+                including: vec!["pro".into()],
+            },
+            Problem::LiveUnavailable,
+            Problem::NoRdapService { tld: "lvx".into() },
+            Problem::TargetRefused {
+                target: "intranet.example".into(),
+                reason: "it resolves to 10.0.0.1, a private address".into(),
+            },
+            Problem::UpstreamTimeout {
+                upstream: "rdap.verisign.com".into(),
+                detail: "first byte".into(),
+            },
+            Problem::UpstreamError {
+                upstream: "rdap.verisign.com".into(),
+                detail: "answered HTTP 429".into(),
+                retry_after_secs: Some(120),
+            },
             Problem::WebhooksNotInPlan {
                 plan: "basic".into(),
             },
@@ -922,6 +1083,14 @@ mod tests {
         assert_eq!(r.headers()[header::RETRY_AFTER], "7");
         let r = Problem::MethodNotAllowed { allow: "GET, HEAD" }.into_response();
         assert_eq!(r.headers()[header::ALLOW], "GET, HEAD");
+        let r = Problem::UpstreamError {
+            upstream: "rdap.test".into(),
+            detail: "x".into(),
+            retry_after_secs: Some(120),
+        }
+        .into_response();
+        assert_eq!(r.status(), 424);
+        assert_eq!(r.headers()[header::RETRY_AFTER], "120");
     }
 
     #[test]

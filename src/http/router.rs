@@ -73,6 +73,10 @@ pub enum RouteId {
     ClientEvents,
     /// `GET /api/v1/client/events/stream`
     ClientEventsStream,
+    /// `GET /api/v1/client/domains/{domain}/rdap`: registration data (live).
+    DomainRdap,
+    /// `GET /api/v1/client/domains/{domain}/status`: EPP status codes (live).
+    DomainStatus,
     /// `GET, POST /api/v1/client/webhooks`
     ClientWebhooks,
     /// `GET, PATCH, DELETE /api/v1/client/webhooks/{id}`
@@ -84,7 +88,7 @@ pub enum RouteId {
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 35;
+pub const ROUTE_COUNT: usize = 37;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -340,6 +344,20 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         page: false,
     },
     Route {
+        id: RouteId::DomainRdap,
+        path: "/api/v1/client/domains/{domain}/rdap",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainStatus,
+        path: "/api/v1/client/domains/{domain}/status",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
         id: RouteId::ClientWebhooks,
         path: "/api/v1/client/webhooks",
         requires_key: true,
@@ -405,7 +423,7 @@ impl Route {
 
 /// Finds the route of a raw request path. Returns the route and, for a route with a
 /// path parameter, the raw (still percent-encoded) segment: exactly one non-empty
-/// segment, no `/` in it.
+/// segment, no `/` in it, between the template's prefix and suffix.
 pub fn find(path: &str) -> Option<(RouteId, &str)> {
     for route in &ROUTES {
         match route.prefix() {
@@ -511,6 +529,36 @@ mod tests {
         assert_eq!(find("/api/v1/registrars/"), None);
         assert_eq!(find("/registrars/"), None);
         assert_eq!(find("/api/v1/overview/tld/"), None);
+    }
+
+    #[test]
+    fn a_parameter_inside_the_path_takes_one_segment() {
+        assert_eq!(
+            find("/api/v1/client/domains/example.com/rdap"),
+            Some((RouteId::DomainRdap, "example.com"))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/b%C3%BCcher.de/status"),
+            Some((RouteId::DomainStatus, "b%C3%BCcher.de"))
+        );
+        // The static routes under the same prefix keep their paths.
+        assert_eq!(
+            find("/api/v1/client/domains/lookup"),
+            Some((RouteId::DomainsLookup, ""))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/search"),
+            Some((RouteId::DomainsSearch, ""))
+        );
+        for bad in [
+            "/api/v1/client/domains//rdap",
+            "/api/v1/client/domains/a/b/rdap",
+            "/api/v1/client/domains/example.com/rdap/",
+            "/api/v1/client/domains/example.com/whois",
+            "/api/v1/client/domains/example.com",
+        ] {
+            assert_eq!(find(bad), None, "{bad}");
+        }
     }
 
     #[test]

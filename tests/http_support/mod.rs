@@ -250,6 +250,9 @@ pub struct Options {
     /// the system clock, which signatures are checked against; private targets and
     /// `http://` allowed, for receivers on 127.0.0.1).
     pub data_dir: Option<PathBuf>,
+    /// Live lookups (`serve --live`): when given, the server makes them with this
+    /// configuration.
+    pub live: Option<tldsnap::live::Config>,
     /// The webhook retry schedule (default: at once, 100 ms, 200 ms).
     pub webhook_schedule: Vec<Duration>,
     /// `--allow-private-webhooks` (default true: receivers on 127.0.0.1).
@@ -270,6 +273,7 @@ impl Options {
             },
             server: server::Config::default(),
             data_dir: None,
+            live: None,
             webhook_schedule: vec![
                 Duration::ZERO,
                 Duration::from_millis(100),
@@ -349,6 +353,12 @@ impl Server {
                 let state = State::new(store, access, opts.config);
                 let state = match events {
                     Some(log) => state.with_events(log),
+                    None => state,
+                };
+                let state = match opts.live {
+                    Some(config) => {
+                        state.with_live(Arc::new(tldsnap::live::Live::new(config).unwrap()))
+                    }
                     None => state,
                 };
                 let state = Arc::new(match &hooks {

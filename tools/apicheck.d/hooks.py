@@ -2,7 +2,7 @@
 
 Positive cases
 
-Three answers depend on more than the one value a schema describes, so a request that
+Some answers depend on more than the one value a schema describes, so a request that
 the document allows is still refused with a 400 that is right:
 
 - `at` after the snapshot's data date (the prices of a day not yet seen);
@@ -19,8 +19,15 @@ the document allows is still refused with a 400 that is right:
   machine: no generated host name is ever looked up). Negative cases are sent as
   generated: a url outside the pattern is refused before any lookup.
 
+And a `{domain}` that is a public suffix alone (`co.uk`, `a.ck` under the PSL's
+`*.ck`) is a 400 `invalid_parameter`, and which names are suffixes is the Public Suffix
+List's to say, not a pattern's; so is a `{domain}` whose last label is all digits (an IP
+address, not a name: RFC 3696 section 2), which a pattern with the label's length
+bounds cannot exclude without look-ahead.
+
 For the cases schemathesis generates as *valid* (positive mode) this hook makes them
-valid for those rules too: `at` is moved back to the data date, `from` and `to` are
+valid for those rules too: a `{domain}` gets a `www.` label in front (a name under any
+suffix) and the last digit of an all-digit last label becomes `a`, `at` is moved back to the data date, `from` and `to` are
 swapped, an event `after` becomes 0, and a made-up cursor is dropped (the stateful paging of real cursors is tested
 by tests/http_api.rs). Negative cases are sent as generated, so every malformed value
 is still checked for its 400. That these three rules answer 400 is tested in
@@ -32,8 +39,8 @@ A TLD name or a searched name may be written in Unicode: the server takes every 
 that IDNA (UTS 46) maps, in any script, and no regular expression can list those. The
 document's patterns name the letters that are always valid (Latin-1, Cyrillic, CJK), so
 a negative case drawn from other Unicode letters may be a name the server rightly
-answers. In negative cases, a name value (`tlds` items, the path's `{tld}`, the search's
-`q`) that holds a character outside ASCII gets a `!` appended: still outside the
+answers. In negative cases, a name value (`tlds` items, the path's `{tld}` and
+`{domain}`, the search's `q`) that holds a character outside ASCII gets a `!` appended: still outside the
 pattern, and certainly not a name, so the server must refuse it. Every other negative
 value is sent as generated.
 """
@@ -49,6 +56,7 @@ DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 NAME_PARAMETERS = ("tlds", "q")
+PATH_NAME_PARAMETERS = ("tld", "domain")
 WEBHOOK_URL = "http://127.0.0.1:9/apicheck"
 
 
@@ -69,13 +77,25 @@ def _not_a_name(value):
 def before_call(ctx, case, **kwargs):
     mode = _mode(case)
     if mode == GenerationMode.NEGATIVE:
-        if case.path_parameters and "tld" in case.path_parameters:
-            case.path_parameters["tld"] = _not_a_name(case.path_parameters["tld"])
+        for name in PATH_NAME_PARAMETERS:
+            if case.path_parameters and name in case.path_parameters:
+                case.path_parameters[name] = _not_a_name(case.path_parameters[name])
         if case.query:
             for name in NAME_PARAMETERS:
                 if name in case.query and not (name == "q" and "domains/search" not in case.operation.path):
                     case.query[name] = _not_a_name(case.query[name])
         return
+    domain = (case.path_parameters or {}).get("domain")
+    # Only while the name stays short: a name over 253 characters (in its xn-- form,
+    # longer than the Unicode one) is a 400 of its own.
+    if mode == GenerationMode.POSITIVE and isinstance(domain, str):
+        # The same length and still a label (letters and digits at its ends).
+        head, dot, last = domain.rpartition(".")
+        if last.isascii() and last.isdigit():
+            domain = head + dot + last[:-1] + "a"
+            case.path_parameters["domain"] = domain
+        if len(domain) <= 120:
+            case.path_parameters["domain"] = "www." + domain
     if mode == GenerationMode.POSITIVE and isinstance(case.body, dict) and "url" in case.body:
         case.body["url"] = WEBHOOK_URL
     query = case.query

@@ -1,0 +1,356 @@
+//! One HTTPS GET, the way RDAP is fetched: a connection through the outbound guard
+//! ([`crate::net::Guard`]), TLS with rustls against the configured roots, HTTP/1.1 with
+//! hyper, and a deadline on every step (connect, TLS handshake, first byte, whole)
+//! and a cap on the body. One connection per request, closed after it: RDAP lookups
+//! of one registry are paced seconds apart ([`super::limits`]), so a pool would hold
+//! idle connections more than it would save handshakes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper::Uri;
+use hyper::header::{self, HeaderValue};
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::ServerName;
+use tokio::time::Instant;
+
+use crate::net::Guard;
+
+/// What identifies tldsnap to upstreams (RFC 9110 section 10.1.5: a product token and
+/// where to learn about it), so a registry that sees too much can find who asks.
+pub const USER_AGENT: &str = concat!(
+    "tldsnap/",
+    env!("CARGO_PKG_VERSION"),
+    " (+https://tldsnap.dev/docs/live)"
+);
+
+/// How long each step of a request may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Resolving the host and opening the TCP connection.
+    pub connect: Duration,
+    /// The TLS handshake.
+    pub tls: Duration,
+    /// From the request sent to the response head (the upstream's thinking time).
+    pub first_byte: Duration,
+    /// The whole request, body included.
+    pub whole: Duration,
+}
+
+impl Default for Timeouts {
+    /// 3 s to connect, 3 s for TLS, 5 s to the first byte, 8 s in all: a registry that
+    /// answers later than that is better reported as slow than waited for.
+    fn default() -> Timeouts {
+        Timeouts {
+            connect: Duration::from_secs(3),
+            tls: Duration::from_secs(3),
+            first_byte: Duration::from_secs(5),
+            whole: Duration::from_secs(8),
+        }
+    }
+}
+
+/// The step a request was on when its time ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Resolving and connecting.
+    Connect,
+    /// The TLS handshake.
+    Tls,
+    /// Waiting for the response head.
+    FirstByte,
+    /// Reading the body (or the whole request's time).
+    Body,
+}
+
+impl Step {
+    /// The step in words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Connect => "connect",
+            Step::Tls => "TLS handshake",
+            Step::FirstByte => "first byte",
+            Step::Body => "body",
+        }
+    }
+}
+
+/// Why a GET has no response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchError {
+    /// A step ran out of time.
+    Timeout(Step),
+    /// The outbound guard refused the host (a forbidden address; will not change).
+    Refused(String),
+    /// Connecting, TLS (an invalid certificate included) or HTTP failed.
+    Failed(String),
+    /// The body is longer than the cap.
+    TooLarge(usize),
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchError::Timeout(step) => write!(f, "no answer in time ({})", step.as_str()),
+            FetchError::Refused(why) => write!(f, "refused: {why}"),
+            FetchError::Failed(why) => f.write_str(why),
+            FetchError::TooLarge(max) => write!(f, "the answer is larger than {max} bytes"),
+        }
+    }
+}
+
+/// A response: status, the headers tldsnap reads, and the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// HTTP status.
+    pub status: u16,
+    /// `Retry-After`, as sent.
+    pub retry_after: Option<String>,
+    /// `Location`, as sent (redirects).
+    pub location: Option<String>,
+    /// The body (at most the cap).
+    pub body: Bytes,
+}
+
+/// An HTTPS client with one configuration.
+#[derive(Clone)]
+pub struct Client {
+    tls: tokio_rustls::TlsConnector,
+    guard: Guard,
+    timeouts: Timeouts,
+    max_body: usize,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("guard", &self.guard)
+            .field("timeouts", &self.timeouts)
+            .field("max_body", &self.max_body)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client verifying servers with `tls`, connecting through `guard` (its timeout is
+    /// replaced by `timeouts.connect`), reading bodies of at most `max_body` bytes.
+    pub fn new(
+        tls: Arc<rustls::ClientConfig>,
+        guard: Guard,
+        timeouts: Timeouts,
+        max_body: usize,
+    ) -> Client {
+        Client {
+            tls: tokio_rustls::TlsConnector::from(tls),
+            guard: Guard {
+                timeout: timeouts.connect,
+                ..guard
+            },
+            timeouts,
+            max_body,
+        }
+    }
+
+    /// GETs `url` (`https://` only) with `accept`, before `deadline` and within the
+    /// whole-request timeout, whichever comes first.
+    pub async fn get(
+        &self,
+        url: &Uri,
+        accept: &'static str,
+        deadline: Instant,
+    ) -> Result<Fetched, FetchError> {
+        let deadline = deadline.min(Instant::now() + self.timeouts.whole);
+        let step_deadline = |step: Duration| deadline.min(Instant::now() + step);
+        if url.scheme_str() != Some("https") {
+            return Err(FetchError::Refused(format!("{url} is not an https:// URL")));
+        }
+        let host = url
+            .host()
+            .ok_or_else(|| FetchError::Refused(format!("{url} has no host")))?;
+        let port = url.port_u16().unwrap_or(443);
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let server_name = ServerName::try_from(bare.to_owned())
+            .map_err(|_| FetchError::Refused(format!("{host} is not a TLS server name")))?;
+
+        let tcp = tokio::time::timeout_at(
+            step_deadline(self.timeouts.connect),
+            self.guard.connect_host(host, port),
+        )
+        .await
+        .map_err(|_| FetchError::Timeout(Step::Connect))?
+        .map_err(|e| match e {
+            crate::net::GuardError::Timeout { .. } => FetchError::Timeout(Step::Connect),
+            e if e.is_refusal() => FetchError::Refused(e.to_string()),
+            e => FetchError::Failed(e.to_string()),
+        })?;
+        let tls = tokio::time::timeout_at(
+            step_deadline(self.timeouts.tls),
+            self.tls.connect(server_name, tcp),
+        )
+        .await
+        .map_err(|_| FetchError::Timeout(Step::Tls))?
+        .map_err(|e| FetchError::Failed(format!("TLS: {e}")))?;
+
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tls))
+                .await
+                .map_err(|e| FetchError::Failed(format!("HTTP: {e}")))?;
+        // The connection is driven beside the request; it ends when the request ends
+        // (`Connection: close`) or when this future is dropped at a deadline.
+        let driver = tokio::spawn(connection);
+        let _abort = AbortOnDrop(driver);
+        let path = url.path_and_query().map_or("/", |p| p.as_str());
+        let authority = url.authority().map_or(host, |a| a.as_str());
+        let request = hyper::Request::get(path)
+            .header(header::HOST, authority)
+            .header(header::ACCEPT, accept)
+            .header(header::USER_AGENT, USER_AGENT)
+            .header(header::CONNECTION, "close")
+            .body(Empty::<Bytes>::new())
+            .map_err(|e| FetchError::Failed(format!("HTTP: {e}")))?;
+        let response = tokio::time::timeout_at(
+            step_deadline(self.timeouts.first_byte),
+            sender.send_request(request),
+        )
+        .await
+        .map_err(|_| FetchError::Timeout(Step::FirstByte))?
+        .map_err(|e| FetchError::Failed(format!("HTTP: {e}")))?;
+        let (parts, body) = response.into_parts();
+        let text = |h: Option<&HeaderValue>| {
+            h.and_then(|v| v.to_str().ok())
+                .map(|s| s.chars().take(512).collect::<String>())
+        };
+        let declared = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|len| len > self.max_body as u64) {
+            return Err(FetchError::TooLarge(self.max_body));
+        }
+        let body = tokio::time::timeout_at(deadline, Limited::new(body, self.max_body).collect())
+            .await
+            .map_err(|_| FetchError::Timeout(Step::Body))?
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    FetchError::TooLarge(self.max_body)
+                } else {
+                    FetchError::Failed(format!("HTTP body: {e}"))
+                }
+            })?
+            .to_bytes();
+        Ok(Fetched {
+            status: parts.status.as_u16(),
+            retry_after: text(parts.headers.get(header::RETRY_AFTER)),
+            location: text(parts.headers.get(header::LOCATION)),
+            body,
+        })
+    }
+}
+
+/// Aborts the connection task when the request is done or dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<Result<(), hyper::Error>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The TLS client configuration for upstreams: rustls with the ring provider, TLS 1.2
+/// and 1.3, verifying against `roots` (PEM certificates) or, without them, Mozilla's
+/// roots (webpki-roots).
+pub fn client_config(
+    roots: Option<&[rustls::pki_types::CertificateDer<'static>]>,
+) -> Result<Arc<rustls::ClientConfig>, String> {
+    let store = root_store(roots)?;
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| format!("TLS configuration: {e}"))?
+    .with_root_certificates(store)
+    .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// The root store of `roots`, or Mozilla's roots when `None`.
+pub fn root_store(
+    roots: Option<&[rustls::pki_types::CertificateDer<'static>]>,
+) -> Result<rustls::RootCertStore, String> {
+    let mut store = rustls::RootCertStore::empty();
+    match roots {
+        None => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        Some(certs) => {
+            for cert in certs {
+                store
+                    .add(cert.clone())
+                    .map_err(|e| format!("a root certificate is not usable: {e}"))?;
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// Reads the PEM certificates of a `--tls-roots` file.
+pub fn read_roots(
+    path: &std::path::Path,
+) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let certs = rustls::pki_types::CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{}: not PEM certificates: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "{}: no certificate (expected PEM blocks)",
+            path.display()
+        ));
+    }
+    Ok(certs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mozilla_roots_are_the_default() {
+        let store = root_store(None).unwrap();
+        assert!(store.len() > 100, "{}", store.len());
+        assert!(client_config(None).is_ok());
+    }
+
+    #[tokio::test]
+    async fn only_https_urls_are_fetched() {
+        let client = Client::new(
+            client_config(None).unwrap(),
+            Guard::new(false),
+            Timeouts::default(),
+            1024,
+        );
+        let far = Instant::now() + Duration::from_secs(5);
+        for url in ["http://rdap.test/", "ftp://rdap.test/"] {
+            let err = client
+                .get(&url.parse().unwrap(), "application/rdap+json", far)
+                .await
+                .unwrap_err();
+            assert!(matches!(err, FetchError::Refused(_)), "{url}: {err}");
+        }
+        // A loopback target is the guard's to refuse, before any connection.
+        let err = client
+            .get(
+                &"https://127.0.0.1:9/".parse().unwrap(),
+                "application/rdap+json",
+                far,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, FetchError::Refused(why) if why.contains("loopback")),
+            "{err}"
+        );
+    }
+}

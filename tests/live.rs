@@ -1,0 +1,218 @@
+//! The live lookups against real upstreams on loopback (tests/live_support): RDAP over
+//! TLS from a test CA, WHOIS on its own port, every failure an upstream can produce.
+//! No HTTP server of tldsnap: the room is tested on its own.
+
+mod live_support;
+
+use std::time::{Duration, Instant};
+
+use live_support::Upstreams;
+use tldsnap::live::registry::{Protocol, StatusAnswer};
+use tldsnap::live::{Failure, Live};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn rdap_registered_reserved_and_available() {
+    let up = Upstreams::start();
+    let live = Live::new(up.config()).unwrap();
+    runtime().block_on(async {
+        let a = live.registry("taken.lvt", live.deadline()).await.unwrap();
+        assert_eq!(a.registered, Some(true));
+        assert!(!a.reserved);
+        assert_eq!(a.source.protocol, Protocol::Rdap);
+        assert_eq!(
+            a.source.server,
+            format!(
+                "https://localhost:{}/rdap/domain/taken.lvt",
+                up.rdap["good"].port()
+            )
+        );
+        let r = a.registration.as_ref().unwrap();
+        assert_eq!(r.created.as_deref(), Some("2001-02-03T04:05:06.000Z"));
+        assert_eq!(r.expires.as_deref(), Some("2030-02-03T04:05:06.000Z"));
+        assert_eq!(r.statuses, ["clientTransferProhibited", "autoRenewPeriod"]);
+        assert_eq!(r.nameservers, ["ns1.taken.lvt", "ns2.taken.lvt"]);
+        assert_eq!(
+            r.registrar.as_ref().unwrap().name.as_deref(),
+            Some("Test Registrar")
+        );
+        // Redacted stays redacted: the registry's replacement text, and its list.
+        assert_eq!(
+            r.registrant.as_ref().unwrap().name.as_deref(),
+            Some("REDACTED FOR PRIVACY")
+        );
+        let redacted: Vec<&str> = r.redacted.iter().map(|x| x.field.as_str()).collect();
+        assert_eq!(redacted, ["Registrant Name", "Registrant Email"]);
+
+        let nic = live.registry("nic.lvt", live.deadline()).await.unwrap();
+        assert_eq!((nic.registered, nic.reserved), (Some(true), true));
+
+        let free = live.registry("free.lvt", live.deadline()).await.unwrap();
+        assert_eq!(free.registered, Some(false));
+        assert!(free.registration.is_none());
+
+        // The status answer of the registered name.
+        let s = StatusAnswer::of(&a);
+        assert!(s.grace_period && !s.on_hold && !s.pending_delete);
+        assert_eq!(
+            s.statuses[0].meaning,
+            Some(
+                "the registrar refuses requests to transfer the domain to another registrar (a registrar lock)"
+            )
+        );
+
+        // Answers are cached: asking again sends nothing.
+        let before = up.hits("/rdap/domain/taken.lvt");
+        let again = live.registry("taken.lvt", live.deadline()).await.unwrap();
+        assert_eq!(again.learnt_at, a.learnt_at);
+        assert_eq!(up.hits("/rdap/domain/taken.lvt"), before);
+        assert_eq!(before, 1);
+    });
+}
+
+#[test]
+fn whois_where_there_is_no_rdap() {
+    let up = Upstreams::start();
+    let live = Live::new(up.config()).unwrap();
+    runtime().block_on(async {
+        let a = live.registry("taken.lvw", live.deadline()).await.unwrap();
+        assert_eq!(a.registered, Some(true));
+        assert_eq!(a.source.protocol, Protocol::Whois);
+        assert_eq!(a.source.server, "localhost");
+        let r = a.registration.as_ref().unwrap();
+        assert_eq!(r.statuses, ["clientHold"]);
+        assert_eq!(r.expires.as_deref(), Some("2031-05-06T07:08:09.000Z"));
+        assert!(StatusAnswer::of(&a).on_hold);
+
+        let held = live.registry("held.lvw", live.deadline()).await.unwrap();
+        assert!(held.reserved);
+        let free = live.registry("free.lvw", live.deadline()).await.unwrap();
+        assert_eq!(free.registered, Some(false));
+        let odd = live.registry("odd.lvw", live.deadline()).await.unwrap();
+        assert_eq!(odd.registered, None);
+        assert_eq!(
+            odd.raw.as_deref(),
+            Some("Welcome to the LVW registry. holder: someone\n")
+        );
+
+        // A TLD without RDAP whose WHOIS server IANA does not name.
+        let none = live.registry("a.lvx", live.deadline()).await.unwrap_err();
+        assert_eq!(none, Failure::NoService { tld: "lvx".into() });
+    });
+}
+
+#[test]
+fn every_upstream_failure_is_named_and_in_budget() {
+    let up = Upstreams::start();
+    let live = Live::new(up.config()).unwrap();
+    let port = |name: &str| up.rdap[name].port();
+    runtime().block_on(async {
+        // Slow: a timeout at the first byte, well inside the 2 s budget.
+        let started = Instant::now();
+        let err = live.registry("a.lvs", live.deadline()).await.unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(
+            err,
+            Failure::Timeout {
+                upstream: format!("localhost:{}", port("slow")),
+                detail: "first byte".into()
+            }
+        );
+        println!("slow upstream answered as a timeout in {took:?}");
+
+        // Garbage, 10 MiB with a length, 10 MiB chunked: errors, never "registered".
+        for (name, want) in [
+            ("x.lvg", "not RDAP"),
+            ("huge.lvg", "larger than 1048576 bytes"),
+            ("flood.lvg", "larger than 1048576 bytes"),
+        ] {
+            let err = live.registry(name, live.deadline()).await.unwrap_err();
+            let Failure::Upstream {
+                upstream, detail, ..
+            } = &err
+            else {
+                panic!("{name}: {err:?}")
+            };
+            assert_eq!(upstream, &format!("localhost:{}", port("garbage")));
+            assert!(detail.contains(want), "{name}: {detail}");
+        }
+
+        // 429: the Retry-After is passed on and obeyed — the next lookup of that
+        // registry is refused without a request.
+        let err = live.registry("a.lvr", live.deadline()).await.unwrap_err();
+        assert!(
+            matches!(&err, Failure::Upstream { retry_after: Some(120), detail, .. } if detail.contains("429")),
+            "{err:?}"
+        );
+        let err = live.registry("b.lvr", live.deadline()).await.unwrap_err();
+        assert!(
+            matches!(&err, Failure::Upstream { retry_after: Some(s), detail, .. } if *s > 100 && detail.contains("Retry-After")),
+            "{err:?}"
+        );
+        assert_eq!(up.hits("/rdap/domain/b.lvr"), 0);
+    });
+}
+
+#[test]
+fn the_breaker_stops_asking_a_failing_upstream() {
+    let up = Upstreams::start();
+    let mut config = up.config();
+    config.limits.breaker_failures = 2;
+    let live = Live::new(config).unwrap();
+    runtime().block_on(async {
+        for name in ["a.lvg", "b.lvg"] {
+            assert!(live.registry(name, live.deadline()).await.is_err());
+        }
+        let started = Instant::now();
+        let err = live.registry("c.lvg", live.deadline()).await.unwrap_err();
+        assert!(
+            matches!(&err, Failure::Upstream { detail, retry_after: Some(_), .. } if detail.contains("circuit breaker")),
+            "{err:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert_eq!(up.hits("/rdap/domain/c.lvg"), 0);
+        // Other registries are not affected.
+        assert!(live.registry("taken.lvt", live.deadline()).await.is_ok());
+    });
+}
+
+#[test]
+fn untrusted_certificates_and_private_targets_are_refused() {
+    let up = Upstreams::start();
+    // Mozilla's roots do not know the test CA: the TLS handshake fails.
+    let mut untrusted = up.config();
+    untrusted.tls_roots = None;
+    let live = Live::new(untrusted).unwrap();
+    runtime().block_on(async {
+        let err = live
+            .registry("taken.lvt", live.deadline())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Failure::Upstream { detail, .. } if detail.contains("TLS")),
+            "{err:?}"
+        );
+    });
+    // Without --allow-private-targets, a registry on loopback is not connected to.
+    let mut strict = up.config();
+    strict.allow_private_targets = false;
+    let live = Live::new(strict).unwrap();
+    runtime().block_on(async {
+        let err = live
+            .registry("taken.lvt", live.deadline())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Failure::Refused { detail, .. } if detail.contains("loopback")),
+            "{err:?}"
+        );
+    });
+    assert_eq!(up.hits("/rdap/domain/taken.lvt"), 0);
+}

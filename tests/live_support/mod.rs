@@ -1,0 +1,419 @@
+//! Real upstreams on loopback for the live lookups' tests: a test certificate
+//! authority (rcgen), RDAP servers (hyper over rustls, RFC 9083 JSON), a port-43 WHOIS
+//! server. Each listens on `127.0.0.1:0` on a runtime thread of its own, so the code
+//! under test reaches them over real sockets, TLS and all, exactly as it reaches a
+//! registry.
+//!
+//! The test TLDs and what their names do:
+//!
+//! | TLD | upstream | names |
+//! |---|---|---|
+//! | `lvt` | RDAP server "good" | `taken` registered (redacted registrant), `nic` reserved, anything else 404 |
+//! | `lvs` | RDAP server "slow" | every name: the head after 30 s (the client's timeout comes first) |
+//! | `lvg` | RDAP server "garbage" | `huge`: 10 MiB with Content-Length; `flood`: 10 MiB chunked; else HTML |
+//! | `lvr` | RDAP server "limited" | every name: 429 with `Retry-After: 120` |
+//! | `lvw` | WHOIS (IANA referral names `localhost`) | `taken` registered, `held` reserved, `odd` unrecognised, else "No match" |
+//! | `lvx` | none (IANA's answer names no WHOIS server) | — |
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{Either, Full};
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+/// A test certificate authority.
+pub struct Ca {
+    /// The CA certificate (PEM), what `--tls-roots` reads.
+    pub pem: String,
+    /// The CA certificate (DER).
+    pub der: CertificateDer<'static>,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+/// A certificate chain and its key, for a server.
+pub struct Leaf {
+    /// Leaf first, then the CA.
+    pub chain: Vec<CertificateDer<'static>>,
+    /// The leaf's private key.
+    pub key: PrivateKeyDer<'static>,
+}
+
+impl Ca {
+    /// A new CA: a fresh key, valid 1975 to 4096 (rcgen's defaults).
+    pub fn new() -> Ca {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "tldsnap test CA");
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::CrlSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        let cert = params.self_signed(&key).unwrap();
+        Ca {
+            pem: cert.pem(),
+            der: cert.der().clone(),
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+
+    /// A server certificate for `names` (DNS names or IP addresses), signed by the CA,
+    /// valid 1975 to 4096 unless `expired` (then it ended on 2020-01-01).
+    pub fn leaf(&self, names: &[&str], expired: bool) -> Leaf {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params =
+            rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, names[0]);
+        if expired {
+            params.not_before = rcgen::date_time_ymd(2019, 1, 1);
+            params.not_after = rcgen::date_time_ymd(2020, 1, 1);
+        }
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        Leaf {
+            chain: vec![cert.der().clone(), self.der.clone()],
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        }
+    }
+
+    /// Writes the CA certificate to `dir/ca.pem`.
+    pub fn write_pem(&self, dir: &Path) -> PathBuf {
+        let path = dir.join("ca.pem");
+        std::fs::write(&path, &self.pem).unwrap();
+        path
+    }
+}
+
+/// A rustls server configuration serving `leaf`.
+pub fn server_config(leaf: Leaf) -> Arc<rustls::ServerConfig> {
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(leaf.chain, leaf.key)
+    .unwrap();
+    Arc::new(config)
+}
+
+/// How an RDAP server behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Behaviour {
+    /// Answers by name (see the module table).
+    Good,
+    /// Sends the response head after 30 s.
+    Slow,
+    /// HTML, or 10 MiB.
+    Garbage,
+    /// 429 with `Retry-After: 120`.
+    Limited,
+}
+
+/// The upstreams of one test, on a runtime thread of their own.
+pub struct Upstreams {
+    /// The CA every server's certificate chains to.
+    pub ca: Ca,
+    /// The RDAP servers by behaviour.
+    pub rdap: HashMap<&'static str, SocketAddr>,
+    /// The WHOIS server (IANA's referral and the registry's, on one port).
+    pub whois: SocketAddr,
+    /// Requests each RDAP server received, by path.
+    pub hits: Arc<Mutex<HashMap<String, usize>>>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Upstreams {
+    /// Starts every upstream.
+    pub fn start() -> Upstreams {
+        let ca = Ca::new();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let hits = Arc::new(Mutex::new(HashMap::new()));
+        let mut rdap = HashMap::new();
+        for (name, behaviour) in [
+            ("good", Behaviour::Good),
+            ("slow", Behaviour::Slow),
+            ("garbage", Behaviour::Garbage),
+            ("limited", Behaviour::Limited),
+        ] {
+            let config = server_config(ca.leaf(&["localhost"], false));
+            let addr = runtime.block_on(serve_rdap(config, behaviour, Arc::clone(&hits)));
+            rdap.insert(name, addr);
+        }
+        let whois = runtime.block_on(serve_whois());
+        Upstreams {
+            ca,
+            rdap,
+            whois,
+            hits,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// The RDAP bootstrap (IANA `dns.json` format) that sends each test TLD to its
+    /// server.
+    pub fn bootstrap_json(&self) -> String {
+        let url = |name: &str| format!("https://localhost:{}/rdap/", self.rdap[name].port());
+        serde_json::json!({
+            "version": "1.0",
+            "publication": "2026-01-01T00:00:00Z",
+            "services": [
+                [["lvt"], [url("good")]],
+                [["lvs"], [url("slow")]],
+                [["lvg"], [url("garbage")]],
+                [["lvr"], [url("limited")]],
+            ]
+        })
+        .to_string()
+    }
+
+    /// The configuration a server gets from `--live --rdap-bootstrap`, `--tls-roots`,
+    /// `--allow-private-targets` and the WHOIS flags pointing at these upstreams, with
+    /// limits lifted (every test sends many lookups to one server) and timeouts short
+    /// enough for tests: 500 ms to the first byte, 1 s a request, 2 s a lookup.
+    pub fn config(&self) -> tldsnap::live::Config {
+        use tldsnap::live::{Bootstrap, Config, https::Timeouts, limits::Limits};
+        let mut config =
+            Config::new(Bootstrap::from_dns_json(&self.bootstrap_json(), "test").unwrap());
+        config.whois_referral = format!("127.0.0.1:{}", self.whois.port());
+        config.whois_port = self.whois.port();
+        config.tls_roots = Some(vec![self.ca.der.clone()]);
+        config.allow_private_targets = true;
+        config.limits = Limits {
+            concurrency: 8,
+            rate_per_second: 1000,
+            burst: 1000,
+            breaker_failures: 1000,
+            ..Limits::default()
+        };
+        config.timeouts = Timeouts {
+            connect: Duration::from_secs(1),
+            tls: Duration::from_secs(1),
+            first_byte: Duration::from_millis(500),
+            whole: Duration::from_secs(1),
+        };
+        config.budget = Duration::from_secs(2);
+        config
+    }
+
+    /// Requests the RDAP servers received for `path` (`/rdap/domain/taken.lvt`).
+    pub fn hits(&self, path: &str) -> usize {
+        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for Upstreams {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+type Body = Either<Full<Bytes>, http_body_util::channel::Channel<Bytes>>;
+
+async fn serve_rdap(
+    config: Arc<rustls::ServerConfig>,
+    behaviour: Behaviour,
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(config);
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                continue;
+            };
+            let acceptor = acceptor.clone();
+            let hits = Arc::clone(&hits);
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let service =
+                    hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                        let hits = Arc::clone(&hits);
+                        async move {
+                            *hits
+                                .lock()
+                                .unwrap()
+                                .entry(req.uri().path().to_owned())
+                                .or_default() += 1;
+                            Ok::<_, Infallible>(rdap_answer(behaviour, &req).await)
+                        }
+                    });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+fn full(status: u16, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("content-type", content_type)
+        .body(Either::Left(Full::new(body.into())))
+        .unwrap()
+}
+
+async fn rdap_answer(behaviour: Behaviour, req: &Request<hyper::body::Incoming>) -> Response<Body> {
+    let name = req
+        .uri()
+        .path()
+        .strip_prefix("/rdap/domain/")
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let label = name.split('.').next().unwrap_or("");
+    match behaviour {
+        Behaviour::Slow => {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            full(404, "application/rdap+json", "{}")
+        }
+        Behaviour::Limited => Response::builder()
+            .status(429)
+            .header("retry-after", "120")
+            .body(Either::Left(Full::new(Bytes::from_static(b"{}"))))
+            .unwrap(),
+        Behaviour::Garbage if label == "huge" => {
+            full(200, "application/rdap+json", vec![b'{'; 10 << 20])
+        }
+        Behaviour::Garbage if label == "flood" => {
+            let (mut tx, body) = http_body_util::channel::Channel::<Bytes>::new(4);
+            tokio::spawn(async move {
+                let chunk = Bytes::from(vec![b'['; 64 << 10]);
+                for _ in 0..160 {
+                    if tx.send_data(chunk.clone()).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            Response::builder()
+                .status(200)
+                .header("content-type", "application/rdap+json")
+                .body(Either::Right(body))
+                .unwrap()
+        }
+        Behaviour::Garbage => full(
+            200,
+            "text/html",
+            "<html><body>Service temporarily busy</body></html>",
+        ),
+        Behaviour::Good => match label {
+            "taken" => full(200, "application/rdap+json", taken_json(&name)),
+            "nic" => full(
+                200,
+                "application/rdap+json",
+                serde_json::json!({
+                    "objectClassName": "domain",
+                    "ldhName": name,
+                    "status": ["server hold", "reserved"],
+                    "rdapConformance": ["rdap_level_0"]
+                })
+                .to_string(),
+            ),
+            _ => full(
+                404,
+                "application/rdap+json",
+                serde_json::json!({"errorCode": 404, "title": "Not Found"}).to_string(),
+            ),
+        },
+    }
+}
+
+/// A registered domain's RFC 9083 object, with the registrant redacted (RFC 9537).
+pub fn taken_json(name: &str) -> String {
+    serde_json::json!({
+        "objectClassName": "domain",
+        "handle": "TAKEN-LVT",
+        "ldhName": name.to_ascii_uppercase(),
+        "rdapConformance": ["rdap_level_0", "redacted"],
+        "status": ["client transfer prohibited", "auto renew period"],
+        "events": [
+            {"eventAction": "registration", "eventDate": "2001-02-03T04:05:06Z"},
+            {"eventAction": "expiration", "eventDate": "2030-02-03T04:05:06Z"},
+            {"eventAction": "last changed", "eventDate": "2025-12-01T00:00:00Z"}
+        ],
+        "entities": [
+            {"objectClassName": "entity", "roles": ["registrar"],
+             "publicIds": [{"type": "IANA Registrar ID", "identifier": "9999"}],
+             "vcardArray": ["vcard", [["version", {}, "text", "4.0"], ["fn", {}, "text", "Test Registrar"]]]},
+            {"objectClassName": "entity", "roles": ["registrant"],
+             "vcardArray": ["vcard", [["version", {}, "text", "4.0"], ["fn", {}, "text", "REDACTED FOR PRIVACY"]]]}
+        ],
+        "nameservers": [
+            {"objectClassName": "nameserver", "ldhName": "NS1.TAKEN.LVT"},
+            {"objectClassName": "nameserver", "ldhName": "ns2.taken.lvt"}
+        ],
+        "secureDNS": {"delegationSigned": false},
+        "redacted": [
+            {"name": {"type": "Registrant Name"}, "method": "replacementValue",
+             "reason": {"type": "Server policy"}},
+            {"name": {"type": "Registrant Email"}, "method": "removal"}
+        ]
+    })
+    .to_string()
+}
+
+async fn serve_whois() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                continue;
+            };
+            tokio::spawn(async move {
+                let mut reader = BufReader::new(tcp);
+                let mut line = String::new();
+                if reader.read_line(&mut line).await.is_err() {
+                    return;
+                }
+                let query = line.trim().to_ascii_lowercase();
+                let answer = whois_answer(&query);
+                let mut tcp = reader.into_inner();
+                let _ = tcp.write_all(answer.as_bytes()).await;
+                let _ = tcp.shutdown().await;
+            });
+        }
+    });
+    addr
+}
+
+fn whois_answer(query: &str) -> String {
+    match query {
+        // IANA's answers about TLDs.
+        "lvw" => "% IANA WHOIS server\n\ndomain:       LVW\nwhois:        localhost\nstatus:       ACTIVE\n".into(),
+        "lvx" => "% IANA WHOIS server\n\ndomain:       LVX\nstatus:       ACTIVE\n".into(),
+        // The registry's answers.
+        "taken.lvw" => "Domain Name: TAKEN.LVW\r\nRegistrar: Test Registrar\r\nCreation Date: 2010-05-06T07:08:09Z\r\n\
+             Registry Expiry Date: 2031-05-06T07:08:09Z\r\nDomain Status: clientHold https://icann.org/epp#clientHold\r\n\
+             Name Server: ns1.taken.lvw\r\nRegistrant Name: REDACTED FOR PRIVACY\r\nDNSSEC: unsigned\r\n"
+            .into(),
+        "held.lvw" => "The name held.lvw is reserved by the registry.\n".into(),
+        "odd.lvw" => "Welcome to the LVW registry. holder: someone\n".into(),
+        q => format!("No match for \"{}\".\r\n", q.to_ascii_uppercase()),
+    }
+}
