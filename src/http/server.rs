@@ -494,10 +494,19 @@ enum Bare {
 /// one. hyper writes it last (nothing follows on the connection), so only the end of
 /// a write needs looking at. An answer to a parsed request ends with its body, or for
 /// `HEAD` with a head that has a `content-type`: the first comparison sends it on.
+#[inline(always)]
 fn bare_answer(buf: &[u8]) -> Option<(usize, Bare)> {
     if !buf.ends_with(BARE_END) {
         return None;
     }
+    bare_answer_head(buf)
+}
+
+/// [`bare_answer`] past its first comparison: heads only (`HEAD` answers, and hyper's
+/// bare ones).
+#[cold]
+#[inline(never)]
+fn bare_answer_head(buf: &[u8]) -> Option<(usize, Bare)> {
     let date = buf.len().checked_sub(BARE_DATE_LEN + 4)?;
     let headers = date.checked_sub(BARE_HEADERS.len())?;
     if &buf[headers..date] != BARE_HEADERS {
@@ -547,6 +556,7 @@ impl Io {
 }
 
 impl hyper::rt::Read for Io {
+    #[inline]
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -557,6 +567,7 @@ impl hyper::rt::Read for Io {
 }
 
 impl hyper::rt::Write for Io {
+    #[inline]
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -573,6 +584,7 @@ impl hyper::rt::Write for Io {
         hyper::rt::Write::poll_write(Pin::new(&mut self.inner), cx, buf)
     }
 
+    #[inline]
     fn poll_write_vectored(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -597,14 +609,17 @@ impl hyper::rt::Write for Io {
         hyper::rt::Write::poll_write_vectored(Pin::new(&mut self.inner), cx, bufs)
     }
 
+    #[inline]
     fn is_write_vectored(&self) -> bool {
         hyper::rt::Write::is_write_vectored(&self.inner)
     }
 
+    #[inline]
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         hyper::rt::Write::poll_flush(Pin::new(&mut self.inner), cx)
     }
 
+    #[inline]
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         if self.held.is_some() {
             // hyper ends the connection after its bare answer: the write side stays
