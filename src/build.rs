@@ -19,7 +19,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json;
-use crate::price::write_triple;
 use crate::query::render;
 use crate::snapshot::schema::{
     CatalogueEntry, Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
@@ -179,20 +178,9 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
             homepage: text.str(&r.homepage),
             ..Registrar::default()
         });
-        let key_json = json::quoted(&r.key);
-        let listing_head = text.span(|out| {
-            out.extend_from_slice(b"{\"name\":");
-            json::write_str(&r.name, out);
-            out.extend_from_slice(b",\"key\":");
-            out.extend_from_slice(key_json.as_bytes());
-            out.extend_from_slice(b",\"website_url\":\"");
-        });
-        // Keys are [a-z0-9_-]: safe in a URL path and in a JSON string as they are.
-        let listing_path = text.span(|out| {
-            out.extend_from_slice(b"/registrars/");
-            out.extend_from_slice(r.key.as_bytes());
-            out.push(b'"');
-        });
+        let name_bytes = text.0[name_json.start as usize..name_json.end as usize].to_vec();
+        let listing_head = text.span(|out| render::listing_head(&name_bytes, &r.key, out));
+        let listing_path = text.span(|out| render::listing_path(&r.key, out));
         let reg = data.registrars.last_mut().expect("just pushed");
         (reg.listing_head, reg.listing_path) = (listing_head, listing_path);
     }
@@ -290,17 +278,15 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
 
         // Registrar listing prices (sellers only).
         for (o, r) in offers.iter_mut().zip(&rows).take(sellers) {
+            let original = r.original.as_ref().map(|orig| {
+                (
+                    orig.currency.as_str(),
+                    (o.original_register, o.original_renew, o.original_transfer),
+                    orig.rate_date as i64,
+                )
+            });
             o.listing_prices = text.span(|out| {
-                out.extend_from_slice(b",\"prices\":");
-                write_triple(o.register, o.renew, o.transfer, out);
-                if let Some(orig) = &r.original {
-                    render::original_prices(
-                        &orig.currency,
-                        (o.original_register, o.original_renew, o.original_transfer),
-                        orig.rate_date as i64,
-                        out,
-                    );
-                }
+                render::listing_prices((o.register, o.renew, o.transfer), original, out)
             });
         }
 
