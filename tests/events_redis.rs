@@ -183,12 +183,7 @@ fn two_serve_replicas_watching_one_file_serve_the_same_events() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(a, b, "one sequence on both replicas");
-    let ids: Vec<u64> = a["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["id"].as_u64().unwrap())
-        .collect();
+    let ids = http_support::event_ids(&a);
     assert_eq!(ids, [1, 2, 3, 4, 5]);
     assert_eq!(redis_int(&redis, &["XLEN", "tldsnap:swaps"]), 1);
     assert_eq!(redis_int(&redis, &["GET", "tldsnap:events:next"]), 5);

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use http_support::sse::{Message, STREAM, Sse};
-use http_support::{Binary, Conn, Options, Server, TempDir, publish};
+use http_support::{Binary, Conn, Options, Server, TempDir, event_ids, publish};
 
 const EVENTS: &str = "/api/v1/client/events";
 
@@ -138,22 +138,12 @@ fn a_swap_with_known_changes_reaches_polling_and_streaming_exactly_and_in_order(
     let r = server
         .get(&format!("{EVENTS}?types=ranking.changed"), Some(&pro))
         .json();
-    let ids: Vec<u64> = r["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["id"].as_u64().unwrap())
-        .collect();
+    let ids = event_ids(&r);
     assert_eq!((ids, r["next_after"].as_u64()), (vec![2, 4], Some(5)));
     let r = server
         .get(&format!("{EVENTS}?after=2&limit=2"), Some(&pro))
         .json();
-    let ids: Vec<u64> = r["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["id"].as_u64().unwrap())
-        .collect();
+    let ids = event_ids(&r);
     assert_eq!(
         (ids, r["next_after"].as_u64(), r["has_more"].as_bool()),
         (vec![3, 4], Some(4), Some(true))
@@ -164,12 +154,7 @@ fn a_swap_with_known_changes_reaches_polling_and_streaming_exactly_and_in_order(
             Some(&pro),
         )
         .json();
-    let ids: Vec<u64> = r["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["id"].as_u64().unwrap())
-        .collect();
+    let ids = event_ids(&r);
     assert_eq!(ids, [3, 5]);
 
     // Resume from Last-Event-ID: exactly what came after, nothing repeated; then the
@@ -202,13 +187,7 @@ fn a_swap_with_known_changes_reaches_polling_and_streaming_exactly_and_in_order(
     // Shutdown ends every stream cleanly: the last chunk, not a reset.
     server.stop().unwrap();
     for mut s in [all, delta, resumed] {
-        while let Some(m) = s.next() {
-            assert!(
-                !matches!(m, Message::Event { .. }),
-                "no event after the last: {m:?}"
-            );
-        }
-        assert!(s.ended, "the body ended with its zero chunk");
+        s.assert_ends_without_events("shutdown");
     }
 }
 
@@ -322,14 +301,7 @@ fn cursors_before_the_retention_or_past_the_log_are_refused() {
         .assert_problem(410, "cursor_expired");
     assert_eq!(doc["oldest_id"], 6);
     // Right before the oldest kept, and from the start, are fine.
-    let ids = |r: serde_json::Value| -> Vec<u64> {
-        r["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["id"].as_u64().unwrap())
-            .collect()
-    };
+    let ids = |r: serde_json::Value| event_ids(&r);
     assert_eq!(
         ids(server.get(&format!("{EVENTS}?after=5"), Some(&pro)).json()),
         [6, 7, 8, 9, 10]
@@ -420,12 +392,7 @@ fn events_survive_kill_9_and_streams_resume_across_restarts() {
     // The restart serves the edited file: a start, not a swap, so nothing new.
     let polled = server.get(EVENTS, Some(&pro)).json();
     assert_eq!(polled["next_after"], 5);
-    let ids: Vec<u64> = polled["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["id"].as_u64().unwrap())
-        .collect();
+    let ids = event_ids(&polled);
     assert_eq!(ids, [1, 2, 3, 4, 5]);
     // The subscriber reconnects where it stopped; the next swap continues the ids.
     let mut sse = Sse::open(addr, "", &pro, Some(5)).unwrap();
@@ -437,13 +404,7 @@ fn events_survive_kill_9_and_streams_resume_across_restarts() {
     );
     assert_eq!(back[0].1, "price.changed");
     server.signal("TERM");
-    while let Some(m) = sse.next() {
-        assert!(
-            !matches!(m, Message::Event { .. }),
-            "no event after the last: {m:?}"
-        );
-    }
-    assert!(sse.ended, "SIGTERM ends the stream with its zero chunk");
+    sse.assert_ends_without_events("SIGTERM");
     server.wait_for("stopped");
 }
 

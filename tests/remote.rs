@@ -46,6 +46,54 @@ fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
 
+/// What the replica tests start from: moto with the bucket `snaps`, a temporary
+/// directory, the fixture snapshot `a` published to `s3://snaps/prod/` and `b` (one
+/// price changed) beside it, and the arguments of a replica following that pointer
+/// with its data in `dir/data`. `None` when moto is not installed (outside CI).
+struct Published {
+    moto: Moto,
+    dir: metering_support::Dir,
+    env: Vec<(String, String)>,
+    a: std::path::PathBuf,
+    b: std::path::PathBuf,
+    data: std::path::PathBuf,
+}
+
+impl Published {
+    fn start(tag: &str) -> Option<Published> {
+        let moto = Moto::start(tag)?;
+        moto.create_bucket("snaps");
+        let dir = temp_dir(&format!("remote-{tag}"));
+        let env = moto.env();
+        let a = snapshot(&dir.0, "a.snap", |s| s.to_owned());
+        let b = snapshot(&dir.0, "b.snap", price("9.98"));
+        ok(&tldsnap(&env, &["publish", p(&a), "s3://snaps/prod/"]));
+        let data = dir.0.join("data");
+        Some(Published {
+            moto,
+            dir,
+            env,
+            a,
+            b,
+            data,
+        })
+    }
+}
+
+/// The arguments of `serve` following `s3://snaps/prod/`, watching every 200 ms, with
+/// its data in `data`.
+fn follow(data: &Path) -> [&str; 7] {
+    [
+        "--snapshot",
+        "s3://snaps/prod/",
+        "--data-dir",
+        p(data),
+        "--watch",
+        "--watch-interval-ms",
+        "200",
+    ]
+}
+
 /// Publishes `snapshot` with the binary, then waits (bounded) until `serve` serves it
 /// and reports itself synced.
 fn publish_and_wait(serve: &Serve, env: &[(String, String)], snapshot: &Path) {
@@ -209,29 +257,18 @@ fn publish_refuses_what_is_not_a_snapshot_and_writes_the_pointer_last() {
 
 #[test]
 fn a_replica_serves_from_s3_follows_the_pointer_and_refuses_a_corrupt_object() {
-    let Some(moto) = Moto::start("serve") else {
+    let Some(Published {
+        moto,
+        dir,
+        env,
+        a,
+        b,
+        data,
+    }) = Published::start("serve")
+    else {
         return;
     };
-    moto.create_bucket("snaps");
-    let dir = temp_dir("remote-serve");
-    let env = moto.env();
-    let a = snapshot(&dir.0, "a.snap", |s| s.to_owned());
-    let b = snapshot(&dir.0, "b.snap", price("9.98"));
-    ok(&tldsnap(&env, &["publish", p(&a), "s3://snaps/prod/"]));
-    let data = dir.0.join("data");
-    let serve = Serve::start(
-        &env,
-        &[
-            "--snapshot",
-            "s3://snaps/prod/",
-            "--data-dir",
-            p(&data),
-            "--watch",
-            "--watch-interval-ms",
-            "200",
-        ],
-        dir.0.join("serve.log"),
-    );
+    let serve = Serve::start(&env, &follow(&data), dir.0.join("serve.log"));
     wait_serving(&serve, &a);
     let ready = serve.ready().expect("ready");
     assert_eq!(ready["source"]["url"], "s3://snaps/prod/");
@@ -334,25 +371,18 @@ fn a_replica_serves_from_s3_follows_the_pointer_and_refuses_a_corrupt_object() {
 
 #[test]
 fn the_store_down_at_start_with_a_cached_copy_serves_it_and_catches_up() {
-    let Some(mut moto) = Moto::start("cached") else {
+    let Some(Published {
+        mut moto,
+        dir,
+        env,
+        a,
+        b,
+        data,
+    }) = Published::start("cached")
+    else {
         return;
     };
-    moto.create_bucket("snaps");
-    let dir = temp_dir("remote-cached");
-    let env = moto.env();
-    let a = snapshot(&dir.0, "a.snap", |s| s.to_owned());
-    let b = snapshot(&dir.0, "b.snap", price("9.98"));
-    ok(&tldsnap(&env, &["publish", p(&a), "s3://snaps/prod/"]));
-    let data = dir.0.join("data");
-    let args = [
-        "--snapshot",
-        "s3://snaps/prod/",
-        "--data-dir",
-        p(&data),
-        "--watch",
-        "--watch-interval-ms",
-        "200",
-    ];
+    let args = follow(&data);
     // A first run caches A, then stops.
     let first = Serve::start(&env, &args, dir.0.join("first.log"));
     assert!(eventually(30, || first.hash().is_some()), "{}", first.log());

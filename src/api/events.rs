@@ -53,13 +53,9 @@ pub async fn poll<B>(
     route: RouteId,
     conn: &Connection,
 ) -> HttpResponse {
-    let caller = match admit(state, req, route, conn).await {
-        Ok(caller) => caller,
+    let (caller, log, wanted) = match admitted(state, req, route, conn).await {
+        Ok(admitted) => admitted,
         Err(response) => return response,
-    };
-    let (log, wanted) = match prepare(state, req, &caller) {
-        Ok(ok) => ok,
-        Err(problem) => return refuse(problem, &caller),
     };
     let page = log.read(wanted.after, &wanted.filter, wanted.limit);
     let mut out = state.body_buffer(route);
@@ -85,13 +81,9 @@ pub async fn stream<B>(
     route: RouteId,
     conn: &Connection,
 ) -> HttpResponse {
-    let caller = match admit(state, req, route, conn).await {
-        Ok(caller) => caller,
+    let (caller, log, wanted) = match admitted(state, req, route, conn).await {
+        Ok(admitted) => admitted,
         Err(response) => return response,
-    };
-    let (log, wanted) = match prepare(state, req, &caller) {
-        Ok(ok) => ok,
-        Err(problem) => return refuse(problem, &caller),
     };
     let mut response = finish(state, route, caller, Vec::new()).await;
     if !response.status().is_success() {
@@ -124,6 +116,21 @@ pub fn streams_open(state: &State) -> usize {
 }
 
 /// Parameters, plan, log and cursor: what to read, or the problem to answer.
+/// The contract's checks up to the answer (key, rate limit, then the parameters and the
+/// plan): the caller, the log and what it asks of it, or the refusal to send.
+async fn admitted<B>(
+    state: &State,
+    req: &Request<B>,
+    route: RouteId,
+    conn: &Connection,
+) -> Result<(crate::access::Caller, Arc<EventLog>, Wanted), HttpResponse> {
+    let caller = admit(state, req, route, conn).await?;
+    match prepare(state, req, &caller) {
+        Ok((log, wanted)) => Ok((caller, log, wanted)),
+        Err(problem) => Err(refuse(problem, &caller)),
+    }
+}
+
 fn prepare<B>(
     state: &State,
     req: &Request<B>,

@@ -128,6 +128,26 @@ fn operation(id: RouteId) -> Value {
             "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } }
         })
     };
+    // The client and public variants of one operation: the same answer, with the key
+    // required or optional.
+    let variant = |client: bool,
+                   ids: [&str; 2],
+                   summary: &str,
+                   description: &str,
+                   parameters: &[&str],
+                   answer: Value| {
+        json!({
+            "operationId": if client { ids[0] } else { ids[1] },
+            "summary": summary,
+            "description": description,
+            "security": if client { keyed.clone() } else { optional_key.clone() },
+            "parameters": parameters
+                .iter()
+                .map(|p| json!({ "$ref": format!("#/components/parameters/{p}") }))
+                .collect::<Vec<_>>(),
+            "responses": { "200": answer }
+        })
+    };
     let mut op = match id {
         RouteId::ClientCheapest => json!({
             "operationId": "clientCheapest",
@@ -164,39 +184,30 @@ fn operation(id: RouteId) -> Value {
             "parameters": [ { "$ref": "#/components/parameters/tld" }, { "$ref": "#/components/parameters/include_prices" } ],
             "responses": { "200": ok("Registrars", "Registrars selling the TLD.") }
         }),
-        RouteId::ClientHistory | RouteId::PublicHistory => {
-            let client = id == RouteId::ClientHistory;
-            json!({
-                "operationId": if client { "clientHistory" } else { "publicHistory" },
-                "summary": "Price history of a TLD",
-                "description": "Per registrar (key order, or the order of `registrars`), its dated price changes oldest first (`null` = not offered; a change to all `null` records that the registrar stopped listing the TLD), the price in effect when the window opens (`price_at_from`: the last change before `from`), and `coverage`: the first and last dated feed version of the registrar, so that a window without changes can be told apart from a window without data. A window of any length costs one credit.",
-                "security": if client { keyed.clone() } else { optional_key.clone() },
-                "parameters": [ { "$ref": "#/components/parameters/tld" }, { "$ref": "#/components/parameters/registrars" }, { "$ref": "#/components/parameters/from" }, { "$ref": "#/components/parameters/to" } ],
-                "responses": { "200": ok("History", "Price changes per registrar.") }
-            })
-        }
-        RouteId::ClientOverview | RouteId::PublicOverview => {
-            let client = id == RouteId::ClientOverview;
-            json!({
-                "operationId": if client { "clientOverview" } else { "publicOverview" },
-                "summary": "Overview of a TLD",
-                "description": "Registrar count, average prices, cheapest registration, lowest renewal and lowest 5-year cost with their registrars, the TLD's type and manager from the IANA root zone database, and whether it is one of the 22 free TLDs. Answers every TLD of the catalogue; for a TLD outside the caller's plan the member-only fields are null and listed in `members_only`.",
-                "security": if client { keyed.clone() } else { optional_key.clone() },
-                "parameters": [ { "$ref": "#/components/parameters/tld" } ],
-                "responses": { "200": ok("Overview", "The overview of the TLD.") }
-            })
-        }
-        RouteId::ClientTlds | RouteId::PublicTlds => {
-            let client = id == RouteId::ClientTlds;
-            json!({
-                "operationId": if client { "clientTlds" } else { "publicTlds" },
-                "summary": "The TLD catalogue",
-                "description": "Every TLD of the IANA root zone list and every TLD with a price, one page at a time. Paging with `next_cursor` yields each TLD exactly once; a cursor of an earlier snapshot or of another listing is a 400 naming `cursor`. For a TLD outside the caller's plan `cheapest_register` is null and listed in `members_only`.",
-                "security": if client { keyed.clone() } else { optional_key.clone() },
-                "parameters": [ { "$ref": "#/components/parameters/q" }, { "$ref": "#/components/parameters/type" }, { "$ref": "#/components/parameters/sort" }, { "$ref": "#/components/parameters/page_limit" }, { "$ref": "#/components/parameters/cursor" } ],
-                "responses": { "200": ok("Catalogue", "One page of the catalogue.") }
-            })
-        }
+        RouteId::ClientHistory | RouteId::PublicHistory => variant(
+            id == RouteId::ClientHistory,
+            ["clientHistory", "publicHistory"],
+            "Price history of a TLD",
+            "Per registrar (key order, or the order of `registrars`), its dated price changes oldest first (`null` = not offered; a change to all `null` records that the registrar stopped listing the TLD), the price in effect when the window opens (`price_at_from`: the last change before `from`), and `coverage`: the first and last dated feed version of the registrar, so that a window without changes can be told apart from a window without data. A window of any length costs one credit.",
+            &["tld", "registrars", "from", "to"],
+            ok("History", "Price changes per registrar."),
+        ),
+        RouteId::ClientOverview | RouteId::PublicOverview => variant(
+            id == RouteId::ClientOverview,
+            ["clientOverview", "publicOverview"],
+            "Overview of a TLD",
+            "Registrar count, average prices, cheapest registration, lowest renewal and lowest 5-year cost with their registrars, the TLD's type and manager from the IANA root zone database, and whether it is one of the 22 free TLDs. Answers every TLD of the catalogue; for a TLD outside the caller's plan the member-only fields are null and listed in `members_only`.",
+            &["tld"],
+            ok("Overview", "The overview of the TLD."),
+        ),
+        RouteId::ClientTlds | RouteId::PublicTlds => variant(
+            id == RouteId::ClientTlds,
+            ["clientTlds", "publicTlds"],
+            "The TLD catalogue",
+            "Every TLD of the IANA root zone list and every TLD with a price, one page at a time. Paging with `next_cursor` yields each TLD exactly once; a cursor of an earlier snapshot or of another listing is a 400 naming `cursor`. For a TLD outside the caller's plan `cheapest_register` is null and listed in `members_only`.",
+            &["q", "type", "sort", "page_limit", "cursor"],
+            ok("Catalogue", "One page of the catalogue."),
+        ),
         RouteId::RegistrarList => json!({
             "operationId": "registrarList",
             "summary": "Every registrar",
@@ -1129,6 +1140,8 @@ fn webhook_path(id: RouteId) -> Option<Value> {
         } })
     };
     let body = |name: &str| json!({ "required": true, "content": { "application/json": { "schema": schema(name) } } });
+    // Every operation: the key, and the refusals it can answer (`reads_body`: it reads
+    // a JSON body; `item`: it is on one subscription, by its `id`).
     let with_errors = |mut op: Value, reads_body: bool, item: bool| {
         let mut errors = json!({
             "401": { "$ref": "#/components/responses/Unauthorized" },
@@ -1151,6 +1164,10 @@ fn webhook_path(id: RouteId) -> Option<Value> {
             );
         }
         merge(&mut op["responses"], errors);
+        op["security"] = keyed.clone();
+        if item {
+            op["parameters"] = json!([ { "$ref": "#/components/parameters/id" } ]);
+        }
         op
     };
     Some(match id {
@@ -1159,14 +1176,12 @@ fn webhook_path(id: RouteId) -> Option<Value> {
                 "operationId": "listWebhooks",
                 "summary": "This key's webhook subscriptions",
                 "description": "Oldest first, without secrets or attempts. No credit is spent.",
-                "security": keyed,
                 "responses": ok("200", "WebhookList", "The subscriptions.")
             }), false, false),
             "post": with_errors(json!({
                 "operationId": "createWebhook",
                 "summary": "Subscribe a URL to price-change events",
                 "description": "Events recorded from now on that pass the filters are POSTed to `url`, signed the Standard Webhooks way with the `secret` of the answer, which is shown this once. Pro and Enterprise plans (subscriptions per key: the plan's `webhooks`). No credit is spent; deliveries are not API calls. See docs/EVENTS.md.",
-                "security": keyed,
                 "requestBody": body("WebhookCreate"),
                 "responses": ok("201", "WebhookCreated", "The subscription, with its signing secret (shown once). `Location` is its URL.")
             }), true, false)
@@ -1175,24 +1190,18 @@ fn webhook_path(id: RouteId) -> Option<Value> {
             "get": with_errors(json!({
                 "operationId": "getWebhook",
                 "summary": "One subscription, with its recent delivery attempts",
-                "security": keyed,
-                "parameters": [ { "$ref": "#/components/parameters/id" } ],
                 "responses": ok("200", "WebhookDetail", "The subscription, its delivery state and its last 20 attempts (newest first).")
             }), false, true),
             "patch": with_errors(json!({
                 "operationId": "updateWebhook",
                 "summary": "Change the URL, description or filters, pause, or resume",
                 "description": "Fields left out stay as they are; an empty list is \"every\". `status`: `paused` stops deliveries (events wait, within the retention); `active` resumes, also after the subscription was disabled, from the first event not delivered.",
-                "security": keyed,
-                "parameters": [ { "$ref": "#/components/parameters/id" } ],
                 "requestBody": body("WebhookPatch"),
                 "responses": ok("200", "WebhookDetail", "The subscription as changed.")
             }), true, true),
             "delete": with_errors(json!({
                 "operationId": "deleteWebhook",
                 "summary": "Unsubscribe",
-                "security": keyed,
-                "parameters": [ { "$ref": "#/components/parameters/id" } ],
                 "responses": { "204": { "description": "Deleted; no more deliveries (one in flight may still arrive).", "headers": meter_headers() } }
             }), false, true)
         }),
@@ -1201,8 +1210,6 @@ fn webhook_path(id: RouteId) -> Option<Value> {
                 "operationId": "testWebhook",
                 "summary": "Send a test message now",
                 "description": "One `webhook.test` message (see the `webhooks` section), signed like every delivery, sent whatever the subscription's status, after any attempt in flight; not retried. The answer says what the receiver did.",
-                "security": keyed,
-                "parameters": [ { "$ref": "#/components/parameters/id" } ],
                 "responses": ok("200", "WebhookTestResult", "The attempt (the receiver's status, or why there was none).")
             }), false, true)
         }),
@@ -1211,8 +1218,6 @@ fn webhook_path(id: RouteId) -> Option<Value> {
                 "operationId": "rotateWebhookSecret",
                 "summary": "A new signing secret",
                 "description": "The new secret signs every delivery from now on; the previous one signs them too (a second `v1,` signature) until `previous_secret_expires_at`, 24 hours, so a receiver can switch without refusing a delivery.",
-                "security": keyed,
-                "parameters": [ { "$ref": "#/components/parameters/id" } ],
                 "responses": ok("200", "WebhookSecret", "The subscription with its new secret (shown once).")
             }), false, true)
         }),

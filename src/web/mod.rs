@@ -1025,38 +1025,75 @@ fn forged(chrome: &Chrome<'_>) -> HttpResponse {
     )
 }
 
+/// A form posted to a page: the form, and what the page's chrome shows (the data date,
+/// the path).
+struct Posted {
+    date: String,
+    path: String,
+    parts: hyper::http::request::Parts,
+    body: String,
+}
+
+impl Posted {
+    /// Reads the form of `req`; one that cannot be read is answered with its error
+    /// page.
+    async fn read(
+        req: Request<Incoming>,
+        loaded: &Loaded,
+        visit: &Visit,
+    ) -> Result<Posted, HttpResponse> {
+        let date = data::data_date(loaded.snapshot.data());
+        let path = req.uri().path().to_owned();
+        match read_form(req).await {
+            Ok((parts, body)) => Ok(Posted {
+                date,
+                path,
+                parts,
+                body,
+            }),
+            Err(f) => {
+                let chrome = Chrome {
+                    viewer: &visit.viewer,
+                    data_date: &date,
+                    path: &path,
+                };
+                Err(html_response(
+                    f.status,
+                    pages::error(&chrome, &f.title, &f.detail)
+                        .into_string()
+                        .into(),
+                    false,
+                    &[],
+                ))
+            }
+        }
+    }
+
+    fn chrome<'a>(&'a self, visit: &'a Visit) -> Chrome<'a> {
+        Chrome {
+            viewer: &visit.viewer,
+            data_date: &self.date,
+            path: &self.path,
+        }
+    }
+}
+
 async fn signin_post(
     state: &State,
     req: Request<Incoming>,
     loaded: &Loaded,
     visit: &Visit,
 ) -> HttpResponse {
-    let snap = loaded.snapshot.data();
-    let date = data::data_date(snap);
-    let path = req.uri().path().to_owned();
-    let chrome = Chrome {
-        viewer: &visit.viewer,
-        data_date: &date,
-        path: &path,
+    let form = match Posted::read(req, loaded, visit).await {
+        Ok(form) => form,
+        Err(answer) => return answer,
     };
-    let (parts, body) = match read_form(req).await {
-        Ok(x) => x,
-        Err(f) => {
-            return html_response(
-                f.status,
-                pages::error(&chrome, &f.title, &f.detail)
-                    .into_string()
-                    .into(),
-                false,
-                &[],
-            );
-        }
-    };
-    let Ok([csrf, key, next]) = params::pick(Some(&body), ["csrf", "key", "next"]) else {
+    let (chrome, parts, body) = (form.chrome(visit), &form.parts, &form.body);
+    let Ok([csrf, key, next]) = params::pick(Some(body), ["csrf", "key", "next"]) else {
         return forged(&chrome);
     };
     let secret = &state.config.session_secret;
-    if !csrf_ok(secret, &parts, csrf.as_deref(), visit) {
+    if !csrf_ok(secret, parts, csrf.as_deref(), visit) {
         return forged(&chrome);
     }
     let next = safe_next(next.as_deref()).unwrap_or("/signin").to_owned();
@@ -1105,31 +1142,15 @@ async fn signout(
     loaded: &Loaded,
     visit: &Visit,
 ) -> HttpResponse {
-    let snap = loaded.snapshot.data();
-    let date = data::data_date(snap);
-    let path = req.uri().path().to_owned();
-    let chrome = Chrome {
-        viewer: &visit.viewer,
-        data_date: &date,
-        path: &path,
+    let form = match Posted::read(req, loaded, visit).await {
+        Ok(form) => form,
+        Err(answer) => return answer,
     };
-    let (parts, body) = match read_form(req).await {
-        Ok(x) => x,
-        Err(f) => {
-            return html_response(
-                f.status,
-                pages::error(&chrome, &f.title, &f.detail)
-                    .into_string()
-                    .into(),
-                false,
-                &[],
-            );
-        }
-    };
-    let Ok([csrf]) = params::pick(Some(&body), ["csrf"]) else {
+    let (chrome, parts, body) = (form.chrome(visit), &form.parts, &form.body);
+    let Ok([csrf]) = params::pick(Some(body), ["csrf"]) else {
         return forged(&chrome);
     };
-    if !csrf_ok(&state.config.session_secret, &parts, csrf.as_deref(), visit) {
+    if !csrf_ok(&state.config.session_secret, parts, csrf.as_deref(), visit) {
         return forged(&chrome);
     }
     let mut r = redirect(StatusCode::SEE_OTHER, "/");

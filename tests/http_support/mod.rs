@@ -612,6 +612,16 @@ impl Response {
     }
 }
 
+/// The ids of the `events` of a page of `GET /api/v1/client/events`, in order.
+pub fn event_ids(page: &serde_json::Value) -> Vec<u64> {
+    page["events"]
+        .as_array()
+        .expect("an events array")
+        .iter()
+        .map(|e| e["id"].as_u64().expect("an id"))
+        .collect()
+}
+
 /// Replaces the value of every `"time_elapsed":"…"` with `"<masked>"`.
 pub fn mask_elapsed(body: &[u8]) -> String {
     let text = String::from_utf8(body.to_vec()).expect("UTF-8 body");

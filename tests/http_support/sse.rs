@@ -126,6 +126,18 @@ impl Sse {
         }
     }
 
+    /// Reads the stream to its end: no event may come, and the body must end with its
+    /// zero chunk (a clean end, not a reset). `why` says what ended it.
+    pub fn assert_ends_without_events(&mut self, why: &str) {
+        while let Some(m) = self.next() {
+            assert!(
+                !matches!(m, Message::Event { .. }),
+                "no event after the last: {m:?}"
+            );
+        }
+        assert!(self.ended, "{why} ends the stream with its zero chunk");
+    }
+
     /// The next `n` events, skipping comments and retry lines.
     pub fn events(&mut self, n: usize) -> Vec<(u64, String, serde_json::Value)> {
         let mut out = Vec::new();
