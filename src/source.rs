@@ -415,12 +415,20 @@ fn csv_message(e: &csv::Error) -> String {
 
 /// Whether `key` is a registrar key: `[a-z0-9][a-z0-9_-]{0,63}` (contract 2).
 pub fn is_registrar_key(key: &str) -> bool {
+    registrar_key_shape(key, false)
+}
+
+/// The one registrar-key check: [`is_registrar_key`], or with `any_case` the same in any
+/// letter case (a key as a request may send it, before it is lowercased).
+#[inline]
+pub fn registrar_key_shape(key: &str, any_case: bool) -> bool {
+    let letter = |c: u8| c.is_ascii_lowercase() || (any_case && c.is_ascii_uppercase());
     let b = key.as_bytes();
     !b.is_empty()
         && b.len() <= 64
-        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && (letter(b[0]) || b[0].is_ascii_digit())
         && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+            .all(|&c| letter(c) || c.is_ascii_digit() || c == b'_' || c == b'-')
 }
 
 fn read_registrars<R: Read>(input: R, source: &mut Source, errs: &mut Errors) {

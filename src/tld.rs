@@ -170,6 +170,32 @@ pub fn last_label(name: &str) -> &str {
 mod tests {
     use super::*;
 
+    /// The spec's sentence (shared/spec/domain-price-api.md, section 5 item 2), as it
+    /// stands: the list is checked name by name against it, in its order.
+    const SPEC_FREE_TLDS: &str = "These 22 TLDs are available on every plan, including \
+        Free: com, net, org, co, io, ai, me, info, us, tech, dev, biz, so, online, site, \
+        store, shop, app, blog, xyz, uk, de. All other TLDs (ccTLDs, new gTLDs and premium \
+        extensions, 3,428 TLDs in total) require a paid plan.";
+
+    #[test]
+    fn the_free_tlds_are_the_specs_22_names() {
+        let list = SPEC_FREE_TLDS
+            .split_once("including Free: ")
+            .and_then(|(_, rest)| rest.split_once(". "))
+            .map(|(list, _)| list)
+            .unwrap();
+        let spec: Vec<&str> = list.split(", ").collect();
+        assert_eq!(spec.len(), 22);
+        assert_eq!(FREE_TLDS.as_slice(), spec.as_slice());
+        for name in spec {
+            assert!(is_free(name), "{name}");
+            assert_eq!(normalize(name).as_deref(), Ok(name), "{name} is canonical");
+        }
+        for other in ["co.uk", "COM", ".com", "fr", "museum", "ukk", "d"] {
+            assert!(!is_free(other), "{other}");
+        }
+    }
+
     #[test]
     fn canonical_names_borrow() {
         assert!(matches!(normalize("com"), Ok(Cow::Borrowed("com"))));

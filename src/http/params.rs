@@ -33,8 +33,6 @@ pub const MAX_LIST_VALUES: usize = 100;
 pub const DEFAULT_LIMIT: usize = 10;
 /// Largest `limit` (contract 4).
 pub const MAX_LIMIT: usize = 100;
-/// Longest registrar key: the contract's `[a-z0-9][a-z0-9_-]{0,63}`.
-const MAX_KEY_LEN: usize = 64;
 
 /// Why percent-decoding failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -468,14 +466,10 @@ pub fn registrars(value: Option<&str>) -> Result<Option<List<'_>>, Problem> {
     Ok(Some(out))
 }
 
-/// Whether `key` is a registrar key in any letter case: `[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}`.
+/// Whether `key` is a registrar key in any letter case: `[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}`
+/// (the source's check, [`crate::source::registrar_key_shape`]).
 pub fn is_registrar_key(key: &str) -> bool {
-    let b = key.as_bytes();
-    !b.is_empty()
-        && b.len() <= MAX_KEY_LEN
-        && b[0].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+    crate::source::registrar_key_shape(key, true)
 }
 
 /// A whole-number parameter in `min..=max`: plain decimal digits (no sign, spaces or
