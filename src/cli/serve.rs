@@ -115,8 +115,22 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
+    /// How the worker threads serve connections: `shared`, one runtime whose workers
+    /// steal each other's work (one worker: tokio's current_thread scheduler); or
+    /// `per-thread`, each worker a current_thread runtime accepting from a listener of
+    /// its own bound with SO_REUSEPORT (thread per core; docs/PERFORMANCE.md, "Thread
+    /// per core").
+    #[arg(long, value_enum, default_value_t = RuntimeKind::Shared)]
+    runtime: RuntimeKind,
     #[command(flatten)]
     live: LiveArgs,
+}
+
+/// `--runtime`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum RuntimeKind {
+    Shared,
+    PerThread,
 }
 
 /// The live lookups' flags (docs/LIVE.md).
@@ -214,7 +228,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Some(n) => usize::try_from(n)?,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let mut runtime = if workers == 1 {
+    // Per thread: the serving threads are `server::run_threads`'; this runtime keeps the
+    // setup and the background work (reloads, usage flushes, webhooks).
+    let mut runtime = if workers == 1 || args.runtime == RuntimeKind::PerThread {
         tokio::runtime::Builder::new_current_thread()
     } else {
         let mut b = tokio::runtime::Builder::new_multi_thread();
@@ -225,10 +241,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let runtime = runtime
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(serve(args, public_url))
+    runtime.block_on(serve(args, public_url, workers))
 }
 
-async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
+async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), CliError> {
     let live = match args.live.config()? {
         Some(config) => {
             eprintln!(
@@ -356,10 +372,24 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
 
-    let listener = TcpListener::bind(&args.addr)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
-    let local: SocketAddr = listener.local_addr()?;
+    let listen_error = |e: std::io::Error| format!("cannot listen on {}: {e}", args.addr);
+    let listeners = match args.runtime {
+        RuntimeKind::Shared => {
+            Listeners::One(TcpListener::bind(&args.addr).await.map_err(listen_error)?)
+        }
+        RuntimeKind::PerThread => {
+            let addr = tokio::net::lookup_host(&args.addr)
+                .await
+                .map_err(listen_error)?
+                .next()
+                .ok_or_else(|| format!("cannot listen on {}: no address", args.addr))?;
+            Listeners::PerThread(server::reuseport_listeners(addr, workers).map_err(listen_error)?)
+        }
+    };
+    let local: SocketAddr = match &listeners {
+        Listeners::One(listener) => listener.local_addr()?,
+        Listeners::PerThread(listeners) => listeners[0].local_addr()?,
+    };
     let session_secret = match (&args.session_secret_file, &args.data_dir) {
         (Some(path), _) => Secret::read_file(path)?,
         (None, Some(dir)) => Secret::load_or_create(dir)?,
@@ -511,7 +541,12 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
             _ = interrupt.recv() => eprintln!("tldsnap: SIGINT: finishing in-flight requests"),
         }
     };
-    let served = server::run(listener, state, connections, shutdown).await;
+    let served = match listeners {
+        Listeners::One(listener) => server::run(listener, state, connections, shutdown).await,
+        Listeners::PerThread(listeners) => {
+            server::run_threads(listeners, state, connections, shutdown).await
+        }
+    };
     reloader.abort();
     if let Some(watcher) = watcher {
         watcher.abort();
@@ -524,6 +559,13 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     persisted?;
     eprintln!("tldsnap: stopped");
     Ok(())
+}
+
+/// Where connections come from: one listener for the shared runtime, or one per serving
+/// thread.
+enum Listeners {
+    One(TcpListener),
+    PerThread(Vec<std::net::TcpListener>),
 }
 
 /// Renders the most visited web pages of the snapshot just loaded, off the request
