@@ -217,7 +217,8 @@ fn thread_per_core_serving_shares_one_connection_table_and_drains() {
     assert_eq!(flood.len(), 20);
     let (mut refused, mut held) = (0, 0);
     for mut s in flood {
-        s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
         let mut buf = [0u8; 12];
         match s.read(&mut buf) {
             Ok(12) if &buf == b"HTTP/1.1 429" => refused += 1,
