@@ -166,3 +166,56 @@ fn plans_names_and_servers_without_live_lookups() {
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["code"], "live_unavailable");
 }
+
+#[test]
+fn dns_records_over_http() {
+    let dir = TempDir::new("live-dns");
+    let up = Upstreams::start();
+    let (server, keys) = start(&dir, Some(&up));
+    let key = Some(keys["pro"].as_str());
+
+    let r = server.get("/api/v1/client/domains/TAKEN.lvt/dns?types=mx,A", key);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-credits-cost"), Some("1"));
+    let v = r.json();
+    assert_eq!(v["name"], "taken.lvt");
+    assert_eq!(v["status"], "NOERROR");
+    assert_eq!(v["records"][0]["type"], "MX");
+    assert_eq!(v["records"][0]["records"][0]["exchange"], "mail.taken.lvt");
+    assert_eq!(v["records"][1]["type"], "A");
+    assert_eq!(v["records"][1]["records"][0]["address"], "127.0.0.1");
+    assert_eq!(v["records"][1]["ttl"], 300);
+
+    // Every type by default; a subdomain is its own name here.
+    let r = server.get("/api/v1/client/domains/www.free.lvt/dns", key);
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["name"], "www.free.lvt");
+    assert_eq!(v["status"], "NXDOMAIN");
+    assert_eq!(v["records"].as_array().unwrap().len(), 7);
+
+    let r = server.get("/api/v1/client/domains/servfail.lvt/dns?types=NS", key);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["status"], "SERVFAIL");
+    assert_eq!(r.json()["records"][0]["status"], "SERVFAIL");
+
+    let started = Instant::now();
+    let r = server.get("/api/v1/client/domains/slowdns.lvt/dns?types=A", key);
+    println!(
+        "silent resolver over HTTP: {} in {:?}",
+        r.status,
+        started.elapsed()
+    );
+    assert_eq!(r.status, 424, "{}", r.text());
+    assert_eq!(r.json()["code"], "upstream_timeout");
+    assert_eq!(r.json()["upstream"], format!("resolver {}", up.dns));
+
+    for bad in ["PTR", "A,,MX", ""] {
+        let r = server.get(
+            &format!("/api/v1/client/domains/taken.lvt/dns?types={bad}"),
+            key,
+        );
+        assert_eq!(r.status, 400, "{bad}");
+        assert_eq!(r.json()["parameter"], "types");
+    }
+}

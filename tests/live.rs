@@ -216,3 +216,63 @@ fn untrusted_certificates_and_private_targets_are_refused() {
     });
     assert_eq!(up.hits("/rdap/domain/taken.lvt"), 0);
 }
+
+#[test]
+fn dns_records_with_ttls_and_every_response_code_told_apart() {
+    use tldsnap::live::dns::Type;
+    let up = Upstreams::start();
+    let live = Live::new(up.config()).unwrap();
+    runtime().block_on(async {
+        let a = live.dns("taken.lvt", &Type::ALL, live.deadline()).await.unwrap();
+        assert_eq!(a.status, "NOERROR");
+        assert_eq!(a.resolver, format!("resolver {}", up.dns));
+        let set = |t: &str| a.records.iter().find(|s| s.kind == t).unwrap();
+        assert_eq!(set("A").records, [serde_json::json!({"address": "127.0.0.1", "ttl": 300})]);
+        assert_eq!(set("A").ttl, Some(300));
+        assert_eq!(set("AAAA").records[0]["address"], "::1");
+        let mx: Vec<(u64, &str)> = set("MX")
+            .records
+            .iter()
+            .map(|r| (r["preference"].as_u64().unwrap(), r["exchange"].as_str().unwrap()))
+            .collect();
+        assert_eq!(mx, [(10, "mail.taken.lvt"), (20, "backup.taken.lvt")]);
+        assert_eq!(set("NS").records[0]["host"], "ns1.taken.lvt");
+        assert_eq!(set("NS").ttl, Some(86400));
+        assert_eq!(set("TXT").records[0]["text"], "v=spf1 -all");
+        assert_eq!(set("CAA").records[0]["tag"], "issue");
+        assert_eq!(set("CAA").records[0]["value"], "letsencrypt.org");
+        assert_eq!(set("SOA").records[0]["serial"], 7);
+        assert_eq!(set("SOA").records[0]["mname"], "ns1.taken.lvt");
+
+        // The name exists, not this type: NOERROR without records, the SOA's TTL.
+        let nodata = live.dns("secure.lvt", &[Type::Mx], live.deadline()).await.unwrap();
+        assert_eq!(nodata.status, "NOERROR");
+        assert_eq!(nodata.records[0].status, "NOERROR");
+        assert!(nodata.records[0].records.is_empty());
+        assert_eq!(nodata.records[0].ttl, Some(60));
+
+        // No such name.
+        let nx = live.dns("free.lvt", &[Type::A, Type::Ns], live.deadline()).await.unwrap();
+        assert_eq!(nx.status, "NXDOMAIN");
+        assert!(nx.records.iter().all(|s| s.status == "NXDOMAIN" && s.ttl == Some(60)));
+
+        // The resolver could not get an answer: SERVFAIL, not NXDOMAIN.
+        let sf = live.dns("servfail.lvt", &[Type::A, Type::Ns], live.deadline()).await.unwrap();
+        assert_eq!(sf.status, "SERVFAIL");
+        assert!(sf.records.iter().all(|s| s.status == "SERVFAIL"));
+
+        // No answer at all: a timeout naming the resolver, within the budget.
+        let started = Instant::now();
+        let err = live.dns("slowdns.lvt", &[Type::A], live.deadline()).await.unwrap_err();
+        println!("silent resolver answered as {err:?} in {:?}", started.elapsed());
+        assert!(
+            matches!(&err, Failure::Timeout { upstream, .. } if *upstream == format!("resolver {}", up.dns)),
+            "{err:?}"
+        );
+
+        // Cached for the TTL: the same answer, learnt at the same time.
+        let again = live.dns("taken.lvt", &Type::ALL, live.deadline()).await.unwrap();
+        assert_eq!(again.learnt_at, a.learnt_at);
+        assert_eq!(again.records, a.records);
+    });
+}

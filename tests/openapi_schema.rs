@@ -224,6 +224,15 @@ fn inputs() -> Vec<String> {
         "a!",
         "é!",
         "中国!",
+        "A",
+        "aaaa",
+        " MX ",
+        "\tTxt",
+        "CAA",
+        "ptr",
+        "ANY",
+        "a\n",
+        "\nA",
     ]
     .into_iter()
     .map(str::to_owned)
@@ -350,6 +359,17 @@ fn parameter_schemas_take_what_the_parser_takes() {
                 || !s.is_ascii()
                 || s.split('.').count() > 5
         },
+    );
+    check_parameter(
+        &mut doc,
+        "dns types item",
+        &format!(
+            "/paths/{}/get/parameters/1/schema/items",
+            token("/api/v1/client/domains/{domain}/dns")
+        ),
+        |s| !s.contains(',') && params::dns_types(Some(s)).is_ok(),
+        true,
+        |_| false,
     );
     let search = format!(
         "/paths/{}/get/parameters",

@@ -36,7 +36,7 @@ enum Command {
     #[command(subcommand)]
     Query(query::Command),
     /// Run the HTTP service.
-    Serve(serve::Args),
+    Serve(Box<serve::Args>),
     /// Manage API keys.
     #[command(subcommand)]
     Keys(keys::Command),
@@ -52,7 +52,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Inspect(args) => inspect::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Query(cmd) => query::run(cmd),
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Keys(cmd) => keys::run(cmd),
         Command::Audit(args) => audit::run(args),
     }

@@ -320,7 +320,7 @@ fn operation(id: RouteId) -> Value {
                 "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
             }
         }),
-        RouteId::DomainRdap | RouteId::DomainStatus => live_operation(id),
+        RouteId::DomainRdap | RouteId::DomainStatus | RouteId::DomainDns => live_operation(id),
         RouteId::OpenApi => json!({
             "operationId": "openapi",
             "summary": "This document",
@@ -413,26 +413,43 @@ fn operation(id: RouteId) -> Value {
 
 /// A live lookup of one domain (issue 15, docs/LIVE.md).
 fn live_operation(id: RouteId) -> Value {
-    let (operation_id, summary, description, schema) = match id {
+    let domain = json!({ "$ref": "#/components/parameters/domain" });
+    let not_found = &["live_unavailable", "not_found"][..];
+    let (operation_id, summary, description, schema, parameters, codes_404) = match id {
         RouteId::DomainRdap => (
             "domainRdap",
             "Registration data of a domain (live)",
             "What the domain's registry publishes: registrar, created, updated and expiry dates, EPP status codes, name servers, DNSSEC, the registrant as published (redacted fields stay redacted; `redacted` lists them, RFC 9537). From the registry's RDAP server (RFC 9082/9083; IANA bootstrap, RFC 9224), or its WHOIS server (RFC 3912, named by IANA's) where the TLD has no RDAP: read into the same fields where the format allows, returned `raw` otherwise. A name the registry does not hold is `registered: false`. Subdomains are looked up as their registrable domain. Cached: minutes (a negative answer: less); `learnt_at` says when it was learnt.",
             "RegistryAnswer",
+            json!([domain]),
+            &["live_unavailable", "no_rdap_service", "not_found"][..],
         ),
-        _ => (
+        RouteId::DomainStatus => (
             "domainStatus",
             "EPP status of a domain (live)",
             "The domain's EPP status codes (RFC 5731, RFC 3915; RDAP's spelling mapped per RFC 8056) with their meaning, who sets each, and whether the domain is in a grace period, on hold or pending delete. Same source and cache as the registration data.",
             "StatusAnswer",
+            json!([domain]),
+            &["live_unavailable", "no_rdap_service", "not_found"][..],
+        ),
+        _ => (
+            "domainDns",
+            "DNS records of a name (live)",
+            "The name's records of each type asked, through a real stub resolver (the server's, or `--resolver`), with their TTLs and each type's response code: NXDOMAIN (no such name), NOERROR without records (the name exists, not the type) and SERVFAIL (the resolver could not get an answer) are told apart. The name is looked up as given (a subdomain is its own name). Cached for the answers' TTLs (at least 5 s, at most an hour; negative answers at most 5 minutes). 424 only when no type got a response.",
+            "DnsAnswer",
+            json!([domain, { "name": "types", "in": "query", "required": false,
+                "description": "Comma-separated record types (any letter case; duplicates collapsed); absent: all seven.",
+                "style": "form", "explode": false,
+                "schema": { "type": "array", "minItems": 1, "items": { "type": "string", "pattern": DNS_TYPE }, "examples": [["A", "MX"]] } }]),
+            not_found,
         ),
     };
     json!({
         "operationId": operation_id,
         "summary": summary,
-        "description": format!("{description} Credits per the plan (docs/LIVE.md; `X-Credits-Cost`); a failed lookup costs nothing. Upstream failures are problems naming the upstream, never a 5xx: 424 `upstream_timeout` / `upstream_error` (with `Retry-After` when the upstream or tldsnap's own pacing says when), 404 `no_rdap_service`. A server started without `--live` answers 404 `live_unavailable`."),
+        "description": format!("{description} Credits per the plan (docs/LIVE.md; `X-Credits-Cost`); a failed lookup costs nothing. Upstream failures are problems naming the upstream, never a 5xx: 424 `upstream_timeout` / `upstream_error` (with `Retry-After` when the upstream or tldsnap's own pacing says when). A server started without `--live` answers 404 `live_unavailable`."),
         "security": [{ "apiKey": [] }],
-        "parameters": [ { "$ref": "#/components/parameters/domain" } ],
+        "parameters": parameters,
         "responses": {
             "200": {
                 "description": "The answer.",
@@ -442,12 +459,16 @@ fn live_operation(id: RouteId) -> Value {
             "400": { "$ref": "#/components/responses/BadRequest" },
             "401": { "$ref": "#/components/responses/Unauthorized" },
             "403": problem_response("The plan does not include this lookup (`lookup`, `plans_including`), or the name's suffix is outside the plan (`tlds`). No credit is spent.", &["lookup_not_in_plan", "tld_not_in_plan"], json!({})),
-            "404": problem_response("This server makes no live lookups, or no registration data service is known for the TLD (`tld`).", &["live_unavailable", "no_rdap_service", "not_found"], json!({})),
+            "404": problem_response("This server makes no live lookups, or no registration data service is known for the TLD (`tld`).", codes_404, json!({})),
             "424": { "$ref": "#/components/responses/UpstreamFailed" },
             "429": { "$ref": "#/components/responses/TooManyRequests" }
         }
     })
 }
+
+/// One DNS record type of `types`, any letter case, blanks around it.
+const DNS_TYPE: &str =
+    r"^[ \t]*(?:[Aa]|[Aa]{4}|[Mm][Xx]|[Nn][Ss]|[Tt][Xx][Tt]|[Cc][Aa][Aa]|[Ss][Oo][Aa])[ \t]*$";
 
 /// The parameter, responses and schemas of the live lookups.
 fn live_components() -> Value {
@@ -483,6 +504,21 @@ fn live_components() -> Value {
                 "registration": { "oneOf": [ { "type": "null" }, { "$ref": "#/components/schemas/Registration" } ] },
                 "raw": { "type": ["string", "null"], "description": "The WHOIS answer as it came, when not recognised." },
                 "source": { "$ref": "#/components/schemas/LiveSource" },
+                "learnt_at": { "type": "string", "format": "date-time" } } },
+            "DnsRecordSet": { "type": "object", "required": ["type", "status", "ttl", "records"], "properties": {
+                "type": { "enum": ["A", "AAAA", "MX", "NS", "TXT", "CAA", "SOA"] },
+                "status": { "type": "string", "description": "The response code (NOERROR, NXDOMAIN, SERVFAIL, REFUSED, ...), or TIMEOUT / ERROR when no response came.", "examples": ["NOERROR", "NXDOMAIN", "SERVFAIL"] },
+                "ttl": { "type": ["integer", "null"], "description": "The records' lowest TTL, or the negative answer's (from the SOA)." },
+                "records": { "type": "array", "items": { "type": "object", "required": ["ttl"], "description": "A/AAAA: address; MX: preference, exchange; NS: host; TXT: text; CAA: flags, tag, value; SOA: mname, rname, serial, refresh, retry, expire, minimum. Each with its ttl.",
+                    "properties": { "ttl": { "type": "integer" }, "address": { "type": "string" }, "preference": { "type": "integer" }, "exchange": { "type": "string" }, "host": { "type": "string" }, "text": { "type": "string" },
+                                    "flags": { "type": "integer" }, "tag": { "type": "string" }, "value": { "type": "string" },
+                                    "mname": { "type": "string" }, "rname": { "type": "string" }, "serial": { "type": "integer" }, "refresh": { "type": "integer" }, "retry": { "type": "integer" }, "expire": { "type": "integer" }, "minimum": { "type": "integer" } } } },
+                "error": { "type": "string", "description": "Why no response came (TIMEOUT, ERROR)." } } },
+            "DnsAnswer": { "type": "object", "required": ["name", "status", "records", "resolver", "learnt_at"], "properties": {
+                "name": { "type": "string", "description": "The name looked up, canonical (xn-- form)." },
+                "status": { "type": "string", "description": "NXDOMAIN when the name does not exist, SERVFAIL when every type failed so, else NOERROR." },
+                "records": { "type": "array", "items": { "$ref": "#/components/schemas/DnsRecordSet" } },
+                "resolver": { "type": "string", "description": "The resolver asked." },
                 "learnt_at": { "type": "string", "format": "date-time" } } },
             "StatusAnswer": { "type": "object", "required": ["domain", "registered", "statuses", "grace_period", "on_hold", "pending_delete", "source", "learnt_at"], "properties": {
                 "domain": { "type": "string" },

@@ -77,10 +77,12 @@ pub enum RouteId {
     DomainRdap,
     /// `GET /api/v1/client/domains/{domain}/status`: EPP status codes (live).
     DomainStatus,
+    /// `GET /api/v1/client/domains/{domain}/dns`: DNS records (live).
+    DomainDns,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 33;
+pub const ROUTE_COUNT: usize = 34;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -340,6 +342,13 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
     Route {
         id: RouteId::DomainStatus,
         path: "/api/v1/client/domains/{domain}/status",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainDns,
+        path: "/api/v1/client/domains/{domain}/dns",
         requires_key: true,
         allow: GET_HEAD,
         page: false,

@@ -14,6 +14,12 @@
 //! | `lvr` | RDAP server "limited" | every name: 429 with `Retry-After: 120` |
 //! | `lvw` | WHOIS (IANA referral names `localhost`) | `taken` registered, `held` reserved, `odd` unrecognised, else "No match" |
 //! | `lvx` | none (IANA's answer names no WHOIS server) | — |
+//!
+//! And an authoritative DNS server (UDP, hickory's wire format) for every name of the
+//! test TLDs: `taken`, `nic`, `secure`, `expired`, `wronghost` and `selfsigned` have
+//! records (A 127.0.0.1, AAAA ::1 for `taken` only, MX, NS, TXT, CAA, SOA for `taken`);
+//! `intranet` has A 10.0.0.1; `servfail` answers SERVFAIL; `slowdns` is never answered;
+//! every other name is NXDOMAIN with the zone's SOA (negative TTL 60).
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -133,6 +139,8 @@ pub struct Upstreams {
     pub rdap: HashMap<&'static str, SocketAddr>,
     /// The WHOIS server (IANA's referral and the registry's, on one port).
     pub whois: SocketAddr,
+    /// The authoritative DNS server of the test TLDs (UDP).
+    pub dns: SocketAddr,
     /// Requests each RDAP server received, by path.
     pub hits: Arc<Mutex<HashMap<String, usize>>>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -160,10 +168,12 @@ impl Upstreams {
             rdap.insert(name, addr);
         }
         let whois = runtime.block_on(serve_whois());
+        let dns = runtime.block_on(serve_dns());
         Upstreams {
             ca,
             rdap,
             whois,
+            dns,
             hits,
             runtime: Some(runtime),
         }
@@ -196,6 +206,7 @@ impl Upstreams {
             Config::new(Bootstrap::from_dns_json(&self.bootstrap_json(), "test").unwrap());
         config.whois_referral = format!("127.0.0.1:{}", self.whois.port());
         config.whois_port = self.whois.port();
+        config.resolver = Some(self.dns);
         config.tls_roots = Some(vec![self.ca.der.clone()]);
         config.allow_private_targets = true;
         config.limits = Limits {
@@ -416,4 +427,124 @@ fn whois_answer(query: &str) -> String {
         "odd.lvw" => "Welcome to the LVW registry. holder: someone\n".into(),
         q => format!("No match for \"{}\".\r\n", q.to_ascii_uppercase()),
     }
+}
+
+async fn serve_dns() -> SocketAddr {
+    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = socket.local_addr().unwrap();
+    let socket = Arc::new(socket);
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let Ok((len, from)) = socket.recv_from(&mut buf).await else {
+                continue;
+            };
+            if let Some(answer) = dns_answer(&buf[..len]) {
+                let _ = socket.send_to(&answer, from).await;
+            }
+        }
+    });
+    addr
+}
+
+/// The answer to one DNS query, or `None` to leave it unanswered.
+fn dns_answer(query: &[u8]) -> Option<Vec<u8>> {
+    use hickory_resolver::proto::op::{Message, OpCode, ResponseCode};
+    use hickory_resolver::proto::rr::rdata::{A, AAAA, CAA, MX, NS, SOA, TXT};
+    use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
+    let request = Message::from_vec(query).ok()?;
+    let q = request.queries.first()?.clone();
+    let qname = q.name().to_ascii().to_ascii_lowercase();
+    let qname = qname.trim_end_matches('.');
+    let mut labels = qname.split('.');
+    let label = labels.next().unwrap_or("");
+    let tld = qname.rsplit('.').next().unwrap_or("");
+    let mut response = Message::response(request.metadata.id, OpCode::Query);
+    response.metadata.authoritative = true;
+    response.metadata.recursion_desired = request.metadata.recursion_desired;
+    response.add_query(q.clone());
+    let name = |n: &str| Name::from_ascii(n).unwrap();
+    let owner = q.name().clone();
+    let zone_soa = Record::from_rdata(
+        name(&format!("{tld}.")),
+        60,
+        RData::SOA(SOA::new(
+            name(&format!("ns.nic.{tld}.")),
+            name(&format!("hostmaster.nic.{tld}.")),
+            2026010101,
+            3600,
+            600,
+            86400,
+            60,
+        )),
+    );
+    let record = |ttl: u32, data: RData| Record::from_rdata(owner.clone(), ttl, data);
+    let exists = matches!(
+        label,
+        "taken" | "nic" | "secure" | "expired" | "wronghost" | "selfsigned" | "intranet"
+    ) && qname.matches('.').count() == 1;
+    match label {
+        "slowdns" => return None,
+        "servfail" => response.metadata.response_code = ResponseCode::ServFail,
+        _ if !exists && qname != tld => {
+            response.metadata.response_code = ResponseCode::NXDomain;
+            response.add_authority(zone_soa);
+        }
+        _ => {
+            let answers: Vec<Record> = match (label, q.query_type()) {
+                ("intranet", RecordType::A) => {
+                    vec![record(300, RData::A(A("10.0.0.1".parse().unwrap())))]
+                }
+                (_, RecordType::A) if label != "intranet" && qname != tld => {
+                    vec![record(300, RData::A(A("127.0.0.1".parse().unwrap())))]
+                }
+                ("taken", RecordType::AAAA) => {
+                    vec![record(300, RData::AAAA(AAAA("::1".parse().unwrap())))]
+                }
+                ("taken", RecordType::MX) => vec![
+                    record(
+                        3600,
+                        RData::MX(MX::new(10, name(&format!("mail.{qname}.")))),
+                    ),
+                    record(
+                        3600,
+                        RData::MX(MX::new(20, name(&format!("backup.{qname}.")))),
+                    ),
+                ],
+                ("taken", RecordType::NS) => vec![
+                    record(86400, RData::NS(NS(name(&format!("ns1.{qname}."))))),
+                    record(86400, RData::NS(NS(name(&format!("ns2.{qname}."))))),
+                ],
+                ("taken", RecordType::TXT) => {
+                    vec![record(
+                        120,
+                        RData::TXT(TXT::new(vec!["v=spf1 -all".into()])),
+                    )]
+                }
+                ("taken", RecordType::CAA) => vec![record(
+                    3600,
+                    RData::CAA(CAA::new_issue(false, Some(name("letsencrypt.org")), vec![])),
+                )],
+                ("taken", RecordType::SOA) => vec![record(
+                    3600,
+                    RData::SOA(SOA::new(
+                        name(&format!("ns1.{qname}.")),
+                        name(&format!("hostmaster.{qname}.")),
+                        7,
+                        7200,
+                        900,
+                        1209600,
+                        300,
+                    )),
+                )],
+                _ => Vec::new(),
+            };
+            if answers.is_empty() {
+                response.add_authority(zone_soa);
+            } else {
+                response.add_answers(answers);
+            }
+        }
+    }
+    response.to_vec().ok()
 }
