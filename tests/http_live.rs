@@ -219,3 +219,150 @@ fn dns_records_over_http() {
         assert_eq!(r.json()["parameter"], "types");
     }
 }
+
+fn post_json(server: &Server, path: &str, key: &str, body: &str) -> Response {
+    let raw = format!(
+        "POST {path} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    server.send(raw.as_bytes()).expect("an answer")
+}
+
+#[test]
+fn availability_of_one_name_is_always_an_answer() {
+    let dir = TempDir::new("live-avail");
+    let up = Upstreams::start();
+    let (server, keys) = start(&dir, Some(&up));
+    let key = Some(keys["pro"].as_str());
+    for (name, want) in [
+        ("www.taken.lvt", "registered"),
+        ("nic.lvt", "reserved"),
+        ("free.lvt", "available"),
+        ("a.lvs", "unknown"),
+        ("a.lvr", "unknown"),
+    ] {
+        let r = server.get(&format!("/api/v1/client/domains/{name}/availability"), key);
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        assert_eq!(r.header("x-credits-cost"), Some("1"));
+        let v = r.json();
+        assert_eq!(v["availability"], want, "{name}: {v}");
+        assert_eq!(v["evidence"].as_array().unwrap().len(), 2, "{name}");
+    }
+    let v = server
+        .get("/api/v1/client/domains/a.lvs/availability", key)
+        .json();
+    assert_eq!(
+        v["evidence"][0]["upstream"],
+        format!("localhost:{}", up.rdap["slow"].port())
+    );
+    assert!(
+        v["evidence"][0]["answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("timeout")
+    );
+}
+
+#[test]
+fn a_hundred_names_at_once_with_every_kind_of_answer() {
+    let dir = TempDir::new("live-bulk");
+    let up = Upstreams::start();
+    let (server, keys) = start(&dir, Some(&up));
+    let key = keys["pro"].as_str();
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |n: usize, label: &str, tld: &str| {
+        for i in 0..n {
+            names.push(format!("{label}{i}.{tld}"));
+        }
+    };
+    add(15, "taken", "lvt"); // registered (RDAP, DNS delegated)
+    add(10, "nic", "lvt"); // reserved
+    add(17, "free", "lvt"); // available (RDAP 404, NXDOMAIN)
+    add(5, "servfail", "lvt"); // RDAP 404 but SERVFAIL: unknown
+    add(8, "x", "lvs"); // slow registry: unknown
+    add(6, "x", "lvg"); // HTML: unknown
+    add(2, "huge", "lvg"); // 10 MiB: unknown
+    add(2, "flood", "lvg"); // 10 MiB chunked: unknown
+    add(8, "x", "lvr"); // 429: unknown
+    add(8, "taken", "lvw"); // registered (WHOIS)
+    add(5, "free", "lvw"); // available (WHOIS no match, NXDOMAIN)
+    add(3, "held", "lvw"); // reserved (WHOIS)
+    add(3, "odd", "lvw"); // unrecognised WHOIS: unknown
+    add(5, "x", "lvx"); // no service: unknown
+    names.push("bad..name".into());
+    names.push("co.uk".into());
+    names.push("TAKEN0.lvt".into()); // the same name as taken0.lvt
+    assert_eq!(names.len(), 100);
+    let body = serde_json::json!({ "domains": names }).to_string();
+
+    let before = credits(&server.get("/api/v1/client/domains/taken0.lvt/status", Some(key)));
+    let started = Instant::now();
+    let r = post_json(&server, "/api/v1/client/domains/availability", key, &body);
+    let took = started.elapsed();
+    println!("100-name bulk availability: {} in {took:?}", r.status);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    println!("meta: {}", v["meta"]);
+    assert_eq!(v["meta"]["total"], 100);
+    assert_eq!(v["meta"]["checked"], 97);
+    let counts = &v["meta"]["counts"];
+    assert_eq!(counts["registered"], 23, "{counts}");
+    assert_eq!(counts["reserved"], 13, "{counts}");
+    assert_eq!(counts["available"], 22, "{counts}");
+    assert_eq!(counts["unknown"], 39, "{counts}");
+    // One credit per distinct name looked up.
+    assert_eq!(r.header("x-credits-cost"), Some("97"));
+    assert_eq!(credits(&r), before - 97);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 99, "the repeated name is answered once");
+    assert_eq!(results[0]["input"], "taken0.lvt");
+    assert_eq!(results[0]["availability"], "registered");
+    let bad = results.iter().find(|e| e["input"] == "bad..name").unwrap();
+    assert_eq!(bad["error"], "invalid_name");
+    // Never "available" for a name whose registry or resolver failed.
+    for e in results {
+        let input = e["input"].as_str().unwrap();
+        if e["availability"] == "available" {
+            assert!(input.starts_with("free"), "{e}");
+        }
+        if input.ends_with(".lvs") || input.ends_with(".lvr") || input.ends_with(".lvg") {
+            assert_eq!(e["availability"], "unknown", "{e}");
+        }
+    }
+
+    // 101 names: refused before any lookup.
+    let many: Vec<String> = (0..101).map(|i| format!("n{i}.lvt")).collect();
+    let r = post_json(
+        &server,
+        "/api/v1/client/domains/availability",
+        key,
+        &serde_json::json!({ "domains": many }).to_string(),
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["code"], "too_many_values");
+    assert_eq!(up.hits("/rdap/domain/n0.lvt"), 0);
+
+    // Not enough credits for the names: refused before any lookup.
+    let tiny = keys["tiny"].as_str();
+    let five: Vec<String> = (0..5).map(|i| format!("credit{i}.lvt")).collect();
+    let r = post_json(
+        &server,
+        "/api/v1/client/domains/availability",
+        tiny,
+        &serde_json::json!({ "domains": five }).to_string(),
+    );
+    assert_eq!(r.status, 429, "{}", r.text());
+    assert_eq!(r.json()["code"], "credits_exhausted");
+    assert_eq!(up.hits("/rdap/domain/credit0.lvt"), 0);
+
+    // The free plan: names outside its TLDs are entries, not a failed request.
+    let r = post_json(
+        &server,
+        "/api/v1/client/domains/availability",
+        keys["free"].as_str(),
+        r#"{"domains": ["taken0.lvt"]}"#,
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["results"][0]["error"], "tld_not_in_plan");
+    assert_eq!(r.json()["meta"]["checked"], 0);
+}

@@ -276,3 +276,45 @@ fn dns_records_with_ttls_and_every_response_code_told_apart() {
         assert_eq!(again.records, a.records);
     });
 }
+
+#[test]
+fn availability_needs_the_registry_and_the_dns_to_agree() {
+    use tldsnap::live::availability::Verdict;
+    let up = Upstreams::start();
+    let live = Live::new(up.config()).unwrap();
+    runtime().block_on(async {
+        let v = |name: &'static str| {
+            let live = &live;
+            async move { live.availability(name, live.deadline()).await }
+        };
+        let taken = v("taken.lvt").await;
+        assert_eq!(taken.availability, Verdict::Registered);
+        assert_eq!(taken.evidence[0].source, "rdap");
+        assert_eq!(taken.evidence[0].answer, "found: registered");
+        assert_eq!(taken.evidence[1].answer, "2 NS records");
+        assert_eq!(v("nic.lvt").await.availability, Verdict::Reserved);
+        let free = v("free.lvt").await;
+        assert_eq!(free.availability, Verdict::Available, "{free:?}");
+        assert_eq!(free.evidence[0].answer, "not found (RDAP 404)");
+        assert_eq!(free.evidence[1].answer, "NXDOMAIN");
+        // RDAP says no such name, the resolver fails: not "available".
+        let servfail = v("servfail.lvt").await;
+        assert_eq!(servfail.availability, Verdict::Unknown);
+        assert_eq!(servfail.evidence[1].answer, "SERVFAIL");
+        // A slow registry: unknown, with the timeout as evidence, within the budget.
+        let started = Instant::now();
+        let slow = v("free.lvs").await;
+        assert_eq!(slow.availability, Verdict::Unknown);
+        assert!(slow.evidence[0].answer.starts_with("timeout"), "{slow:?}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+        // WHOIS registries answer availability too.
+        assert_eq!(v("taken.lvw").await.availability, Verdict::Registered);
+        assert_eq!(v("held.lvw").await.availability, Verdict::Reserved);
+        assert_eq!(v("free.lvw").await.availability, Verdict::Available);
+        let odd = v("odd.lvw").await;
+        assert_eq!(odd.availability, Verdict::Unknown);
+        assert_eq!(odd.evidence[0].source, "whois");
+        // No service, NXDOMAIN: the DNS alone never says "available".
+        assert_eq!(v("free.lvx").await.availability, Verdict::Unknown);
+    });
+}

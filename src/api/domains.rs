@@ -42,7 +42,8 @@ const CREDITS_COST: HeaderName = HeaderName::from_static("x-credits-cost");
 const SEARCHES_REMAINING: HeaderName = HeaderName::from_static("x-searches-remaining");
 const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
 const AUDIT_ACCEPTS: &str = "application/json, text/csv";
-const LOOKUP_ACCEPTS: &str = "application/json";
+/// What the JSON-only bodies (lookup, bulk availability) take.
+pub(super) const LOOKUP_ACCEPTS: &str = "application/json";
 
 /// The Public Suffix List, parsed once per process (at server
 /// start: [`State::new`] calls this).
@@ -69,6 +70,11 @@ fn content_kind(headers: &HeaderMap) -> Option<Kind> {
         "text/csv" | "application/csv" => Some(Kind::Csv),
         _ => None,
     }
+}
+
+/// Whether a body's `Content-Type` says JSON (the rules of [`content_kind`]).
+pub(super) fn is_json(headers: &HeaderMap) -> bool {
+    content_kind(headers) == Some(Kind::Json)
 }
 
 /// Whether the caller asked for CSV: `Accept` names `text/csv` before (or without)
@@ -158,7 +164,7 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
         Ok(limit) => limit,
         Err(problem) => return refuse(problem, &caller),
     };
-    if content_kind(req.headers()) != Some(Kind::Json) {
+    if !is_json(req.headers()) {
         return refuse(
             Problem::UnsupportedMediaType {
                 accept: LOOKUP_ACCEPTS,

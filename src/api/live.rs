@@ -6,6 +6,8 @@
 //! | `GET /api/v1/client/domains/{domain}/rdap` | registration data (RDAP, else WHOIS) | 2 |
 //! | `GET /api/v1/client/domains/{domain}/status` | EPP status codes, their meaning, grace / hold / pending delete | 1 |
 //! | `GET /api/v1/client/domains/{domain}/dns?types=` | DNS records with TTLs and response codes | 1 |
+//! | `GET /api/v1/client/domains/{domain}/availability` | available, registered, reserved or unknown, with the evidence | 1 |
+//! | `POST /api/v1/client/domains/availability` | the same for up to 100 names | 1 per name |
 //!
 //! Order of checks: key (401), rate (429), the domain and the query (400), the plan — the lookup
 //! (403 `lookup_not_in_plan`) and the name's suffix (403 `tld_not_in_plan`) —, whether
@@ -20,13 +22,15 @@ use hyper::Request;
 use hyper::body::Incoming;
 
 use super::domains::with_cost;
-use super::{Connection, HttpResponse, State, admit, finish_costing, refuse};
+use super::{Connection, HttpResponse, State, admit, finish_costing, read_body, refuse};
 use crate::access::Caller;
 use crate::access::plans::Lookup;
 use crate::audit::Split;
+use crate::audit::portfolio::InputError;
 use crate::http::params::{self, percent_decode};
 use crate::http::problem::{Problem, echo};
 use crate::http::router::RouteId;
+use crate::live::availability::{Availability, Verdict};
 use crate::live::registry::StatusAnswer;
 use crate::live::{Failure, Live};
 
@@ -110,6 +114,208 @@ pub async fn dns(
         },
     )
     .await
+}
+
+/// `GET /api/v1/client/domains/{domain}/availability`: always an answer (200) once the
+/// checks pass; a failing witness makes it `unknown`, with the evidence.
+pub async fn availability(
+    state: &State,
+    req: &Request<Incoming>,
+    segment: &str,
+    conn: &Connection,
+) -> HttpResponse {
+    single(
+        state,
+        req,
+        RouteId::DomainAvailability,
+        segment,
+        conn,
+        Lookup::Availability,
+        |_| Ok(()),
+        async |live, name, ()| {
+            let answer = live.availability(&name.split.domain, live.deadline()).await;
+            Ok(serde_json::to_vec(&answer).unwrap_or_default())
+        },
+    )
+    .await
+}
+
+/// One entry of the bulk answer: the input as given, then its answer.
+#[derive(serde::Serialize)]
+struct BulkEntry<'a> {
+    input: Cow<'a, str>,
+    #[serde(flatten)]
+    answer: BulkAnswer<'a>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum BulkAnswer<'a> {
+    Checked(&'a Availability),
+    Refused {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        domain: Option<&'a str>,
+        error: &'static str,
+        detail: String,
+    },
+}
+
+/// `POST /api/v1/client/domains/availability` with `{"domains": [...]}`: up to 100 names
+/// (101: 400 `too_many_values`), all looked up at once within one budget. A name that is
+/// not a domain, or whose suffix the plan excludes, is an entry with `error`; a name
+/// given twice (after normalisation) is answered once, at its first place. Costs the
+/// plan's availability credits per distinct name looked up (at least one), checked
+/// before any lookup is made.
+pub async fn bulk_availability(
+    state: &State,
+    req: Request<Incoming>,
+    conn: &Connection,
+) -> HttpResponse {
+    let route = RouteId::DomainsAvailability;
+    let caller = match admit(state, &req, route, conn).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    if !super::domains::is_json(req.headers()) {
+        return refuse(
+            Problem::UnsupportedMediaType {
+                accept: super::domains::LOOKUP_ACCEPTS,
+            },
+            &caller,
+        );
+    }
+    let body = match read_body(req, super::domains::LOOKUP_MAX_BODY).await {
+        Ok((_, body)) => body,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    let inputs = match crate::audit::lookup::parse_body(&body) {
+        Ok(inputs) => inputs,
+        Err(InputError::TooMany { .. }) => {
+            return refuse(
+                Problem::TooManyItems {
+                    name: "domains",
+                    max: crate::audit::LOOKUP_MAX,
+                },
+                &caller,
+            );
+        }
+        Err(InputError::Invalid(reason)) => {
+            return refuse(Problem::InvalidBody { reason }, &caller);
+        }
+    };
+    let Some(per_name) = caller.plan.live.cost(Lookup::Availability) else {
+        return refuse(
+            Problem::LookupNotInPlan {
+                lookup: Lookup::Availability.as_str(),
+                plan: caller.tier().to_owned(),
+                including: state.access.plans().including(Lookup::Availability),
+            },
+            &caller,
+        );
+    };
+    let Some(live) = state.live.as_deref() else {
+        return refuse(Problem::LiveUnavailable, &caller);
+    };
+    // Each input: refused, a repeat, or a name to look up.
+    let loaded = state.store.load();
+    let priced = |s: &str| {
+        loaded
+            .as_ref()
+            .is_some_and(|l| l.snapshot.data().has_tld(s))
+    };
+    let mut names: Vec<String> = Vec::with_capacity(inputs.len());
+    let mut slots: Vec<Slot> = Vec::with_capacity(inputs.len());
+    for input in &inputs {
+        let split = super::domains::names().split(input, priced);
+        slots.push(match split {
+            Err(e) => Slot::Refused(None, "invalid_name", format!("not a domain name: {e}")),
+            Ok(s) if s.suffix().bytes().all(|b| b.is_ascii_digit()) => Slot::Refused(
+                None,
+                "invalid_name",
+                "not a domain name: an IP address".to_owned(),
+            ),
+            Ok(s) if !caller.tld_allowed(s.suffix()) => Slot::Refused(
+                Some(s.domain.clone()),
+                "tld_not_in_plan",
+                format!("the {} plan does not cover .{}", caller.tier(), s.suffix()),
+            ),
+            Ok(s) => match names.iter().position(|n| *n == s.domain) {
+                Some(_) => Slot::Repeat,
+                None => {
+                    names.push(s.domain);
+                    Slot::Name(names.len() - 1)
+                }
+            },
+        });
+    }
+    let credits = (names.len() as u64 * u64::from(per_name)).max(1);
+    if let Some(left) = caller.headers.as_ref().and_then(|h| h.credits_remaining)
+        && left < credits
+    {
+        let now = state.access.now_ms();
+        return refuse(
+            Problem::CreditsExhausted {
+                retry_after_secs: crate::access::month::secs_until_next_month(now),
+            },
+            &caller,
+        );
+    }
+    let started = std::time::Instant::now();
+    let deadline = live.deadline();
+    let answers =
+        futures_util::future::join_all(names.iter().map(|name| live.availability(name, deadline)))
+            .await;
+    let mut counts = [0u64; 4];
+    let mut results = Vec::with_capacity(inputs.len());
+    for (input, slot) in inputs.iter().zip(&slots) {
+        let answer = match slot {
+            Slot::Repeat => continue,
+            Slot::Name(i) => {
+                let a = &answers[*i];
+                counts[a.availability as usize] += 1;
+                BulkAnswer::Checked(a)
+            }
+            Slot::Refused(domain, error, detail) => BulkAnswer::Refused {
+                domain: domain.as_deref(),
+                error,
+                detail: detail.clone(),
+            },
+        };
+        results.push(BulkEntry {
+            input: crate::audit::echo(input),
+            answer,
+        });
+    }
+    let body = serde_json::json!({
+        "results": results,
+        "meta": {
+            "total": inputs.len(),
+            "checked": names.len(),
+            "counts": {
+                "available": counts[Verdict::Available as usize],
+                "registered": counts[Verdict::Registered as usize],
+                "reserved": counts[Verdict::Reserved as usize],
+                "unknown": counts[Verdict::Unknown as usize],
+            },
+            "elapsed_ms": started.elapsed().as_millis() as u64,
+            "tier": caller.tier(),
+        }
+    });
+    let out = serde_json::to_vec(&body).unwrap_or_default();
+    with_cost(
+        finish_costing(state, route, caller, out, credits).await,
+        credits,
+    )
+}
+
+/// What became of one input of a bulk request.
+enum Slot {
+    /// Not looked up: the registrable domain when there is one, the error, why.
+    Refused(Option<String>, &'static str, String),
+    /// The same name as an earlier input.
+    Repeat,
+    /// The index of its name among those looked up.
+    Name(usize),
 }
 
 /// A `{domain}` path segment, validated.

@@ -21,7 +21,7 @@
 //! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //! | [`events`] | price-change events: polling and Server-Sent Events |
-//! | [`live`] | live domain data: registration data, status, DNS ([`crate::live`]) |
+//! | [`live`] | live domain data: registration data, status, DNS, availability ([`crate::live`]) |
 //! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
@@ -360,6 +360,15 @@ async fn dispatch(
             return (Some(route), live::status(state, &req, segment, conn).await);
         }
         RouteId::DomainDns => return (Some(route), live::dns(state, &req, segment, conn).await),
+        RouteId::DomainAvailability => {
+            return (
+                Some(route),
+                live::availability(state, &req, segment, conn).await,
+            );
+        }
+        RouteId::DomainsAvailability => {
+            return (Some(route), live::bulk_availability(state, req, conn).await);
+        }
         // The website's routes are answered above.
         RouteId::Home
         | RouteId::TldPage

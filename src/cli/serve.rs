@@ -94,7 +94,7 @@ pub struct Args {
 #[derive(clap::Args)]
 #[command(next_help_heading = "Live domain data (docs/LIVE.md)")]
 pub struct LiveArgs {
-    /// Answer the live endpoints (registration data, status, DNS) by asking registries
+    /// Answer the live endpoints (registration data, status, DNS, availability) by asking registries
     /// (RDAP, WHOIS) and a DNS resolver. Without it they answer 404 live_unavailable and
     /// the server opens no outbound connection.
     #[arg(long)]

@@ -320,7 +320,33 @@ fn operation(id: RouteId) -> Value {
                 "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
             }
         }),
-        RouteId::DomainRdap | RouteId::DomainStatus | RouteId::DomainDns => live_operation(id),
+        RouteId::DomainRdap
+        | RouteId::DomainStatus
+        | RouteId::DomainDns
+        | RouteId::DomainAvailability => live_operation(id),
+        RouteId::DomainsAvailability => json!({
+            "operationId": "domainsAvailability",
+            "summary": "Availability of up to 100 domains (live)",
+            "description": "For up to 100 names, at once: each one's availability (`available`, `registered`, `reserved` or `unknown`) with its evidence, as the single endpoint answers it, all within one time budget. A name that is not a domain name, or whose suffix the plan excludes, is an entry with `error` (`invalid_name`, `tld_not_in_plan`), not a failed request; a name given twice (after normalisation) is answered once. 101 names or more: 400 `too_many_values`. Costs the plan's availability credits per distinct name looked up (default 1; at least 1 in all), checked before any lookup: 429 `credits_exhausted` when they are not left. tldsnap paces its requests to each registry: names it could not ask within the budget are `unknown`, their evidence says why and when to retry.",
+            "security": [{ "apiKey": [] }],
+            "requestBody": { "required": true, "description": "At most 256 KiB.", "content": { "application/json": { "schema": {
+                "type": "object", "required": ["domains"], "additionalProperties": false,
+                "properties": { "domains": { "type": "array", "minItems": 1, "maxItems": LOOKUP_MAX, "items": { "type": "string", "maxLength": MAX_NAME_FIELD }, "examples": [["example.com", "bücher.de"]] } } } } } },
+            "responses": {
+                "200": {
+                    "description": "Per name, its availability and evidence.",
+                    "headers": { "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } },
+                    "content": { "application/json": { "schema": { "$ref": "#/components/schemas/AvailabilityBulk" } } }
+                },
+                "400": { "$ref": "#/components/responses/BadBody" },
+                "401": { "$ref": "#/components/responses/Unauthorized" },
+                "403": problem_response("The plan does not include availability lookups (`lookup`, `plans_including`). No credit is spent.", &["lookup_not_in_plan"], json!({})),
+                "404": problem_response("This server makes no live lookups.", &["live_unavailable", "not_found"], json!({})),
+                "413": { "$ref": "#/components/responses/PayloadTooLarge" },
+                "415": { "$ref": "#/components/responses/UnsupportedMediaType" },
+                "429": { "$ref": "#/components/responses/TooManyRequests" }
+            }
+        }),
         RouteId::OpenApi => json!({
             "operationId": "openapi",
             "summary": "This document",
@@ -432,6 +458,14 @@ fn live_operation(id: RouteId) -> Value {
             json!([domain]),
             &["live_unavailable", "no_rdap_service", "not_found"][..],
         ),
+        RouteId::DomainAvailability => (
+            "domainAvailability",
+            "Availability of a domain (live)",
+            "`available`, `registered`, `reserved` or `unknown`, with the evidence: what the registry (RDAP, else WHOIS) and the DNS (the name's NS records) answered, which upstream, and when. `available` only when both say the name does not exist; a timeout, an error or an answer tldsnap does not understand is `unknown`, never `available`. Always a 200 once the checks pass: a failing upstream is evidence, not an error. Subdomains are looked up as their registrable domain.",
+            "Availability",
+            json!([domain]),
+            not_found,
+        ),
         _ => (
             "domainDns",
             "DNS records of a name (live)",
@@ -472,8 +506,6 @@ const DNS_TYPE: &str =
 
 /// The parameter, responses and schemas of the live lookups.
 fn live_components() -> Value {
-    let date_time = json!({ "type": ["string", "null"], "format": "date-time" });
-    let text = json!({ "type": ["string", "null"] });
     json!({
         "parameters": {
             "domain": { "name": "domain", "in": "path", "required": true,
@@ -483,11 +515,19 @@ fn live_components() -> Value {
         "responses": {
             "UpstreamFailed": problem_response("An upstream (`upstream`: registry, name server or web server) did not answer in time, answered with an error or garbage, could not be reached, or tldsnap holds back from it (its Retry-After, the circuit breaker, tldsnap's pace toward it). Nothing is known from it; no credit is spent.", &["upstream_timeout", "upstream_error"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
         },
-        "schemas": {
-            "LiveSource": { "type": "object", "required": ["protocol", "server"], "properties": {
+        "schemas": live_schemas(),
+    })
+}
+
+/// The schemas of the live lookups, one `json!` each (the macro's recursion limit).
+fn live_schemas() -> Value {
+    let date_time = json!({ "type": ["string", "null"], "format": "date-time" });
+    let text = json!({ "type": ["string", "null"] });
+    let mut schemas = serde_json::Map::new();
+    schemas.insert("LiveSource".into(), json!({ "type": "object", "required": ["protocol", "server"], "properties": {
                 "protocol": { "enum": ["rdap", "whois"] },
-                "server": { "type": "string", "description": "The URL queried (RDAP) or the WHOIS server's host name." } } },
-            "Registration": { "type": "object", "required": ["domain", "statuses", "nameservers", "redacted"], "properties": {
+                "server": { "type": "string", "description": "The URL queried (RDAP) or the WHOIS server's host name." } } }));
+    schemas.insert("Registration".into(), json!({ "type": "object", "required": ["domain", "statuses", "nameservers", "redacted"], "properties": {
                 "domain": { "type": "string" }, "handle": text.clone(),
                 "registrar": { "type": ["object", "null"], "properties": { "name": text.clone(), "iana_id": text.clone(), "abuse_email": text.clone() } },
                 "created": date_time.clone(), "updated": date_time.clone(), "expires": date_time.clone(),
@@ -496,16 +536,41 @@ fn live_components() -> Value {
                 "dnssec": { "type": ["object", "null"], "properties": { "delegation_signed": { "type": "boolean" },
                     "ds": { "type": "array", "items": { "type": "object", "properties": { "key_tag": { "type": "integer" }, "algorithm": { "type": "integer" }, "digest_type": { "type": "integer" }, "digest": { "type": "string" } } } } } },
                 "registrant": { "type": ["object", "null"], "description": "As published: redacted fields stay as the registry served them.", "properties": { "name": text.clone(), "organization": text.clone(), "country": text.clone(), "email": text.clone() } },
-                "redacted": { "type": "array", "items": { "type": "object", "required": ["field"], "properties": { "field": { "type": "string" }, "method": text.clone(), "reason": text.clone() } } } } },
-            "RegistryAnswer": { "type": "object", "required": ["domain", "registered", "reserved", "registration", "raw", "source", "learnt_at"], "properties": {
+                "redacted": { "type": "array", "items": { "type": "object", "required": ["field"], "properties": { "field": { "type": "string" }, "method": text.clone(), "reason": text.clone() } } } } }));
+    schemas.insert("RegistryAnswer".into(), json!({ "type": "object", "required": ["domain", "registered", "reserved", "registration", "raw", "source", "learnt_at"], "properties": {
                 "domain": { "type": "string", "description": "The registrable domain, canonical." },
                 "registered": { "type": ["boolean", "null"], "description": "Whether the registry holds the name (reserved names too); null when its WHOIS answer was not recognised." },
                 "reserved": { "type": "boolean" },
                 "registration": { "oneOf": [ { "type": "null" }, { "$ref": "#/components/schemas/Registration" } ] },
                 "raw": { "type": ["string", "null"], "description": "The WHOIS answer as it came, when not recognised." },
                 "source": { "$ref": "#/components/schemas/LiveSource" },
-                "learnt_at": { "type": "string", "format": "date-time" } } },
-            "DnsRecordSet": { "type": "object", "required": ["type", "status", "ttl", "records"], "properties": {
+                "learnt_at": { "type": "string", "format": "date-time" } } }));
+    schemas.insert("AvailabilityEvidence".into(), json!({ "type": "object", "required": ["source", "upstream", "answer", "learnt_at"], "properties": {
+                "source": { "enum": ["rdap", "whois", "dns"] },
+                "upstream": { "type": "string", "description": "Who answered, or failed to: the RDAP URL or server, the WHOIS server, the resolver." },
+                "answer": { "type": "string", "description": "What it answered, in words.", "examples": ["not found (RDAP 404)", "NXDOMAIN", "2 NS records", "timeout (first byte)"] },
+                "learnt_at": { "type": ["string", "null"], "format": "date-time" } } }));
+    schemas.insert("Availability".into(), json!({ "type": "object", "required": ["domain", "availability", "reason", "evidence"], "properties": {
+                "domain": { "type": "string", "description": "The registrable domain, canonical." },
+                "availability": { "enum": ["available", "registered", "reserved", "unknown"] },
+                "reason": { "type": "string" },
+                "evidence": { "type": "array", "items": { "$ref": "#/components/schemas/AvailabilityEvidence" } } } }));
+    schemas.insert("AvailabilityBulk".into(), json!({ "type": "object", "required": ["results", "meta"], "properties": {
+                "results": { "type": "array", "items": { "type": "object", "required": ["input"], "properties": {
+                    "input": { "type": "string", "description": "The name as given (first occurrence), cut to 256 bytes." },
+                    "domain": { "type": "string" },
+                    "availability": { "enum": ["available", "registered", "reserved", "unknown"] },
+                    "reason": { "type": "string" },
+                    "evidence": { "type": "array", "items": { "$ref": "#/components/schemas/AvailabilityEvidence" } },
+                    "error": { "enum": ["invalid_name", "tld_not_in_plan"] },
+                    "detail": { "type": "string" } } } },
+                "meta": { "type": "object", "required": ["total", "checked", "counts", "elapsed_ms"], "properties": {
+                    "total": { "type": "integer", "description": "Names in the request." },
+                    "checked": { "type": "integer", "description": "Distinct names looked up (what the credits count)." },
+                    "counts": { "type": "object", "properties": { "available": { "type": "integer" }, "registered": { "type": "integer" }, "reserved": { "type": "integer" }, "unknown": { "type": "integer" } } },
+                    "elapsed_ms": { "type": "integer" },
+                    "tier": { "type": "string" } } } } }));
+    schemas.insert("DnsRecordSet".into(), json!({ "type": "object", "required": ["type", "status", "ttl", "records"], "properties": {
                 "type": { "enum": ["A", "AAAA", "MX", "NS", "TXT", "CAA", "SOA"] },
                 "status": { "type": "string", "description": "The response code (NOERROR, NXDOMAIN, SERVFAIL, REFUSED, ...), or TIMEOUT / ERROR when no response came.", "examples": ["NOERROR", "NXDOMAIN", "SERVFAIL"] },
                 "ttl": { "type": ["integer", "null"], "description": "The records' lowest TTL, or the negative answer's (from the SOA)." },
@@ -513,14 +578,14 @@ fn live_components() -> Value {
                     "properties": { "ttl": { "type": "integer" }, "address": { "type": "string" }, "preference": { "type": "integer" }, "exchange": { "type": "string" }, "host": { "type": "string" }, "text": { "type": "string" },
                                     "flags": { "type": "integer" }, "tag": { "type": "string" }, "value": { "type": "string" },
                                     "mname": { "type": "string" }, "rname": { "type": "string" }, "serial": { "type": "integer" }, "refresh": { "type": "integer" }, "retry": { "type": "integer" }, "expire": { "type": "integer" }, "minimum": { "type": "integer" } } } },
-                "error": { "type": "string", "description": "Why no response came (TIMEOUT, ERROR)." } } },
-            "DnsAnswer": { "type": "object", "required": ["name", "status", "records", "resolver", "learnt_at"], "properties": {
+                "error": { "type": "string", "description": "Why no response came (TIMEOUT, ERROR)." } } }));
+    schemas.insert("DnsAnswer".into(), json!({ "type": "object", "required": ["name", "status", "records", "resolver", "learnt_at"], "properties": {
                 "name": { "type": "string", "description": "The name looked up, canonical (xn-- form)." },
                 "status": { "type": "string", "description": "NXDOMAIN when the name does not exist, SERVFAIL when every type failed so, else NOERROR." },
                 "records": { "type": "array", "items": { "$ref": "#/components/schemas/DnsRecordSet" } },
                 "resolver": { "type": "string", "description": "The resolver asked." },
-                "learnt_at": { "type": "string", "format": "date-time" } } },
-            "StatusAnswer": { "type": "object", "required": ["domain", "registered", "statuses", "grace_period", "on_hold", "pending_delete", "source", "learnt_at"], "properties": {
+                "learnt_at": { "type": "string", "format": "date-time" } } }));
+    schemas.insert("StatusAnswer".into(), json!({ "type": "object", "required": ["domain", "registered", "statuses", "grace_period", "on_hold", "pending_delete", "source", "learnt_at"], "properties": {
                 "domain": { "type": "string" },
                 "registered": { "type": ["boolean", "null"] },
                 "statuses": { "type": "array", "items": { "type": "object", "required": ["code"], "properties": {
@@ -529,9 +594,8 @@ fn live_components() -> Value {
                     "state": { "enum": ["normal", "lock", "grace", "hold", "pending_delete", "pending", null] } } } },
                 "grace_period": { "type": "boolean" }, "on_hold": { "type": "boolean" }, "pending_delete": { "type": "boolean" },
                 "source": { "$ref": "#/components/schemas/LiveSource" },
-                "learnt_at": { "type": "string", "format": "date-time" } } }
-        }
-    })
+                "learnt_at": { "type": "string", "format": "date-time" } } }));
+    Value::Object(schemas)
 }
 
 /// The query parameters of both event endpoints.

@@ -79,10 +79,14 @@ pub enum RouteId {
     DomainStatus,
     /// `GET /api/v1/client/domains/{domain}/dns`: DNS records (live).
     DomainDns,
+    /// `GET /api/v1/client/domains/{domain}/availability` (live).
+    DomainAvailability,
+    /// `POST /api/v1/client/domains/availability`: up to 100 names (live).
+    DomainsAvailability,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 34;
+pub const ROUTE_COUNT: usize = 36;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -353,6 +357,20 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         allow: GET_HEAD,
         page: false,
     },
+    Route {
+        id: RouteId::DomainAvailability,
+        path: "/api/v1/client/domains/{domain}/availability",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainsAvailability,
+        path: "/api/v1/client/domains/availability",
+        requires_key: true,
+        allow: POST,
+        page: false,
+    },
 ];
 
 impl RouteId {
@@ -503,6 +521,14 @@ mod tests {
         assert_eq!(
             find("/api/v1/client/domains/b%C3%BCcher.de/status"),
             Some((RouteId::DomainStatus, "b%C3%BCcher.de"))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/availability"),
+            Some((RouteId::DomainsAvailability, ""))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/example.com/availability"),
+            Some((RouteId::DomainAvailability, "example.com"))
         );
         // The static routes under the same prefix keep their paths.
         assert_eq!(

@@ -27,10 +27,12 @@
 //! | [`status`] | EPP status codes: spelling, meaning, grace / hold / pending-delete |
 //! | [`registry`] | the registration lookup: RDAP, else WHOIS; the status answer |
 //! | [`dns`] | DNS records through hickory-resolver: TTLs, NXDOMAIN / SERVFAIL told apart |
+//! | [`availability`] | registry and DNS as two witnesses: available only when both agree |
 //! | [`https`] | one HTTPS GET through the outbound guard, every step under a deadline |
 //! | [`limits`] | per upstream: concurrency, token bucket, `Retry-After`, circuit breaker |
 //! | [`cache`] | answers kept for their TTL, bounded in bytes |
 
+pub mod availability;
 pub mod bootstrap;
 pub mod cache;
 pub mod dns;

@@ -8,18 +8,19 @@
 //!
 //! | TLD | upstream | names |
 //! |---|---|---|
-//! | `lvt` | RDAP server "good" | `taken` registered (redacted registrant), `nic` reserved, anything else 404 |
+//! | `lvt` | RDAP server "good" | `taken…` registered (redacted registrant), `nic…` reserved, anything else 404 |
 //! | `lvs` | RDAP server "slow" | every name: the head after 30 s (the client's timeout comes first) |
 //! | `lvg` | RDAP server "garbage" | `huge`: 10 MiB with Content-Length; `flood`: 10 MiB chunked; else HTML |
 //! | `lvr` | RDAP server "limited" | every name: 429 with `Retry-After: 120` |
-//! | `lvw` | WHOIS (IANA referral names `localhost`) | `taken` registered, `held` reserved, `odd` unrecognised, else "No match" |
+//! | `lvw` | WHOIS (IANA referral names `localhost`) | `taken…` registered, `held…` reserved, `odd…` unrecognised, else "No match" |
 //! | `lvx` | none (IANA's answer names no WHOIS server) | — |
 //!
 //! And an authoritative DNS server (UDP, hickory's wire format) for every name of the
-//! test TLDs: `taken`, `nic`, `secure`, `expired`, `wronghost` and `selfsigned` have
-//! records (A 127.0.0.1, AAAA ::1 for `taken` only, MX, NS, TXT, CAA, SOA for `taken`);
-//! `intranet` has A 10.0.0.1; `servfail` answers SERVFAIL; `slowdns` is never answered;
-//! every other name is NXDOMAIN with the zone's SOA (negative TTL 60).
+//! test TLDs (a label matches by its start: `taken7` is a `taken`): `taken`, `nic`,
+//! `secure`, `expired`, `wronghost` and `selfsigned` have records (A 127.0.0.1; AAAA ::1,
+//! MX, NS, TXT, CAA and SOA for `taken`); `intranet` has A 10.0.0.1; `servfail` answers
+//! SERVFAIL; `slowdns` is never answered; every other name is NXDOMAIN with the zone's
+//! SOA (negative TTL 60).
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -298,6 +299,7 @@ async fn rdap_answer(behaviour: Behaviour, req: &Request<hyper::body::Incoming>)
         .unwrap_or("")
         .to_ascii_lowercase();
     let label = name.split('.').next().unwrap_or("");
+    let label = kind_of(label);
     match behaviour {
         Behaviour::Slow => {
             tokio::time::sleep(Duration::from_secs(30)).await;
@@ -413,18 +415,55 @@ async fn serve_whois() -> SocketAddr {
     addr
 }
 
+/// The kind a test label names: its known start (`taken7` → `taken`), else itself.
+pub fn kind_of(label: &str) -> &str {
+    const KINDS: [&str; 14] = [
+        "taken",
+        "nic",
+        "free",
+        "huge",
+        "flood",
+        "held",
+        "odd",
+        "secure",
+        "expired",
+        "wronghost",
+        "selfsigned",
+        "intranet",
+        "servfail",
+        "slowdns",
+    ];
+    KINDS
+        .into_iter()
+        .find(|k| label.starts_with(k))
+        .unwrap_or(label)
+}
+
 fn whois_answer(query: &str) -> String {
+    let (label, rest) = query.split_once('.').unwrap_or((query, ""));
+    let kind = if rest.is_empty() {
+        query
+    } else {
+        kind_of(label)
+    };
+    let upper = query.to_ascii_uppercase();
+    match (kind, rest) {
+        ("taken", "lvw") => format!(
+            "Domain Name: {upper}\r\nRegistrar: Test Registrar\r\nCreation Date: 2010-05-06T07:08:09Z\r\n\
+             Registry Expiry Date: 2031-05-06T07:08:09Z\r\nDomain Status: clientHold https://icann.org/epp#clientHold\r\n\
+             Name Server: ns1.{query}\r\nRegistrant Name: REDACTED FOR PRIVACY\r\nDNSSEC: unsigned\r\n"
+        ),
+        ("held", "lvw") => format!("The name {query} is reserved by the registry.\n"),
+        ("odd", "lvw") => "Welcome to the LVW registry. holder: someone\n".into(),
+        _ => whois_iana(query),
+    }
+}
+
+fn whois_iana(query: &str) -> String {
     match query {
         // IANA's answers about TLDs.
         "lvw" => "% IANA WHOIS server\n\ndomain:       LVW\nwhois:        localhost\nstatus:       ACTIVE\n".into(),
         "lvx" => "% IANA WHOIS server\n\ndomain:       LVX\nstatus:       ACTIVE\n".into(),
-        // The registry's answers.
-        "taken.lvw" => "Domain Name: TAKEN.LVW\r\nRegistrar: Test Registrar\r\nCreation Date: 2010-05-06T07:08:09Z\r\n\
-             Registry Expiry Date: 2031-05-06T07:08:09Z\r\nDomain Status: clientHold https://icann.org/epp#clientHold\r\n\
-             Name Server: ns1.taken.lvw\r\nRegistrant Name: REDACTED FOR PRIVACY\r\nDNSSEC: unsigned\r\n"
-            .into(),
-        "held.lvw" => "The name held.lvw is reserved by the registry.\n".into(),
-        "odd.lvw" => "Welcome to the LVW registry. holder: someone\n".into(),
         q => format!("No match for \"{}\".\r\n", q.to_ascii_uppercase()),
     }
 }
@@ -456,8 +495,7 @@ fn dns_answer(query: &[u8]) -> Option<Vec<u8>> {
     let q = request.queries.first()?.clone();
     let qname = q.name().to_ascii().to_ascii_lowercase();
     let qname = qname.trim_end_matches('.');
-    let mut labels = qname.split('.');
-    let label = labels.next().unwrap_or("");
+    let label = kind_of(qname.split('.').next().unwrap_or(""));
     let tld = qname.rsplit('.').next().unwrap_or("");
     let mut response = Message::response(request.metadata.id, OpCode::Query);
     response.metadata.authoritative = true;
