@@ -366,3 +366,45 @@ fn a_hundred_names_at_once_with_every_kind_of_answer() {
     assert_eq!(r.json()["results"][0]["error"], "tld_not_in_plan");
     assert_eq!(r.json()["meta"]["checked"], 0);
 }
+
+#[test]
+fn tls_certificates_over_http() {
+    let dir = TempDir::new("live-tls");
+    let up = Upstreams::start();
+    let (server, keys) = start(&dir, Some(&up));
+    let key = Some(keys["pro"].as_str());
+
+    let r = server.get("/api/v1/client/domains/secure.lvt/tls", key);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-credits-cost"), Some("2"));
+    let v = r.json();
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["error"], serde_json::Value::Null);
+    assert_eq!(v["certificate"]["sans"][0], "secure.lvt");
+    assert_eq!(v["protocol"], "TLS 1.3");
+
+    for (name, error) in [
+        ("expired.lvt", "expired"),
+        ("wronghost.lvt", "not_valid_for_name"),
+        ("selfsigned.lvt", "unknown_issuer"),
+    ] {
+        let r = server.get(&format!("/api/v1/client/domains/{name}/tls"), key);
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        assert_eq!(r.json()["valid"], false, "{name}");
+        assert_eq!(r.json()["error"], error, "{name}");
+    }
+    let r = server.get("/api/v1/client/domains/expired.lvt/tls", key);
+    assert!(r.json()["certificate"]["days_to_expiry"].as_i64().unwrap() < 0);
+
+    let r = server.get("/api/v1/client/domains/intranet.lvt/tls", key);
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert_eq!(r.json()["code"], "target_refused");
+    assert_eq!(r.json()["target"], "intranet.lvt");
+
+    let r = server.get(
+        "/api/v1/client/domains/secure.lvt/tls",
+        Some(keys["free"].as_str()),
+    );
+    assert_eq!(r.status, 403);
+    assert_eq!(r.json()["code"], "lookup_not_in_plan");
+}

@@ -318,3 +318,62 @@ fn availability_needs_the_registry_and_the_dns_to_agree() {
         assert_eq!(v("free.lvx").await.availability, Verdict::Unknown);
     });
 }
+
+#[test]
+fn tls_certificates_valid_expired_wrong_host_and_self_signed() {
+    let up = Upstreams::start();
+    let live = Live::new(up.config()).unwrap();
+    runtime().block_on(async {
+        let ok = live.tls("secure.lvt", live.deadline()).await.unwrap();
+        assert!(ok.valid, "{ok:?}");
+        assert_eq!(ok.error, None);
+        assert_eq!(ok.port, up.tls.port());
+        assert_eq!(ok.address, "127.0.0.1");
+        assert_eq!(ok.protocol, "TLS 1.3");
+        assert_eq!(ok.certificate.sans, ["secure.lvt"]);
+        assert_eq!(ok.certificate.subject, "CN=secure.lvt");
+        assert_eq!(ok.certificate.issuer, "CN=tldsnap test CA");
+        assert_eq!(ok.certificate.not_after, "4096-01-01T00:00:00.000Z");
+        assert!(ok.certificate.days_to_expiry > 365 * 2000);
+        assert_eq!(ok.chain.len(), 1, "the CA, as the server sent it");
+        assert_eq!(ok.chain[0].subject, "CN=tldsnap test CA");
+
+        let expired = live.tls("expired.lvt", live.deadline()).await.unwrap();
+        assert!(!expired.valid);
+        assert_eq!(expired.error, Some("expired"));
+        assert_eq!(expired.certificate.not_after, "2020-01-01T00:00:00.000Z");
+        assert!(expired.certificate.days_to_expiry < -365);
+
+        let wrong = live.tls("wronghost.lvt", live.deadline()).await.unwrap();
+        assert!(!wrong.valid);
+        assert_eq!(wrong.error, Some("not_valid_for_name"));
+        assert_eq!(wrong.certificate.sans, ["other.example"]);
+
+        let selfsigned = live.tls("selfsigned.lvt", live.deadline()).await.unwrap();
+        assert_eq!(selfsigned.error, Some("unknown_issuer"));
+
+        // A name that resolves to a metadata address is never connected to.
+        let err = live.tls("intranet.lvt", live.deadline()).await.unwrap_err();
+        assert!(
+            matches!(&err, Failure::Refused { detail, .. } if detail.contains("metadata")),
+            "{err:?}"
+        );
+        // A name without addresses, and a server that does not answer in time.
+        let err = live.tls("free.lvt", live.deadline()).await.unwrap_err();
+        assert!(
+            matches!(&err, Failure::Upstream { detail, .. } if detail.contains("no address")),
+            "{err:?}"
+        );
+    });
+    // Without --allow-private-targets, loopback is refused too.
+    let mut strict = up.config();
+    strict.allow_private_targets = false;
+    let live = Live::new(strict).unwrap();
+    runtime().block_on(async {
+        let err = live.tls("secure.lvt", live.deadline()).await.unwrap_err();
+        assert!(
+            matches!(&err, Failure::Refused { detail, .. } if detail.contains("loopback")),
+            "{err:?}"
+        );
+    });
+}

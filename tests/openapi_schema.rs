@@ -403,3 +403,77 @@ fn parameter_schemas_take_what_the_parser_takes() {
         |s| s.trim() != s,
     );
 }
+
+mod live_support;
+
+/// The live endpoints' answers and problems (against the test upstreams of
+/// tests/live_support) are valid against the document's schemas.
+#[test]
+fn every_live_answer_matches_its_schema() {
+    let mut doc = Doc::new();
+    let dir = http_support::TempDir::new("openapi-live");
+    let up = live_support::Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    let snapshot = dir.fixture_snapshot("s.tldsnap");
+    let mut opts = http_support::Options::new(&snapshot, &keys_path);
+    opts.live = Some(up.config());
+    let server = http_support::Server::start(opts);
+    let key = Some(keys["pro"].as_str());
+    let problem = doc.schema("/components/schemas/Problem");
+    for target in [
+        "/api/v1/client/domains/taken.lvt/rdap",
+        "/api/v1/client/domains/free.lvt/rdap",
+        "/api/v1/client/domains/nic.lvt/rdap",
+        "/api/v1/client/domains/odd.lvw/rdap",
+        "/api/v1/client/domains/taken.lvw/status",
+        "/api/v1/client/domains/taken.lvt/status",
+        "/api/v1/client/domains/taken.lvt/dns",
+        "/api/v1/client/domains/free.lvt/dns?types=A",
+        "/api/v1/client/domains/servfail.lvt/dns?types=NS",
+        "/api/v1/client/domains/taken.lvt/availability",
+        "/api/v1/client/domains/free.lvt/availability",
+        "/api/v1/client/domains/a.lvs/availability",
+        "/api/v1/client/domains/secure.lvt/tls",
+        "/api/v1/client/domains/expired.lvt/tls",
+        // Problems: 424, 404, 422.
+        "/api/v1/client/domains/a.lvs/rdap",
+        "/api/v1/client/domains/a.lvr/rdap",
+        "/api/v1/client/domains/a.lvx/rdap",
+        "/api/v1/client/domains/intranet.lvt/tls",
+    ] {
+        let r = server.get(target, key);
+        let body = r.json();
+        let path = target.split('?').next().unwrap();
+        let schema = if r.status == 200 {
+            doc.schema(&ok_schema_pointer(path))
+        } else {
+            let (id, _) = router::find(path).unwrap();
+            let op = &doc.doc["paths"][id.route().path]["get"];
+            assert!(
+                op["responses"][r.status.to_string()].is_object(),
+                "{target}: {} is not documented",
+                r.status
+            );
+            problem
+        };
+        if let Err(e) = doc.valid(schema, &body) {
+            panic!("{target} ({}): {e}\n{body}", r.status);
+        }
+    }
+    let names = serde_json::json!({ "domains": ["taken.lvt", "free.lvt", "bad..name", "a.lvs"] })
+        .to_string();
+    let raw = format!(
+        "POST /api/v1/client/domains/availability HTTP/1.1\r\nHost: t\r\nX-API-Key: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{names}",
+        keys["pro"],
+        names.len()
+    );
+    let r = server.send(raw.as_bytes()).unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    let schema = doc.schema(&format!(
+        "/paths/{}/post/responses/200/content/application~1json/schema",
+        token("/api/v1/client/domains/availability")
+    ));
+    if let Err(e) = doc.valid(schema, &r.json()) {
+        panic!("bulk availability: {e}\n{}", r.text());
+    }
+}

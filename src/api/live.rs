@@ -8,11 +8,13 @@
 //! | `GET /api/v1/client/domains/{domain}/dns?types=` | DNS records with TTLs and response codes | 1 |
 //! | `GET /api/v1/client/domains/{domain}/availability` | available, registered, reserved or unknown, with the evidence | 1 |
 //! | `POST /api/v1/client/domains/availability` | the same for up to 100 names | 1 per name |
+//! | `GET /api/v1/client/domains/{domain}/tls` | the certificate `https://{domain}` presents, judged | 2 |
 //!
 //! Order of checks: key (401), rate (429), the domain and the query (400), the plan — the lookup
 //! (403 `lookup_not_in_plan`) and the name's suffix (403 `tld_not_in_plan`) —, whether
 //! this server makes live lookups (404 `live_unavailable`), the lookup (404
-//! `no_rdap_service`, 422 `target_refused`, 424 `upstream_timeout` / `upstream_error`),
+//! `no_rdap_service`; 422 `target_refused` when the name resolves to an address tldsnap
+//! does not connect to; 424 `upstream_timeout` / `upstream_error`),
 //! credits (429), answer (200, the lookup's credits, `X-Credits-Cost`). A failed lookup
 //! costs nothing. `docs/LIVE.md` says where each answer comes from.
 
@@ -135,6 +137,33 @@ pub async fn availability(
         async |live, name, ()| {
             let answer = live.availability(&name.split.domain, live.deadline()).await;
             Ok(serde_json::to_vec(&answer).unwrap_or_default())
+        },
+    )
+    .await
+}
+
+/// `GET /api/v1/client/domains/{domain}/tls`: the name as given (a subdomain is its own
+/// host here).
+pub async fn tls(
+    state: &State,
+    req: &Request<Incoming>,
+    segment: &str,
+    conn: &Connection,
+) -> HttpResponse {
+    single(
+        state,
+        req,
+        RouteId::DomainTls,
+        segment,
+        conn,
+        Lookup::Tls,
+        |_| Ok(()),
+        async |live, name, ()| {
+            let answer = live
+                .tls(&name.full, live.deadline())
+                .await
+                .map_err(upstream_problem)?;
+            Ok(serde_json::to_vec(&*answer).unwrap_or_default())
         },
     )
     .await

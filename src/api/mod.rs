@@ -21,7 +21,7 @@
 //! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //! | [`events`] | price-change events: polling and Server-Sent Events |
-//! | [`live`] | live domain data: registration data, status, DNS, availability ([`crate::live`]) |
+//! | [`live`] | live domain data: registration data, status, DNS, availability, TLS ([`crate::live`]) |
 //! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
@@ -369,6 +369,7 @@ async fn dispatch(
         RouteId::DomainsAvailability => {
             return (Some(route), live::bulk_availability(state, req, conn).await);
         }
+        RouteId::DomainTls => return (Some(route), live::tls(state, &req, segment, conn).await),
         // The website's routes are answered above.
         RouteId::Home
         | RouteId::TldPage

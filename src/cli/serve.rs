@@ -94,9 +94,10 @@ pub struct Args {
 #[derive(clap::Args)]
 #[command(next_help_heading = "Live domain data (docs/LIVE.md)")]
 pub struct LiveArgs {
-    /// Answer the live endpoints (registration data, status, DNS, availability) by asking registries
-    /// (RDAP, WHOIS) and a DNS resolver. Without it they answer 404 live_unavailable and
-    /// the server opens no outbound connection.
+    /// Answer the live endpoints (registration data, status, DNS, availability, TLS) by
+    /// asking registries (RDAP, WHOIS), a DNS resolver and the domains' web servers.
+    /// Without it they answer 404 live_unavailable and the server opens no outbound
+    /// connection.
     #[arg(long)]
     live: bool,
     /// RDAP bootstrap in IANA's dns.json format (RFC 9224), instead of the IANA data
@@ -109,6 +110,9 @@ pub struct LiveArgs {
     /// The port of the WHOIS servers it names.
     #[arg(long, value_name = "PORT", requires = "live")]
     whois_port: Option<u16>,
+    /// The port a domain's TLS certificate is read on (the TLS lookup; tests).
+    #[arg(long, value_name = "PORT", requires = "live")]
+    tls_port: Option<u16>,
     /// The DNS resolver the live lookups ask (IP:PORT), instead of the system's
     /// (/etc/resolv.conf).
     #[arg(long, value_name = "IP:PORT", requires = "live")]
@@ -156,6 +160,9 @@ impl LiveArgs {
             config.whois_port = port;
         }
         config.resolver = self.resolver;
+        if let Some(port) = self.tls_port {
+            config.tls_port = port;
+        }
         if let Some(path) = &self.tls_roots {
             config.tls_roots = Some(tldsnap::live::https::read_roots(path)?);
         }

@@ -323,7 +323,8 @@ fn operation(id: RouteId) -> Value {
         RouteId::DomainRdap
         | RouteId::DomainStatus
         | RouteId::DomainDns
-        | RouteId::DomainAvailability => live_operation(id),
+        | RouteId::DomainAvailability
+        | RouteId::DomainTls => live_operation(id),
         RouteId::DomainsAvailability => json!({
             "operationId": "domainsAvailability",
             "summary": "Availability of up to 100 domains (live)",
@@ -466,6 +467,14 @@ fn live_operation(id: RouteId) -> Value {
             json!([domain]),
             not_found,
         ),
+        RouteId::DomainTls => (
+            "domainTls",
+            "TLS certificate of https://{domain} (live)",
+            "The certificate the name's HTTPS server presents (port 443): subject, subject alternative names, issuer, validity, days to expiry, the rest of the chain as sent, the negotiated protocol version and cipher suite, and whether the chain is valid for the name against Mozilla's roots (webpki-roots) now — with why not (`expired`, `not_valid_for_name`, `unknown_issuer`, ...). The name is resolved through the same resolver as the DNS lookup and is looked up as given (a subdomain is its own host); an address that is loopback, private, link-local or a cloud metadata address is never connected to (422 `target_refused`). Only the TLS handshake is made; nothing is requested. Cached 5 minutes.",
+            "TlsAnswer",
+            json!([domain]),
+            not_found,
+        ),
         _ => (
             "domainDns",
             "DNS records of a name (live)",
@@ -478,7 +487,7 @@ fn live_operation(id: RouteId) -> Value {
             not_found,
         ),
     };
-    json!({
+    let mut op = json!({
         "operationId": operation_id,
         "summary": summary,
         "description": format!("{description} Credits per the plan (docs/LIVE.md; `X-Credits-Cost`); a failed lookup costs nothing. Upstream failures are problems naming the upstream, never a 5xx: 424 `upstream_timeout` / `upstream_error` (with `Retry-After` when the upstream or tldsnap's own pacing says when). A server started without `--live` answers 404 `live_unavailable`."),
@@ -497,7 +506,15 @@ fn live_operation(id: RouteId) -> Value {
             "424": { "$ref": "#/components/responses/UpstreamFailed" },
             "429": { "$ref": "#/components/responses/TooManyRequests" }
         }
-    })
+    });
+    if id == RouteId::DomainTls {
+        op["responses"]["422"] = problem_response(
+            "The name resolves to an address tldsnap does not connect to (`target`): loopback, private, link-local, a cloud metadata address, ...",
+            &["target_refused"],
+            json!({}),
+        );
+    }
+    op
 }
 
 /// One DNS record type of `types`, any letter case, blanks around it.
@@ -595,6 +612,21 @@ fn live_schemas() -> Value {
                 "grace_period": { "type": "boolean" }, "on_hold": { "type": "boolean" }, "pending_delete": { "type": "boolean" },
                 "source": { "$ref": "#/components/schemas/LiveSource" },
                 "learnt_at": { "type": "string", "format": "date-time" } } }));
+    schemas.insert("Certificate".into(), json!({ "type": "object", "required": ["subject", "issuer", "sans", "not_before", "not_after", "days_to_expiry", "serial", "signature_algorithm"], "properties": {
+        "subject": { "type": "string" }, "issuer": { "type": "string" },
+        "sans": { "type": "array", "items": { "type": "string" }, "description": "DNS names and IP addresses of the subject alternative names." },
+        "not_before": { "type": "string", "format": "date-time" }, "not_after": { "type": "string", "format": "date-time" },
+        "days_to_expiry": { "type": "integer", "description": "Whole days to the end of validity; negative once expired." },
+        "serial": { "type": "string" }, "signature_algorithm": { "type": "string", "description": "OID." } } }));
+    schemas.insert("TlsAnswer".into(), json!({ "type": "object", "required": ["domain", "port", "address", "protocol", "cipher_suite", "valid", "error", "error_detail", "certificate", "chain", "learnt_at"], "properties": {
+        "domain": { "type": "string" }, "port": { "type": "integer" }, "address": { "type": "string", "description": "The address connected to." },
+        "protocol": { "type": "string", "examples": ["TLS 1.3"] }, "cipher_suite": { "type": "string" },
+        "valid": { "type": "boolean", "description": "The chain is valid for the name against the trusted roots, now." },
+        "error": { "enum": ["expired", "not_yet_valid", "not_valid_for_name", "unknown_issuer", "revoked", "bad_signature", "invalid_purpose", "invalid", null] },
+        "error_detail": { "type": ["string", "null"] },
+        "certificate": { "$ref": "#/components/schemas/Certificate" },
+        "chain": { "type": "array", "items": { "$ref": "#/components/schemas/Certificate" } },
+        "learnt_at": { "type": "string", "format": "date-time" } } }));
     Value::Object(schemas)
 }
 

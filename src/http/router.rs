@@ -83,10 +83,12 @@ pub enum RouteId {
     DomainAvailability,
     /// `POST /api/v1/client/domains/availability`: up to 100 names (live).
     DomainsAvailability,
+    /// `GET /api/v1/client/domains/{domain}/tls`: the certificate of `https://{domain}` (live).
+    DomainTls,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 36;
+pub const ROUTE_COUNT: usize = 37;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -369,6 +371,13 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         path: "/api/v1/client/domains/availability",
         requires_key: true,
         allow: POST,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainTls,
+        path: "/api/v1/client/domains/{domain}/tls",
+        requires_key: true,
+        allow: GET_HEAD,
         page: false,
     },
 ];

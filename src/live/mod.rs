@@ -28,6 +28,7 @@
 //! | [`registry`] | the registration lookup: RDAP, else WHOIS; the status answer |
 //! | [`dns`] | DNS records through hickory-resolver: TTLs, NXDOMAIN / SERVFAIL told apart |
 //! | [`availability`] | registry and DNS as two witnesses: available only when both agree |
+//! | [`tls`] | the certificate `https://{domain}` presents, parsed and judged against the roots |
 //! | [`https`] | one HTTPS GET through the outbound guard, every step under a deadline |
 //! | [`limits`] | per upstream: concurrency, token bucket, `Retry-After`, circuit breaker |
 //! | [`cache`] | answers kept for their TTL, bounded in bytes |
@@ -42,6 +43,7 @@ pub mod rdap;
 pub mod registration;
 pub mod registry;
 pub mod status;
+pub mod tls;
 pub mod whois;
 
 use std::time::Duration;
@@ -60,6 +62,8 @@ pub struct Config {
     /// The port WHOIS servers named by the referral are asked on (43; tests use their
     /// own).
     pub whois_port: u16,
+    /// The port a domain's TLS certificate is read on (443; tests use their own).
+    pub tls_port: u16,
     /// The DNS resolver (`--resolver ADDR`); `None`: the system's (`/etc/resolv.conf`).
     pub resolver: Option<std::net::SocketAddr>,
     /// Trusted roots for every TLS connection (RDAP, and the verdict on a domain's
@@ -95,6 +99,7 @@ impl Config {
             bootstrap,
             whois_referral: whois::IANA_SERVER.to_owned(),
             whois_port: whois::PORT,
+            tls_port: tls::PORT,
             resolver: None,
             tls_roots: None,
             allow_private_targets: false,
@@ -172,6 +177,8 @@ pub struct Live {
     upstreams: limits::Upstreams,
     cache: cache::Cache,
     resolver: hickory_resolver::TokioResolver,
+    /// The verdict on a domain's certificate chain (the trusted roots).
+    webpki: std::sync::Arc<rustls::client::WebPkiServerVerifier>,
     /// The resolver as problems name it.
     resolver_name: String,
 }
@@ -191,7 +198,9 @@ impl Live {
         let tls = https::client_config(config.tls_roots.as_deref())?;
         let guard = crate::net::Guard::new(config.allow_private_targets);
         let (resolver, resolver_name) = dns::resolver(config.resolver, config.timeouts.first_byte)?;
+        let webpki = tls::webpki_verifier(config.tls_roots.as_deref())?;
         Ok(Live {
+            webpki,
             resolver,
             resolver_name,
             https: https::Client::new(tls, guard, config.timeouts, config.max_body_bytes),

@@ -18,9 +18,14 @@
 //! And an authoritative DNS server (UDP, hickory's wire format) for every name of the
 //! test TLDs (a label matches by its start: `taken7` is a `taken`): `taken`, `nic`,
 //! `secure`, `expired`, `wronghost` and `selfsigned` have records (A 127.0.0.1; AAAA ::1,
-//! MX, NS, TXT, CAA and SOA for `taken`); `intranet` has A 10.0.0.1; `servfail` answers
+//! MX, NS, TXT, CAA and SOA for `taken`); `intranet` has A 169.254.169.254 (a cloud
+//! metadata address: refused even with --allow-private-targets); `servfail` answers
 //! SERVFAIL; `slowdns` is never answered; every other name is NXDOMAIN with the zone's
 //! SOA (negative TTL 60).
+//!
+//! And a TLS server choosing its certificate by SNI: `secure.lvt` a valid chain to the
+//! test CA, `expired.lvt` one that ended in 2020, `wronghost.lvt` one for
+//! `other.example`, `selfsigned.lvt` a self-signed one.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -142,6 +147,8 @@ pub struct Upstreams {
     pub whois: SocketAddr,
     /// The authoritative DNS server of the test TLDs (UDP).
     pub dns: SocketAddr,
+    /// The TLS server (certificates by SNI).
+    pub tls: SocketAddr,
     /// Requests each RDAP server received, by path.
     pub hits: Arc<Mutex<HashMap<String, usize>>>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -170,11 +177,13 @@ impl Upstreams {
         }
         let whois = runtime.block_on(serve_whois());
         let dns = runtime.block_on(serve_dns());
+        let tls = runtime.block_on(serve_tls(&ca));
         Upstreams {
             ca,
             rdap,
             whois,
             dns,
+            tls,
             hits,
             runtime: Some(runtime),
         }
@@ -208,6 +217,7 @@ impl Upstreams {
         config.whois_referral = format!("127.0.0.1:{}", self.whois.port());
         config.whois_port = self.whois.port();
         config.resolver = Some(self.dns);
+        config.tls_port = self.tls.port();
         config.tls_roots = Some(vec![self.ca.der.clone()]);
         config.allow_private_targets = true;
         config.limits = Limits {
@@ -531,7 +541,7 @@ fn dns_answer(query: &[u8]) -> Option<Vec<u8>> {
         _ => {
             let answers: Vec<Record> = match (label, q.query_type()) {
                 ("intranet", RecordType::A) => {
-                    vec![record(300, RData::A(A("10.0.0.1".parse().unwrap())))]
+                    vec![record(300, RData::A(A("169.254.169.254".parse().unwrap())))]
                 }
                 (_, RecordType::A) if label != "intranet" && qname != tld => {
                     vec![record(300, RData::A(A("127.0.0.1".parse().unwrap())))]
@@ -585,4 +595,74 @@ fn dns_answer(query: &[u8]) -> Option<Vec<u8>> {
         }
     }
     response.to_vec().ok()
+}
+
+/// Certificates by SNI name; a name without one gets no certificate.
+#[derive(Debug)]
+struct BySni(HashMap<String, Arc<rustls::sign::CertifiedKey>>);
+
+impl rustls::server::ResolvesServerCert for BySni {
+    fn resolve(
+        &self,
+        hello: rustls::server::ClientHello<'_>,
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        self.0.get(hello.server_name()?).cloned()
+    }
+}
+
+async fn serve_tls(ca: &Ca) -> SocketAddr {
+    let provider = rustls::crypto::ring::default_provider();
+    let certified = |leaf: Leaf| {
+        Arc::new(rustls::sign::CertifiedKey::from_der(leaf.chain, leaf.key, &provider).unwrap())
+    };
+    let self_signed = {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["selfsigned.lvt".to_string()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        Leaf {
+            chain: vec![cert.der().clone()],
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        }
+    };
+    let by_sni = BySni(HashMap::from([
+        (
+            "secure.lvt".to_owned(),
+            certified(ca.leaf(&["secure.lvt"], false)),
+        ),
+        (
+            "expired.lvt".to_owned(),
+            certified(ca.leaf(&["expired.lvt"], true)),
+        ),
+        (
+            "wronghost.lvt".to_owned(),
+            certified(ca.leaf(&["other.example"], false)),
+        ),
+        ("selfsigned.lvt".to_owned(), certified(self_signed)),
+    ]));
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(provider.clone()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(by_sni));
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                continue;
+            };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                // The handshake is all a client of this server wants.
+                if let Ok(mut tls) = acceptor.accept(tcp).await {
+                    let mut buf = [0u8; 64];
+                    let _ = tokio::io::AsyncReadExt::read(&mut tls, &mut buf).await;
+                }
+            });
+        }
+    });
+    addr
 }
