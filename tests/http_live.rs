@@ -408,3 +408,58 @@ fn tls_certificates_over_http() {
     assert_eq!(r.status, 403);
     assert_eq!(r.json()["code"], "lookup_not_in_plan");
 }
+
+#[test]
+fn domain_search_fills_availability_when_asked() {
+    let dir = TempDir::new("live-search");
+    let up = Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    // The fixture prices, and the two test TLDs priced cheapest of all.
+    let snapshot = dir.edited_snapshot("s.tldsnap", |prices| {
+        format!(
+            "{}\nlvt,alpha,0.50,1.00,1.00,USD,2026-01-01T00:00:00Z\nlvw,alpha,0.60,1.00,1.00,USD,2026-01-01T00:00:00Z\n",
+            prices.trim_end()
+        )
+    });
+    let mut opts = Options::new(&snapshot, &keys_path);
+    opts.live = Some(up.config());
+    let server = Server::start(opts);
+    let key = Some(keys["pro"].as_str());
+
+    let r = server.get("/api/v1/client/domains/search?q=taken3&limit=2", key);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-credits-cost"), Some("1"));
+    assert_eq!(r.json()["results"][0]["availability"], "unknown");
+
+    let r = server.get(
+        "/api/v1/client/domains/search?q=taken3&limit=2&check_availability=true",
+        key,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    // The search, and one availability credit per candidate.
+    assert_eq!(r.header("x-credits-cost"), Some("3"));
+    let v = r.json();
+    assert_eq!(v["results"][0]["domain"], "taken3.lvt");
+    assert_eq!(v["results"][0]["availability"], "registered");
+    assert_eq!(v["results"][1]["domain"], "taken3.lvw");
+    assert_eq!(v["results"][1]["availability"], "registered");
+    assert!(
+        v["meta"]["availability"]
+            .as_str()
+            .unwrap()
+            .starts_with("checked live")
+    );
+
+    let r = server.get(
+        "/api/v1/client/domains/search?q=free3&limit=1&check_availability=true",
+        key,
+    );
+    assert_eq!(r.json()["results"][0]["availability"], "available");
+
+    let r = server.get(
+        "/api/v1/client/domains/search?q=x&check_availability=maybe",
+        key,
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["parameter"], "check_availability");
+}

@@ -377,3 +377,30 @@ fn tls_certificates_valid_expired_wrong_host_and_self_signed() {
         );
     });
 }
+
+#[test]
+fn names_under_a_private_suffix_have_no_registry_witness() {
+    use tldsnap::live::availability::Verdict;
+    let up = Upstreams::start();
+    let live = Live::new(up.config()).unwrap();
+    // `free.us.lvt` under a PRIVATE-section suffix `us.lvt` (like CentralNic's us.com):
+    // the .lvt registry never held it, so its "404" would say nothing.
+    let split = tldsnap::audit::Split {
+        domain: "free.us.lvt".into(),
+        suffix_at: 5,
+        private: true,
+    };
+    runtime().block_on(async {
+        let err = live.registry_of(&split, live.deadline()).await.unwrap_err();
+        assert_eq!(
+            err,
+            Failure::NoService {
+                tld: "us.lvt".into()
+            }
+        );
+        let a = live.availability_of(&split, live.deadline()).await;
+        assert_eq!(a.availability, Verdict::Unknown, "{a:?}");
+        assert_eq!(a.evidence[1].answer, "NXDOMAIN");
+    });
+    assert_eq!(up.hits("/rdap/domain/free.us.lvt"), 0);
+}

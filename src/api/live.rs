@@ -53,7 +53,7 @@ pub async fn rdap(
         |_| Ok(()),
         async |live, name, ()| {
             let answer = live
-                .registry(&name.split.domain, live.deadline())
+                .registry_of(&name.split, live.deadline())
                 .await
                 .map_err(registry_problem)?;
             Ok(serde_json::to_vec(&*answer).unwrap_or_default())
@@ -79,7 +79,7 @@ pub async fn status(
         |_| Ok(()),
         async |live, name, ()| {
             let answer = live
-                .registry(&name.split.domain, live.deadline())
+                .registry_of(&name.split, live.deadline())
                 .await
                 .map_err(registry_problem)?;
             Ok(serde_json::to_vec(&StatusAnswer::of(&answer)).unwrap_or_default())
@@ -252,7 +252,7 @@ pub async fn bulk_availability(
             .as_ref()
             .is_some_and(|l| l.snapshot.data().has_tld(s))
     };
-    let mut names: Vec<String> = Vec::with_capacity(inputs.len());
+    let mut names: Vec<Split> = Vec::with_capacity(inputs.len());
     let mut slots: Vec<Slot> = Vec::with_capacity(inputs.len());
     for input in &inputs {
         let split = super::domains::names().split(input, priced);
@@ -268,10 +268,10 @@ pub async fn bulk_availability(
                 "tld_not_in_plan",
                 format!("the {} plan does not cover .{}", caller.tier(), s.suffix()),
             ),
-            Ok(s) => match names.iter().position(|n| *n == s.domain) {
+            Ok(s) => match names.iter().position(|n| n.domain == s.domain) {
                 Some(_) => Slot::Repeat,
                 None => {
-                    names.push(s.domain);
+                    names.push(s);
                     Slot::Name(names.len() - 1)
                 }
             },
@@ -291,9 +291,12 @@ pub async fn bulk_availability(
     }
     let started = std::time::Instant::now();
     let deadline = live.deadline();
-    let answers =
-        futures_util::future::join_all(names.iter().map(|name| live.availability(name, deadline)))
-            .await;
+    let answers = futures_util::future::join_all(
+        names
+            .iter()
+            .map(|name| live.availability_of(name, deadline)),
+    )
+    .await;
     let mut counts = [0u64; 4];
     let mut results = Vec::with_capacity(inputs.len());
     for (input, slot) in inputs.iter().zip(&slots) {
@@ -335,6 +338,95 @@ pub async fn bulk_availability(
         finish_costing(state, route, caller, out, credits).await,
         credits,
     )
+}
+
+/// The live availability a domain search asked for (`check_availability=true`): its
+/// candidates' names, checked against the plan (403), the server (404) and the
+/// caller's credits (429) before any lookup.
+pub(super) struct SearchAvailability {
+    names: Vec<Split>,
+    /// The credits the lookups cost.
+    pub(super) credits: u64,
+}
+
+impl SearchAvailability {
+    /// Prepares the lookups of the candidates of the search answer `out` (at most the
+    /// search's `limit`, which is at most the bulk limit, 100); `search_credits` is
+    /// what the search itself costs.
+    pub(super) fn prepare(
+        state: &State,
+        caller: &Caller,
+        out: &[u8],
+        search_credits: u64,
+    ) -> Result<SearchAvailability, Problem> {
+        let Some(per_name) = caller.plan.live.cost(Lookup::Availability) else {
+            return Err(Problem::LookupNotInPlan {
+                lookup: Lookup::Availability.as_str(),
+                plan: caller.tier().to_owned(),
+                including: state.access.plans().including(Lookup::Availability),
+            });
+        };
+        if state.live.is_none() {
+            return Err(Problem::LiveUnavailable);
+        }
+        let body: serde_json::Value = serde_json::from_slice(out).unwrap_or_default();
+        let loaded = state.store.load();
+        let priced = |s: &str| {
+            loaded
+                .as_ref()
+                .is_some_and(|l| l.snapshot.data().has_tld(s))
+        };
+        let names: Vec<Split> = body["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["domain"].as_str())
+            .filter_map(|d| super::domains::names().split(d, priced).ok())
+            .take(crate::audit::LOOKUP_MAX)
+            .collect();
+        let credits = names.len() as u64 * u64::from(per_name);
+        if let Some(left) = caller.headers.as_ref().and_then(|h| h.credits_remaining)
+            && left < credits + search_credits
+        {
+            return Err(Problem::CreditsExhausted {
+                retry_after_secs: crate::access::month::secs_until_next_month(
+                    state.access.now_ms(),
+                ),
+            });
+        }
+        Ok(SearchAvailability { names, credits })
+    }
+
+    /// Looks the candidates up at once and writes each verdict into the search answer
+    /// `out` (`availability`, and its `availability_reason`), with `meta.availability`
+    /// saying how they were learnt.
+    pub(super) async fn fill(self, state: &State, out: &mut Vec<u8>) {
+        let Some(live) = state.live.as_deref() else {
+            return;
+        };
+        let deadline = live.deadline();
+        let answers = futures_util::future::join_all(
+            self.names
+                .iter()
+                .map(|name| live.availability_of(name, deadline)),
+        )
+        .await;
+        let Ok(mut body) = serde_json::from_slice::<serde_json::Value>(out) else {
+            return;
+        };
+        if let Some(results) = body["results"].as_array_mut() {
+            for (r, a) in results.iter_mut().zip(&answers) {
+                r["availability"] = a.availability.as_str().into();
+                r["availability_reason"] = a.reason.clone().into();
+            }
+        }
+        body["meta"]["availability"] = "checked live: available only when the registry and \
+            the DNS both say the name does not exist (docs/LIVE.md)"
+            .into();
+        if let Ok(bytes) = serde_json::to_vec(&body) {
+            *out = bytes;
+        }
+    }
 }
 
 /// What became of one input of a bulk request.

@@ -246,14 +246,15 @@ fn operation(id: RouteId) -> Value {
         RouteId::DomainsSearch => json!({
             "operationId": "domainsSearch",
             "summary": "Domain search",
-            "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: TLD name), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
+            "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: TLD name), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`, unless `check_availability=true` asks for it live. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
             "security": keyed,
             "parameters": [
                 { "name": "q", "in": "query", "required": true, "description": "The wanted name, words (joined), or a full domain name.", "schema": { "type": "string", "pattern": SEARCH_Q, "examples": ["best shop", "bestshop.io"] } },
                 { "name": "max_price", "in": "query", "required": false, "description": "Only candidates whose first-year price is at most this many US dollars (a decimal with at most two decimals).", "schema": { "type": "string", "pattern": DOLLARS, "examples": ["12.50"] } },
                 { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep.", "style": "form", "explode": false,
                   "schema": { "type": "array", "minItems": 1, "items": { "enum": crate::query::TYPES }, "examples": [["generic", "country-code"]] } },
-                { "$ref": "#/components/parameters/limit" }
+                { "$ref": "#/components/parameters/limit" },
+                { "name": "check_availability", "in": "query", "required": false, "description": "When true, each candidate's `availability` is looked up live (docs/LIVE.md): `available`, `registered`, `reserved` or `unknown`, with `availability_reason`. Costs the plan's availability credits per candidate on top of the search's (at most `limit`, the bulk limit of 100); needs a plan with availability lookups (403 `lookup_not_in_plan`) and a server started with `--live` (404 `live_unavailable`).", "schema": { "type": "boolean", "default": false } }
             ],
             "responses": { "200": ok("SearchAnswer", "Candidate domains, cheapest first year first.") }
         }),
@@ -777,7 +778,8 @@ fn domain_schemas() -> Value {
                         "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" },
                         "register_price": price(), "renew_price": price(), "total_cost_5_year": price(),
                         "renewal_trap": { "type": "boolean" }, "requested": { "const": true },
-                        "availability": { "const": "unknown" } } } },
+                        "availability": { "enum": ["unknown", "available", "registered", "reserved"], "description": "`unknown` unless `check_availability=true`." },
+                        "availability_reason": { "type": "string", "description": "Why, with `check_availability=true`." } } } },
                     "meta": { "type": "object", "properties": { "total": { "type": "integer" }, "availability": { "type": "string" }, "tier": { "type": "string" },
                         "requested_suffix": { "type": "object", "properties": { "suffix": { "type": "string" }, "error": { "enum": ["unknown_tld", "tld_not_in_plan", "no_seller"] } } } } }
                 }

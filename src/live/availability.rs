@@ -77,6 +77,24 @@ pub struct Availability {
 }
 
 impl Live {
+    /// The availability of `name`: [`Live::availability`], except that a name under a
+    /// PRIVATE-section suffix has no registry witness ([`Live::registry_of`]), so it is
+    /// `registered` when delegated and `unknown` otherwise.
+    pub async fn availability_of(
+        &self,
+        name: &crate::audit::Split,
+        deadline: Instant,
+    ) -> Availability {
+        if !name.private {
+            return self.availability(&name.domain, deadline).await;
+        }
+        let ns = self.record_set(&name.domain, Type::Ns, deadline).await;
+        let none = Failure::NoService {
+            tld: name.suffix().to_owned(),
+        };
+        verdict(&name.domain, Err(&none), "rdap", &ns, &self.resolver_name)
+    }
+
     /// The availability of `domain` (a registrable name, canonical) within `deadline`.
     /// Never fails: a witness that fails is evidence, and the verdict is `unknown`.
     pub async fn availability(&self, domain: &str, deadline: Instant) -> Availability {
