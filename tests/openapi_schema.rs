@@ -233,6 +233,17 @@ fn inputs() -> Vec<String> {
         "ANY",
         "a\n",
         "\nA",
+        "127.0.0.1",
+        "a.1b",
+        "a.b1",
+        " a.com ",
+        ".a.com",
+        "a.com.",
+        "a.b.c.d.e",
+        "a.b.c.d.e.f",
+        "a.xn--p1ai",
+        "a.é1",
+        "a.1é",
     ]
     .into_iter()
     .map(str::to_owned)
@@ -344,21 +355,27 @@ fn parameter_schemas_take_what_the_parser_takes() {
         &mut doc,
         "{domain}",
         "/components/parameters/domain/schema",
-        |s| match names.split(s, |_| false) {
-            Ok(_) => true,
-            Err(tldsnap::audit::NameError::SuffixOnly) => s.trim().contains('.'),
-            Err(_) => false,
+        |s| {
+            let top = |n: &str| {
+                n.rsplit('.')
+                    .next()
+                    .and_then(|l| l.bytes().next())
+                    .is_some_and(|b| b.is_ascii_alphabetic())
+            };
+            match names.split(s, |_| false) {
+                Ok(split) => top(split.suffix()),
+                Err(tldsnap::audit::NameError::SuffixOnly) => {
+                    s.trim().trim_matches('.').contains('.')
+                        && tldsnap::audit::names::canonical(s).is_ok_and(|c| top(&c))
+                }
+                Err(_) => false,
+            }
         },
         false,
-        // Blanks, dots around it, Unicode outside the documented letters, and more
-        // than five labels are taken by the server, left out of the pattern.
-        |s| {
-            s.trim() != s
-                || s.starts_with('.')
-                || s.ends_with('.')
-                || !s.is_ascii()
-                || s.split('.').count() > 5
-        },
+        // Unicode outside the documented letters (or a top-level label of a digit and
+        // Unicode, which IDNA turns into xn--), and more than five labels, are taken by
+        // the server and left out of the pattern.
+        |s| !s.is_ascii() || s.trim_matches([' ', '\t', '.']).split('.').count() > 5,
     );
     check_parameter(
         &mut doc,

@@ -135,7 +135,7 @@ pub async fn availability(
         Lookup::Availability,
         |_| Ok(()),
         async |live, name, ()| {
-            let answer = live.availability(&name.split.domain, live.deadline()).await;
+            let answer = live.availability_of(&name.split, live.deadline()).await;
             Ok(serde_json::to_vec(&answer).unwrap_or_default())
         },
     )
@@ -232,15 +232,9 @@ pub async fn bulk_availability(
             return refuse(Problem::InvalidBody { reason }, &caller);
         }
     };
-    let Some(per_name) = caller.plan.live.cost(Lookup::Availability) else {
-        return refuse(
-            Problem::LookupNotInPlan {
-                lookup: Lookup::Availability.as_str(),
-                plan: caller.tier().to_owned(),
-                including: state.access.plans().including(Lookup::Availability),
-            },
-            &caller,
-        );
+    let per_name = match lookup_cost(state, &caller, Lookup::Availability) {
+        Ok(credits) => credits,
+        Err(problem) => return refuse(problem, &caller),
     };
     let Some(live) = state.live.as_deref() else {
         return refuse(Problem::LiveUnavailable, &caller);
@@ -258,11 +252,9 @@ pub async fn bulk_availability(
         let split = super::domains::names().split(input, priced);
         slots.push(match split {
             Err(e) => Slot::Refused(None, "invalid_name", format!("not a domain name: {e}")),
-            Ok(s) if s.suffix().bytes().all(|b| b.is_ascii_digit()) => Slot::Refused(
-                None,
-                "invalid_name",
-                "not a domain name: an IP address".to_owned(),
-            ),
+            Ok(s) if !top_label_is_a_name(&s) => {
+                Slot::Refused(None, "invalid_name", NOT_A_TOP_LABEL.to_owned())
+            }
             Ok(s) if !caller.tld_allowed(s.suffix()) => Slot::Refused(
                 Some(s.domain.clone()),
                 "tld_not_in_plan",
@@ -278,16 +270,8 @@ pub async fn bulk_availability(
         });
     }
     let credits = (names.len() as u64 * u64::from(per_name)).max(1);
-    if let Some(left) = caller.headers.as_ref().and_then(|h| h.credits_remaining)
-        && left < credits
-    {
-        let now = state.access.now_ms();
-        return refuse(
-            Problem::CreditsExhausted {
-                retry_after_secs: crate::access::month::secs_until_next_month(now),
-            },
-            &caller,
-        );
+    if let Err(problem) = ensure_credits(state, &caller, credits) {
+        return refuse(problem, &caller);
     }
     let started = std::time::Instant::now();
     let deadline = live.deadline();
@@ -359,13 +343,7 @@ impl SearchAvailability {
         out: &[u8],
         search_credits: u64,
     ) -> Result<SearchAvailability, Problem> {
-        let Some(per_name) = caller.plan.live.cost(Lookup::Availability) else {
-            return Err(Problem::LookupNotInPlan {
-                lookup: Lookup::Availability.as_str(),
-                plan: caller.tier().to_owned(),
-                including: state.access.plans().including(Lookup::Availability),
-            });
-        };
+        let per_name = lookup_cost(state, caller, Lookup::Availability)?;
         if state.live.is_none() {
             return Err(Problem::LiveUnavailable);
         }
@@ -385,15 +363,7 @@ impl SearchAvailability {
             .take(crate::audit::LOOKUP_MAX)
             .collect();
         let credits = names.len() as u64 * u64::from(per_name);
-        if let Some(left) = caller.headers.as_ref().and_then(|h| h.credits_remaining)
-            && left < credits + search_credits
-        {
-            return Err(Problem::CreditsExhausted {
-                retry_after_secs: crate::access::month::secs_until_next_month(
-                    state.access.now_ms(),
-                ),
-            });
-        }
+        ensure_credits(state, caller, credits + search_credits)?;
         Ok(SearchAvailability { names, credits })
     }
 
@@ -509,15 +479,24 @@ fn path_domain(state: &State, raw: &str) -> Result<Name, Problem> {
     let split = super::domains::names()
         .split(&decoded, priced)
         .map_err(not_a_name)?;
-    // No TLD is all digits (RFC 3696 section 2): such a "name" is an IP address.
-    if split.suffix().bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad(
-            &decoded,
-            "not a domain name: an IP address (its last label is a number)".into(),
-        ));
+    if !top_label_is_a_name(&split) {
+        return Err(bad(&decoded, NOT_A_TOP_LABEL.into()));
     }
     let full = crate::audit::names::canonical(&decoded).map_err(not_a_name)?;
     Ok(Name { full, split })
+}
+
+/// Why a name whose top-level label does not start with a letter is refused.
+const NOT_A_TOP_LABEL: &str = "not a domain name: its top-level label must start with a letter \
+    (no TLD starts with a digit; a dotted number is an IP address)";
+
+/// Whether the name's top-level label starts with a letter, as every TLD does (IANA's
+/// rule; internationalised ones are `xn--…`): `127.0.0.1` and `1.2e` are not names.
+fn top_label_is_a_name(name: &Split) -> bool {
+    crate::tld::last_label(name.suffix())
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic())
 }
 
 /// The credits of `lookup` on the caller's plan, or the plan's refusal: the lookup,
@@ -528,17 +507,34 @@ fn in_plan<'a>(
     lookup: Lookup,
     suffixes: impl IntoIterator<Item = &'a str>,
 ) -> Result<u32, Problem> {
-    let plans = state.access.plans();
-    let Some(credits) = caller.plan.live.cost(lookup) else {
-        return Err(Problem::LookupNotInPlan {
-            lookup: lookup.as_str(),
-            plan: caller.tier().to_owned(),
-            including: plans.including(lookup),
-        });
-    };
-    match Problem::tld_not_in_plan(plans, &caller.plan, suffixes) {
+    let credits = lookup_cost(state, caller, lookup)?;
+    match Problem::tld_not_in_plan(state.access.plans(), &caller.plan, suffixes) {
         Some(problem) => Err(problem),
         None => Ok(credits),
+    }
+}
+
+/// The credits of `lookup` on the caller's plan, or 403 `lookup_not_in_plan`.
+fn lookup_cost(state: &State, caller: &Caller, lookup: Lookup) -> Result<u32, Problem> {
+    caller
+        .plan
+        .live
+        .cost(lookup)
+        .ok_or_else(|| Problem::LookupNotInPlan {
+            lookup: lookup.as_str(),
+            plan: caller.tier().to_owned(),
+            including: state.access.plans().including(lookup),
+        })
+}
+
+/// 429 `credits_exhausted` unless the caller has `credits` left: checked before the
+/// lookups of an answer that costs several, so none is made that cannot be paid for.
+fn ensure_credits(state: &State, caller: &Caller, credits: u64) -> Result<(), Problem> {
+    match caller.headers.as_ref().and_then(|h| h.credits_remaining) {
+        Some(left) if left < credits => Err(Problem::CreditsExhausted {
+            retry_after_secs: crate::access::month::secs_until_next_month(state.access.now_ms()),
+        }),
+        _ => Ok(()),
     }
 }
 

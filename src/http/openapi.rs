@@ -522,13 +522,24 @@ fn live_operation(id: RouteId) -> Value {
 const DNS_TYPE: &str =
     r"^[ \t]*(?:[Aa]|[Aa]{4}|[Mm][Xx]|[Nn][Ss]|[Tt][Xx][Tt]|[Cc][Aa][Aa]|[Ss][Oo][Aa])[ \t]*$";
 
+/// A top-level label: a letter first (no TLD starts with a digit, so a dotted number is
+/// an IP address, not a name), then letters, digits and inner hyphens; or the Unicode
+/// letters [`LABEL`] names.
+const TOP_LABEL: &str = r"(?:[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[A-Za-z\u00c0-\u00d6\u00d8-\u00de\u00e0-\u00f6\u00f8-\u00ff\u0410-\u044f\u4e00-\u9fff][A-Za-z0-9\u00c0-\u00d6\u00d8-\u00de\u00e0-\u00f6\u00f8-\u00ff\u0410-\u044f\u4e00-\u9fff]{0,7})";
+
+/// A domain name of the live lookups' `{domain}`: 2 to 5 labels, the last a top-level
+/// label; blanks around it, a leading and a trailing dot are dropped by the server.
+fn domain_pattern() -> String {
+    format!(r"^[ \t]*\.?{LABEL}(?:\.{LABEL}){{0,3}}\.{TOP_LABEL}\.?[ \t]*$")
+}
+
 /// The parameter, responses and schemas of the live lookups.
 fn live_components() -> Value {
     json!({
         "parameters": {
             "domain": { "name": "domain", "in": "path", "required": true,
                         "description": "A domain name (Unicode or xn--; a subdomain is looked up as its registrable domain). A public suffix alone (`co.uk`) is a 400.",
-                        "schema": { "type": "string", "minLength": 3, "maxLength": crate::tld::MAX_NAME_LEN, "pattern": format!("^{LABEL}(?:\\.{LABEL}){{1,4}}$"), "examples": ["example.com", "shop.example.co.uk", "bücher.de"] } }
+                        "schema": { "type": "string", "minLength": 3, "maxLength": crate::tld::MAX_NAME_LEN, "pattern": domain_pattern(), "examples": ["example.com", "shop.example.co.uk", "bücher.de"] } }
         },
         "responses": {
             "UpstreamFailed": problem_response("An upstream (`upstream`: registry, name server or web server) did not answer in time, answered with an error or garbage, could not be reached, or tldsnap holds back from it (its Retry-After, the circuit breaker, tldsnap's pace toward it). Nothing is known from it; no credit is spent.", &["upstream_timeout", "upstream_error"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))

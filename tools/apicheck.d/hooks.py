@@ -80,7 +80,8 @@ def before_call(ctx, case, **kwargs):
     # Only while the name stays short: a name over 253 characters (in its xn-- form,
     # longer than the Unicode one) is a 400 of its own.
     if mode == GenerationMode.POSITIVE and isinstance(domain, str) and len(domain) <= 120:
-        case.path_parameters["domain"] = "www." + domain
+        name = domain.strip(" \t")
+        case.path_parameters["domain"] = "www." + (name[1:] if name.startswith(".") else name)
     query = case.query
     if not query or mode != GenerationMode.POSITIVE:
         return
