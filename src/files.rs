@@ -42,25 +42,91 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Publishes `bytes` at `path` with the given [`Mode`].
 pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: Mode) -> io::Result<()> {
-    let dir = parent(path);
-    let tmp = temp_name(path)?;
-    let result = (|| {
-        let mut f = OpenOptions::new()
+    let mut pending = Pending::create(path, mode)?;
+    pending.write_all(bytes)?;
+    pending.publish()
+}
+
+/// A file being written aside, under the temporary name [`write_atomic`] uses, for
+/// content that arrives in pieces (a download) or that must be checked before it
+/// replaces the target: write it ([`Write`]), [`Pending::sync`] it, read or map it at
+/// [`Pending::temp_path`], then [`Pending::publish`] it (fsync, rename over the target,
+/// directory fsync). Dropped without being published, the temporary file is removed,
+/// so the target never holds a partial or refused version.
+#[derive(Debug)]
+pub struct Pending {
+    file: File,
+    tmp: PathBuf,
+    target: PathBuf,
+    published: bool,
+}
+
+impl Pending {
+    /// Creates the temporary file for `path` (in the same directory) with `mode`.
+    pub fn create(path: &Path, mode: Mode) -> io::Result<Pending> {
+        let tmp = temp_name(path)?;
+        let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(mode.bits())
             .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        sync_dir(&dir);
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        Ok(Pending {
+            file,
+            tmp,
+            target: path.to_path_buf(),
+            published: false,
+        })
     }
-    result
+
+    /// Where the content is being written.
+    pub fn temp_path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Flushes the content written so far to the disk (`fsync`).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_all()
+    }
+
+    /// Syncs the file, renames it over the target and syncs the directory. A mapping
+    /// of the temporary file stays valid: it follows the inode, which the rename keeps.
+    pub fn publish(mut self) -> io::Result<()> {
+        self.file.sync_all()?;
+        std::fs::rename(&self.tmp, &self.target)?;
+        self.published = true;
+        sync_dir(&parent(&self.target));
+        Ok(())
+    }
+}
+
+impl Write for Pending {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Removes the file at `path` and syncs its directory, so the removal survives a crash
+/// as a [`write_atomic`] does. A file already gone is no error.
+pub fn remove_durably(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    sync_dir(&parent(path));
+    Ok(())
 }
 
 /// Whether `name` is a temporary file that [`write_atomic`] left behind for a file
@@ -173,6 +239,9 @@ mod tests {
         assert_eq!(names.len(), 2, "temporary files left: {names:?}");
         // A missing directory is an error, not a panic, and leaves nothing.
         assert!(write_atomic(&dir.join("nope/x"), b"x").is_err());
+        remove_durably(&shared).unwrap();
+        assert!(!shared.exists());
+        remove_durably(&shared).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -186,6 +255,33 @@ mod tests {
         let guard = lock_sidecar(&keys).unwrap();
         assert_eq!(mode_of(&dir.join("keys.json.lock")), 0o600);
         drop(guard);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_pending_file_replaces_its_target_only_when_published() {
+        let dir = temp_dir("pending");
+        let target = dir.join("s.snap");
+        write_atomic(&target, b"old").unwrap();
+        let mut pending = Pending::create(&target, Mode::Shared).unwrap();
+        pending.write_all(b"ne").unwrap();
+        pending.write_all(b"w").unwrap();
+        pending.sync().unwrap();
+        let tmp = pending.temp_path().to_path_buf();
+        assert_eq!(std::fs::read(&tmp).unwrap(), b"new");
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        let name = tmp.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(is_leftover_of(&name, "s.snap"), "{name}");
+        pending.publish().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert!(!tmp.exists());
+        // Dropped unpublished: the temporary file goes, the target stays.
+        let mut refused = Pending::create(&target, Mode::Shared).unwrap();
+        refused.write_all(b"bad").unwrap();
+        let tmp = refused.temp_path().to_path_buf();
+        drop(refused);
+        assert!(!tmp.exists());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

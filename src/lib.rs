@@ -14,19 +14,21 @@
 //!        rows ──build──▶ snapshot bytes (header + rkyv archive) ──▶ file (temp + fsync + rename)
 //!        file ──snapshot::Snapshot::open──▶ mmap, header checks, content hash, bytecheck (once)
 //!        Snapshot ──store::Store──▶ ArcSwap, hot reload
+//!        file ◀──remote──▶ S3-compatible object storage (publish; replicas follow a pointer)
 //!        &ArchivedSnapshotData ──query──▶ response bodies (pure functions)
 //!        bodies ──api──▶ request handlers, with access (keys, plans, credits, rate limits)
 //!        handlers ──http::server──▶ hyper 1.x connections (limits, watchdog, drain)
 //!        store swap ──events──▶ diff of old and new, durable event log (before the new one serves)
+//!        event log ──webhooks──▶ signed POSTs, a cursor per subscription ──net──▶ checked addresses only
 //! ```
 //!
 //! | floor | modules | role |
 //! |---|---|---|
 //! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
-//! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`] | compile, open, answer, swap |
+//! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`], [`remote`] | compile, open, answer, swap; snapshots in object storage |
 //! | live | [`live`] | registration data, status, DNS, TLS and availability asked of upstreams at request time |
-//! | service | [`access`], [`events`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
+//! | service | [`access`], [`events`], [`webhooks`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; their signed delivery to subscribers; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
 #![deny(missing_docs)]
@@ -44,9 +46,11 @@ pub mod live;
 pub mod net;
 pub mod price;
 pub mod query;
+pub mod remote;
 pub mod snapshot;
 pub mod source;
 pub mod store;
 pub mod time;
 pub mod tld;
 pub mod web;
+pub mod webhooks;

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
 
@@ -167,7 +167,7 @@ impl Store {
         let store = Store::empty(path);
         store.current.store(Some(Arc::new(Loaded {
             snapshot,
-            loaded_at_ms: now_ms(),
+            loaded_at_ms: crate::time::now_ms(),
         })));
         store
     }
@@ -218,7 +218,7 @@ impl Store {
         }
         let loaded = Arc::new(Loaded {
             snapshot,
-            loaded_at_ms: now_ms(),
+            loaded_at_ms: crate::time::now_ms(),
         });
         self.current.store(Some(Arc::clone(&loaded)));
         Ok(loaded)
@@ -236,11 +236,20 @@ impl Store {
         };
         let _one_at_a_time = self.reloading_async.lock().await;
         *lock(&self.tried) = file_identity(path);
+        let opened = Store::verify_async(path).await;
+        self.install(opened)
+    }
+
+    /// Opens and verifies the snapshot file at `path` as [`Store::reload_async`] does
+    /// (the same checks, the content hash [`RELOAD_STEP`] bytes at a time with a yield
+    /// between steps), without swapping it in: for a file that must pass before it is
+    /// renamed into place (a download, `remote::Replica`).
+    pub async fn verify_async(path: &Path) -> Result<Snapshot, ReloadError> {
         let refused = |source| ReloadError::Open {
-            path: path.clone(),
+            path: path.to_path_buf(),
             source,
         };
-        let opened = match Opening::start(path) {
+        match Opening::start(path) {
             Ok(mut opening) => {
                 while !opening.step(RELOAD_STEP) {
                     tokio::task::yield_now().await;
@@ -248,7 +257,16 @@ impl Store {
                 opening.finish().map_err(refused)
             }
             Err(e) => Err(refused(e)),
-        };
+        }
+    }
+
+    /// Ends a reload from async code: swaps in a snapshot that opened and that the
+    /// observer accepts, or counts the refusal (the old snapshot keeps serving), exactly
+    /// as [`Store::reload_async`] does with the file it opened.
+    pub fn install(
+        &self,
+        opened: Result<Snapshot, ReloadError>,
+    ) -> Result<Arc<Loaded>, ReloadError> {
         // The observer may write and sync a file: off the async workers when it can be
         // (a current-thread runtime has no other worker to hand requests to).
         let multi_thread = tokio::runtime::Handle::try_current()
@@ -358,12 +376,6 @@ fn file_identity(path: &Path) -> Option<FileId> {
     let meta = std::fs::metadata(path).ok()?;
     let mtime = i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec());
     Some((meta.dev(), meta.ino(), meta.len(), mtime))
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

@@ -8,6 +8,14 @@
 /// Milliseconds in one day.
 pub const MS_PER_DAY: i64 = 86_400_000;
 
+/// The system clock in Unix milliseconds (a clock set before 1970 reads as the epoch).
+pub fn now_ms() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(_) => 0,
+    }
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

@@ -5,7 +5,7 @@
 
 mod http_support;
 
-use http_support::{Options, Response, Server, T0_MS, TEST_PLANS, TempDir};
+use http_support::{Options, Response, Server, T0_MS, TempDir};
 use tldsnap::api::Config;
 use tldsnap::audit::{Names, portfolio};
 
@@ -13,13 +13,8 @@ fn server(dir: &TempDir) -> (Server, std::collections::BTreeMap<&'static str, St
     let (keys_path, keys) = dir.keys();
     let opts = Options {
         snapshot: None,
-        empty: false,
-        keys: Some(keys_path),
-        plans: TEST_PLANS,
         config: Config::default(),
-        server: tldsnap::http::server::Config::default(),
-        data_dir: None,
-        live: None,
+        ..Options::new(std::path::Path::new(""), &keys_path)
     };
     (Server::start(opts), keys)
 }

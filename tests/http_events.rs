@@ -5,14 +5,13 @@
 
 mod http_support;
 
-use std::io::{BufRead, Read};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use http_support::sse::{Message, STREAM, Sse};
 use http_support::{Binary, Conn, Options, Server, TempDir, publish};
 
 const EVENTS: &str = "/api/v1/client/events";
-const STREAM: &str = "/api/v1/client/events/stream";
 
 /// What the edited source changes against the fixture (tests/fixtures/source):
 /// delta's .com register price 8.88 → 10.88 (delta was the cheapest: charlie is now),
@@ -33,159 +32,6 @@ const EXPECTED: [(&str, &str, &str); 5] = [
     ("ranking.changed", "de", "alpha"),
     ("offer.removed", "net", "bravo"),
 ];
-
-/// One message of an event stream.
-#[derive(Debug, Clone, PartialEq)]
-enum Message {
-    Event {
-        id: u64,
-        event: String,
-        data: serde_json::Value,
-    },
-    Comment(String),
-    Retry(u64),
-}
-
-/// A Server-Sent Events subscription over a raw connection (chunked transfer decoding
-/// by hand, as the rest of the suite reads HTTP).
-struct Sse {
-    conn: Conn,
-    text: String,
-    ended: bool,
-}
-
-impl Sse {
-    /// Opens the stream; returns the status and headers' response when it is not 200.
-    fn open(
-        addr: SocketAddr,
-        query: &str,
-        key: &str,
-        last_event_id: Option<u64>,
-    ) -> Result<Sse, http_support::Response> {
-        let mut conn = Conn::open(addr);
-        let last = last_event_id
-            .map(|id| format!("Last-Event-ID: {id}\r\n"))
-            .unwrap_or_default();
-        conn.write(
-            format!(
-                "GET {STREAM}{query} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nAccept: text/event-stream\r\n{last}\r\n"
-            )
-            .as_bytes(),
-        );
-        let mut status = String::new();
-        conn.stream.read_line(&mut status).unwrap();
-        let mut headers = Vec::new();
-        loop {
-            let mut h = String::new();
-            conn.stream.read_line(&mut h).unwrap();
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            let (n, v) = h.split_once(':').unwrap();
-            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_owned()));
-        }
-        let code: u16 = status.split(' ').nth(1).unwrap().parse().unwrap();
-        if code != 200 {
-            let len: usize = headers
-                .iter()
-                .find(|(n, _)| n == "content-length")
-                .map_or(0, |(_, v)| v.parse().unwrap());
-            let mut body = vec![0; len];
-            conn.stream.read_exact(&mut body).unwrap();
-            return Err(http_support::Response {
-                status: code,
-                headers,
-                body,
-            });
-        }
-        let header = |name: &str| {
-            headers
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.as_str())
-        };
-        assert_eq!(header("content-type"), Some("text/event-stream"));
-        assert_eq!(header("transfer-encoding"), Some("chunked"));
-        assert_eq!(header("cache-control"), Some("no-store"));
-        assert!(header("ratelimit-limit").is_some(), "{headers:?}");
-        Ok(Sse {
-            conn,
-            text: String::new(),
-            ended: false,
-        })
-    }
-
-    /// Reads one chunk of the body; false at the end of the body (the zero chunk).
-    fn read_chunk(&mut self) -> bool {
-        let mut size = String::new();
-        self.conn
-            .stream
-            .read_line(&mut size)
-            .expect("a chunk before the read timeout");
-        let size = usize::from_str_radix(size.trim_end(), 16)
-            .unwrap_or_else(|_| panic!("chunk size line {size:?}"));
-        let mut data = vec![0; size + 2];
-        self.conn.stream.read_exact(&mut data).unwrap();
-        assert_eq!(&data[size..], b"\r\n");
-        if size == 0 {
-            self.ended = true;
-            return false;
-        }
-        self.text
-            .push_str(std::str::from_utf8(&data[..size]).unwrap());
-        true
-    }
-
-    /// The next message; `None` once the server ended the stream.
-    fn next(&mut self) -> Option<Message> {
-        loop {
-            if let Some(end) = self.text.find("\n\n") {
-                let block: String = self.text.drain(..end + 2).collect();
-                return Some(parse(block.trim_end()));
-            }
-            if self.ended || !self.read_chunk() {
-                return None;
-            }
-        }
-    }
-
-    /// The next `n` events, skipping comments and retry lines.
-    fn events(&mut self, n: usize) -> Vec<(u64, String, serde_json::Value)> {
-        let mut out = Vec::new();
-        while out.len() < n {
-            match self.next().expect("the stream goes on") {
-                Message::Event { id, event, data } => out.push((id, event, data)),
-                Message::Comment(_) | Message::Retry(_) => {}
-            }
-        }
-        out
-    }
-}
-
-fn parse(block: &str) -> Message {
-    if let Some(c) = block.strip_prefix(':') {
-        return Message::Comment(c.trim().to_owned());
-    }
-    if let Some(r) = block.strip_prefix("retry: ") {
-        return Message::Retry(r.parse().unwrap());
-    }
-    let (mut id, mut event, mut data) = (None, None, None);
-    for line in block.lines() {
-        let (field, value) = line.split_once(": ").unwrap();
-        match field {
-            "id" => id = Some(value.parse().unwrap()),
-            "event" => event = Some(value.to_owned()),
-            "data" => data = Some(serde_json::from_str(value).unwrap()),
-            other => panic!("unexpected field {other:?} in {block:?}"),
-        }
-    }
-    Message::Event {
-        id: id.expect("every event has an id"),
-        event: event.unwrap(),
-        data: data.unwrap(),
-    }
-}
 
 fn summary(events: &[(u64, String, serde_json::Value)]) -> Vec<(u64, String, String, String)> {
     events
@@ -408,27 +254,6 @@ fn an_idle_stream_gets_heartbeats_and_is_not_closed_as_idle() {
     server.stop().unwrap();
 }
 
-/// The shipped real data (snapshots/source), built into `dir/name`, with `edit` applied
-/// to its prices.csv.
-fn real_snapshot(dir: &TempDir, name: &str, edit: impl Fn(&str) -> String) -> std::path::PathBuf {
-    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/source");
-    let src = dir.path(&format!("{name}.source"));
-    std::fs::create_dir_all(&src).unwrap();
-    for entry in std::fs::read_dir(&shipped).unwrap() {
-        let entry = entry.unwrap();
-        let text = std::fs::read_to_string(entry.path()).unwrap();
-        let text = if entry.file_name() == "prices.csv" {
-            edit(&text)
-        } else {
-            text
-        };
-        std::fs::write(src.join(entry.file_name()), text).unwrap();
-    }
-    let out = dir.path(name);
-    tldsnap::build::build_dir(&src, &out, &tldsnap::build::BuildOptions::default()).unwrap();
-    out
-}
-
 /// The end-to-end case on the real data: serve the shipped snapshot, subscribe
 /// by SSE and by polling, swap in one whose prices differ in known ways — a price
 /// changed, a cheapest registrar made dearer (new cheapest), an offer removed (new
@@ -437,7 +262,7 @@ fn real_snapshot(dir: &TempDir, name: &str, edit: impl Fn(&str) -> String) -> st
 #[test]
 fn real_data_known_changes_arrive_exactly_on_both_channels() {
     let dir = TempDir::new("events-real");
-    let snap = real_snapshot(&dir, "served.snap", str::to_owned);
+    let snap = dir.real_snapshot("served.snap", str::to_owned);
     let shipped = tldsnap::build::default_snapshot().unwrap();
     assert_eq!(
         tldsnap::snapshot::Snapshot::open(&snap)
@@ -447,30 +272,7 @@ fn real_data_known_changes_arrive_exactly_on_both_channels() {
         shipped.header().content_hash,
         "the file is the shipped snapshot"
     );
-    let edited = real_snapshot(&dir, "edited.snap", |prices| {
-        let replace = |text: String, from: &str, to: &str| {
-            assert!(text.contains(from), "{from}");
-            text.replace(from, to)
-        };
-        let mut p = prices.to_owned();
-        p = replace(
-            p,
-            "\ncom,spaceship,9.08,10.18,",
-            "\ncom,spaceship,9.58,10.18,",
-        );
-        p = replace(
-            p,
-            "\nnet,dreamhost,4.99,19.99,",
-            "\nnet,dreamhost,10.99,19.99,",
-        );
-        p = replace(
-            p,
-            "\nio,sav,26.99,51.99,,USD,2026-08-16T00:00:00.000Z,,,,,",
-            "",
-        );
-        p.push_str("org,nira,6.50,6.50,,USD,2026-11-01T00:00:00.000Z,,,,,\n");
-        p
-    });
+    let edited = dir.real_snapshot("edited.snap", http_support::real_data_edit);
     let (keys, raw) = dir.keys();
     let mut opts = Options::new(&snap, &keys);
     opts.data_dir = Some(dir.path("data"));
@@ -481,16 +283,7 @@ fn real_data_known_changes_arrive_exactly_on_both_channels() {
     publish(&edited, &snap);
     server.state.store.reload().unwrap();
 
-    let want = [
-        (1, "price.changed", "com", "spaceship"),
-        (2, "offer.removed", "io", "sav"),
-        (3, "ranking.changed", "io", "porkbun"),
-        (4, "price.changed", "net", "dreamhost"),
-        (5, "ranking.changed", "net", "cloudflare"),
-        (6, "offer.added", "org", "nira"),
-        (7, "ranking.changed", "org", "nira"),
-    ];
-    let want: Vec<(u64, String, String, String)> = want
+    let want: Vec<(u64, String, String, String)> = http_support::REAL_DATA_EVENTS
         .iter()
         .map(|(i, t, d, r)| (*i, t.to_string(), d.to_string(), r.to_string()))
         .collect();

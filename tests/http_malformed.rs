@@ -526,7 +526,173 @@ fn catalogue(key: &str) -> Vec<(String, Vec<u8>, Expect)> {
             Problem(405, "method_not_allowed"),
         );
     }
+    webhook_endpoints(key, &mut add);
     c
+}
+
+/// Malformed bodies, ids and methods of the webhook endpoints. Bodies are checked before
+/// the plan, so the test key (whose plan has no webhooks) gets each body's own problem;
+/// anything that passes the body is that plan's 403.
+fn webhook_endpoints(key: &str, add: &mut impl FnMut(&str, Vec<u8>, Expect)) {
+    const HOOKS: &str = "/api/v1/client/webhooks";
+    const ONE: &str = "/api/v1/client/webhooks/wh_0123456789abcdef01234567";
+    const JSON: Option<&str> = Some("application/json");
+    const BODY: Expect = Problem(400, "invalid_body");
+    let raw = |method: &str, path: &str, ct: Option<&str>, body: &[u8]| {
+        let ct = ct
+            .map(|t| format!("Content-Type: {t}\r\n"))
+            .unwrap_or_default();
+        let mut raw = format!(
+            "{method} {path} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\n{ct}Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        raw.extend_from_slice(body);
+        raw
+    };
+    let big = format!("{{\"url\":\"https://a.example/{}\"}}", "a".repeat(20_000));
+    for (name, ct, body, expect) in [
+        ("bad JSON", JSON, b"{".to_vec(), BODY),
+        ("a list", JSON, b"[]".to_vec(), BODY),
+        ("empty body", JSON, Vec::new(), BODY),
+        ("no url", JSON, b"{}".to_vec(), BODY),
+        ("url null", JSON, br#"{"url":null}"#.to_vec(), BODY),
+        ("url a number", JSON, br#"{"url":5}"#.to_vec(), BODY),
+        (
+            "unknown field",
+            JSON,
+            br#"{"url":"https://a.example","x":1}"#.to_vec(),
+            BODY,
+        ),
+        (
+            "tlds a string",
+            JSON,
+            br#"{"url":"https://a.example","tlds":"com"}"#.to_vec(),
+            BODY,
+        ),
+        (
+            "tlds malformed",
+            JSON,
+            br#"{"url":"https://a.example","tlds":["a..b"]}"#.to_vec(),
+            BODY,
+        ),
+        (
+            "registrars malformed",
+            JSON,
+            br#"{"url":"https://a.example","registrars":["a b"]}"#.to_vec(),
+            BODY,
+        ),
+        (
+            "types unknown",
+            JSON,
+            br#"{"url":"https://a.example","types":["price"]}"#.to_vec(),
+            BODY,
+        ),
+        (
+            "status on create",
+            JSON,
+            br#"{"url":"https://a.example","status":"paused"}"#.to_vec(),
+            BODY,
+        ),
+        ("not UTF-8", JSON, b"{\"url\":\"\xff\"}".to_vec(), BODY),
+        (
+            "text/plain",
+            Some("text/plain"),
+            b"{}".to_vec(),
+            Problem(415, "unsupported_media_type"),
+        ),
+        (
+            "no content type",
+            None,
+            b"{}".to_vec(),
+            Problem(415, "unsupported_media_type"),
+        ),
+        (
+            "over 16 KiB",
+            JSON,
+            big.into_bytes(),
+            Problem(413, "request_too_large"),
+        ),
+        (
+            "well formed",
+            JSON,
+            br#"{"url":"https://a.example"}"#.to_vec(),
+            Problem(403, "webhooks_not_in_plan"),
+        ),
+    ] {
+        add(
+            &format!("webhook POST {name}"),
+            raw("POST", HOOKS, ct, &body),
+            expect,
+        );
+    }
+    for (name, body) in [
+        ("empty object", b"{}".to_vec()),
+        ("status disabled", br#"{"status":"disabled"}"#.to_vec()),
+        ("status a number", br#"{"status":1}"#.to_vec()),
+        ("description null", br#"{"description":null}"#.to_vec()),
+    ] {
+        add(
+            &format!("webhook PATCH {name}"),
+            raw("PATCH", ONE, JSON, &body),
+            BODY,
+        );
+    }
+    for (name, method, path, expect) in [
+        (
+            "empty id",
+            "GET",
+            format!("{HOOKS}//test"),
+            Problem(404, "not_found"),
+        ),
+        (
+            "trailing slash",
+            "GET",
+            format!("{HOOKS}/"),
+            Problem(404, "not_found"),
+        ),
+        (
+            "PUT",
+            "PUT",
+            ONE.to_owned(),
+            Problem(405, "method_not_allowed"),
+        ),
+        (
+            "GET test",
+            "GET",
+            format!("{ONE}/test"),
+            Problem(405, "method_not_allowed"),
+        ),
+        (
+            "DELETE rotate",
+            "DELETE",
+            format!("{ONE}/rotate-secret"),
+            Problem(405, "method_not_allowed"),
+        ),
+        (
+            "unknown action",
+            "POST",
+            format!("{ONE}/other"),
+            Problem(404, "not_found"),
+        ),
+        (
+            "bad id",
+            "GET",
+            format!("{HOOKS}/%zz"),
+            Problem(403, "webhooks_not_in_plan"),
+        ),
+    ] {
+        add(
+            &format!("webhook {name}"),
+            raw(method, &path, None, b""),
+            expect,
+        );
+    }
+    add(
+        "webhooks without a key",
+        format!("GET {HOOKS} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").into_bytes(),
+        Problem(401, "missing_api_key"),
+    );
 }
 
 /// A POST with a body (`content_type: None` sends no Content-Type).

@@ -98,11 +98,11 @@ fn usage_survives_sigterm_exactly_and_sigkill_within_one_second() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    // The price-change event log and the website's session secret live in the data
-    // directory too.
+    // The price-change event log, the website's session secret and the webhook
+    // subscriptions' directory live in the data directory too.
     assert_eq!(
         files,
-        ["events.log", "session-secret", "usage.json"],
+        ["events.log", "session-secret", "usage.json", "webhooks"],
         "no temporary file is left behind"
     );
 }

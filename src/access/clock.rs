@@ -18,11 +18,8 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
-        match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-            Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-            // A clock set before 1970: report the epoch rather than fail a request.
-            Err(_) => 0,
-        }
+        // A clock set before 1970 reads as the epoch rather than failing a request.
+        crate::time::now_ms()
     }
 }
 

@@ -753,6 +753,12 @@ impl Access {
         sync_once(&self.inner, true).await
     }
 
+    /// This process's field in the usage store's credit hashes (`tldsnap:credits:…`),
+    /// when credits are kept in Redis: what an operator reads per replica there.
+    pub fn usage_store_replica(&self) -> Option<&str> {
+        self.inner.remote.as_ref().map(|r| r.replica_id())
+    }
+
     /// Whether the shared usage store (Redis) is configured and currently reachable.
     pub fn usage_store_healthy(&self) -> Option<bool> {
         self.inner.remote.as_ref().map(|r| r.healthy())

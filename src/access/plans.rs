@@ -1,15 +1,16 @@
 //! Plans: what a caller may use (contract section 5, seed sections 5 and 8).
 //!
-//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day | events |
-//! |---|---|---|---|---|---|---|---|
-//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 | 500 domains | 5 | no |
-//! | basic | 1,000 | 5 / 20 | all | 5 | 1,000 domains | unlimited | yes |
-//! | pro | 10,000 | 20 / 100 | all | all | 2,000 domains | unlimited | yes |
-//! | enterprise | 1,000,000 | 100 / 1000 | all | all | 10,000 domains | unlimited | yes |
-//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 | 500 domains | 5 | no |
+//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day | events | webhooks |
+//! |---|---|---|---|---|---|---|---|---|
+//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 | 500 domains | 5 | no | no |
+//! | basic | 1,000 | 5 / 20 | all | 5 | 1,000 domains | unlimited | yes | no |
+//! | pro | 10,000 | 20 / 100 | all | all | 2,000 domains | unlimited | yes | 10 subscriptions |
+//! | enterprise | 1,000,000 | 100 / 1000 | all | all | 10,000 domains | unlimited | yes | 100 subscriptions |
+//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 | 500 domains | 5 | no | no |
 //!
 //! "events" is the price-change events (polling and streaming, `docs/EVENTS.md`): every
-//! paid plan has them.
+//! paid plan has them. "webhooks" is how many webhook subscriptions a key may have: the
+//! server does the delivering, retrying and keeping of state, so it starts at Pro.
 //!
 //! Live lookups (`docs/LIVE.md`) and their credits per lookup ([`LiveCosts`]): free has
 //! availability (1 per name) and status (1); basic, pro and enterprise have every lookup:
@@ -63,6 +64,8 @@ pub struct Plan {
     pub searches_per_day: Option<u32>,
     /// Whether the plan may read price-change events (`docs/EVENTS.md`).
     pub events: bool,
+    /// Most webhook subscriptions per key: `Some(0)` none, `None` unlimited.
+    pub webhooks: Option<u32>,
     /// The live lookups the plan may make and their credits (`docs/LIVE.md`).
     pub live: LiveCosts,
 }
@@ -158,6 +161,16 @@ fn default_events(name: &str) -> bool {
     matches!(name, "basic" | "pro" | "enterprise")
 }
 
+/// Webhook subscriptions of a plan the plans file does not say it for: the default
+/// plan of the same name's (pro 10, enterprise 100), else none.
+fn default_webhooks(name: &str) -> Option<u32> {
+    Some(match name {
+        "pro" => 10,
+        "enterprise" => 100,
+        _ => 0,
+    })
+}
+
 impl Plan {
     /// Whether the plan may query `tld` (canonical form).
     pub fn covers(&self, tld: &str) -> bool {
@@ -194,6 +207,7 @@ impl Plan {
             audit_limit,
             searches_per_day,
             events: default_events(name),
+            webhooks: default_webhooks(name),
             live: default_live(name),
         }
     }
@@ -231,7 +245,7 @@ impl Default for Plans {
     }
 }
 
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 10] = [
     "credits_per_month",
     "rate_per_second",
     "burst",
@@ -240,11 +254,18 @@ const FIELDS: [&str; 9] = [
     "audit_limit",
     "searches_per_day",
     "events",
+    "webhooks",
     "live",
 ];
 
 /// The fields a plan in a plans file may leave out (files written before issue 13).
-const OPTIONAL_FIELDS: [&str; 4] = ["audit_limit", "searches_per_day", "events", "live"];
+const OPTIONAL_FIELDS: [&str; 5] = [
+    "audit_limit",
+    "searches_per_day",
+    "events",
+    "webhooks",
+    "live",
+];
 
 /// Most credits one live lookup may cost.
 const MAX_LOOKUP_CREDITS: u64 = 1_000;
@@ -252,9 +273,10 @@ const MAX_LOOKUP_CREDITS: u64 = 1_000;
 impl Plans {
     /// The default plans with the plans named in the JSON file at `path` replaced (or
     /// added). Every field of a named plan is required but `audit_limit` (most domains
-    /// per portfolio audit, at least 1), `searches_per_day` (`null`: unlimited) and
-    /// `events` (`true` or `false`), which default to the default plan of the same
-    /// name's, else the free plan's; `null` means unlimited:
+    /// per portfolio audit, at least 1), `searches_per_day` (`null`: unlimited),
+    /// `events` (`true` or `false`) and `webhooks` (subscriptions per key, 0: none,
+    /// `null`: unlimited; needs `events`), which default to the default plan of the
+    /// same name's, else the free plan's; `null` means unlimited:
     ///
     /// ```json
     /// {"enterprise": {"credits_per_month": 1000000, "rate_per_second": 100, "burst": 1000,
@@ -373,6 +395,14 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         None => default_live(name),
         Some(v) => parse_live(v)?,
     };
+    let webhooks = match obj.get("webhooks") {
+        None if events => default_webhooks(name),
+        None => Some(0),
+        Some(v) => opt_uint(v, "webhooks", u32::MAX as u64)?.map(|n| n as u32),
+    };
+    if webhooks != Some(0) && !events {
+        return Err("field \"webhooks\" needs \"events\": true (webhooks deliver events)".into());
+    }
     let field = |f: &str| {
         obj.get(f).ok_or_else(|| {
             format!(
@@ -440,6 +470,7 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         audit_limit,
         searches_per_day,
         events,
+        webhooks,
         live,
     })
 }
@@ -561,6 +592,29 @@ mod tests {
             .map(|n| p.get(n).unwrap().events)
             .collect();
         assert_eq!(events, [false, true, true, true, false]);
+        let webhooks: Vec<Option<u32>> = ["free", "basic", "pro", "enterprise", "public"]
+            .iter()
+            .map(|n| p.get(n).unwrap().webhooks)
+            .collect();
+        assert_eq!(webhooks, [Some(0), Some(0), Some(10), Some(100), Some(0)]);
+        assert_eq!(
+            Plans::default().get("enterprise").unwrap().webhooks,
+            Some(100)
+        );
+        let p = Plans::from_json(&format!(
+            r#"{{"basic": {{{old}, "webhooks": 3}}, "pro": {{{old}, "webhooks": null}}}}"#
+        ))
+        .unwrap();
+        assert_eq!(p.get("basic").unwrap().webhooks, Some(3));
+        assert_eq!(p.get("pro").unwrap().webhooks, None);
+        for (patch, want) in [
+            (r#""webhooks": -1"#, "webhooks"),
+            (r#""webhooks": true"#, "webhooks"),
+            (r#""events": false, "webhooks": 2"#, "needs \"events\""),
+        ] {
+            let err = Plans::from_json(&format!(r#"{{"x": {{{old}, {patch}}}}}"#)).unwrap_err();
+            assert!(err.contains(want), "{patch}: {err}");
+        }
     }
 
     #[test]
@@ -638,6 +692,9 @@ mod tests {
         )
         .unwrap();
         assert!(p.get("free").unwrap().events && !p.get("pro").unwrap().events);
+        // Without events a plan has no webhooks, and may not be given any.
+        assert_eq!(p.get("pro").unwrap().webhooks, Some(0));
+        assert_eq!(p.get("free").unwrap().webhooks, Some(0));
         assert!(
             Plans::from_json(
                 r#"{"pro": {"credits_per_month": 1, "rate_per_second": 1, "burst": 1,

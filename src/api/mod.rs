@@ -21,6 +21,7 @@
 //! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //! | [`events`] | price-change events: polling and Server-Sent Events |
+//! | [`webhooks`] | webhook subscriptions: create, list, show, change, delete, test, rotate the secret |
 //! | [`live`] | live domain data: registration data, status, DNS, availability, TLS ([`crate::live`]) |
 //! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
@@ -55,6 +56,7 @@ pub mod events;
 pub mod live;
 pub mod ops;
 pub mod prices;
+pub mod webhooks;
 
 /// The response type of every route.
 pub type HttpResponse = Response<Body>;
@@ -145,12 +147,17 @@ pub struct State {
     pub config: Config,
     /// The price-change event log, when the server keeps one (`--data-dir`).
     pub events: Option<Arc<crate::events::EventLog>>,
+    /// The webhook subscriptions and their deliveries (with the event log).
+    pub webhooks: Option<Arc<crate::webhooks::Webhooks>>,
     /// Raised when the server starts draining: open event streams end.
     streams_closing: tokio::sync::watch::Sender<bool>,
     /// Size of each route's last answer, to reserve the next body buffer in one go.
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
     /// The website's rendered pages.
     pub web: crate::web::Site,
+    /// How the replica stands with object storage, when it serves a snapshot from there
+    /// (`serve --snapshot s3://…`): `/readyz` and `/metrics` report it.
+    pub remote: Option<Arc<crate::remote::replica::Status>>,
     /// The live lookups, when the server makes them (`serve --live`).
     pub live: Option<Arc<crate::live::Live>>,
 }
@@ -166,9 +173,11 @@ impl State {
             metrics: Metrics::new(),
             config,
             events: None,
+            webhooks: None,
             streams_closing: tokio::sync::watch::Sender::new(false),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
             web: crate::web::Site::default(),
+            remote: None,
             live: None,
         }
     }
@@ -179,9 +188,21 @@ impl State {
         self
     }
 
+    /// The same state, reporting how the replica stands with object storage.
+    pub fn with_remote(mut self, status: Arc<crate::remote::replica::Status>) -> State {
+        self.remote = Some(status);
+        self
+    }
+
     /// The same state, serving the price-change events of `log`.
     pub fn with_events(mut self, log: Arc<crate::events::EventLog>) -> State {
         self.events = Some(log);
+        self
+    }
+
+    /// The same state, managing the webhook subscriptions of `hooks`.
+    pub fn with_webhooks(mut self, hooks: Arc<crate::webhooks::Webhooks>) -> State {
+        self.webhooks = Some(hooks);
         self
     }
 
@@ -327,6 +348,14 @@ async fn dispatch(
         }
         RouteId::ClientEventsStream => {
             return (Some(route), events::stream(state, &req, route, conn).await);
+        }
+        RouteId::ClientWebhooks
+        | RouteId::ClientWebhook
+        | RouteId::ClientWebhookTest
+        | RouteId::ClientWebhookRotate => {
+            let segment = segment.to_owned();
+            let response = webhooks::handle(state, req, route, &segment, conn).await;
+            return (Some(route), response);
         }
         RouteId::ClientCheapest => Cheapest(Shape::Client),
         RouteId::PublicCheapest => Cheapest(Shape::Public),

@@ -6,9 +6,13 @@ use hyper::header::{self, HeaderValue};
 
 use super::{HttpResponse, State, json_response};
 use crate::http::body::Body;
-use crate::http::metrics::{EventFacts, ReloadFacts, SnapshotFacts, render_events};
+use crate::http::metrics::{
+    EventFacts, ReloadFacts, RemoteFacts, SnapshotFacts, WebhookFacts, render_events,
+    render_remote, render_webhooks,
+};
 use crate::http::openapi;
 use crate::http::problem::Problem;
+use crate::remote::replica::SyncState;
 use crate::store::Loaded;
 
 const PROMETHEUS_TEXT: HeaderValue =
@@ -24,7 +28,8 @@ pub fn openapi() -> HttpResponse {
     json_response(Body::from(openapi::document()))
 }
 
-/// `GET /readyz`: a snapshot is loaded (503 `not_ready` otherwise), and which.
+/// `GET /readyz`: a snapshot is loaded (503 `not_ready` otherwise), and which; for a
+/// replica of object storage, also how it stands with the store (`source`).
 pub fn readyz(state: &State) -> HttpResponse {
     let Some(loaded) = state.store.load() else {
         return Problem::NotReady.into_response();
@@ -37,7 +42,29 @@ pub fn readyz(state: &State) -> HttpResponse {
     crate::time::write_iso_millis(header.data_updated_ms, &mut body);
     body.extend_from_slice(b"\",\"loaded_at\":\"");
     crate::time::write_iso_millis(loaded.loaded_at_ms, &mut body);
-    body.extend_from_slice(b"\"}}");
+    body.extend_from_slice(b"\"}");
+    if let Some(status) = &state.remote {
+        let view = status.view(true);
+        body.extend_from_slice(b",\"source\":{\"url\":");
+        crate::json::write_str(&view.url, &mut body);
+        body.extend_from_slice(b",\"state\":\"");
+        body.extend_from_slice(view.state.as_str().as_bytes());
+        body.extend_from_slice(b"\",\"pointer_hash\":");
+        crate::json::write_opt_str(view.pointer_hash.as_deref(), &mut body);
+        body.extend_from_slice(b",\"last_success\":");
+        match view.last_success_ms {
+            Some(ms) => {
+                body.push(b'"');
+                crate::time::write_iso_millis(ms, &mut body);
+                body.push(b'"');
+            }
+            None => body.extend_from_slice(b"null"),
+        }
+        body.extend_from_slice(b",\"last_error\":");
+        crate::json::write_opt_str(view.last_error.as_deref(), &mut body);
+        body.push(b'}');
+    }
+    body.push(b'}');
     json_response(Body::from(body))
 }
 
@@ -56,6 +83,33 @@ pub fn metrics(state: &State) -> HttpResponse {
             streams_open: super::events::streams_open(state),
         };
         render_events(&mut text, &facts);
+    }
+    if let Some(status) = &state.remote {
+        let view = status.view(state.store.is_ready());
+        let states = SyncState::ALL.map(SyncState::as_str);
+        render_remote(
+            &mut text,
+            &RemoteFacts {
+                states: &states,
+                state: view.state.as_str(),
+                polls_ok: view.polls_ok,
+                polls_failed: view.polls_failed,
+                last_success_ms: view.last_success_ms,
+                pointer_hash: view.pointer_hash.as_deref(),
+                served_published_ms: view.served_published_ms,
+                now_ms: crate::time::now_ms(),
+            },
+        );
+    }
+    if let Some(hooks) = &state.webhooks {
+        let (subscriptions, attempts) = hooks.counts();
+        render_webhooks(
+            &mut text,
+            &WebhookFacts {
+                subscriptions,
+                attempts,
+            },
+        );
     }
     let mut response = Response::new(Body::from(text.into_bytes()));
     response

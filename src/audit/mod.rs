@@ -45,13 +45,13 @@ pub fn echo(input: &str) -> std::borrow::Cow<'_, str> {
     format!("{}…", &input[..end]).into()
 }
 
-/// Whether an offer is a renewal trap: the yearly renewal costs at least half as much
-/// again as the first year (`renew >= 1.5 x register`) and at least $2 more. The second
-/// condition keeps cent-level prices (0.99 first year, 1.99 renewal) from being called
-/// traps; the first keeps ordinary price steps on expensive TLDs from being called traps.
+/// Whether an offer is a renewal trap: the yearly renewal costs at least twice the first
+/// year (`renew >= 2 x register`, the website issue's rule), and more than it (a free
+/// first year renewed free is no trap). One rule for the audit's `renewal_trap` flag, the
+/// domain search's flag and the website's mark, so they never disagree.
 pub fn is_renewal_trap(register: u32, renew: u32) -> bool {
     let (register, renew) = (u64::from(register), u64::from(renew));
-    2 * renew >= 3 * register && renew >= register + 200
+    renew >= 2 * register && renew > register
 }
 
 /// The 5-year cost of registering at an offer: first year plus four renewals (spec 2.1).
@@ -87,12 +87,13 @@ mod tests {
     #[test]
     fn renewal_traps() {
         assert!(is_renewal_trap(101, 1182)); // .xyz at Porkbun: 1.01 then 11.82
-        assert!(is_renewal_trap(1000, 1500)); // exactly 1.5x and $5 more
-        assert!(!is_renewal_trap(1000, 1499));
-        assert!(!is_renewal_trap(99, 199)); // 2x, but only $1 more
+        assert!(is_renewal_trap(1000, 2000)); // exactly 2x
+        assert!(!is_renewal_trap(1000, 1999));
+        assert!(is_renewal_trap(99, 199)); // 2x, even in cents
         assert!(!is_renewal_trap(977, 977));
-        assert!(!is_renewal_trap(1088, 1500)); // 1.38x
+        assert!(!is_renewal_trap(1000, 1500)); // 1.5x
         assert!(is_renewal_trap(0, 200));
+        assert!(!is_renewal_trap(0, 0)); // free, then free
     }
 
     #[test]

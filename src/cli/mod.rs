@@ -8,6 +8,7 @@ mod diff;
 mod import;
 mod inspect;
 mod keys;
+mod publish;
 mod query;
 mod serve;
 
@@ -28,6 +29,8 @@ enum Command {
     Import(import::Args),
     /// Price source directory -> snapshot file.
     Build(build::Args),
+    /// Publish a snapshot file to object storage (s3://) for replicas that follow it.
+    Publish(publish::Args),
     /// Print a snapshot's header, counts and per-registrar coverage.
     Inspect(inspect::Args),
     /// List the price-change events between two snapshots.
@@ -49,6 +52,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Import(args) => import::run(args),
         Command::Build(args) => build::run(args),
+        Command::Publish(args) => publish::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Query(cmd) => query::run(cmd),

@@ -6,7 +6,8 @@
 //! Signals:
 //!
 //! - `SIGHUP`: reload the snapshot file (opened and verified aside; a bad file is
-//!   refused, logged and counted, the old snapshot keeps serving) and the keys file.
+//!   refused, logged and counted, the old snapshot keeps serving), or poll the pointer
+//!   at once for a snapshot in object storage, and reload the keys file.
 //! - `SIGTERM`, `SIGINT` (Ctrl-C): stop accepting, finish in-flight requests, persist
 //!   usage, exit 0.
 
@@ -24,17 +25,33 @@ use tldsnap::access::plans::Plans;
 use tldsnap::access::{Access, AccessConfig};
 use tldsnap::api::{self, DEFAULT_PUBLIC_URL, State, validate_public_url};
 use tldsnap::events::EventLog;
+use tldsnap::events::shared::Shared;
+use tldsnap::files;
 use tldsnap::http::server;
+use tldsnap::remote::replica::{DEFAULT_POLL_INTERVAL, Polled, Replica, Status};
+use tldsnap::remote::{self, Location, Remote, RemoteError};
 use tldsnap::store::{Loaded, ReloadError, Store, SwapObserver};
 use tldsnap::web::session::Secret;
+use tldsnap::webhooks::{self, Webhooks};
+
+/// `--webhook-retry-schedule`: a list in one value.
+#[derive(Clone, Debug)]
+struct Schedule(Vec<Duration>);
+
+fn parse_schedule(text: &str) -> Result<Schedule, String> {
+    webhooks::parse_schedule(text).map(Schedule)
+}
 
 /// Arguments of `tldsnap serve`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot file to serve (from `tldsnap build`); reloaded on SIGHUP. Without it,
-    /// the real-data snapshot is built in memory from the price source shipped in the
-    /// binary (snapshots/source/).
-    #[arg(long, value_name = "FILE")]
+    /// Snapshot file to serve (from `tldsnap build`); reloaded on SIGHUP. Or
+    /// `s3://BUCKET/PREFIX/`: the snapshot the pointer there names (`tldsnap publish`),
+    /// downloaded into --data-dir, verified like a file, served from there; credentials
+    /// and endpoint from the AWS environment variables. Without it, the real-data
+    /// snapshot is built in memory from the price source shipped in the binary
+    /// (snapshots/source/).
+    #[arg(long, value_name = "FILE|s3://BUCKET/PREFIX/")]
     snapshot: Option<PathBuf>,
     /// Address to listen on.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
@@ -60,12 +77,15 @@ pub struct Args {
     /// Base of the `website_url` of registrar listings ({public_url}/registrars/{key}).
     #[arg(long, value_name = "URL", default_value = DEFAULT_PUBLIC_URL)]
     public_url: String,
-    /// Also reload the snapshot when its file is replaced (polled, see --watch-interval-ms).
+    /// Also reload the snapshot when its file is replaced, or when the pointer in
+    /// object storage names another one (polled, see --watch-interval-ms).
     #[arg(long, requires = "snapshot")]
     watch: bool,
-    /// How often --watch looks at the snapshot file, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
-    watch_interval_ms: u64,
+    /// How often --watch looks at the snapshot file, in milliseconds (default 1000), or
+    /// polls the pointer in object storage (default 10000, each wait drawn within ±20%
+    /// so that replicas do not poll together).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    watch_interval_ms: Option<u64>,
     /// Connections served at once. When full, a new connection closes the one idle the
     /// longest; when none is idle it is answered 503 server_busy.
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
@@ -83,6 +103,15 @@ pub struct Args {
     /// held in memory and sessions end when the server stops.
     #[arg(long, value_name = "FILE")]
     session_secret_file: Option<PathBuf>,
+    /// Deliver webhooks to http:// URLs and to loopback, private, link-local and
+    /// carrier-grade NAT addresses too (a test receiver, targets on your own network).
+    /// Cloud metadata addresses stay refused.
+    #[arg(long)]
+    allow_private_webhooks: bool,
+    /// Delays before each attempt at a webhook message, comma-separated (0, 500ms, 5s,
+    /// 5m, 2h); when the last attempt fails the subscription is disabled.
+    #[arg(long, value_name = "DELAYS", default_value = "0,5s,5m,30m,2h,5h,10h,10h", value_parser = parse_schedule)]
+    webhook_retry_schedule: Schedule,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
@@ -186,11 +215,25 @@ impl LiveArgs {
 /// Runs the service until SIGTERM or SIGINT.
 pub fn run(args: Args) -> Result<(), CliError> {
     let public_url = validate_public_url(&args.public_url)?;
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    // One worker (`--threads 1`, or a process confined to one core, as the load harness
+    // pins it): tokio's current_thread scheduler. Its one run queue serves ready
+    // connections in turn; the multi-thread scheduler with a single worker keeps up to
+    // 256 woken tasks in its local queue and sends the rest to a global queue it visits
+    // once every 61 polls, and at 1,000 busy connections the ones parked there waited
+    // 150-300 ms (p99) where the current_thread baseline's p99 was 20-30 ms
+    // (docs/PERFORMANCE.md, "1,000 connections").
+    let workers = match args.threads {
+        Some(n) => usize::try_from(n)?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut runtime = if workers == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(workers);
+        b
+    };
     runtime.enable_all();
-    if let Some(n) = args.threads {
-        runtime.worker_threads(usize::try_from(n)?);
-    }
     let runtime = runtime
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
@@ -230,13 +273,62 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
                     log.dropped_on_open()
                 );
             }
-            Some(Arc::new(log))
+            // With a shared usage store, replicas share one event sequence through it.
+            let log = match &args.usage_store {
+                Some(url) => {
+                    let shared = Shared::connect(url)
+                        .map_err(|e| format!("the shared event sequence at {url}: {e}"))?;
+                    let log = Arc::new(log.with_shared(shared)?);
+                    log.start_mirror(url.clone());
+                    eprintln!("tldsnap: event log: a mirror of the sequence shared at {url}");
+                    log
+                }
+                None => Arc::new(log),
+            };
+            Some(log)
         }
         None => None,
     };
-    let store = match &args.snapshot {
-        Some(path) => Store::open(path.clone())?,
-        None => {
+    let remote = match args.snapshot.as_deref().and_then(|p| p.to_str()) {
+        Some(url) if remote::is_remote(url) => {
+            let location = Location::parse(url)?;
+            let dir = args.data_dir.clone().ok_or_else(|| {
+                format!(
+                    "--snapshot {url} needs --data-dir, where the snapshot is downloaded and kept"
+                )
+            })?;
+            files::create_dir(&dir, files::Mode::Private)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            remote::install_tls_provider();
+            let status = Arc::new(Status::new(location.prefix_url()));
+            Some((Remote::from_env(location)?, dir, status))
+        }
+        _ => None,
+    };
+    let store = match (&remote, &args.snapshot) {
+        (Some((remote, dir, status)), _) => match Replica::open_cache(dir) {
+            Ok(Some(cached)) => {
+                eprintln!(
+                    "tldsnap: {}: serving the copy cached in {} ({}) until the store answers",
+                    remote.location().prefix_url(),
+                    dir.display(),
+                    cached.snapshot.header().hash_hex()
+                );
+                status.serving_cached(cached.pointer);
+                Store::with_snapshot(cached.snapshot, None)
+            }
+            Ok(None) => Store::empty(None),
+            Err(e) => {
+                eprintln!(
+                    "tldsnap: the cached copy in {} is not served ({e}); not ready until a download from {} verifies",
+                    dir.display(),
+                    remote.location().prefix_url()
+                );
+                Store::empty(None)
+            }
+        },
+        (None, Some(path)) => Store::open(path.clone())?,
+        (None, None) => {
             let snapshot = tokio::task::spawn_blocking(tldsnap::build::default_snapshot)
                 .await
                 .map_err(|e| format!("building the built-in snapshot failed: {e}"))?
@@ -302,17 +394,64 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         ..server::Config::default()
     };
     let state = State::new(Arc::clone(&store), Arc::clone(&access), config);
+    // Webhooks keep their subscriptions beside the event log they deliver.
+    let hooks = match (&events, &args.data_dir) {
+        (Some(log), Some(dir)) => {
+            let config = webhooks::Config {
+                data_dir: dir.clone(),
+                sender: webhooks::Sender::new(args.allow_private_webhooks),
+                schedule: args.webhook_retry_schedule.0.clone(),
+                owner_check: api::webhooks::owner_check(Arc::clone(&access)),
+            };
+            let hooks = Webhooks::open(config, Arc::clone(log), Arc::new(SystemClock))?;
+            Some(Arc::new(hooks))
+        }
+        _ => None,
+    };
     let state = match &events {
         Some(log) => state.with_events(Arc::clone(log)),
         None => state,
     };
-    let state = Arc::new(match live {
+    let state = match &hooks {
+        Some(hooks) => state.with_webhooks(Arc::clone(hooks)),
+        None => state,
+    };
+    let state = match live {
         Some(live) => state.with_live(live),
         None => state,
+    };
+    let state = Arc::new(match &remote {
+        Some((_, _, status)) => state.with_remote(Arc::clone(status)),
+        None => state,
     });
+    if let Some(hooks) = &hooks {
+        hooks.start();
+        eprintln!(
+            "tldsnap: {} webhook subscription(s){}",
+            hooks.count(),
+            if args.allow_private_webhooks {
+                "; http:// and private addresses allowed (--allow-private-webhooks)"
+            } else {
+                ""
+            }
+        );
+    }
+    let replica = remote.map(|(remote, dir, status)| {
+        Arc::new(Replica::new(remote, Arc::clone(&store), dir, status))
+    });
+    let source = match (&replica, store.path()) {
+        (Some(replica), _) => replica.remote().location().prefix_url(),
+        (None, Some(path)) => path.display().to_string(),
+        (None, None) => "built-in real data".to_owned(),
+    };
 
     if let Some(loaded) = store.load() {
-        eprintln!("tldsnap: serving {}", describe(&loaded, store.path()));
+        eprintln!("tldsnap: serving {}", describe(&loaded, &source));
+    }
+    if let Some(field) = access.usage_store_replica() {
+        eprintln!(
+            "tldsnap: usage store: this replica's credits are field {field} of each key's hash"
+        );
     }
     warm_pages(&state);
     eprintln!(
@@ -324,12 +463,17 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         let store = Arc::clone(&store);
         let access = Arc::clone(&access);
         let state = Arc::clone(&state);
+        let replica = replica.clone();
+        let source = source.clone();
         tokio::spawn(async move {
             while hangup.recv().await.is_some() {
                 eprintln!("tldsnap: SIGHUP: reloading");
-                if store.path().is_some() {
+                if let Some(replica) = &replica {
+                    let outcome = replica.poll().await;
+                    report_poll(&outcome, &state, &source);
+                } else if store.path().is_some() {
                     let outcome = store.reload_async().await;
-                    report(&outcome, store.path());
+                    report(&outcome, &source);
                     if outcome.is_ok() {
                         warm_pages(&state);
                     }
@@ -341,21 +485,37 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
             }
         })
     };
-    let watcher = args.watch.then(|| {
-        let store = Arc::clone(&store);
-        let path = store.path().map(PathBuf::from);
+    let watcher = if let Some(replica) = &replica {
+        // Always started: without --watch it stops once a snapshot is served (it
+        // retries until then); with --watch it keeps polling.
         let state = Arc::clone(&state);
-        tokio::spawn(store.watch(
-            Duration::from_millis(args.watch_interval_ms),
+        let source = source.clone();
+        let every = args
+            .watch_interval_ms
+            .map_or(DEFAULT_POLL_INTERVAL, Duration::from_millis);
+        Some(tokio::spawn(Arc::clone(replica).run(
+            every,
+            args.watch,
             std::future::pending::<()>(),
-            move |outcome| {
-                report(outcome, path.as_deref());
-                if outcome.is_ok() {
-                    warm_pages(&state);
-                }
-            },
-        ))
-    });
+            move |outcome| report_poll(outcome, &state, &source),
+        )))
+    } else {
+        args.watch.then(|| {
+            let store = Arc::clone(&store);
+            let state = Arc::clone(&state);
+            let source = source.clone();
+            tokio::spawn(store.watch(
+                Duration::from_millis(args.watch_interval_ms.unwrap_or(1000)),
+                std::future::pending::<()>(),
+                move |outcome| {
+                    report(outcome, &source);
+                    if outcome.is_ok() {
+                        warm_pages(&state);
+                    }
+                },
+            ))
+        })
+    };
 
     let shutdown = async move {
         tokio::select! {
@@ -367,6 +527,9 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     reloader.abort();
     if let Some(watcher) = watcher {
         watcher.abort();
+    }
+    if let Some(hooks) = &hooks {
+        hooks.shutdown().await;
     }
     let persisted = access.shutdown().await;
     served?;
@@ -382,13 +545,9 @@ fn warm_pages(state: &Arc<State>) {
     tokio::task::spawn_blocking(move || tldsnap::web::warm(&state));
 }
 
-fn describe(loaded: &Loaded, path: Option<&std::path::Path>) -> String {
+fn describe(loaded: &Loaded, from: &str) -> String {
     let header = loaded.snapshot.header();
     let data = loaded.snapshot.data();
-    let from = path.map_or_else(
-        || "built-in real data".to_owned(),
-        |p| p.display().to_string(),
-    );
     format!(
         "snapshot {} ({from}): {} TLDs, {} registrars, {} offers, data as of {}",
         header.hash_hex(),
@@ -399,11 +558,43 @@ fn describe(loaded: &Loaded, path: Option<&std::path::Path>) -> String {
     )
 }
 
-fn report(outcome: &Result<Arc<Loaded>, ReloadError>, path: Option<&std::path::Path>) {
+fn report(outcome: &Result<Arc<Loaded>, ReloadError>, source: &str) {
     match outcome {
-        Ok(loaded) => eprintln!("tldsnap: reloaded: now serving {}", describe(loaded, path)),
+        Ok(loaded) => eprintln!(
+            "tldsnap: reloaded: now serving {}",
+            describe(loaded, source)
+        ),
         Err(err) => {
             eprintln!("tldsnap: reload refused, still serving the previous snapshot: {err}")
         }
+    }
+}
+
+/// Logs a poll of the pointer in object storage (a 304 is silent), and renders the pages of a snapshot swapped in.
+fn report_poll(outcome: &Result<Polled, RemoteError>, state: &Arc<State>, source: &str) {
+    match outcome {
+        Ok(Polled::Swapped(loaded)) => {
+            eprintln!(
+                "tldsnap: reloaded: now serving {}",
+                describe(loaded, source)
+            );
+            warm_pages(state);
+        }
+        Ok(Polled::Unchanged) => {
+            if let Some(loaded) = state.store.load() {
+                eprintln!(
+                    "tldsnap: {source}: the pointer names the snapshot served ({})",
+                    loaded.snapshot.header().hash_hex()
+                );
+            }
+        }
+        Ok(Polled::NotModified) => {}
+        Err(err) => match state.store.load() {
+            Some(loaded) => eprintln!(
+                "tldsnap: {source}: {err}; still serving {}",
+                loaded.snapshot.header().hash_hex()
+            ),
+            None => eprintln!("tldsnap: {source}: {err}; not ready, retrying"),
+        },
     }
 }

@@ -46,12 +46,14 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use serde::Deserialize;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::diff::{Change, Kind, diff};
 use super::render::{Envelope, write_event, write_hash};
+use super::shared::Shared;
 use crate::access::clock::Clock;
 use crate::files::{self, Mode};
 use crate::snapshot::Snapshot;
@@ -202,6 +204,10 @@ struct Writer {
     /// The file handle is not the file at the path (a compaction could not reopen it):
     /// appends are refused until the log is opened again.
     broken: bool,
+    /// The shared sequence in Redis, when the log mirrors one.
+    shared: Option<Shared>,
+    /// The last swaps-stream entry of Redis looked at ("0-0": none yet).
+    mirrored: String,
 }
 
 #[derive(Default)]
@@ -265,6 +271,8 @@ impl EventLog {
                 next_id,
                 seen,
                 broken: false,
+                shared: None,
+                mirrored: "0-0".to_owned(),
             }),
             mem: RwLock::new(scan.mem),
             last_id: tokio::sync::watch::Sender::new(next_id - 1),
@@ -340,6 +348,11 @@ impl EventLog {
     /// Diffs `old` against `new` and records the events, unless the swap changes
     /// nothing (same content hash) or is a replay. Returns the ids recorded.
     pub fn record_swap(&self, old: &Snapshot, new: &Snapshot) -> Result<Range<u64>, LogError> {
+        if self.is_shared() {
+            let before = self.last_id() + 1;
+            self.record_shared(old, new)?;
+            return Ok(before..self.last_id() + 1);
+        }
         let (from, to) = (old.header().content_hash, new.header().content_hash);
         if from == to || self.is_replay(from, to) {
             let next = self.last_id() + 1;
@@ -367,14 +380,6 @@ impl EventLog {
         if w.seen.contains(&(from, to)) {
             return Ok(w.next_id..w.next_id);
         }
-        if w.broken {
-            return Err(LogError::Io {
-                path: self.path.clone(),
-                source: std::io::Error::other(
-                    "the log file was rewritten but could not be reopened; restart the server",
-                ),
-            });
-        }
         let swap = Swap {
             from,
             to,
@@ -382,29 +387,30 @@ impl EventLog {
             first_id: w.next_id,
             count: u32::try_from(changes.len()).map_err(|_| LogError::TooLarge(usize::MAX))?,
         };
-        let mut stored = Vec::with_capacity(changes.len());
-        let mut payload = Vec::with_capacity(128 + changes.len() * 320);
-        write_swap_line(&swap, &mut payload);
-        for (k, c) in changes.iter().enumerate() {
-            let start = payload.len();
-            let env = Envelope {
-                id: swap.first_id + k as u64,
-                at_ms: swap.at_ms,
-                from,
-                to,
-            };
-            write_event(&env, c, &mut payload);
-            let json = std::str::from_utf8(&payload[start..]).expect("rendered JSON is UTF-8");
-            stored.push(Arc::new(Stored {
-                id: env.id,
-                kind: c.kind,
-                tld: c.tld.into(),
-                registrar: c.registrar.map(Into::into),
-                previous_registrar: c.previous_registrar.map(Into::into),
-                at_ms: swap.at_ms,
-                json: json.into(),
-            }));
-            payload.push(b'\n');
+        let (payload, stored) = render(&swap, changes);
+        self.commit(&mut w, swap, payload, stored)?;
+        let ids = swap.first_id..w.next_id;
+        drop(w);
+        self.compact_if_expired(swap.at_ms)?;
+        Ok(ids)
+    }
+
+    /// Writes one swap's record (synced) at the end of the good bytes and publishes its
+    /// events to readers; the writer lock is held.
+    fn commit(
+        &self,
+        w: &mut Writer,
+        swap: Swap,
+        payload: Vec<u8>,
+        stored: Vec<Arc<Stored>>,
+    ) -> Result<(), LogError> {
+        if w.broken {
+            return Err(LogError::Io {
+                path: self.path.clone(),
+                source: std::io::Error::other(
+                    "the log file was rewritten but could not be reopened; restart the server",
+                ),
+            });
         }
         let frame = frame(&payload)?;
         let io = |source| LogError::Io {
@@ -422,24 +428,187 @@ impl EventLog {
             return Err(io(e));
         }
         w.len += frame.len() as u64;
-        w.next_id += u64::from(swap.count);
-        remember(&mut w.seen, from, to);
-        let ids = swap.first_id..w.next_id;
+        w.next_id = w.next_id.max(swap.first_id + u64::from(swap.count));
+        remember(&mut w.seen, swap.from, swap.to);
         {
             let mut mem = write(&self.mem);
             mem.swaps.push(swap);
             mem.events.extend(stored);
         }
         self.last_id.send_replace(w.next_id - 1);
+        Ok(())
+    }
+
+    /// Compacts when the oldest kept swap is past the retention at `now_ms`.
+    fn compact_if_expired(&self, now_ms: i64) -> Result<(), LogError> {
         let expired = read(&self.mem)
             .swaps
             .first()
-            .is_some_and(|s| s.at_ms < swap.at_ms - self.retention_ms);
-        drop(w);
+            .is_some_and(|s| s.at_ms < now_ms - self.retention_ms);
         if expired {
             self.compact()?;
         }
-        Ok(ids)
+        Ok(())
+    }
+
+    /// Makes this log a mirror of the event sequence shared through Redis
+    /// ([`super::shared`]): swaps are registered and published there before they are
+    /// recorded here, with the ids Redis gives; the swaps other replicas registered are
+    /// recorded here too (now, and by [`EventLog::start_mirror`] as they come).
+    pub fn with_shared(self, mut shared: Shared) -> Result<EventLog, LogError> {
+        {
+            let mut w = lock(&self.writer);
+            self.mirror_locked(&mut w, &mut shared)?;
+            w.shared = Some(shared);
+        }
+        Ok(self)
+    }
+
+    /// Whether swaps are registered in Redis.
+    pub fn is_shared(&self) -> bool {
+        lock(&self.writer).shared.is_some()
+    }
+
+    /// Registers `old → new` in Redis, publishes its events there, and records every
+    /// registered swap this log lacks, this one included, with the registered ids.
+    fn record_shared(&self, old: &Snapshot, new: &Snapshot) -> Result<(), LogError> {
+        let (from, to) = (old.header().content_hash, new.header().content_hash);
+        if from == to {
+            return Ok(());
+        }
+        let mut changes = Vec::new();
+        diff(old.data(), new.data(), &mut changes);
+        let count = u32::try_from(changes.len()).map_err(|_| LogError::TooLarge(usize::MAX))?;
+        let mut w = lock(&self.writer);
+        let mut shared = w.shared.take().expect("record_shared in shared mode");
+        let result = (|| {
+            let url = shared_url(&shared);
+            let redis = |e: String| self.redis_error(&url, e);
+            let (first_id, at_ms, _) = shared
+                .register(from, to, count, self.clock.now_ms(), w.next_id - 1)
+                .map_err(redis)?;
+            let swap = Swap {
+                from,
+                to,
+                at_ms,
+                first_id,
+                count,
+            };
+            let (_, stored) = render(&swap, &changes);
+            let events: Vec<&[u8]> = stored.iter().map(|e| e.json.as_bytes()).collect();
+            shared.publish(from, to, first_id, &events).map_err(redis)?;
+            self.mirror_locked(&mut w, &mut shared)
+        })();
+        w.shared = Some(shared);
+        drop(w);
+        result?;
+        self.compact_if_expired(self.clock.now_ms())
+    }
+
+    /// Records the registered swaps this log lacks, in registration order; the writer
+    /// lock is held.
+    fn mirror_locked(&self, w: &mut Writer, shared: &mut Shared) -> Result<(), LogError> {
+        let url = shared_url(shared);
+        let swaps = shared
+            .swaps_after(&w.mirrored)
+            .map_err(|e| self.redis_error(&url, e))?;
+        for r in swaps {
+            let known = r.first_id < w.next_id
+                || read(&self.mem)
+                    .swaps
+                    .iter()
+                    .rev()
+                    .any(|s| s.first_id == r.first_id && s.from == r.from && s.to == r.to);
+            if !known {
+                let events = shared.events(&r).map_err(|e| self.redis_error(&url, e))?;
+                let swap = Swap {
+                    from: r.from,
+                    to: r.to,
+                    at_ms: r.at_ms,
+                    first_id: r.first_id,
+                    count: r.count,
+                };
+                let mut payload = Vec::new();
+                write_swap_line(&swap, &mut payload);
+                let mut stored = Vec::with_capacity(events.len());
+                for (k, e) in events.iter().enumerate() {
+                    let line = std::str::from_utf8(e)
+                        .map_err(|_| self.redis_error(&url, "an event that is not UTF-8".into()))?;
+                    let event = stored_of(line, swap.at_ms)
+                        .filter(|s| s.id == swap.first_id + k as u64)
+                        .ok_or_else(|| {
+                            self.redis_error(
+                                &url,
+                                format!("event {} of a swap is not valid", k + 1),
+                            )
+                        })?;
+                    stored.push(Arc::new(event));
+                    payload.extend_from_slice(e);
+                    payload.push(b'\n');
+                }
+                self.commit(w, swap, payload, stored)?;
+            }
+            w.mirrored = r.entry;
+        }
+        Ok(())
+    }
+
+    /// Records the swaps registered in Redis since the last look (the mirror thread's
+    /// step; also usable alone).
+    pub fn mirror(&self) -> Result<(), LogError> {
+        let mut w = lock(&self.writer);
+        let Some(mut shared) = w.shared.take() else {
+            return Ok(());
+        };
+        let result = self.mirror_locked(&mut w, &mut shared);
+        w.shared = Some(shared);
+        result
+    }
+
+    /// Starts a thread that waits (`XREAD BLOCK`) for swaps other replicas register and
+    /// records them; it ends when the log is dropped.
+    pub fn start_mirror(self: &Arc<Self>, url: String) -> std::thread::JoinHandle<()> {
+        let weak = Arc::downgrade(self);
+        std::thread::spawn(move || {
+            let mut conn: Option<Shared> = None;
+            loop {
+                let after = match weak.upgrade() {
+                    Some(log) => lock(&log.writer).mirrored.clone(),
+                    None => return,
+                };
+                let c = match conn.as_mut() {
+                    Some(c) => c,
+                    None => match Shared::connect(&url) {
+                        Ok(c) => conn.insert(c),
+                        Err(_) => {
+                            std::thread::sleep(Duration::from_secs(1));
+                            continue;
+                        }
+                    },
+                };
+                match c.wait_swaps(&after) {
+                    Ok(new) if new.is_empty() => {}
+                    Ok(_) => {
+                        let Some(log) = weak.upgrade() else { return };
+                        if let Err(e) = log.mirror() {
+                            eprintln!("tldsnap: event log: {e}; trying again");
+                            std::thread::sleep(Duration::from_millis(200));
+                        }
+                    }
+                    Err(_) => {
+                        conn = None;
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                }
+            }
+        })
+    }
+
+    fn redis_error(&self, url: &str, why: String) -> LogError {
+        LogError::Io {
+            path: self.path.clone(),
+            source: std::io::Error::other(format!("shared event sequence at {url}: {why}")),
+        }
     }
 
     /// Removes the swaps recorded longer ago than the retention: the file is rewritten
@@ -492,6 +661,12 @@ impl EventLog {
         for s in &mem.swaps {
             remember(&mut w.seen, s.from, s.to);
         }
+        drop(mem);
+        // Whichever replica compacts removes the expired swaps' events from Redis too
+        // (best effort: another replica's compaction, or the next, does it otherwise).
+        if let Some(shared) = w.shared.as_mut() {
+            let _ = shared.forget_older(cutoff);
+        }
         Ok(keep_from)
     }
 }
@@ -507,6 +682,55 @@ impl SwapObserver for EventLog {
                 .map_err(|e| format!("events not recorded, swap refused: {e}")),
         }
     }
+}
+
+/// The record payload of a swap (its line, then one line per event) and the events as
+/// readers get them.
+fn render(swap: &Swap, changes: &[Change<'_>]) -> (Vec<u8>, Vec<Arc<Stored>>) {
+    let mut stored = Vec::with_capacity(changes.len());
+    let mut payload = Vec::with_capacity(128 + changes.len() * 320);
+    write_swap_line(swap, &mut payload);
+    for (k, c) in changes.iter().enumerate() {
+        let start = payload.len();
+        let env = Envelope {
+            id: swap.first_id + k as u64,
+            at_ms: swap.at_ms,
+            from: swap.from,
+            to: swap.to,
+        };
+        write_event(&env, c, &mut payload);
+        let json = std::str::from_utf8(&payload[start..]).expect("rendered JSON is UTF-8");
+        stored.push(Arc::new(Stored {
+            id: env.id,
+            kind: c.kind,
+            tld: c.tld.into(),
+            registrar: c.registrar.map(Into::into),
+            previous_registrar: c.previous_registrar.map(Into::into),
+            at_ms: swap.at_ms,
+            json: json.into(),
+        }));
+        payload.push(b'\n');
+    }
+    (payload, stored)
+}
+
+/// An event line of a record (or of Redis) as readers get it; `None` when it is not an
+/// event.
+fn stored_of(line: &str, at_ms: i64) -> Option<Stored> {
+    let e: EventLine = serde_json::from_str(line).ok()?;
+    Some(Stored {
+        id: e.id,
+        kind: Kind::parse(&e.kind)?,
+        tld: e.data.tld.into(),
+        registrar: e.data.registrar.map(Into::into),
+        previous_registrar: e.data.previous_registrar.map(Into::into),
+        at_ms,
+        json: line.into(),
+    })
+}
+
+fn shared_url(shared: &Shared) -> String {
+    shared.url().to_owned()
 }
 
 /// Records the pair `from → to`; forgets the pairs that start where this swap arrives
@@ -620,20 +844,12 @@ fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, LogError> {
             let line = lines
                 .next()
                 .ok_or_else(|| bad("fewer events than counted"))?;
-            let e: EventLine = serde_json::from_str(line).map_err(|e| bad(&e.to_string()))?;
-            let kind = Kind::parse(&e.kind).ok_or_else(|| bad("unknown event type"))?;
+            let e = stored_of(line, swap.at_ms)
+                .ok_or_else(|| bad("a line that is not an event (bad JSON or an unknown type)"))?;
             if e.id != swap.first_id + u64::from(k) {
                 return Err(bad("event ids not consecutive"));
             }
-            mem.events.push(Arc::new(Stored {
-                id: e.id,
-                kind,
-                tld: e.data.tld.into(),
-                registrar: e.data.registrar.map(Into::into),
-                previous_registrar: e.data.previous_registrar.map(Into::into),
-                at_ms: swap.at_ms,
-                json: line.into(),
-            }));
+            mem.events.push(Arc::new(e));
         }
         if lines.next().is_some() {
             return Err(bad("more events than counted"));

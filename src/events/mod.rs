@@ -14,6 +14,7 @@
 //! | [`diff`] | the changes between two snapshots: a merge of their pre-sorted arrays, `O(size)` |
 //! | [`render`] | the JSON of an event (envelope and data), written once per event |
 //! | [`log`] | the durable log: framed, checksummed records; torn tails dropped; replays skipped; retention |
+//! | [`shared`] | several replicas: the swaps and their events registered once in Redis, every replica's log a mirror |
 //!
 //! ```text
 //!  Store::reload ──before swap──▶ EventLog::before_swap(old, new)
@@ -29,6 +30,7 @@
 pub mod diff;
 pub mod log;
 pub mod render;
+pub mod shared;
 
 pub use diff::{Change, Kind, Prices, diff};
 pub use log::{EventLog, Filter, LogError, Stored};

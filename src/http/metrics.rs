@@ -21,6 +21,13 @@
 //! | `snapshot_reloads_total` | counter | `result` = `success` or `failure` |
 //! | `snapshot_loaded` | gauge | 1 when a snapshot is loaded |
 //! | `events_last_id`, `events_kept`, `event_streams_open` | gauge | only with an event log ([`render_events`]) |
+//! | `remote_state` | gauge (0/1 per state) | `state` = `waiting`, `cached`, `synced`, `stale`; only for a replica of object storage ([`render_remote`]) |
+//! | `remote_polls_total` | counter | `result` = `success` or `failure` |
+//! | `remote_last_success_timestamp_seconds` | gauge | 0 before the first successful poll |
+//! | `remote_pointer_info` | gauge (1) | `hash`: the snapshot the store's pointer names |
+//! | `snapshot_published_timestamp_seconds`, `snapshot_age_seconds` | gauge | when the served snapshot was published to object storage, and how long ago |
+//! | `webhook_subscriptions` | gauge | `status` = `active`, `paused`, `disabled`; only with webhooks ([`render_webhooks`]) |
+//! | `webhook_attempts_total` | counter | `result` = `delivered`, `retrying`, `disabled`, `removed`, `test` (since start) |
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
@@ -100,6 +107,106 @@ pub fn render_events(out: &mut String, facts: &EventFacts) {
         "Server-Sent Events streams of price-change events open now.",
         i64::try_from(facts.streams_open).unwrap_or(i64::MAX),
     );
+}
+
+/// What `/metrics` reports of a replica that follows a snapshot in object storage.
+#[derive(Debug, Clone, Copy)]
+pub struct RemoteFacts<'a> {
+    /// Every state's name, and the one the replica is in.
+    pub states: &'a [&'a str],
+    /// The replica's state.
+    pub state: &'a str,
+    /// Polls of the pointer that succeeded.
+    pub polls_ok: u64,
+    /// Polls that failed (store unreachable, pointer or object refused).
+    pub polls_failed: u64,
+    /// Unix ms of the last successful poll.
+    pub last_success_ms: Option<i64>,
+    /// The hash the pointer named at the last read.
+    pub pointer_hash: Option<&'a str>,
+    /// When the served snapshot was published, Unix ms.
+    pub served_published_ms: Option<i64>,
+    /// Now, Unix ms (for the age).
+    pub now_ms: i64,
+}
+
+/// Appends the object-storage series of a replica to a rendered exposition.
+pub fn render_remote(out: &mut String, facts: &RemoteFacts<'_>) {
+    out.push_str("# HELP tldsnap_remote_state The replica's standing with object storage (1 for the current state): waiting = nothing served yet, cached = serving the data directory's copy, the store not reached since start, synced = the last poll succeeded, stale = the last poll failed and the last good snapshot serves.\n");
+    out.push_str("# TYPE tldsnap_remote_state gauge\n");
+    for state in facts.states {
+        let _ = writeln!(
+            out,
+            "tldsnap_remote_state{{state=\"{state}\"}} {}",
+            i64::from(*state == facts.state)
+        );
+    }
+    by_result(
+        out,
+        "remote_polls_total",
+        "Polls of the snapshot pointer in object storage, by result.",
+        facts.polls_ok,
+        facts.polls_failed,
+    );
+    gauge_f(
+        out,
+        "remote_last_success_timestamp_seconds",
+        "When a poll of the snapshot pointer last succeeded, Unix seconds (0: never).",
+        facts.last_success_ms.unwrap_or(0) as f64 / 1e3,
+    );
+    if let Some(hash) = facts.pointer_hash {
+        out.push_str("# HELP tldsnap_remote_pointer_info The snapshot the pointer in object storage named at the last read (value always 1).\n");
+        out.push_str("# TYPE tldsnap_remote_pointer_info gauge\n");
+        let _ = writeln!(out, "tldsnap_remote_pointer_info{{hash=\"{hash}\"}} 1");
+    }
+    if let Some(published) = facts.served_published_ms {
+        gauge_f(
+            out,
+            "snapshot_published_timestamp_seconds",
+            "When the served snapshot was published to object storage, Unix seconds.",
+            published as f64 / 1e3,
+        );
+        gauge_f(
+            out,
+            "snapshot_age_seconds",
+            "Seconds since the served snapshot was published to object storage.",
+            (facts.now_ms - published).max(0) as f64 / 1e3,
+        );
+    }
+}
+
+/// The `status` labels of `webhook_subscriptions`.
+pub const WEBHOOK_STATUSES: [&str; 3] = ["active", "paused", "disabled"];
+/// The `result` labels of `webhook_attempts_total`.
+pub const WEBHOOK_RESULTS: [&str; 5] = ["delivered", "retrying", "disabled", "removed", "test"];
+
+/// What `/metrics` reports of the webhooks, when the server runs them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WebhookFacts {
+    /// Subscriptions by [`WEBHOOK_STATUSES`].
+    pub subscriptions: [u64; 3],
+    /// Delivery attempts since start, by [`WEBHOOK_RESULTS`].
+    pub attempts: [u64; 5],
+}
+
+/// Appends the webhook gauges and counters to a rendered exposition.
+pub fn render_webhooks(out: &mut String, facts: &WebhookFacts) {
+    out.push_str("# HELP tldsnap_webhook_subscriptions Webhook subscriptions, by status.\n");
+    out.push_str("# TYPE tldsnap_webhook_subscriptions gauge\n");
+    for (status, n) in WEBHOOK_STATUSES.iter().zip(facts.subscriptions) {
+        let _ = writeln!(
+            out,
+            "tldsnap_webhook_subscriptions{{status=\"{status}\"}} {n}"
+        );
+    }
+    out.push_str("# HELP tldsnap_webhook_attempts_total Webhook delivery attempts since start, by what they led to (retrying: failed, another attempt is due; disabled: the last attempt failed; removed: the receiver answered 410).\n");
+    out.push_str("# TYPE tldsnap_webhook_attempts_total counter\n");
+    for (result, n) in WEBHOOK_RESULTS.iter().zip(facts.attempts) {
+        let _ = writeln!(
+            out,
+            "tldsnap_webhook_attempts_total{{result=\"{result}\"}} {n}"
+        );
+    }
 }
 
 /// The server's counters. One per server, shared by every connection.
@@ -323,20 +430,25 @@ impl Metrics {
                 s.offers as i64,
             );
         }
-        out.push_str("# HELP tldsnap_snapshot_reloads_total Snapshot reloads, by result; a failure keeps the old snapshot.\n");
-        out.push_str("# TYPE tldsnap_snapshot_reloads_total counter\n");
-        let _ = writeln!(
-            out,
-            "tldsnap_snapshot_reloads_total{{result=\"success\"}} {}",
-            reloads.successes
-        );
-        let _ = writeln!(
-            out,
-            "tldsnap_snapshot_reloads_total{{result=\"failure\"}} {}",
-            reloads.failures
+        by_result(
+            &mut out,
+            "snapshot_reloads_total",
+            "Snapshot reloads, by result; a failure keeps the old snapshot.",
+            reloads.successes,
+            reloads.failures,
         );
         out
     }
+}
+
+/// A counter with a `result` label, `success` and `failure`.
+fn by_result(out: &mut String, name: &str, help: &str, successes: u64, failures: u64) {
+    let _ = write!(
+        out,
+        "# HELP tldsnap_{name} {help}\n# TYPE tldsnap_{name} counter\n\
+         tldsnap_{name}{{result=\"success\"}} {successes}\n\
+         tldsnap_{name}{{result=\"failure\"}} {failures}\n"
+    );
 }
 
 fn gauge(out: &mut String, name: &str, help: &str, value: i64) {
@@ -402,6 +514,26 @@ mod tests {
         assert!(text.contains("tldsnap_snapshot_reloads_total{result=\"failure\"} 1\n"));
         assert!(text.contains("tldsnap_http_connection_errors_total{kind=\"parse\"} 1\n"));
         assert!(text.contains("tldsnap_http_connection_errors_total{kind=\"timeout\"} 0\n"));
+        let mut text = text;
+        render_remote(
+            &mut text,
+            &RemoteFacts {
+                states: &["waiting", "cached", "synced", "stale"],
+                state: "cached",
+                polls_ok: 0,
+                polls_failed: 4,
+                last_success_ms: None,
+                pointer_hash: None,
+                served_published_ms: Some(1_700_000_000_000),
+                now_ms: 1_700_000_090_500,
+            },
+        );
+        assert!(text.contains("tldsnap_remote_state{state=\"cached\"} 1\n"));
+        assert!(text.contains("tldsnap_remote_state{state=\"synced\"} 0\n"));
+        assert!(text.contains("tldsnap_remote_polls_total{result=\"failure\"} 4\n"));
+        assert!(text.contains("tldsnap_remote_last_success_timestamp_seconds 0\n"));
+        assert!(!text.contains("remote_pointer_info"));
+        assert!(text.contains("tldsnap_snapshot_age_seconds 90.5\n"));
         // Every line is a comment or `name{labels} value`.
         for line in text.lines() {
             assert!(

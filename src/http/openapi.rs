@@ -76,11 +76,14 @@ pub fn build() -> Value {
     let mut paths = serde_json::Map::new();
     // The website's pages are HTML for people, not part of the API.
     for route in ROUTES.iter().filter(|r| !r.page) {
-        let method = if route.allow == POST { "post" } else { "get" };
-        paths.insert(
-            route.path.to_owned(),
-            json!({ method: operation(route.id) }),
-        );
+        let item = match webhook_path(route.id) {
+            Some(item) => item,
+            None => {
+                let method = if route.allow == POST { "post" } else { "get" };
+                json!({ method: operation(route.id) })
+            }
+        };
+        paths.insert(route.path.to_owned(), item);
     }
     json!({
         "openapi": "3.1.0",
@@ -97,6 +100,7 @@ pub fn build() -> Value {
             "license": { "name": "MIT", "identifier": "MIT" }
         },
         "paths": paths,
+        "webhooks": webhooks(),
         "components": components(),
     })
 }
@@ -275,7 +279,15 @@ fn operation(id: RouteId) -> Value {
                         "snapshot": { "type": "object", "required": ["hash", "data_updated", "loaded_at"], "properties": {
                             "hash": { "type": "string", "description": "Content hash of the snapshot, hex." },
                             "data_updated": { "type": "string", "format": "date-time" },
-                            "loaded_at": { "type": "string", "format": "date-time" } } } } } } } },
+                            "loaded_at": { "type": "string", "format": "date-time" } } },
+                        "source": { "type": "object", "description": "Only on a replica that follows a snapshot in object storage (`serve --snapshot s3://…`): how it stands with the store. See docs/DEPLOY.md.",
+                            "required": ["url", "state", "pointer_hash", "last_success", "last_error"],
+                            "properties": {
+                                "url": { "type": "string", "description": "The prefix followed, s3://BUCKET/PREFIX/." },
+                                "state": { "enum": ["cached", "synced", "stale"], "description": "cached: serving the data directory's copy, the store not reached since start; synced: the last poll succeeded; stale: the last poll failed, the last good snapshot serves." },
+                                "pointer_hash": { "type": ["string", "null"], "description": "The snapshot the store's pointer named at the last read." },
+                                "last_success": { "type": ["string", "null"], "format": "date-time" },
+                                "last_error": { "type": ["string", "null"], "description": "Why polls fail, while they fail." } } } } } } } },
                 "503": { "$ref": "#/components/responses/NotReady" }
             }
         }),
@@ -364,6 +376,11 @@ fn operation(id: RouteId) -> Value {
         | RouteId::SignIn
         | RouteId::SignOut
         | RouteId::Asset => json!({ "responses": {} }),
+        // Several methods each: see `webhook_path`.
+        RouteId::ClientWebhooks
+        | RouteId::ClientWebhook
+        | RouteId::ClientWebhookTest
+        | RouteId::ClientWebhookRotate => json!({ "responses": {} }),
     };
     let responses = &mut op["responses"];
     match id {
@@ -895,7 +912,7 @@ fn components_base() -> Value {
                     "title": { "type": "string" },
                     "status": { "type": "integer" },
                     "detail": { "type": "string" },
-                    "code": { "type": "string", "enum": super::problem::CODES },
+                    "code": { "type": "string", "enum": super::problem::CODES.as_slice() },
                     "parameter": { "type": "string", "description": "The parameter at fault (400)." },
                     "value": { "type": "string", "description": "The value at fault, cut to 100 characters (400)." },
                     "max": { "type": "integer", "description": "Most values the parameter takes (too_many_values)." },
@@ -1021,6 +1038,14 @@ fn components_base() -> Value {
     });
     merge(&mut c["schemas"], catalogue_schemas());
     merge(&mut c["schemas"], event_schemas());
+    merge(&mut c["schemas"], webhook_schemas());
+    merge(
+        &mut c["parameters"],
+        json!({
+            "id": { "name": "id", "in": "path", "required": true, "description": "The subscription's id (`wh_` and 24 hex digits), as its creation answered it.",
+                    "schema": { "type": "string", "pattern": WEBHOOK_ID, "examples": ["wh_3f9a1c0d2b7e4a5968c1d0e2"] } }
+        }),
+    );
     let live = live_components();
     for part in ["parameters", "responses", "schemas"] {
         merge(&mut c[part], live[part].clone());
@@ -1211,6 +1236,257 @@ fn event_schemas() -> Value {
     })
 }
 
+/// A webhook subscription id.
+const WEBHOOK_ID: &str = "^wh_[0-9a-f]{24}$";
+/// A webhook URL as the server takes it: http(s), printable ASCII without blanks (the
+/// scheme in any case; `http` only on a server started with --allow-private-webhooks).
+const WEBHOOK_URL: &str = "^[Hh][Tt][Tt][Pp][Ss]?://[!-~]+$";
+/// A description: any text but control characters (tab and line feed are taken).
+const DESCRIPTION: &str = "^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$";
+
+/// The operations of the webhook routes (several methods per path), or `None` for
+/// another route.
+fn webhook_path(id: RouteId) -> Option<Value> {
+    let keyed = json!([{ "apiKey": [] }]);
+    let schema = |name: &str| json!({ "$ref": format!("#/components/schemas/{name}") });
+    let ok = |status: &str, name: &str, description: &str| {
+        json!({ status: {
+            "description": description,
+            "headers": meter_headers(),
+            "content": { "application/json": { "schema": schema(name) } }
+        } })
+    };
+    let body = |name: &str| json!({ "required": true, "content": { "application/json": { "schema": schema(name) } } });
+    let with_errors = |mut op: Value, reads_body: bool, item: bool| {
+        let mut errors = json!({
+            "401": { "$ref": "#/components/responses/Unauthorized" },
+            "403": problem_response("The plan has no webhooks, or this key has as many subscriptions as it allows (`limit`), or a TLD is outside a plan limited to the free TLDs.", &["webhooks_not_in_plan", "webhook_limit", "tld_not_in_plan"], json!({})),
+            "404": problem_response(if item { "This key has no subscription with this id (another key's do not exist for it)." } else { "No endpoint has this path." }, if item { &["unknown_webhook", "not_found"] } else { &["not_found"] }, json!({})),
+            "405": { "$ref": "#/components/responses/MethodNotAllowed" },
+            "414": { "$ref": "#/components/responses/RequestTooLarge" },
+            "429": problem_response("The rate limit is exhausted; `retry_after` says when to retry. (Webhook calls spend no credits.)", &["rate_limited"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
+            "431": { "$ref": "#/components/responses/RequestTooLarge" },
+            "503": problem_response("The server keeps no event log (no --data-dir), or a change could not be written.", &["events_unavailable", "not_saved"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
+        });
+        if reads_body {
+            merge(
+                &mut errors,
+                json!({
+                    "400": problem_response("The body is not the JSON object the endpoint takes, a field is bad, a list has more than 100 distinct values, or the url is one the server does not deliver to.", &["invalid_body", "too_many_values", "invalid_webhook_url"], json!({})),
+                    "413": { "$ref": "#/components/responses/PayloadTooLarge" },
+                    "415": { "$ref": "#/components/responses/UnsupportedMediaType" }
+                }),
+            );
+        }
+        merge(&mut op["responses"], errors);
+        op
+    };
+    Some(match id {
+        RouteId::ClientWebhooks => json!({
+            "get": with_errors(json!({
+                "operationId": "listWebhooks",
+                "summary": "This key's webhook subscriptions",
+                "description": "Oldest first, without secrets or attempts. No credit is spent.",
+                "security": keyed,
+                "responses": ok("200", "WebhookList", "The subscriptions.")
+            }), false, false),
+            "post": with_errors(json!({
+                "operationId": "createWebhook",
+                "summary": "Subscribe a URL to price-change events",
+                "description": "Events recorded from now on that pass the filters are POSTed to `url`, signed the Standard Webhooks way with the `secret` of the answer, which is shown this once. Pro and Enterprise plans (subscriptions per key: the plan's `webhooks`). No credit is spent; deliveries are not API calls. See docs/EVENTS.md.",
+                "security": keyed,
+                "requestBody": body("WebhookCreate"),
+                "responses": ok("201", "WebhookCreated", "The subscription, with its signing secret (shown once). `Location` is its URL.")
+            }), true, false)
+        }),
+        RouteId::ClientWebhook => json!({
+            "get": with_errors(json!({
+                "operationId": "getWebhook",
+                "summary": "One subscription, with its recent delivery attempts",
+                "security": keyed,
+                "parameters": [ { "$ref": "#/components/parameters/id" } ],
+                "responses": ok("200", "WebhookDetail", "The subscription, its delivery state and its last 20 attempts (newest first).")
+            }), false, true),
+            "patch": with_errors(json!({
+                "operationId": "updateWebhook",
+                "summary": "Change the URL, description or filters, pause, or resume",
+                "description": "Fields left out stay as they are; an empty list is \"every\". `status`: `paused` stops deliveries (events wait, within the retention); `active` resumes, also after the subscription was disabled, from the first event not delivered.",
+                "security": keyed,
+                "parameters": [ { "$ref": "#/components/parameters/id" } ],
+                "requestBody": body("WebhookPatch"),
+                "responses": ok("200", "WebhookDetail", "The subscription as changed.")
+            }), true, true),
+            "delete": with_errors(json!({
+                "operationId": "deleteWebhook",
+                "summary": "Unsubscribe",
+                "security": keyed,
+                "parameters": [ { "$ref": "#/components/parameters/id" } ],
+                "responses": { "204": { "description": "Deleted; no more deliveries (one in flight may still arrive).", "headers": meter_headers() } }
+            }), false, true)
+        }),
+        RouteId::ClientWebhookTest => json!({
+            "post": with_errors(json!({
+                "operationId": "testWebhook",
+                "summary": "Send a test message now",
+                "description": "One `webhook.test` message (see the `webhooks` section), signed like every delivery, sent whatever the subscription's status, after any attempt in flight; not retried. The answer says what the receiver did.",
+                "security": keyed,
+                "parameters": [ { "$ref": "#/components/parameters/id" } ],
+                "responses": ok("200", "WebhookTestResult", "The attempt (the receiver's status, or why there was none).")
+            }), false, true)
+        }),
+        RouteId::ClientWebhookRotate => json!({
+            "post": with_errors(json!({
+                "operationId": "rotateWebhookSecret",
+                "summary": "A new signing secret",
+                "description": "The new secret signs every delivery from now on; the previous one signs them too (a second `v1,` signature) until `previous_secret_expires_at`, 24 hours, so a receiver can switch without refusing a delivery.",
+                "security": keyed,
+                "parameters": [ { "$ref": "#/components/parameters/id" } ],
+                "responses": ok("200", "WebhookSecret", "The subscription with its new secret (shown once).")
+            }), false, true)
+        }),
+        _ => return None,
+    })
+}
+
+/// The top-level `webhooks` of the document: what a subscriber's URL receives.
+fn webhooks() -> Value {
+    let headers = json!([
+        { "name": "webhook-id", "in": "header", "required": true, "description": "The message id: the same on every attempt at one message (deduplicate on it); for an event `msg_<event id>_<swap time in ms>`.", "schema": { "type": "string", "pattern": "^msg_[0-9a-z_]+$" } },
+        { "name": "webhook-timestamp", "in": "header", "required": true, "description": "Unix seconds when this attempt was sent (refuse one far from your clock: replays).", "schema": { "type": "string", "pattern": "^[0-9]+$" } },
+        { "name": "webhook-signature", "in": "header", "required": true, "description": "Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded part of the `whsec_` secret (two during the 24 h after a rotation).", "schema": { "type": "string", "pattern": "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$" } }
+    ]);
+    let responses = json!({
+        "2XX": { "description": "Delivered: the next message follows." },
+        "410": { "description": "Gone: the subscription is removed, nothing more is sent." },
+        "default": { "description": "Any other answer, no answer within 10 s, or a redirect (never followed): the message is retried at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (± 20 %); when the last attempt fails the subscription is disabled, with the reason in GET /api/v1/client/webhooks/{id}." }
+    });
+    let mut out = serde_json::Map::new();
+    for (name, schema, summary) in [
+        (
+            "price.changed",
+            "PriceChangedEvent",
+            "A registrar's register, renew or transfer price for a TLD changed.",
+        ),
+        (
+            "offer.added",
+            "OfferAddedEvent",
+            "A registrar has a price for a TLD it had none for.",
+        ),
+        (
+            "offer.removed",
+            "OfferRemovedEvent",
+            "A registrar no longer has a price for a TLD.",
+        ),
+        (
+            "ranking.changed",
+            "RankingChangedEvent",
+            "The cheapest registrar of a TLD is not the same.",
+        ),
+        (
+            "webhook.test",
+            "WebhookTestMessage",
+            "A test message (POST /api/v1/client/webhooks/{id}/test); carries no event.",
+        ),
+    ] {
+        out.insert(name.to_owned(), json!({ "post": {
+            "operationId": format!("webhook_{}", name.replace('.', "_")),
+            "summary": summary,
+            "description": "POSTed to the subscription's url, one message per event, in event order, one at a time per subscription. Verify the signature before trusting the body (docs/EVENTS.md has a receiver).",
+            "parameters": headers,
+            "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } } },
+            "responses": responses
+        } }));
+    }
+    Value::Object(out)
+}
+
+/// The schemas of the webhook endpoints and of the messages they deliver.
+fn webhook_schemas() -> Value {
+    let tlds = json!({ "type": "array", "x-max-distinct-items": MAX_LIST_VALUES, "items": tld_name_schema(),
+        "description": format!("Only events of these TLDs (up to {MAX_LIST_VALUES} distinct, written as in `tlds` of the price endpoints); empty or absent: every TLD the plan covers."), "examples": [["com", "io"]] });
+    let registrars = json!({ "type": "array", "x-max-distinct-items": MAX_LIST_VALUES, "items": { "type": "string", "pattern": REGISTRAR_KEY_ITEM },
+        "description": "Only events of these registrars (a ranking.changed matches its new or previous cheapest); empty or absent: every registrar.", "examples": [["porkbun"]] });
+    let types = json!({ "type": "array", "items": { "enum": ["price.changed", "offer.added", "offer.removed", "ranking.changed"] },
+        "description": "Only these event types; empty or absent: every type." });
+    let url = json!({ "type": "string", "minLength": 10, "maxLength": crate::webhooks::MAX_URL_LEN, "pattern": WEBHOOK_URL,
+        "description": "Where events are POSTed: https (http only on a server started with --allow-private-webhooks); no user name, no fragment; a host that resolves to a loopback, private, link-local or metadata address is refused (and checked again at every delivery).",
+        "examples": ["https://hooks.example.com/tldsnap"] });
+    let description = json!({ "type": "string", "maxLength": crate::webhooks::MAX_DESCRIPTION_CHARS, "pattern": DESCRIPTION, "description": "Free text for you." });
+    let event = |kind: &str| json!({ "allOf": [ { "$ref": "#/components/schemas/Event" } ], "properties": { "type": { "const": kind } } });
+    json!({
+        "WebhookCreate": {
+            "type": "object", "required": ["url"], "additionalProperties": false,
+            "properties": { "url": url, "description": description, "tlds": tlds, "registrars": registrars, "types": types }
+        },
+        "WebhookPatch": {
+            "type": "object", "minProperties": 1, "additionalProperties": false,
+            "properties": { "url": url, "description": description, "tlds": tlds, "registrars": registrars, "types": types,
+                "status": { "enum": ["active", "paused"], "description": "paused: stop deliveries (events wait); active: resume, also after being disabled." } }
+        },
+        "Webhook": {
+            "type": "object",
+            "required": ["id", "url", "description", "tlds", "registrars", "types", "status", "disabled_reason", "created_at", "updated_at", "delivery"],
+            "properties": {
+                "id": { "type": "string", "pattern": WEBHOOK_ID },
+                "url": { "type": "string" },
+                "description": { "type": "string" },
+                "tlds": { "type": "array", "items": { "type": "string" } },
+                "registrars": { "type": "array", "items": { "type": "string" } },
+                "types": { "type": "array", "items": { "type": "string" } },
+                "status": { "enum": ["active", "paused", "disabled"] },
+                "disabled_reason": { "type": ["string", "null"], "description": "Why it is disabled: every attempt of the retry schedule at one event failed, or the key lost webhooks." },
+                "created_at": { "type": "string", "format": "date-time" },
+                "updated_at": { "type": "string", "format": "date-time" },
+                "delivery": { "type": "object", "required": ["last_event_id", "delivered", "pending_event_id", "attempts", "next_attempt_at", "failing_since"], "properties": {
+                    "last_event_id": { "type": "integer", "minimum": 0, "description": "The last event id handled (delivered, or not matching the filters)." },
+                    "delivered": { "type": "integer", "minimum": 0 },
+                    "pending_event_id": { "type": ["integer", "null"], "description": "The event being delivered." },
+                    "attempts": { "type": "integer", "minimum": 0, "description": "Attempts made at the pending event." },
+                    "next_attempt_at": { "type": ["string", "null"], "format": "date-time" },
+                    "failing_since": { "type": ["string", "null"], "format": "date-time" } } }
+            }
+        },
+        "WebhookCreated": { "allOf": [ { "$ref": "#/components/schemas/Webhook" } ], "required": ["secret"],
+            "properties": { "secret": { "type": "string", "pattern": "^whsec_[A-Za-z0-9+/]+={0,2}$", "description": "The signing secret, shown only here (and by rotate-secret)." } } },
+        "WebhookSecret": { "allOf": [ { "$ref": "#/components/schemas/Webhook" } ], "required": ["secret", "previous_secret_expires_at"],
+            "properties": { "secret": { "type": "string", "pattern": "^whsec_[A-Za-z0-9+/]+={0,2}$" },
+                "previous_secret_expires_at": { "type": "string", "format": "date-time", "description": "Until then deliveries carry a signature with the previous secret too." } } },
+        "WebhookList": { "type": "object", "required": ["webhooks"], "properties": { "webhooks": { "type": "array", "items": { "$ref": "#/components/schemas/Webhook" } } } },
+        "WebhookAttempt": {
+            "type": "object", "required": ["webhook_id", "event_id", "event_type", "attempt", "at", "duration_ms", "status", "error", "response", "result", "next_attempt_at"],
+            "properties": {
+                "webhook_id": { "type": "string" },
+                "event_id": { "type": ["integer", "null"], "description": "null for a test message." },
+                "event_type": { "type": "string" },
+                "attempt": { "type": "integer", "minimum": 1 },
+                "at": { "type": "string", "format": "date-time" },
+                "duration_ms": { "type": "integer", "minimum": 0 },
+                "status": { "type": ["integer", "null"], "description": "The receiver's HTTP status; null when it did not answer." },
+                "error": { "type": ["string", "null"], "description": "Why there was no answer (connection, TLS, timeout, refused address)." },
+                "response": { "type": ["string", "null"], "description": "The start of the receiver's body (256 characters)." },
+                "result": { "enum": ["delivered", "retrying", "disabled", "removed", "test"] },
+                "next_attempt_at": { "type": ["string", "null"], "format": "date-time" }
+            }
+        },
+        "WebhookDetail": { "allOf": [ { "$ref": "#/components/schemas/Webhook" } ], "required": ["recent_attempts"],
+            "properties": { "recent_attempts": { "type": "array", "maxItems": crate::webhooks::subscription::RECENT_ATTEMPTS, "items": { "$ref": "#/components/schemas/WebhookAttempt" } } } },
+        "WebhookTestResult": { "type": "object", "required": ["attempt"], "properties": { "attempt": { "$ref": "#/components/schemas/WebhookAttempt" } } },
+        "PriceChangedEvent": event("price.changed"),
+        "OfferAddedEvent": event("offer.added"),
+        "OfferRemovedEvent": event("offer.removed"),
+        "RankingChangedEvent": event("ranking.changed"),
+        "WebhookTestMessage": {
+            "type": "object", "required": ["type", "timestamp", "data"],
+            "properties": {
+                "type": { "const": "webhook.test" },
+                "timestamp": { "type": "string", "format": "date-time" },
+                "data": { "type": "object", "required": ["webhook", "message"], "properties": {
+                    "webhook": { "type": "string", "pattern": WEBHOOK_ID }, "message": { "type": "string" } } }
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1232,32 +1508,43 @@ mod tests {
         );
         for route in api() {
             let item = paths[route.path].as_object().unwrap();
-            let methods: Vec<&str> = item.keys().map(String::as_str).collect();
-            let method = if route.allow == POST { "post" } else { "get" };
-            assert_eq!(methods, [method], "{}", route.path);
-            let op = &item[method];
-            // Every route that reads a body documents it.
-            assert_eq!(
-                op.get("requestBody").is_some(),
-                method == "post",
-                "{}",
-                route.path
-            );
-            let keyed = op["security"]
-                .as_array()
-                .is_some_and(|s| s.len() == 1 && s[0].get("apiKey").is_some());
-            assert_eq!(keyed, route.requires_key, "{}", route.path);
-            // Every path parameter of the template is declared.
-            if let Some(prefix) = route.prefix() {
-                let name =
-                    &route.path[prefix.len() + 1..route.path.len() - route.suffix().len() - 1];
-                let reference = format!("#/components/parameters/{name}\"");
-                assert!(
-                    op["parameters"].to_string().contains(&reference),
-                    "{}",
+            let mut methods: Vec<String> = item.keys().map(|m| m.to_uppercase()).collect();
+            methods.sort();
+            let mut allowed: Vec<String> = route
+                .allow
+                .split(", ")
+                .filter(|m| *m != "HEAD")
+                .map(str::to_owned)
+                .collect();
+            allowed.sort();
+            assert_eq!(methods, allowed, "{}", route.path);
+            for (method, op) in item {
+                // Every route that reads a body documents it.
+                let reads_body = matches!(method.as_str(), "post" | "patch")
+                    && !matches!(
+                        route.id,
+                        RouteId::ClientWebhookTest | RouteId::ClientWebhookRotate
+                    );
+                assert_eq!(
+                    op.get("requestBody").is_some(),
+                    reads_body,
+                    "{} {method}",
                     route.path
                 );
-                assert_eq!(doc["components"]["parameters"][name]["in"], "path");
+                let keyed = op["security"]
+                    .as_array()
+                    .is_some_and(|s| s.len() == 1 && s[0].get("apiKey").is_some());
+                assert_eq!(keyed, route.requires_key, "{}", route.path);
+                // Every path parameter of the template is declared.
+                if let Some(name) = route.parameter() {
+                    let reference = format!("#/components/parameters/{name}\"");
+                    assert!(
+                        op["parameters"].to_string().contains(&reference),
+                        "{}",
+                        route.path
+                    );
+                    assert_eq!(doc["components"]["parameters"][name]["in"], "path");
+                }
             }
         }
     }

@@ -498,8 +498,8 @@ pub fn registrars(value: Option<&str>) -> Result<Option<List<'_>>, Problem> {
     Ok(Some(out))
 }
 
-/// A registrar key in any letter case: `[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}`.
-fn is_registrar_key(key: &str) -> bool {
+/// Whether `key` is a registrar key in any letter case: `[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}`.
+pub fn is_registrar_key(key: &str) -> bool {
     let b = key.as_bytes();
     !b.is_empty()
         && b.len() <= MAX_KEY_LEN

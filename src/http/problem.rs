@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 const ECHO_MAX_CHARS: usize = 100;
 
 /// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 29] = [
+pub const CODES: [&str; 34] = [
     "missing_parameter",
     "invalid_parameter",
     "too_many_values",
@@ -61,6 +61,11 @@ pub const CODES: [&str; 29] = [
     "events_not_in_plan",
     "events_unavailable",
     "cursor_expired",
+    "webhooks_not_in_plan",
+    "webhook_limit",
+    "unknown_webhook",
+    "invalid_webhook_url",
+    "not_saved",
     "lookup_not_in_plan",
     "live_unavailable",
     "no_rdap_service",
@@ -209,6 +214,35 @@ pub enum Problem {
         /// The oldest event id still kept (the log's next id when none is kept).
         oldest: u64,
     },
+    /// 403 `webhooks_not_in_plan`: the caller's plan has no webhook subscriptions.
+    WebhooksNotInPlan {
+        /// The caller's plan.
+        plan: String,
+    },
+    /// 403 `webhook_limit`: the key has as many webhook subscriptions as its plan allows.
+    WebhookLimit {
+        /// The caller's plan.
+        plan: String,
+        /// Its subscriptions per key.
+        limit: u32,
+    },
+    /// 404 `unknown_webhook`: the key has no webhook subscription with this id.
+    UnknownWebhook {
+        /// The id asked for, cut to 100 characters.
+        id: String,
+    },
+    /// 400 `invalid_webhook_url`: a webhook URL the server will not deliver to (not
+    /// https, a private or metadata address, not a URL).
+    InvalidWebhookUrl {
+        /// Why, for a person.
+        reason: String,
+    },
+    /// 503 `not_saved`: a change could not be written to the data directory (disk full,
+    /// I/O error); nothing changed.
+    NotSaved {
+        /// The error, for a person.
+        reason: String,
+    },
     /// 403 `lookup_not_in_plan`: a live lookup the caller's plan does not include.
     LookupNotInPlan {
         /// The lookup (`rdap`, `tls`, ...).
@@ -264,7 +298,8 @@ impl Problem {
             | Problem::InvalidParameter { .. }
             | Problem::TooManyValues { .. }
             | Problem::InvalidBody { .. }
-            | Problem::TooManyItems { .. } => StatusCode::BAD_REQUEST,
+            | Problem::TooManyItems { .. }
+            | Problem::InvalidWebhookUrl { .. } => StatusCode::BAD_REQUEST,
             Problem::BodyTooLarge { .. } | Problem::TooManyDomains { .. } => {
                 StatusCode::PAYLOAD_TOO_LARGE
             }
@@ -273,6 +308,8 @@ impl Problem {
             Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
             Problem::TldNotInPlan { .. }
             | Problem::EventsNotInPlan { .. }
+            | Problem::WebhooksNotInPlan { .. }
+            | Problem::WebhookLimit { .. }
             | Problem::LookupNotInPlan { .. } => StatusCode::FORBIDDEN,
             Problem::LiveUnavailable | Problem::NoRdapService { .. } => StatusCode::NOT_FOUND,
             Problem::TargetRefused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
@@ -280,9 +317,10 @@ impl Problem {
                 StatusCode::FAILED_DEPENDENCY
             }
             Problem::CursorExpired { .. } => StatusCode::GONE,
-            Problem::NotFound | Problem::UnknownTld { .. } | Problem::UnknownRegistrar { .. } => {
-                StatusCode::NOT_FOUND
-            }
+            Problem::NotFound
+            | Problem::UnknownTld { .. }
+            | Problem::UnknownRegistrar { .. }
+            | Problem::UnknownWebhook { .. } => StatusCode::NOT_FOUND,
             Problem::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Problem::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             Problem::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -290,9 +328,10 @@ impl Problem {
                 StatusCode::TOO_MANY_REQUESTS
             }
             Problem::TooManyConnections => StatusCode::TOO_MANY_REQUESTS,
-            Problem::NotReady | Problem::ServerBusy | Problem::EventsUnavailable => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            Problem::NotReady
+            | Problem::ServerBusy
+            | Problem::EventsUnavailable
+            | Problem::NotSaved { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -324,6 +363,11 @@ impl Problem {
             Problem::EventsNotInPlan { .. } => "events_not_in_plan",
             Problem::EventsUnavailable => "events_unavailable",
             Problem::CursorExpired { .. } => "cursor_expired",
+            Problem::WebhooksNotInPlan { .. } => "webhooks_not_in_plan",
+            Problem::WebhookLimit { .. } => "webhook_limit",
+            Problem::UnknownWebhook { .. } => "unknown_webhook",
+            Problem::InvalidWebhookUrl { .. } => "invalid_webhook_url",
+            Problem::NotSaved { .. } => "not_saved",
             Problem::LookupNotInPlan { .. } => "lookup_not_in_plan",
             Problem::LiveUnavailable => "live_unavailable",
             Problem::NoRdapService { .. } => "no_rdap_service",
@@ -361,6 +405,11 @@ impl Problem {
             Problem::EventsNotInPlan { .. } => "Events not in plan",
             Problem::EventsUnavailable => "Events unavailable",
             Problem::CursorExpired { .. } => "Cursor expired",
+            Problem::WebhooksNotInPlan { .. } => "Webhooks not in plan",
+            Problem::WebhookLimit { .. } => "Webhook limit reached",
+            Problem::UnknownWebhook { .. } => "Unknown webhook",
+            Problem::InvalidWebhookUrl { .. } => "Invalid webhook URL",
+            Problem::NotSaved { .. } => "Not saved",
             Problem::LookupNotInPlan { .. } => "Lookup not in plan",
             Problem::LiveUnavailable => "Live lookups unavailable",
             Problem::NoRdapService { .. } => "No registration data service",
@@ -478,6 +527,24 @@ impl Problem {
                  removed by the retention, or it is past the last event id; the oldest kept \
                  is {oldest}); start again from after=0 and reconcile with the prices endpoints"
             ),
+            Problem::WebhooksNotInPlan { plan } => format!(
+                "the {plan} plan does not include webhooks; the pro and enterprise plans do \
+                 (polling and streaming are in every paid plan)"
+            ),
+            Problem::WebhookLimit { plan, limit } => format!(
+                "this key has the {limit} webhook subscriptions the {plan} plan allows; delete \
+                 one, or use a plan that allows more"
+            ),
+            Problem::UnknownWebhook { id } => format!(
+                "this key has no webhook subscription {:?}; GET /api/v1/client/webhooks lists them",
+                echo(id)
+            ),
+            Problem::InvalidWebhookUrl { reason } => {
+                format!("the webhook url is not one this server delivers to: {reason}")
+            }
+            Problem::NotSaved { reason } => {
+                format!("the change could not be saved, nothing changed; try again: {reason}")
+            }
             Problem::LookupNotInPlan {
                 lookup,
                 plan,
@@ -617,6 +684,20 @@ impl Problem {
                 num("after", *after, &mut out);
                 num("oldest_id", *oldest, &mut out);
             }
+            Problem::WebhooksNotInPlan { plan } => {
+                member("plan", &mut out);
+                write_str(plan, &mut out);
+            }
+            Problem::WebhookLimit { plan, limit } => {
+                member("plan", &mut out);
+                write_str(plan, &mut out);
+                num("limit", u64::from(*limit), &mut out);
+            }
+            Problem::UnknownWebhook { id } => {
+                member("webhook", &mut out);
+                write_str(&echo(id), &mut out);
+            }
+            Problem::InvalidWebhookUrl { .. } | Problem::NotSaved { .. } => {}
             Problem::LookupNotInPlan {
                 lookup,
                 plan,
@@ -691,7 +772,10 @@ impl Problem {
                     HeaderValue::from_static(accept),
                 );
             }
-            Problem::NotReady | Problem::TooManyConnections | Problem::ServerBusy => {
+            Problem::NotReady
+            | Problem::TooManyConnections
+            | Problem::ServerBusy
+            | Problem::NotSaved { .. } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             Problem::UpstreamError {
@@ -899,6 +983,16 @@ mod tests {
                 after: 3,
                 oldest: 10,
             },
+            Problem::WebhooksNotInPlan {
+                plan: "basic".into(),
+            },
+            Problem::WebhookLimit {
+                plan: "pro".into(),
+                limit: 10,
+            },
+            Problem::UnknownWebhook { id: "wh_x".into() },
+            Problem::InvalidWebhookUrl { reason: "x".into() },
+            Problem::NotSaved { reason: "x".into() },
             Problem::LookupNotInPlan {
                 lookup: "tls",
                 plan: "free".into(),
@@ -968,7 +1062,10 @@ mod tests {
                 p.status().is_client_error()
                     || matches!(
                         p,
-                        Problem::NotReady | Problem::ServerBusy | Problem::EventsUnavailable
+                        Problem::NotReady
+                            | Problem::ServerBusy
+                            | Problem::EventsUnavailable
+                            | Problem::NotSaved { .. }
                     )
             );
             let resp = p.clone().into_response();

@@ -73,6 +73,14 @@ pub enum RouteId {
     ClientEvents,
     /// `GET /api/v1/client/events/stream`
     ClientEventsStream,
+    /// `GET, POST /api/v1/client/webhooks`
+    ClientWebhooks,
+    /// `GET, PATCH, DELETE /api/v1/client/webhooks/{id}`
+    ClientWebhook,
+    /// `POST /api/v1/client/webhooks/{id}/test`
+    ClientWebhookTest,
+    /// `POST /api/v1/client/webhooks/{id}/rotate-secret`
+    ClientWebhookRotate,
     /// `GET /api/v1/client/domains/{domain}/rdap`: registration data (live).
     DomainRdap,
     /// `GET /api/v1/client/domains/{domain}/status`: EPP status codes (live).
@@ -88,14 +96,15 @@ pub enum RouteId {
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 37;
+pub const ROUTE_COUNT: usize = 41;
 
 /// One entry of the route table.
 #[derive(Debug)]
 pub struct Route {
     /// What the route is.
     pub id: RouteId,
-    /// The path as an OpenAPI template (`{tld}` for the one path parameter).
+    /// The path as an OpenAPI template (`{tld}` for the one path parameter, which is a
+    /// whole segment: the last, or followed by a fixed rest such as `/test`).
     pub path: &'static str,
     /// Whether the route needs `X-API-Key` (the client endpoints).
     pub requires_key: bool,
@@ -116,8 +125,12 @@ pub const GET: &str = "GET";
 /// The methods of a route that takes a request body.
 pub const POST: &str = "POST";
 
-/// The methods of a page with a form that posts to itself.
+/// The methods of a page with a form that posts to itself, and of a collection that
+/// is listed and added to.
 pub const GET_HEAD_POST: &str = "GET, HEAD, POST";
+
+/// The methods of one item of a collection.
+pub const GET_HEAD_PATCH_DELETE: &str = "GET, HEAD, PATCH, DELETE";
 
 /// Every route, in the order of [`RouteId`].
 pub static ROUTES: [Route; ROUTE_COUNT] = [
@@ -339,6 +352,34 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         page: false,
     },
     Route {
+        id: RouteId::ClientWebhooks,
+        path: "/api/v1/client/webhooks",
+        requires_key: true,
+        allow: GET_HEAD_POST,
+        page: false,
+    },
+    Route {
+        id: RouteId::ClientWebhook,
+        path: "/api/v1/client/webhooks/{id}",
+        requires_key: true,
+        allow: GET_HEAD_PATCH_DELETE,
+        page: false,
+    },
+    Route {
+        id: RouteId::ClientWebhookTest,
+        path: "/api/v1/client/webhooks/{id}/test",
+        requires_key: true,
+        allow: POST,
+        page: false,
+    },
+    Route {
+        id: RouteId::ClientWebhookRotate,
+        path: "/api/v1/client/webhooks/{id}/rotate-secret",
+        requires_key: true,
+        allow: POST,
+        page: false,
+    },
+    Route {
         id: RouteId::DomainRdap,
         path: "/api/v1/client/domains/{domain}/rdap",
         requires_key: true,
@@ -403,29 +444,35 @@ impl Route {
         self.path.find('{').map(|i| &self.path[..i])
     }
 
-    /// For a route with a path parameter, the part of the path after it (empty when
-    /// the parameter ends the path).
+    /// The part of the template after its path parameter (`""` when it ends the path).
     pub fn suffix(&self) -> &'static str {
         self.path.find('}').map_or("", |i| &self.path[i + 1..])
+    }
+
+    /// The name of the path parameter (`tld` of `{tld}`).
+    pub fn parameter(&self) -> Option<&'static str> {
+        let start = self.path.find('{')?;
+        let end = self.path.find('}')?;
+        Some(&self.path[start + 1..end])
     }
 }
 
 /// Finds the route of a raw request path. Returns the route and, for a route with a
 /// path parameter, the raw (still percent-encoded) segment: exactly one non-empty
-/// segment, no `/` in it, between the template's prefix and suffix.
+/// segment, no `/` in it.
 pub fn find(path: &str) -> Option<(RouteId, &str)> {
     for route in &ROUTES {
         match route.prefix() {
             None if route.path == path => return Some((route.id, "")),
             None => {}
             Some(prefix) => {
-                let Some(segment) = path
+                let segment = path
                     .strip_prefix(prefix)
-                    .and_then(|rest| rest.strip_suffix(route.suffix()))
-                else {
-                    continue;
-                };
-                if !segment.is_empty() && !segment.contains('/') {
+                    .and_then(|rest| rest.strip_suffix(route.suffix()));
+                if let Some(segment) = segment
+                    && !segment.is_empty()
+                    && !segment.contains('/')
+                {
                     return Some((route.id, segment));
                 }
             }
@@ -449,9 +496,8 @@ mod tests {
     #[test]
     fn finds_every_static_route_and_nothing_near_it() {
         for route in &ROUTES {
-            if let Some(prefix) = route.prefix() {
-                let param = &route.path[prefix.len()..route.path.len() - route.suffix().len()];
-                assert_eq!(find(route.path), Some((route.id, param)));
+            if let Some(name) = route.parameter() {
+                assert_eq!(find(route.path), Some((route.id, &*format!("{{{name}}}"))));
                 continue;
             }
             assert_eq!(find(route.path), Some((route.id, "")));
@@ -556,6 +602,41 @@ mod tests {
             "/api/v1/client/domains/example.com",
         ] {
             assert_eq!(find(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_parameter_may_be_followed_by_a_fixed_rest() {
+        let id = "wh_0123456789abcdef01234567";
+        for (path, want) in [
+            (
+                format!("/api/v1/client/webhooks/{id}"),
+                Some(RouteId::ClientWebhook),
+            ),
+            (
+                format!("/api/v1/client/webhooks/{id}/test"),
+                Some(RouteId::ClientWebhookTest),
+            ),
+            (
+                format!("/api/v1/client/webhooks/{id}/rotate-secret"),
+                Some(RouteId::ClientWebhookRotate),
+            ),
+            (format!("/api/v1/client/webhooks/{id}/other"), None),
+            (format!("/api/v1/client/webhooks/{id}/test/x"), None),
+            ("/api/v1/client/webhooks//test".to_owned(), None),
+            ("/api/v1/client/webhooks/".to_owned(), None),
+            (
+                "/api/v1/client/webhooks".to_owned(),
+                Some(RouteId::ClientWebhooks),
+            ),
+        ] {
+            let found = find(&path);
+            assert_eq!(found.map(|f| f.0), want, "{path}");
+            if let Some((route, segment)) = found
+                && route != RouteId::ClientWebhooks
+            {
+                assert_eq!(segment, id);
+            }
         }
     }
 }

@@ -267,7 +267,7 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
                     "Cheapest first registration first. The 5-year cost is the first year and four renewals."
                     @if any_trap {
                         " " span.trap { "Renewal trap" }
-                        " marks a renewal at least 1.5 times and $2 more than the first year (the audit's rule)."
+                        " marks a renewal at least twice the first year."
                     }
                 }
             }
@@ -294,7 +294,7 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
                                     td.num data-value=(value_attr(row.prices.register)) { (price(row.prices.register)) }
                                     td.num data-value=(value_attr(row.prices.renew)) {
                                         (price(row.prices.renew))
-                                        @if trap(row) { " " span.trap title="Renewal costs at least 1.5 times and $2 more than the first year" { "Renewal trap" } }
+                                        @if trap(row) { " " span.trap title="Renewal costs at least twice the first year" { "Renewal trap" } }
                                     }
                                     td.num data-value=(value_attr(row.prices.transfer)) { (price(row.prices.transfer)) }
                                     td.num data-value=(value_attr(row.total_5_year)) { (price(row.total_5_year)) }

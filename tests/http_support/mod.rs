@@ -3,6 +3,8 @@
 //! `std::net::TcpStream` (so tests can also send bytes no client library would).
 #![allow(dead_code)]
 
+pub mod sse;
+
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -21,6 +23,7 @@ use tldsnap::events::EventLog;
 use tldsnap::events::log::DEFAULT_RETENTION_MS;
 use tldsnap::http::server::{self, run};
 use tldsnap::store::{Store, SwapObserver};
+use tldsnap::webhooks::Webhooks;
 
 /// 2026-11-21T12:00:00Z, where the manual clock starts.
 pub const T0_MS: i64 = 1_795_262_400_000;
@@ -107,6 +110,27 @@ impl TempDir {
         out
     }
 
+    /// The shipped real data (snapshots/source), with `edit` applied to its prices.csv,
+    /// built into `name`.
+    pub fn real_snapshot(&self, name: &str, edit: impl Fn(&str) -> String) -> PathBuf {
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/source");
+        let src = self.path(&format!("{name}.source"));
+        std::fs::create_dir_all(&src).unwrap();
+        for entry in std::fs::read_dir(&shipped).unwrap() {
+            let entry = entry.unwrap();
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            let text = if entry.file_name() == "prices.csv" {
+                edit(&text)
+            } else {
+                text
+            };
+            std::fs::write(src.join(entry.file_name()), text).unwrap();
+        }
+        let out = self.path(name);
+        build_dir(&src, &out, &BuildOptions::default()).unwrap();
+        out
+    }
+
     /// Writes a keys file with one key per plan of [`KEY_PLANS`]; returns plan → raw key.
     pub fn keys(&self) -> (PathBuf, BTreeMap<&'static str, String>) {
         let path = self.path("keys.json");
@@ -125,6 +149,47 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// The edit of the shipped real data's prices.csv that the real-data event suites swap
+/// to: Spaceship's .com register price 9.08 → 9.58 (a price change), DreamHost's .net
+/// 4.99 → 10.99 (the cheapest made dearer: Cloudflare is now), Sav's .io row removed
+/// (Porkbun is the cheapest now), NIRA adds .org at 6.50 (the new cheapest).
+pub fn real_data_edit(prices: &str) -> String {
+    let replace = |text: String, from: &str, to: &str| {
+        assert!(text.contains(from), "{from}");
+        text.replace(from, to)
+    };
+    let mut p = prices.to_owned();
+    p = replace(
+        p,
+        "\ncom,spaceship,9.08,10.18,",
+        "\ncom,spaceship,9.58,10.18,",
+    );
+    p = replace(
+        p,
+        "\nnet,dreamhost,4.99,19.99,",
+        "\nnet,dreamhost,10.99,19.99,",
+    );
+    p = replace(
+        p,
+        "\nio,sav,26.99,51.99,,USD,2026-08-16T00:00:00.000Z,,,,,",
+        "",
+    );
+    p.push_str("org,nira,6.50,6.50,,USD,2026-11-01T00:00:00.000Z,,,,,\n");
+    p
+}
+
+/// The events of [`real_data_edit`] swapped in after the shipped data, in log order:
+/// (id, type, TLD, registrar).
+pub const REAL_DATA_EVENTS: [(u64, &str, &str, &str); 7] = [
+    (1, "price.changed", "com", "spaceship"),
+    (2, "offer.removed", "io", "sav"),
+    (3, "ranking.changed", "io", "porkbun"),
+    (4, "price.changed", "net", "dreamhost"),
+    (5, "ranking.changed", "net", "cloudflare"),
+    (6, "offer.added", "org", "nira"),
+    (7, "ranking.changed", "org", "nira"),
+];
 
 /// The fixture price source.
 pub fn fixture_source() -> PathBuf {
@@ -161,8 +226,14 @@ pub struct Options {
     /// Connection settings.
     pub server: server::Config,
     /// Data directory: when given, the server keeps the price-change event log there
-    /// (with the manual clock) and serves the event endpoints.
+    /// (with the manual clock) and serves the event endpoints, and runs webhooks (on
+    /// the system clock, which signatures are checked against; private targets and
+    /// `http://` allowed, for receivers on 127.0.0.1).
     pub data_dir: Option<PathBuf>,
+    /// The webhook retry schedule (default: at once, 100 ms, 200 ms).
+    pub webhook_schedule: Vec<Duration>,
+    /// `--allow-private-webhooks` (default true: receivers on 127.0.0.1).
+    pub webhooks_allow_private: bool,
     /// Live lookups (`serve --live`): when given, the server makes them with this
     /// configuration.
     pub live: Option<tldsnap::live::Config>,
@@ -182,6 +253,12 @@ impl Options {
             },
             server: server::Config::default(),
             data_dir: None,
+            webhook_schedule: vec![
+                Duration::ZERO,
+                Duration::from_millis(100),
+                Duration::from_millis(200),
+            ],
+            webhooks_allow_private: true,
             live: None,
         }
     }
@@ -239,14 +316,35 @@ impl Server {
                     .await
                     .unwrap(),
                 );
+                let hooks = match (&events, &opts.data_dir) {
+                    (Some(log), Some(dir)) => {
+                        let config = tldsnap::webhooks::Config {
+                            data_dir: dir.clone(),
+                            sender: tldsnap::webhooks::Sender::new(opts.webhooks_allow_private),
+                            schedule: opts.webhook_schedule.clone(),
+                            owner_check: tldsnap::api::webhooks::owner_check(Arc::clone(&access)),
+                        };
+                        let clock = Arc::new(tldsnap::access::clock::SystemClock);
+                        let hooks = Webhooks::open(config, Arc::clone(log), clock).unwrap();
+                        Some(Arc::new(hooks))
+                    }
+                    _ => None,
+                };
                 let state = State::new(store, access, opts.config);
                 let state = match events {
                     Some(log) => state.with_events(log),
                     None => state,
                 };
-                let state = Arc::new(match opts.live {
+                let state = match opts.live {
                     Some(config) => {
                         state.with_live(Arc::new(tldsnap::live::Live::new(config).unwrap()))
+                    }
+                    None => state,
+                };
+                let state = Arc::new(match &hooks {
+                    Some(hooks) => {
+                        hooks.start();
+                        state.with_webhooks(Arc::clone(hooks))
                     }
                     None => state,
                 });
@@ -254,10 +352,14 @@ impl Server {
                 ready_tx
                     .send((listener.local_addr().unwrap(), Arc::clone(&state)))
                     .unwrap();
-                run(listener, state, opts.server, async {
+                let served = run(listener, state, opts.server, async {
                     let _ = stopped.await;
                 })
-                .await
+                .await;
+                if let Some(hooks) = hooks {
+                    hooks.shutdown().await;
+                }
+                served
             })
         });
         let (addr, state) = ready_rx.recv().unwrap();
@@ -277,6 +379,18 @@ impl Server {
             .unwrap_or_default();
         let raw = format!("GET {target} HTTP/1.1\r\nHost: test\r\n{key}Connection: close\r\n\r\n");
         self.send(raw.as_bytes()).expect("a response")
+    }
+
+    /// `method target` with a JSON body (when given) and `X-API-Key: key`, on a fresh
+    /// connection.
+    pub fn request(
+        &self,
+        method: &str,
+        target: &str,
+        key: Option<&str>,
+        body: Option<&serde_json::Value>,
+    ) -> Response {
+        request(self.addr, method, target, key, body)
     }
 
     /// Sends `raw` on a fresh connection and reads one response (`None`: the server
@@ -309,6 +423,35 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.shutdown();
     }
+}
+
+/// `method target` on a fresh connection to `addr`, with `X-API-Key: key` and a JSON
+/// body when given.
+pub fn request(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    key: Option<&str>,
+    body: Option<&serde_json::Value>,
+) -> Response {
+    let key = key
+        .map(|k| format!("X-API-Key: {k}\r\n"))
+        .unwrap_or_default();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let kind = if body.is_empty() {
+        ""
+    } else {
+        "Content-Type: application/json\r\n"
+    };
+    let raw = format!(
+        "{method} {target} HTTP/1.1\r\nHost: test\r\n{key}{kind}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut conn = Conn::open(addr);
+    let _ = conn.stream.get_mut().write_all(raw.as_bytes());
+    conn.read_response(method == "HEAD")
+        .expect("no I/O error or timeout")
+        .expect("a response")
 }
 
 /// One client connection.
@@ -700,10 +843,12 @@ impl Binary {
         bin
     }
 
-    /// The next stderr line containing `needle` (10 s at most).
+    /// The next stderr line containing `needle` (60 s at most: a guard against a hang,
+    /// not a timing check; a debug build starting on the embedded data on a loaded 2-core
+    /// machine has taken over 10 s).
     pub fn wait_for(&mut self, needle: &str) -> String {
         loop {
-            match self.lines.recv_timeout(Duration::from_secs(10)) {
+            match self.lines.recv_timeout(Duration::from_secs(60)) {
                 Ok(line) => {
                     self.log.push(line.clone());
                     if line.contains(needle) {

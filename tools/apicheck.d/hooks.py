@@ -11,7 +11,13 @@ the document allows is still refused with a 400 that is right:
   cursor (a well-formed one of another listing or snapshot is a 400 naming it);
 - `after` on the event endpoints: only an event id this server handed out (or 0) is a
   place to resume from; one past the last id, or before the retention, is 410
-  `cursor_expired` (tests/http_events.rs).
+  `cursor_expired` (tests/http_events.rs);
+- a webhook `url`: the document can say its form (http or https, printable ASCII),
+  not whether its host resolves to an address the server delivers to. Positive cases
+  get `http://127.0.0.1:9/apicheck` (the server runs with --allow-private-webhooks;
+  port 9 answers nothing, so a test message fails fast and nothing leaves the
+  machine: no generated host name is ever looked up). Negative cases are sent as
+  generated: a url outside the pattern is refused before any lookup.
 
 A fourth: a `{domain}` that is a public suffix alone (`co.uk`, `a.ck` under the PSL's
 `*.ck`) is a 400 `invalid_parameter`, and which names are suffixes is the Public Suffix
@@ -48,6 +54,7 @@ DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 NAME_PARAMETERS = ("tlds", "q")
+WEBHOOK_URL = "http://127.0.0.1:9/apicheck"
 PATH_NAME_PARAMETERS = ("tld", "domain")
 
 
@@ -76,6 +83,8 @@ def before_call(ctx, case, **kwargs):
                 if name in case.query and not (name == "q" and "domains/search" not in case.operation.path):
                     case.query[name] = _not_a_name(case.query[name])
         return
+    if mode == GenerationMode.POSITIVE and isinstance(case.body, dict) and "url" in case.body:
+        case.body["url"] = WEBHOOK_URL
     domain = (case.path_parameters or {}).get("domain")
     # Only while the name stays short: a name over 253 characters (in its xn-- form,
     # longer than the Unicode one) is a 400 of its own.
