@@ -463,3 +463,56 @@ fn domain_search_fills_availability_when_asked() {
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["parameter"], "check_availability");
 }
+
+/// The real binary with the command-line flags an operator (or a test) gives: `serve
+/// --live --rdap-bootstrap FILE --resolver ADDR --tls-port PORT --tls-roots FILE
+/// --allow-private-targets --whois-referral HOST:PORT --whois-port PORT`, against the
+/// test upstreams.
+#[test]
+fn the_binary_takes_the_live_flags() {
+    let dir = TempDir::new("live-bin");
+    let up = Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    let bootstrap = dir.path("dns.json");
+    std::fs::write(&bootstrap, up.bootstrap_json()).unwrap();
+    let roots = up.ca.write_pem(&dir.0);
+    let plans = dir.path("plans.json");
+    std::fs::write(&plans, http_support::TEST_PLANS).unwrap();
+    let whois = format!("127.0.0.1:{}", up.whois.port());
+    let whois_port = up.whois.port().to_string();
+    let resolver = up.dns.to_string();
+    let tls_port = up.tls.port().to_string();
+    let bin = http_support::Binary::start(&[
+        "--keys",
+        keys_path.to_str().unwrap(),
+        "--plans",
+        plans.to_str().unwrap(),
+        "--live",
+        "--rdap-bootstrap",
+        bootstrap.to_str().unwrap(),
+        "--resolver",
+        &resolver,
+        "--tls-port",
+        &tls_port,
+        "--tls-roots",
+        roots.to_str().unwrap(),
+        "--allow-private-targets",
+        "--whois-referral",
+        &whois,
+        "--whois-port",
+        &whois_port,
+    ]);
+    let key = Some(keys["pro"].as_str());
+    let r = bin.get("/api/v1/client/domains/free.lvt/availability", key);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["availability"], "available");
+    let r = bin.get("/api/v1/client/domains/taken.lvw/rdap", key);
+    assert_eq!(r.json()["source"]["protocol"], "whois");
+    let r = bin.get("/api/v1/client/domains/secure.lvt/tls", key);
+    assert_eq!(r.json()["valid"], true, "{}", r.text());
+    let r = bin.get("/api/v1/client/domains/taken.lvt/dns?types=NS", key);
+    assert_eq!(
+        r.json()["records"][0]["records"][0]["host"],
+        "ns1.taken.lvt"
+    );
+}
