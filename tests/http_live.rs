@@ -218,6 +218,53 @@ fn dns_records_over_http() {
         assert_eq!(r.status, 400, "{bad}");
         assert_eq!(r.json()["parameter"], "types");
     }
+
+    // The resolver's DNSSEC verdict, when asked for: a signed zone (its records and its
+    // NXDOMAIN), an unsigned one, records whose validation fails, a broken name.
+    let verdict = |target: &str| {
+        let r = server.get(target, key);
+        assert_eq!(r.status, 200, "{target}: {}", r.text());
+        assert_eq!(r.header("x-credits-cost"), Some("1"));
+        r.json()
+    };
+    let v = verdict("/api/v1/client/domains/signed.lvt/dns?types=A,NS&dnssec=true");
+    assert_eq!(
+        v["dnssec"],
+        serde_json::json!({"verdict": "secure", "resolver_validates": true})
+    );
+    assert_eq!(v["records"][0]["dnssec"], "secure");
+    assert_eq!(v["records"][1]["dnssec"], "secure");
+    let v = verdict("/api/v1/client/domains/www.signed.lvt/dns?types=A&dnssec=true");
+    assert_eq!(
+        (&v["status"], &v["dnssec"]["verdict"]),
+        (&"NXDOMAIN".into(), &"secure".into())
+    );
+    let v = verdict("/api/v1/client/domains/taken.lvt/dns?types=A,MX&dnssec=true");
+    assert_eq!(v["dnssec"]["verdict"], "insecure");
+    assert_eq!(v["records"][1]["records"][0]["exchange"], "mail.taken.lvt");
+    let v = verdict("/api/v1/client/domains/bogus.lvt/dns?types=A&dnssec=true");
+    assert_eq!(v["status"], "SERVFAIL");
+    assert_eq!(v["records"][0]["dnssec"], "bogus");
+    assert_eq!(v["dnssec"]["verdict"], "bogus");
+    let v = verdict("/api/v1/client/domains/servfail.lvt/dns?types=A&dnssec=true");
+    assert_eq!(v["dnssec"]["verdict"], "indeterminate");
+    // Not asked (or asked not to): no verdict in the answer.
+    for target in [
+        "/api/v1/client/domains/bogus.lvt/dns?types=A",
+        "/api/v1/client/domains/signed.lvt/dns?types=A&dnssec=false",
+    ] {
+        let v = verdict(target);
+        assert!(v.get("dnssec").is_none(), "{target}: {v}");
+        assert!(v["records"][0].get("dnssec").is_none(), "{target}: {v}");
+    }
+    for bad in ["1", "yes", "TRUE", ""] {
+        let r = server.get(
+            &format!("/api/v1/client/domains/taken.lvt/dns?dnssec={bad}"),
+            key,
+        );
+        assert_eq!(r.status, 400, "{bad}");
+        assert_eq!(r.json()["parameter"], "dnssec");
+    }
 }
 
 fn post_json(server: &Server, path: &str, key: &str, body: &str) -> Response {

@@ -1128,6 +1128,31 @@ fn live_endpoints(key: &str, add: &mut impl FnMut(&str, Vec<u8>, Expect)) {
             e,
         );
     }
+    // The DNS lookup's query, checked before the plan (which has no DNS here).
+    for (name, query) in [
+        ("dns types PTR", "types=PTR"),
+        ("dns types empty item", "types=A,,MX"),
+        ("dns dnssec yes", "dnssec=yes"),
+        ("dns dnssec empty", "dnssec="),
+        ("dns dnssec twice", "dnssec=true&dnssec=true"),
+    ] {
+        add(
+            name,
+            get_key(
+                &format!("/api/v1/client/domains/example.com/dns?{query}"),
+                key,
+            ),
+            BAD,
+        );
+    }
+    add(
+        "dns well formed",
+        get_key(
+            "/api/v1/client/domains/example.com/dns?types=A&dnssec=true",
+            key,
+        ),
+        Problem(403, "lookup_not_in_plan"),
+    );
     const BULK: &str = "/api/v1/client/domains/availability";
     let many =
         serde_json::json!({ "domains": (0..101).map(|i| format!("n{i}.com")).collect::<Vec<_>>() })

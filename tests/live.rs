@@ -223,7 +223,7 @@ fn dns_records_with_ttls_and_every_response_code_told_apart() {
     let up = Upstreams::start();
     let live = Live::new(up.config()).unwrap();
     runtime().block_on(async {
-        let a = live.dns("taken.lvt", &Type::ALL, live.deadline()).await.unwrap();
+        let a = live.dns("taken.lvt", &Type::ALL, false, live.deadline()).await.unwrap();
         assert_eq!(a.status, "NOERROR");
         assert_eq!(a.resolver, format!("resolver {}", up.dns));
         let set = |t: &str| a.records.iter().find(|s| s.kind == t).unwrap();
@@ -245,25 +245,25 @@ fn dns_records_with_ttls_and_every_response_code_told_apart() {
         assert_eq!(set("SOA").records[0]["mname"], "ns1.taken.lvt");
 
         // The name exists, not this type: NOERROR without records, the SOA's TTL.
-        let nodata = live.dns("secure.lvt", &[Type::Mx], live.deadline()).await.unwrap();
+        let nodata = live.dns("secure.lvt", &[Type::Mx], false, live.deadline()).await.unwrap();
         assert_eq!(nodata.status, "NOERROR");
         assert_eq!(nodata.records[0].status, "NOERROR");
         assert!(nodata.records[0].records.is_empty());
         assert_eq!(nodata.records[0].ttl, Some(60));
 
         // No such name.
-        let nx = live.dns("free.lvt", &[Type::A, Type::Ns], live.deadline()).await.unwrap();
+        let nx = live.dns("free.lvt", &[Type::A, Type::Ns], false, live.deadline()).await.unwrap();
         assert_eq!(nx.status, "NXDOMAIN");
         assert!(nx.records.iter().all(|s| s.status == "NXDOMAIN" && s.ttl == Some(60)));
 
         // The resolver could not get an answer: SERVFAIL, not NXDOMAIN.
-        let sf = live.dns("servfail.lvt", &[Type::A, Type::Ns], live.deadline()).await.unwrap();
+        let sf = live.dns("servfail.lvt", &[Type::A, Type::Ns], false, live.deadline()).await.unwrap();
         assert_eq!(sf.status, "SERVFAIL");
         assert!(sf.records.iter().all(|s| s.status == "SERVFAIL"));
 
         // No answer at all: a timeout naming the resolver, within the budget.
         let started = Instant::now();
-        let err = live.dns("slowdns.lvt", &[Type::A], live.deadline()).await.unwrap_err();
+        let err = live.dns("slowdns.lvt", &[Type::A], false, live.deadline()).await.unwrap_err();
         println!("silent resolver answered as {err:?} in {:?}", started.elapsed());
         assert!(
             matches!(&err, Failure::Timeout { upstream, .. } if *upstream == format!("resolver {}", up.dns)),
@@ -271,9 +271,98 @@ fn dns_records_with_ttls_and_every_response_code_told_apart() {
         );
 
         // Cached for the TTL: the same answer, learnt at the same time.
-        let again = live.dns("taken.lvt", &Type::ALL, live.deadline()).await.unwrap();
+        let again = live.dns("taken.lvt", &Type::ALL, false, live.deadline()).await.unwrap();
         assert_eq!(again.learnt_at, a.learnt_at);
         assert_eq!(again.records, a.records);
+    });
+}
+
+#[test]
+fn dnssec_verdicts_are_the_resolvers() {
+    use tldsnap::live::dns::{Dnssec, Type};
+    let up = Upstreams::start();
+    let live = Live::new(up.config()).unwrap();
+    runtime().block_on(async {
+        let ask = |name: &'static str, types: &'static [Type]| {
+            let live = &live;
+            async move { live.dns(name, types, true, live.deadline()).await.unwrap() }
+        };
+        // A validating resolver: AD on a signed zone's records and on its NXDOMAIN.
+        let signed = ask("signed.lvt", &[Type::A, Type::Ns]).await;
+        assert_eq!(signed.records[0].records[0]["address"], "127.0.0.1");
+        assert!(
+            signed
+                .records
+                .iter()
+                .all(|s| s.dnssec == Some(Dnssec::Secure))
+        );
+        let summary = signed.dnssec.unwrap();
+        assert_eq!(summary.verdict, Dnssec::Secure);
+        assert_eq!(summary.resolver_validates, Some(true));
+        let denied = ask("www.signed.lvt", &[Type::A]).await;
+        assert_eq!(denied.status, "NXDOMAIN");
+        assert_eq!(denied.records[0].ttl, Some(60));
+        assert_eq!(denied.records[0].dnssec, Some(Dnssec::Secure));
+        // No AD from a resolver that validates: an unsigned zone.
+        let plain = ask("taken.lvt", &[Type::Mx]).await;
+        assert_eq!(plain.records[0].records.len(), 2);
+        assert_eq!(plain.dnssec.unwrap().verdict, Dnssec::Insecure);
+        // SERVFAIL, and records with checking disabled: the validation failed.
+        let bogus = ask("bogus.lvt", &[Type::A, Type::Mx]).await;
+        assert_eq!(bogus.status, "SERVFAIL");
+        assert!(
+            bogus
+                .records
+                .iter()
+                .all(|s| s.status == "SERVFAIL" && s.records.is_empty())
+        );
+        assert!(
+            bogus
+                .records
+                .iter()
+                .all(|s| s.dnssec == Some(Dnssec::Bogus))
+        );
+        // SERVFAIL either way is no verdict; the weakest type decides the name's.
+        let broken = ask("servfail.lvt", &[Type::A]).await;
+        assert_eq!(broken.records[0].dnssec, Some(Dnssec::Indeterminate));
+        // Without the question, no verdict is given (and none is asked for).
+        let unasked = live
+            .dns("signed.lvt", &[Type::A], false, live.deadline())
+            .await
+            .unwrap();
+        assert_eq!(unasked.dnssec, None);
+        assert_eq!(unasked.records[0].dnssec, None);
+        // Cached like any answer: the same verdict, learnt at the same time.
+        let again = ask("signed.lvt", &[Type::A, Type::Ns]).await;
+        assert_eq!(
+            (again.learnt_at, again.records),
+            (signed.learnt_at, signed.records)
+        );
+    });
+
+    // A resolver that does not validate: no AD anywhere, so no verdict at all — not
+    // "insecure", which would claim the zones are unsigned.
+    let mut config = up.config();
+    config.resolver = Some(up.dns_plain);
+    let live = Live::new(config).unwrap();
+    runtime().block_on(async {
+        for name in ["signed.lvt", "taken.lvt", "bogus.lvt"] {
+            let a = live
+                .dns(name, &[Type::A], true, live.deadline())
+                .await
+                .unwrap();
+            assert_eq!(a.status, "NOERROR", "{name}");
+            assert_eq!(a.records[0].dnssec, Some(Dnssec::Indeterminate), "{name}");
+            let summary = a.dnssec.unwrap();
+            assert_eq!(summary.verdict, Dnssec::Indeterminate);
+            assert_eq!(summary.resolver_validates, Some(false));
+        }
+        // A silent resolver: the lookup fails as before, naming it.
+        let err = live
+            .dns("slowdns.lvt", &[Type::A], true, live.deadline())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Failure::Timeout { .. }), "{err:?}");
     });
 }
 

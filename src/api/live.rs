@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `GET /api/v1/client/domains/{domain}/rdap` | registration data (RDAP, else WHOIS) | 2 |
 //! | `GET /api/v1/client/domains/{domain}/status` | EPP status codes, their meaning, grace / hold / pending delete | 1 |
-//! | `GET /api/v1/client/domains/{domain}/dns?types=` | DNS records with TTLs and response codes | 1 |
+//! | `GET /api/v1/client/domains/{domain}/dns?types=&dnssec=` | DNS records with TTLs and response codes; the resolver's DNSSEC verdict when asked | 1 |
 //! | `GET /api/v1/client/domains/{domain}/availability` | available, registered, reserved or unknown, with the evidence | 1 |
 //! | `POST /api/v1/client/domains/availability` | the same for up to 100 names | 1 per name |
 //! | `GET /api/v1/client/domains/{domain}/tls` | the certificate `https://{domain}` presents, judged | 2 |
@@ -88,8 +88,9 @@ pub async fn status(
     .await
 }
 
-/// `GET /api/v1/client/domains/{domain}/dns?types=`: the name as given (a subdomain is
-/// its own name here), every type asked at once.
+/// `GET /api/v1/client/domains/{domain}/dns?types=&dnssec=`: the name as given (a
+/// subdomain is its own name here), every type asked at once; with `dnssec=true`, the
+/// resolver's DNSSEC verdict on each.
 pub async fn dns(
     state: &State,
     req: &Request<Incoming>,
@@ -104,12 +105,14 @@ pub async fn dns(
         conn,
         Lookup::Dns,
         |query| {
-            let [types] = params::pick(query, ["types"])?;
-            params::dns_types(types.as_deref())
+            let [types, dnssec] = params::pick(query, ["types", "dnssec"])?;
+            let types = params::dns_types(types.as_deref())?;
+            let dnssec = params::boolean("dnssec", dnssec.as_deref(), false)?;
+            Ok((types, dnssec))
         },
-        async |live, name, types| {
+        async |live, name, (types, dnssec)| {
             let answer = live
-                .dns(&name.full, &types, live.deadline())
+                .dns(&name.full, &types, dnssec, live.deadline())
                 .await
                 .map_err(upstream_problem)?;
             Ok(serde_json::to_vec(&answer).unwrap_or_default())

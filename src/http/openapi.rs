@@ -496,12 +496,15 @@ fn live_operation(id: RouteId) -> Value {
         _ => (
             "domainDns",
             "DNS records of a name (live)",
-            "The name's records of each type asked, through a real stub resolver (the server's, or `--resolver`), with their TTLs and each type's response code: NXDOMAIN (no such name), NOERROR without records (the name exists, not the type) and SERVFAIL (the resolver could not get an answer) are told apart. The name is looked up as given (a subdomain is its own name). Cached for the answers' TTLs (at least 5 s, at most an hour; negative answers at most 5 minutes). 424 only when no type got a response.",
+            "The name's records of each type asked, through a real stub resolver (the server's, or `--resolver`), with their TTLs and each type's response code: NXDOMAIN (no such name), NOERROR without records (the name exists, not the type) and SERVFAIL (the resolver could not get an answer) are told apart. The name is looked up as given (a subdomain is its own name). With `dnssec=true`, the resolver's DNSSEC verdict on each type and on the name (`secure`, `insecure`, `bogus`, `indeterminate`): tldsnap asks with the DO and AD bits set and reports the resolver's AD bit, a SERVFAIL that a query with CD (checking disabled) answers as `bogus`, and `insecure` only from a resolver that authenticates the root zone — it does not validate signatures itself (docs/LIVE.md). Cached for the answers' TTLs (at least 5 s, at most an hour; negative answers at most 5 minutes). 424 only when no type got a response.",
             "DnsAnswer",
             json!([domain, { "name": "types", "in": "query", "required": false,
                 "description": "Comma-separated record types (any letter case; duplicates collapsed); absent: all seven.",
                 "style": "form", "explode": false,
-                "schema": { "type": "array", "minItems": 1, "items": { "type": "string", "pattern": DNS_TYPE }, "examples": [["A", "MX"]] } }]),
+                "schema": { "type": "array", "minItems": 1, "items": { "type": "string", "pattern": DNS_TYPE }, "examples": [["A", "MX"]] } },
+                { "name": "dnssec", "in": "query", "required": false,
+                "description": "When true, the answer carries the resolver's DNSSEC verdict (`dnssec` on the answer and on each record set). Same credits.",
+                "schema": { "type": "boolean", "default": false } }]),
             not_found,
         ),
     };
@@ -624,12 +627,18 @@ fn live_schemas() -> Value {
                     "properties": { "ttl": { "type": "integer" }, "address": { "type": "string" }, "preference": { "type": "integer" }, "exchange": { "type": "string" }, "host": { "type": "string" }, "text": { "type": "string" },
                                     "flags": { "type": "integer" }, "tag": { "type": "string" }, "value": { "type": "string" },
                                     "mname": { "type": "string" }, "rname": { "type": "string" }, "serial": { "type": "integer" }, "refresh": { "type": "integer" }, "retry": { "type": "integer" }, "expire": { "type": "integer" }, "minimum": { "type": "integer" } } } },
-                "error": { "type": "string", "description": "Why no response came (TIMEOUT, ERROR)." } } }));
+                "error": { "type": "string", "description": "Why no response came (TIMEOUT, ERROR)." },
+                "dnssec": { "$ref": "#/components/schemas/DnssecVerdict" } } }));
+    schemas.insert("DnssecVerdict".into(), json!({ "enum": ["secure", "insecure", "bogus", "indeterminate"],
+                "description": "Only with `dnssec=true`. The resolver's verdict (RFC 4035 section 4.3's words): secure = it set AD (it validated the records, or the proof there are none); insecure = no AD from a resolver that validates (the data is not signed); bogus = SERVFAIL, and an answer when asked with CD (checking disabled): its validation failed; indeterminate = no verdict (the resolver does not validate, failed either way, or did not answer)." }));
     schemas.insert("DnsAnswer".into(), json!({ "type": "object", "required": ["name", "status", "records", "resolver", "learnt_at"], "properties": {
                 "name": { "type": "string", "description": "The name looked up, canonical (xn-- form)." },
                 "status": { "type": "string", "description": "NXDOMAIN when the name does not exist, SERVFAIL when every type failed so, else NOERROR." },
                 "records": { "type": "array", "items": { "$ref": "#/components/schemas/DnsRecordSet" } },
                 "resolver": { "type": "string", "description": "The resolver asked." },
+                "dnssec": { "type": "object", "required": ["verdict", "resolver_validates"], "description": "Only with `dnssec=true`.", "properties": {
+                    "verdict": { "$ref": "#/components/schemas/DnssecVerdict", "description": "The weakest of the record sets' verdicts (bogus, then indeterminate, then insecure, then secure)." },
+                    "resolver_validates": { "type": ["boolean", "null"], "description": "Whether the resolver authenticates DNSSEC data: it set AD on the root zone's SOA (asked at most every 10 minutes); null when it did not answer." } } },
                 "learnt_at": { "type": "string", "format": "date-time" } } }));
     schemas.insert("StatusAnswer".into(), json!({ "type": "object", "required": ["domain", "registered", "statuses", "grace_period", "on_hold", "pending_delete", "source", "learnt_at"], "properties": {
                 "domain": { "type": "string" },

@@ -88,7 +88,9 @@ impl Live {
         if !name.private {
             return self.availability(&name.domain, deadline).await;
         }
-        let ns = self.record_set(&name.domain, Type::Ns, deadline).await;
+        let ns = self
+            .record_set(&name.domain, Type::Ns, false, deadline)
+            .await;
         let none = Failure::NoService {
             tld: name.suffix().to_owned(),
         };
@@ -100,7 +102,7 @@ impl Live {
     pub async fn availability(&self, domain: &str, deadline: Instant) -> Availability {
         let (registry, ns) = tokio::join!(
             self.registry(domain, deadline),
-            self.record_set(domain, Type::Ns, deadline)
+            self.record_set(domain, Type::Ns, false, deadline)
         );
         // Which protocol a failure came from: RDAP where the bootstrap names a server.
         let protocol = if self.config.bootstrap.lookup(domain).is_some() {
@@ -275,7 +277,9 @@ mod tests {
                     .map(|i| serde_json::json!({ "host": format!("ns{i}.x.test"), "ttl": 60 }))
                     .collect(),
                 error: (status == "TIMEOUT").then(|| "no answer".to_owned()),
+                dnssec: None,
             },
+            seen: None,
             learnt_at_ms: 0,
         }
     }

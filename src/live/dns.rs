@@ -3,16 +3,32 @@
 //! one query; its answer keeps the response code, so NXDOMAIN (no such name), NOERROR
 //! without records (the name exists, not this type) and SERVFAIL (the resolver could
 //! not get an answer) are told apart, with the TTLs the answer carried.
+//!
+//! Asked for the resolver's DNSSEC verdict (`dnssec=true`), each type is one query
+//! of its own to the resolver's name servers with the DO (RFC 3225) and AD (RFC 6840
+//! section 5.7) bits set, read whole (hickory-net's UDP client, TCP when truncated),
+//! so the response's AD bit and response code are both seen: AD set is `secure`; a
+//! SERVFAIL that the same query with CD (checking disabled) answers is `bogus`; no AD
+//! from a resolver that authenticates the root zone is `insecure`; anything else is
+//! `indeterminate`. tldsnap does not validate signatures itself: the verdict is the
+//! resolver's, and only as trustworthy as the path to it (`docs/LIVE.md`).
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use hickory_resolver::TokioResolver;
-use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolveHosts, ResolverConfig};
+use hickory_resolver::config::{
+    ConnectionConfig, NameServerConfig, ProtocolConfig, ResolveHosts, ResolverConfig,
+};
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
-use hickory_resolver::net::{DnsError, NetError};
-use hickory_resolver::proto::op::ResponseCode;
-use hickory_resolver::proto::rr::{RData, RecordType};
+use hickory_resolver::net::tcp::TcpClientStream;
+use hickory_resolver::net::udp::UdpClientStream;
+use hickory_resolver::net::xfer::FirstAnswer;
+use hickory_resolver::net::{DnsError, DnsHandle, NetError};
+use hickory_resolver::proto::op::{
+    DnsRequest, DnsRequestOptions, DnsResponse, Query, ResponseCode,
+};
+use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -109,6 +125,39 @@ pub struct RecordSet {
     /// Why there is no response, when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The resolver's DNSSEC verdict on this answer, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dnssec: Option<Dnssec>,
+}
+
+/// The resolver's DNSSEC verdict on one answer (RFC 4035 section 4.3's words), weakest
+/// first: the verdict on a whole name is the weakest of its types'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dnssec {
+    /// The resolver refused the data as failing validation: SERVFAIL when it checks,
+    /// an answer when asked with checking disabled (CD).
+    Bogus,
+    /// No verdict: the resolver does not authenticate DNSSEC data (it did not set AD on
+    /// the root zone, which is signed), could not answer either way (SERVFAIL with and
+    /// without CD), refused, or did not answer.
+    Indeterminate,
+    /// A resolver that validates answered without AD: the data is not signed (the zone,
+    /// or a zone above it, is unsigned) — RFC 4035's insecure.
+    Insecure,
+    /// The resolver set AD: it validated the answer (the records, or the proof that
+    /// there are none) from the root's trust anchor down.
+    Secure,
+}
+
+/// The resolver's DNSSEC verdict on a whole name, when asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DnssecSummary {
+    /// The weakest of the types' verdicts.
+    pub verdict: Dnssec,
+    /// Whether the resolver authenticates DNSSEC data: it set AD on the root zone's SOA
+    /// (asked at most every 10 minutes); `null` when it did not answer that question.
+    pub resolver_validates: Option<bool>,
 }
 
 impl RecordSet {
@@ -131,16 +180,24 @@ pub struct DnsAnswer {
     pub records: Vec<RecordSet>,
     /// The resolver asked.
     pub resolver: String,
+    /// The resolver's DNSSEC verdict on the name, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dnssec: Option<DnssecSummary>,
     /// When the oldest of the record sets was learnt.
     pub learnt_at: String,
 }
 
-/// The resolver of a configuration.
-pub(crate) fn resolver(
-    addr: Option<SocketAddr>,
-    timeout: Duration,
-) -> Result<(TokioResolver, String), String> {
-    let (mut builder, name) = match addr {
+/// The stub resolver of a configuration, what problems call it, and its name servers
+/// (where the DNSSEC queries go).
+pub(crate) struct Resolver {
+    pub(crate) resolver: TokioResolver,
+    pub(crate) name: String,
+    pub(crate) servers: Vec<SocketAddr>,
+}
+
+/// The resolver of a configuration: `addr`, else the system's.
+pub(crate) fn resolver(addr: Option<SocketAddr>, timeout: Duration) -> Result<Resolver, String> {
+    let (config, mut opts, name) = match addr {
         Some(addr) => {
             let mut udp = ConnectionConfig::udp();
             udp.port = addr.port();
@@ -148,20 +205,29 @@ pub(crate) fn resolver(
             tcp.port = addr.port();
             let server = NameServerConfig::new(addr.ip(), true, vec![udp, tcp]);
             (
-                TokioResolver::builder_with_config(
-                    ResolverConfig::from_name_servers(vec![server]),
-                    TokioRuntimeProvider::default(),
-                ),
+                ResolverConfig::from_name_servers(vec![server]),
+                hickory_resolver::config::ResolverOpts::default(),
                 format!("resolver {addr}"),
             )
         }
         None => {
-            let builder = TokioResolver::builder_tokio()
+            let (config, opts) = hickory_resolver::system_conf::read_system_conf()
                 .map_err(|e| format!("the system's DNS configuration cannot be read: {e}"))?;
-            (builder, "the system resolver".to_owned())
+            (config, opts, "the system resolver".to_owned())
         }
     };
-    let opts = builder.options_mut();
+    let servers = config
+        .name_servers()
+        .iter()
+        .map(|s| {
+            let port = s
+                .connections
+                .iter()
+                .find(|c| matches!(c.protocol, ProtocolConfig::Udp))
+                .map_or(53, |c| c.port);
+            SocketAddr::new(s.ip, port)
+        })
+        .collect();
     opts.timeout = timeout;
     opts.attempts = 2;
     // Answers are cached by tldsnap with their own TTLs; the resolver's cache only
@@ -170,25 +236,45 @@ pub(crate) fn resolver(
     // Names are looked up in the DNS, never in this machine's hosts file.
     opts.use_hosts_file = ResolveHosts::Never;
     opts.ndots = 0;
+    let mut builder = TokioResolver::builder_with_config(config, TokioRuntimeProvider::default());
+    *builder.options_mut() = opts;
     let resolver = builder
         .build()
         .map_err(|e| format!("the DNS resolver cannot start: {e}"))?;
-    Ok((resolver, name))
+    Ok(Resolver {
+        resolver,
+        name,
+        servers,
+    })
 }
 
+/// How long the answer to "does the resolver validate?" is kept.
+const PROBE_TTL: Duration = Duration::from_secs(600);
+
 impl Live {
-    /// The records of `types` for `name` (canonical), within `deadline`. Fails only when
-    /// no type got a response (the resolver timed out or could not be reached).
+    /// The records of `types` for `name` (canonical), within `deadline`; with the
+    /// resolver's DNSSEC verdict when `dnssec`. Fails only when no type got a response
+    /// (the resolver timed out or could not be reached).
     pub async fn dns(
         &self,
         name: &str,
         types: &[Type],
+        dnssec: bool,
         deadline: Instant,
     ) -> Result<DnsAnswer, Failure> {
-        let sets = futures_util::future::join_all(
-            types.iter().map(|t| self.record_set(name, *t, deadline)),
-        )
-        .await;
+        let (sets, validates) = tokio::join!(
+            futures_util::future::join_all(
+                types
+                    .iter()
+                    .map(|t| self.record_set(name, *t, dnssec, deadline)),
+            ),
+            async {
+                match dnssec {
+                    true => Some(Box::pin(self.resolver_validates(deadline)).await),
+                    false => None,
+                }
+            }
+        );
         if !sets.is_empty() && sets.iter().all(|s| !s.set.answered()) {
             let timeout = sets.iter().any(|s| s.set.status == "TIMEOUT");
             let detail = sets[0].set.error.clone().unwrap_or_default();
@@ -217,11 +303,30 @@ impl Live {
             .map(|s| s.learnt_at_ms)
             .min()
             .unwrap_or_else(now_ms);
+        let records: Vec<RecordSet> = sets
+            .iter()
+            .map(|s| {
+                let mut set = s.set.clone();
+                if let (Some(seen), Some(validates)) = (s.seen, validates) {
+                    set.dnssec = Some(seen.verdict(validates));
+                }
+                set
+            })
+            .collect();
+        let dnssec = validates.map(|validates| DnssecSummary {
+            verdict: records
+                .iter()
+                .filter_map(|s| s.dnssec)
+                .min()
+                .unwrap_or(Dnssec::Indeterminate),
+            resolver_validates: validates,
+        });
         Ok(DnsAnswer {
             name: name.to_owned(),
             status: status.to_owned(),
-            records: sets.iter().map(|s| s.set.clone()).collect(),
+            records,
             resolver: self.resolver_name.clone(),
+            dnssec,
             learnt_at: crate::time::iso_millis(learnt_at),
         })
     }
@@ -229,7 +334,9 @@ impl Live {
     /// The addresses of `host` (A and AAAA), for connecting to it; a name without any
     /// is a failure naming the resolver.
     pub async fn addresses(&self, host: &str, deadline: Instant) -> Result<Vec<IpAddr>, Failure> {
-        let answer = self.dns(host, &[Type::A, Type::Aaaa], deadline).await?;
+        let answer = self
+            .dns(host, &[Type::A, Type::Aaaa], false, deadline)
+            .await?;
         let ips: Vec<IpAddr> = answer
             .records
             .iter()
@@ -246,13 +353,31 @@ impl Live {
         Ok(ips)
     }
 
-    /// One record set, from the cache or the resolver.
-    pub(crate) async fn record_set(&self, name: &str, kind: Type, deadline: Instant) -> Timed {
-        let key = format!("{} {name}", kind.as_str());
+    /// One record set, from the cache or the resolver; with what the resolver said of
+    /// its DNSSEC status when `dnssec`.
+    pub(crate) async fn record_set(
+        &self,
+        name: &str,
+        kind: Type,
+        dnssec: bool,
+        deadline: Instant,
+    ) -> Timed {
+        let key = match dnssec {
+            true => format!("{} {name} +dnssec", kind.as_str()),
+            false => format!("{} {name}", kind.as_str()),
+        };
         let looked = self
             .cache
             .get_or_lookup(&key, async {
-                let set = self.query(name, kind, deadline).await;
+                // Boxed: the DNSSEC exchange's state is large, and every caller of a
+                // plain lookup (the TLS lookup's addresses, availability) would carry it.
+                let (set, seen) = match dnssec {
+                    true => {
+                        let (set, seen) = Box::pin(self.query_dnssec(name, kind, deadline)).await;
+                        (set, Some(seen))
+                    }
+                    false => (self.query(name, kind, deadline).await, None),
+                };
                 // A response is kept for its TTL (clamped, negative answers shorter); no
                 // response, or SERVFAIL, is served and not kept.
                 let ttl = if !set.answered() || set.status == "SERVFAIL" {
@@ -266,6 +391,7 @@ impl Live {
                 Ok::<_, std::convert::Infallible>(Fresh {
                     value: Timed {
                         set,
+                        seen,
                         learnt_at_ms: now_ms(),
                     },
                     ttl: Duration::from_secs(u64::from(ttl)),
@@ -279,44 +405,183 @@ impl Live {
         }
     }
 
+    /// One type through the stub resolver.
     async fn query(&self, name: &str, kind: Type, deadline: Instant) -> RecordSet {
         let fqdn = format!("{name}.");
         let looked =
             tokio::time::timeout_at(deadline, self.resolver.lookup(fqdn, kind.record_type())).await;
-        let lookup = match looked {
-            Err(_) => return failed(kind, "TIMEOUT", "no answer within the lookup's time".into()),
-            Ok(Err(e)) => return from_error(kind, &e),
-            Ok(Ok(lookup)) => lookup,
-        };
-        let want = kind.record_type();
-        let records: Vec<(u32, Value)> = lookup
-            .answers()
-            .iter()
-            .filter(|r| r.record_type() == want)
-            .take(super::registration::MAX_LIST * 4)
-            .filter_map(|r| record_value(&r.data).map(|v| (r.ttl, v)))
-            .collect();
-        let ttl = records.iter().map(|(ttl, _)| *ttl).min();
-        RecordSet {
-            kind: kind.as_str(),
-            status: "NOERROR".to_owned(),
-            ttl,
-            records: records
-                .into_iter()
-                .map(|(ttl, mut v)| {
-                    v["ttl"] = json!(ttl);
-                    v
-                })
-                .collect(),
-            error: None,
+        match looked {
+            Err(_) => failed(kind, "TIMEOUT", "no answer within the lookup's time".into()),
+            Ok(Err(e)) => from_error(kind, &e),
+            Ok(Ok(lookup)) => records_of(kind, "NOERROR", lookup.answers(), None),
         }
     }
+
+    /// One type asked with DO and AD (and, after a SERVFAIL, again with CD): the records
+    /// and what the response said of their DNSSEC status.
+    async fn query_dnssec(&self, name: &str, kind: Type, deadline: Instant) -> (RecordSet, Seen) {
+        let response = match self
+            .exchange(name, kind.record_type(), false, deadline)
+            .await
+        {
+            Ok(response) => response,
+            Err((status, error)) => return (failed(kind, status, error), Seen::Nothing),
+        };
+        let code = response.metadata.response_code;
+        match code {
+            ResponseCode::NoError | ResponseCode::NXDomain => {
+                let set = records_of(
+                    kind,
+                    &rcode(code),
+                    &response.answers,
+                    response.negative_ttl(),
+                );
+                let seen = match response.metadata.authentic_data {
+                    true => Seen::Authenticated,
+                    false => Seen::Unauthenticated,
+                };
+                (set, seen)
+            }
+            ResponseCode::ServFail => {
+                // Checking disabled: an answer now means the resolver's validation is
+                // what failed before.
+                let unchecked = self
+                    .exchange(name, kind.record_type(), true, deadline)
+                    .await;
+                let seen = match unchecked {
+                    Ok(r)
+                        if matches!(
+                            r.metadata.response_code,
+                            ResponseCode::NoError | ResponseCode::NXDomain
+                        ) =>
+                    {
+                        Seen::Bogus
+                    }
+                    _ => Seen::Nothing,
+                };
+                (records_of(kind, "SERVFAIL", &[], None), seen)
+            }
+            other => (records_of(kind, &rcode(other), &[], None), Seen::Nothing),
+        }
+    }
+
+    /// Whether the resolver authenticates DNSSEC data: AD on the root zone's SOA (the
+    /// root is signed), kept [`PROBE_TTL`]; `None` when it did not answer.
+    async fn resolver_validates(&self, deadline: Instant) -> Option<bool> {
+        let probe = self
+            .cache
+            .get_or_lookup("", async {
+                let response = self.exchange("", RecordType::SOA, false, deadline).await?;
+                let validates = response.metadata.response_code == ResponseCode::NoError
+                    && response.metadata.authentic_data;
+                Ok::<_, (&'static str, String)>(Fresh {
+                    value: Validates(validates),
+                    ttl: PROBE_TTL,
+                    bytes: 8,
+                })
+            })
+            .await;
+        probe.ok().map(|v| v.0)
+    }
+
+    /// One query for `name` (canonical; `""`: the root) to the resolver's name servers
+    /// in turn, with DO and AD set (CD too when `checking_disabled`), the whole response
+    /// read: UDP, then TCP when it comes back truncated. Errs with the status a record
+    /// set shows (`TIMEOUT`, `ERROR`) and why.
+    async fn exchange(
+        &self,
+        name: &str,
+        record_type: RecordType,
+        checking_disabled: bool,
+        deadline: Instant,
+    ) -> Result<DnsResponse, (&'static str, String)> {
+        let qname = Name::from_ascii(format!("{name}."))
+            .map_err(|e| ("ERROR", format!("not a DNS name: {e}")))?;
+        let mut options = DnsRequestOptions::default();
+        options.use_edns = true;
+        options.edns_set_dnssec_ok = true;
+        options.recursion_desired = true;
+        let mut request = DnsRequest::from_query(Query::query(qname, record_type), options);
+        request.metadata.authentic_data = true;
+        request.metadata.checking_disabled = checking_disabled;
+        let mut failure = ("ERROR", "no name server is configured".to_owned());
+        for server in &self.dns_servers {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let by = deadline.min(now + self.config.timeouts.first_byte);
+            match tokio::time::timeout_at(by, exchange_with(*server, request.clone(), by - now))
+                .await
+            {
+                Ok(Ok(response)) => return Ok(response),
+                Err(_) | Ok(Err(NetError::Timeout)) => {
+                    failure = ("TIMEOUT", "the resolver did not answer in time".to_owned());
+                }
+                Ok(Err(e)) => failure = ("ERROR", e.to_string()),
+            }
+        }
+        Err(failure)
+    }
+}
+
+/// One request to one name server over UDP, again over TCP when the answer was
+/// truncated (DNSSEC answers are larger).
+async fn exchange_with(
+    server: SocketAddr,
+    request: DnsRequest,
+    timeout: Duration,
+) -> Result<DnsResponse, NetError> {
+    let provider = TokioRuntimeProvider::default();
+    let udp = UdpClientStream::builder(server, provider.clone())
+        .with_timeout(Some(timeout))
+        .exchange();
+    let response = udp.send(request.clone()).first_answer().await?;
+    if !response.metadata.truncation {
+        return Ok(response);
+    }
+    let tcp = TcpClientStream::exchange(server, None, timeout, None, provider).await?;
+    tcp.send(request).first_answer().await
+}
+
+/// What a DNSSEC query's response said, before the resolver's own standing is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// An answer with AD.
+    Authenticated,
+    /// An answer without AD.
+    Unauthenticated,
+    /// SERVFAIL, and an answer with checking disabled.
+    Bogus,
+    /// No answer either way, or another response code.
+    Nothing,
+}
+
+impl Seen {
+    /// The verdict, given whether the resolver validates (`None`: unknown).
+    fn verdict(self, validates: Option<bool>) -> Dnssec {
+        match self {
+            Seen::Authenticated => Dnssec::Secure,
+            Seen::Unauthenticated if validates == Some(true) => Dnssec::Insecure,
+            Seen::Bogus => Dnssec::Bogus,
+            Seen::Unauthenticated | Seen::Nothing => Dnssec::Indeterminate,
+        }
+    }
+}
+
+/// Whether the resolver validates (the root probe's answer).
+struct Validates(bool);
+
+impl Cacheable for Validates {
+    const KIND: Kind = Kind::DnssecProbe;
 }
 
 /// A record set and when it was learnt (cached answers keep their time).
 #[derive(Debug, Clone)]
 pub(crate) struct Timed {
     pub(crate) set: RecordSet,
+    /// What the response said of its DNSSEC status, when asked.
+    pub(crate) seen: Option<Seen>,
     pub(crate) learnt_at_ms: i64,
 }
 
@@ -331,26 +596,52 @@ fn failed(kind: Type, status: &str, error: String) -> RecordSet {
         ttl: None,
         records: Vec::new(),
         error: Some(error),
+        dnssec: None,
+    }
+}
+
+/// The record set of a response: its records of the type asked (CNAMEs and
+/// signatures left out) with their TTLs; without records, the negative answer's TTL.
+fn records_of(
+    kind: Type,
+    status: &str,
+    answers: &[Record],
+    negative_ttl: Option<u32>,
+) -> RecordSet {
+    let want = kind.record_type();
+    let records: Vec<(u32, Value)> = answers
+        .iter()
+        .filter(|r| r.record_type() == want)
+        .take(super::registration::MAX_LIST * 4)
+        .filter_map(|r| record_value(&r.data).map(|v| (r.ttl, v)))
+        .collect();
+    let ttl = match records.iter().map(|(ttl, _)| *ttl).min() {
+        Some(ttl) => Some(ttl),
+        None => negative_ttl,
+    };
+    RecordSet {
+        kind: kind.as_str(),
+        status: status.to_owned(),
+        ttl,
+        records: records
+            .into_iter()
+            .map(|(ttl, mut v)| {
+                v["ttl"] = json!(ttl);
+                v
+            })
+            .collect(),
+        error: None,
+        dnssec: None,
     }
 }
 
 /// The record set of a lookup that ended without records.
 fn from_error(kind: Type, e: &NetError) -> RecordSet {
     match e {
-        NetError::Dns(DnsError::NoRecordsFound(none)) => RecordSet {
-            kind: kind.as_str(),
-            status: rcode(none.response_code),
-            ttl: none.negative_ttl,
-            records: Vec::new(),
-            error: None,
-        },
-        NetError::Dns(DnsError::ResponseCode(code)) => RecordSet {
-            kind: kind.as_str(),
-            status: rcode(*code),
-            ttl: None,
-            records: Vec::new(),
-            error: None,
-        },
+        NetError::Dns(DnsError::NoRecordsFound(none)) => {
+            records_of(kind, &rcode(none.response_code), &[], none.negative_ttl)
+        }
+        NetError::Dns(DnsError::ResponseCode(code)) => records_of(kind, &rcode(*code), &[], None),
         NetError::Timeout => failed(
             kind,
             "TIMEOUT",

@@ -26,7 +26,7 @@
 //! | [`registration`] | the one shape of registration data, whichever protocol brought it |
 //! | [`status`] | EPP status codes: spelling, meaning, grace / hold / pending-delete |
 //! | [`registry`] | the registration lookup: RDAP, else WHOIS; the status answer |
-//! | [`dns`] | DNS records through hickory-resolver: TTLs, NXDOMAIN / SERVFAIL told apart |
+//! | [`dns`] | DNS records through hickory-resolver: TTLs, NXDOMAIN / SERVFAIL told apart; the resolver's DNSSEC verdict (AD, CD) |
 //! | [`availability`] | registry and DNS as two witnesses: available only when both agree |
 //! | [`tls`] | the certificate `https://{domain}` presents, parsed and judged against the roots |
 //! | [`https`] | one HTTPS GET through the outbound guard, every step under a deadline |
@@ -181,6 +181,8 @@ pub struct Live {
     webpki: std::sync::Arc<rustls::client::WebPkiServerVerifier>,
     /// The resolver as problems name it.
     resolver_name: String,
+    /// The resolver's name servers, asked directly for the DNSSEC verdict.
+    dns_servers: Vec<std::net::SocketAddr>,
 }
 
 impl std::fmt::Debug for Live {
@@ -197,12 +199,13 @@ impl Live {
     pub fn new(config: Config) -> Result<Live, String> {
         let tls = https::client_config(config.tls_roots.as_deref())?;
         let guard = crate::net::Guard::new(config.allow_private_targets);
-        let (resolver, resolver_name) = dns::resolver(config.resolver, config.timeouts.first_byte)?;
+        let dns = dns::resolver(config.resolver, config.timeouts.first_byte)?;
         let webpki = tls::webpki_verifier(config.tls_roots.as_deref())?;
         Ok(Live {
             webpki,
-            resolver,
-            resolver_name,
+            resolver: dns.resolver,
+            resolver_name: dns.name,
+            dns_servers: dns.servers,
             https: https::Client::new(tls, guard, config.timeouts, config.max_body_bytes),
             upstreams: limits::Upstreams::new(config.limits),
             cache: cache::Cache::new(config.cache_bytes),

@@ -23,6 +23,15 @@
 //! SERVFAIL; `slowdns` is never answered; every other name is NXDOMAIN with the zone's
 //! SOA (negative TTL 60).
 //!
+//! It acts as a validating recursive resolver for the DNSSEC verdict (RFC 4035 section
+//! 3.2, RFC 6840 section 5.7): to a query with DO or AD set it answers with AD for the
+//! root zone and for every name under a `signed…` second-level name (`signed.lvt`,
+//! `www.signed.lvt`: a signed zone, its names and its NXDOMAINs authenticated), and
+//! without AD elsewhere (unsigned zones); `bogus` has records whose validation "fails":
+//! SERVFAIL unless the query has CD (checking disabled), then the records without AD.
+//! A second server (`dns_plain`) answers the same names as a resolver that does not
+//! validate: never AD, `bogus` answered like any name.
+//!
 //! And a TLS server choosing its certificate by SNI: `secure.lvt` a valid chain to the
 //! test CA, `expired.lvt` one that ended in 2020, `wronghost.lvt` one for
 //! `other.example`, `selfsigned.lvt` a self-signed one.
@@ -145,8 +154,10 @@ pub struct Upstreams {
     pub rdap: HashMap<&'static str, SocketAddr>,
     /// The WHOIS server (IANA's referral and the registry's, on one port).
     pub whois: SocketAddr,
-    /// The authoritative DNS server of the test TLDs (UDP).
+    /// The DNS server of the test TLDs (UDP), a validating resolver.
     pub dns: SocketAddr,
+    /// The same names from a resolver that does not validate DNSSEC.
+    pub dns_plain: SocketAddr,
     /// The TLS server (certificates by SNI).
     pub tls: SocketAddr,
     /// Requests each RDAP server received, by path.
@@ -176,13 +187,15 @@ impl Upstreams {
             rdap.insert(name, addr);
         }
         let whois = runtime.block_on(serve_whois());
-        let dns = runtime.block_on(serve_dns());
+        let dns = runtime.block_on(serve_dns(true));
+        let dns_plain = runtime.block_on(serve_dns(false));
         let tls = runtime.block_on(serve_tls(&ca));
         Upstreams {
             ca,
             rdap,
             whois,
             dns,
+            dns_plain,
             tls,
             hits,
             runtime: Some(runtime),
@@ -427,7 +440,7 @@ async fn serve_whois() -> SocketAddr {
 
 /// The kind a test label names: its known start (`taken7` → `taken`), else itself.
 pub fn kind_of(label: &str) -> &str {
-    const KINDS: [&str; 14] = [
+    const KINDS: [&str; 16] = [
         "taken",
         "nic",
         "free",
@@ -442,6 +455,8 @@ pub fn kind_of(label: &str) -> &str {
         "intranet",
         "servfail",
         "slowdns",
+        "signed",
+        "bogus",
     ];
     KINDS
         .into_iter()
@@ -478,7 +493,8 @@ fn whois_iana(query: &str) -> String {
     }
 }
 
-async fn serve_dns() -> SocketAddr {
+/// A DNS server on UDP; `validating`: as a resolver that validates DNSSEC.
+async fn serve_dns(validating: bool) -> SocketAddr {
     let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let addr = socket.local_addr().unwrap();
     let socket = Arc::new(socket);
@@ -488,7 +504,7 @@ async fn serve_dns() -> SocketAddr {
             let Ok((len, from)) = socket.recv_from(&mut buf).await else {
                 continue;
             };
-            if let Some(answer) = dns_answer(&buf[..len]) {
+            if let Some(answer) = dns_answer(&buf[..len], validating) {
                 let _ = socket.send_to(&answer, from).await;
             }
         }
@@ -497,8 +513,8 @@ async fn serve_dns() -> SocketAddr {
 }
 
 /// The answer to one DNS query, or `None` to leave it unanswered.
-fn dns_answer(query: &[u8]) -> Option<Vec<u8>> {
-    use hickory_resolver::proto::op::{Message, OpCode, ResponseCode};
+fn dns_answer(query: &[u8], validating: bool) -> Option<Vec<u8>> {
+    use hickory_resolver::proto::op::{Edns, Message, OpCode, ResponseCode};
     use hickory_resolver::proto::rr::rdata::{A, AAAA, CAA, MX, NS, SOA, TXT};
     use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
     let request = Message::from_vec(query).ok()?;
@@ -510,15 +526,32 @@ fn dns_answer(query: &[u8]) -> Option<Vec<u8>> {
     let mut response = Message::response(request.metadata.id, OpCode::Query);
     response.metadata.authoritative = true;
     response.metadata.recursion_desired = request.metadata.recursion_desired;
+    response.metadata.recursion_available = true;
     response.add_query(q.clone());
+    // DNSSEC: the client says it understands AD with DO (RFC 3225) or AD (RFC 6840).
+    let dnssec_ok = request.edns.as_ref().is_some_and(|e| e.flags().dnssec_ok);
+    let wants_ad = dnssec_ok || request.metadata.authentic_data;
+    if request.edns.is_some() {
+        let mut edns = Edns::new();
+        edns.set_max_payload(1232).set_dnssec_ok(dnssec_ok);
+        response.set_edns(edns);
+    }
+    let signed = qname.is_empty() || kind_of(qname.rsplit('.').nth(1).unwrap_or("")) == "signed";
+    let bogus = label == "bogus" && validating && !request.metadata.checking_disabled;
     let name = |n: &str| Name::from_ascii(n).unwrap();
     let owner = q.name().clone();
+    // The zone of the name: its TLD, or the root ("").
+    let zone = if tld.is_empty() {
+        String::new()
+    } else {
+        format!("{tld}.")
+    };
     let zone_soa = Record::from_rdata(
-        name(&format!("{tld}.")),
+        name(if zone.is_empty() { "." } else { &zone }),
         60,
         RData::SOA(SOA::new(
-            name(&format!("ns.nic.{tld}.")),
-            name(&format!("hostmaster.nic.{tld}.")),
+            name(&format!("ns.nic.{zone}")),
+            name(&format!("hostmaster.nic.{zone}")),
             2026010101,
             3600,
             600,
@@ -529,11 +562,20 @@ fn dns_answer(query: &[u8]) -> Option<Vec<u8>> {
     let record = |ttl: u32, data: RData| Record::from_rdata(owner.clone(), ttl, data);
     let exists = matches!(
         label,
-        "taken" | "nic" | "secure" | "expired" | "wronghost" | "selfsigned" | "intranet"
+        "taken"
+            | "nic"
+            | "secure"
+            | "expired"
+            | "wronghost"
+            | "selfsigned"
+            | "intranet"
+            | "signed"
+            | "bogus"
     ) && qname.matches('.').count() == 1;
     match label {
         "slowdns" => return None,
         "servfail" => response.metadata.response_code = ResponseCode::ServFail,
+        _ if bogus => response.metadata.response_code = ResponseCode::ServFail,
         _ if !exists && qname != tld => {
             response.metadata.response_code = ResponseCode::NXDomain;
             response.add_authority(zone_soa);
@@ -573,6 +615,18 @@ fn dns_answer(query: &[u8]) -> Option<Vec<u8>> {
                     3600,
                     RData::CAA(CAA::new_issue(false, Some(name("letsencrypt.org")), vec![])),
                 )],
+                (_, RecordType::SOA) if qname.is_empty() => vec![record(
+                    86400,
+                    RData::SOA(SOA::new(
+                        name("a.root-servers.net."),
+                        name("nstld.verisign-grs.com."),
+                        2026010100,
+                        1800,
+                        900,
+                        604800,
+                        86400,
+                    )),
+                )],
                 ("taken", RecordType::SOA) => vec![record(
                     3600,
                     RData::SOA(SOA::new(
@@ -594,6 +648,12 @@ fn dns_answer(query: &[u8]) -> Option<Vec<u8>> {
             }
         }
     }
+    // A validating resolver sets AD on answers it authenticated (NXDOMAIN included:
+    // authenticated denial), never on a SERVFAIL.
+    response.metadata.authentic_data = validating
+        && wants_ad
+        && signed
+        && response.metadata.response_code != ResponseCode::ServFail;
     response.to_vec().ok()
 }
 
