@@ -21,8 +21,8 @@
 //! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //! | [`events`] | price-change events: polling and Server-Sent Events |
-//! | [`live`] | live domain data: registration data, status ([`crate::live`]) |
 //! | [`webhooks`] | webhook subscriptions: create, list, show, change, delete, test, rotate the secret |
+//! | [`live`] | live domain data: registration data, status, DNS, availability, TLS ([`crate::live`]) |
 //! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
@@ -155,11 +155,11 @@ pub struct State {
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
     /// The website's rendered pages.
     pub web: crate::web::Site,
-    /// The live lookups, when the server makes them (`serve --live`).
-    pub live: Option<Arc<crate::live::Live>>,
     /// How the replica stands with object storage, when it serves a snapshot from there
     /// (`serve --snapshot s3://…`): `/readyz` and `/metrics` report it.
     pub remote: Option<Arc<crate::remote::replica::Status>>,
+    /// The live lookups, when the server makes them (`serve --live`).
+    pub live: Option<Arc<crate::live::Live>>,
 }
 
 impl State {
@@ -177,8 +177,8 @@ impl State {
             streams_closing: tokio::sync::watch::Sender::new(false),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
             web: crate::web::Site::default(),
-            live: None,
             remote: None,
+            live: None,
         }
     }
 
@@ -388,6 +388,17 @@ async fn dispatch(
         RouteId::DomainStatus => {
             return (Some(route), live::status(state, &req, segment, conn).await);
         }
+        RouteId::DomainDns => return (Some(route), live::dns(state, &req, segment, conn).await),
+        RouteId::DomainAvailability => {
+            return (
+                Some(route),
+                live::availability(state, &req, segment, conn).await,
+            );
+        }
+        RouteId::DomainsAvailability => {
+            return (Some(route), live::bulk_availability(state, req, conn).await);
+        }
+        RouteId::DomainTls => return (Some(route), live::tls(state, &req, segment, conn).await),
         // The website's routes are answered above.
         RouteId::Home
         | RouteId::TldPage

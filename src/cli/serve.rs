@@ -137,9 +137,10 @@ enum RuntimeKind {
 #[derive(clap::Args)]
 #[command(next_help_heading = "Live domain data (docs/LIVE.md)")]
 pub struct LiveArgs {
-    /// Answer the live endpoints (registration data, status) by asking registries
-    /// (RDAP, WHOIS). Without it they answer 404 live_unavailable and the server opens
-    /// no outbound connection.
+    /// Answer the live endpoints (registration data, status, DNS, availability, TLS) by
+    /// asking registries (RDAP, WHOIS), a DNS resolver and the domains' web servers.
+    /// Without it they answer 404 live_unavailable and the server opens no outbound
+    /// connection.
     #[arg(long)]
     live: bool,
     /// RDAP bootstrap in IANA's dns.json format (RFC 9224), instead of the IANA data
@@ -152,6 +153,13 @@ pub struct LiveArgs {
     /// The port of the WHOIS servers it names.
     #[arg(long, value_name = "PORT", requires = "live")]
     whois_port: Option<u16>,
+    /// The port a domain's TLS certificate is read on (the TLS lookup; tests).
+    #[arg(long, value_name = "PORT", requires = "live")]
+    tls_port: Option<u16>,
+    /// The DNS resolver the live lookups ask (IP:PORT), instead of the system's
+    /// (/etc/resolv.conf).
+    #[arg(long, value_name = "IP:PORT", requires = "live")]
+    resolver: Option<std::net::SocketAddr>,
     /// PEM file of the root certificates trusted for every TLS connection of the live
     /// lookups, instead of Mozilla's roots (webpki-roots).
     #[arg(long, value_name = "FILE", requires = "live")]
@@ -193,6 +201,10 @@ impl LiveArgs {
         }
         if let Some(port) = self.whois_port {
             config.whois_port = port;
+        }
+        config.resolver = self.resolver;
+        if let Some(port) = self.tls_port {
+            config.tls_port = port;
         }
         if let Some(path) = &self.tls_roots {
             config.tls_roots = Some(tldsnap::live::https::read_roots(path)?);

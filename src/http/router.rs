@@ -73,10 +73,6 @@ pub enum RouteId {
     ClientEvents,
     /// `GET /api/v1/client/events/stream`
     ClientEventsStream,
-    /// `GET /api/v1/client/domains/{domain}/rdap`: registration data (live).
-    DomainRdap,
-    /// `GET /api/v1/client/domains/{domain}/status`: EPP status codes (live).
-    DomainStatus,
     /// `GET, POST /api/v1/client/webhooks`
     ClientWebhooks,
     /// `GET, PATCH, DELETE /api/v1/client/webhooks/{id}`
@@ -85,10 +81,22 @@ pub enum RouteId {
     ClientWebhookTest,
     /// `POST /api/v1/client/webhooks/{id}/rotate-secret`
     ClientWebhookRotate,
+    /// `GET /api/v1/client/domains/{domain}/rdap`: registration data (live).
+    DomainRdap,
+    /// `GET /api/v1/client/domains/{domain}/status`: EPP status codes (live).
+    DomainStatus,
+    /// `GET /api/v1/client/domains/{domain}/dns`: DNS records (live).
+    DomainDns,
+    /// `GET /api/v1/client/domains/{domain}/availability` (live).
+    DomainAvailability,
+    /// `POST /api/v1/client/domains/availability`: up to 100 names (live).
+    DomainsAvailability,
+    /// `GET /api/v1/client/domains/{domain}/tls`: the certificate of `https://{domain}` (live).
+    DomainTls,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 37;
+pub const ROUTE_COUNT: usize = 41;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -344,20 +352,6 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         page: false,
     },
     Route {
-        id: RouteId::DomainRdap,
-        path: "/api/v1/client/domains/{domain}/rdap",
-        requires_key: true,
-        allow: GET_HEAD,
-        page: false,
-    },
-    Route {
-        id: RouteId::DomainStatus,
-        path: "/api/v1/client/domains/{domain}/status",
-        requires_key: true,
-        allow: GET_HEAD,
-        page: false,
-    },
-    Route {
         id: RouteId::ClientWebhooks,
         path: "/api/v1/client/webhooks",
         requires_key: true,
@@ -383,6 +377,48 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         path: "/api/v1/client/webhooks/{id}/rotate-secret",
         requires_key: true,
         allow: POST,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainRdap,
+        path: "/api/v1/client/domains/{domain}/rdap",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainStatus,
+        path: "/api/v1/client/domains/{domain}/status",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainDns,
+        path: "/api/v1/client/domains/{domain}/dns",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainAvailability,
+        path: "/api/v1/client/domains/{domain}/availability",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainsAvailability,
+        path: "/api/v1/client/domains/availability",
+        requires_key: true,
+        allow: POST,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainTls,
+        path: "/api/v1/client/domains/{domain}/tls",
+        requires_key: true,
+        allow: GET_HEAD,
         page: false,
     },
 ];
@@ -423,7 +459,7 @@ impl Route {
 
 /// Finds the route of a raw request path. Returns the route and, for a route with a
 /// path parameter, the raw (still percent-encoded) segment: exactly one non-empty
-/// segment, no `/` in it, between the template's prefix and suffix.
+/// segment, no `/` in it.
 pub fn find(path: &str) -> Option<(RouteId, &str)> {
     for route in &ROUTES {
         match route.prefix() {
@@ -540,6 +576,14 @@ mod tests {
         assert_eq!(
             find("/api/v1/client/domains/b%C3%BCcher.de/status"),
             Some((RouteId::DomainStatus, "b%C3%BCcher.de"))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/availability"),
+            Some((RouteId::DomainsAvailability, ""))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/example.com/availability"),
+            Some((RouteId::DomainAvailability, "example.com"))
         );
         // The static routes under the same prefix keep their paths.
         assert_eq!(

@@ -29,6 +29,8 @@ pub enum Kind {
     Dns,
     /// The TLS certificate of a host.
     Tls,
+    /// Whether the resolver validates DNSSEC (one key).
+    DnssecProbe,
 }
 
 #[derive(Clone)]

@@ -155,6 +155,24 @@ impl StatusAnswer {
 }
 
 impl Live {
+    /// What the registry of `name`'s suffix says about it: [`Live::registry`], except
+    /// that a name under a PRIVATE-section suffix tldsnap prices (`example.us.com`) is
+    /// registered with the company that runs the suffix, which IANA's data does not name:
+    /// no service (asking the TLD's registry would answer "not found" for a name it
+    /// never held).
+    pub async fn registry_of(
+        &self,
+        name: &crate::audit::Split,
+        deadline: Instant,
+    ) -> Result<Arc<RegistryAnswer>, Failure> {
+        if name.private {
+            return Err(Failure::NoService {
+                tld: name.suffix().to_owned(),
+            });
+        }
+        self.registry(&name.domain, deadline).await
+    }
+
     /// What the registry says about `domain` (a registrable name, canonical), within
     /// `deadline`: from the cache, else from RDAP or WHOIS.
     pub async fn registry(
