@@ -157,6 +157,8 @@ pub struct Journal {
     file: File,
     state: Mutex<State>,
     grown: AtomicBool,
+    /// Whether a record could not be made (logged once).
+    failed: AtomicBool,
     ended: tokio::sync::Mutex<Vec<Ended>>,
 }
 
@@ -317,6 +319,7 @@ impl Journal {
                 index: ahash::AHashMap::new(),
             }),
             grown: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
             ended: tokio::sync::Mutex::new(ended),
         };
         // The first segment now, so that an unusable directory stops the start.
@@ -394,9 +397,9 @@ impl Journal {
     }
 
     /// Makes sure key `id` has a record for `month` and caches it in `slot`: called
-    /// before a credit is claimed. A journal that cannot grow (disk full) is logged and
-    /// the request goes on: the key's claims this month are then not covered, so a crash
-    /// leaves its lease counted as used, as without a journal.
+    /// before a credit is claimed. A journal that cannot grow (disk full) is logged (the
+    /// first time) and the request goes on: the key's claims this month are then not
+    /// covered, so a crash leaves its lease counted as used, as without a journal.
     pub(crate) fn prepare(&self, slot: &Slot, id: &Arc<str>, month: u32) {
         if slot.load().as_ref().is_some_and(|r| r.month == month) {
             return;
@@ -404,7 +407,11 @@ impl Journal {
         match self.record(id, month) {
             Ok(r) => slot.store(Some(r)),
             Err(e) => {
-                eprintln!("tldsnap: usage store: {e}; a crash would leave this key's lease counted")
+                if !self.failed.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "tldsnap: usage store: {e}; a crash would leave the leases of keys without a record counted as used (further failures are not logged)"
+                    );
+                }
             }
         }
     }
