@@ -6,27 +6,10 @@ mod metering_support;
 
 use std::time::{Duration, Instant};
 
-use metering_support::{CHEAPEST, Redis, Server, add_key, run_ok, snapshot};
+use metering_support::{CHEAPEST, Redis, Server, add_key, snapshot, used_in_redis};
 
 const PLANS: &str = r#"{"trial": {"credits_per_month": 40, "rate_per_second": null, "burst": null,
                                   "tlds": "all", "registrar_list_limit": null}}"#;
-
-/// `keys list --usage-store` as the operator sees it: (id, used) of the only key.
-fn used_in_redis(keys: &std::path::Path, plans: &std::path::Path, url: &str) -> u64 {
-    let table = run_ok(&[
-        "keys".as_ref(),
-        "list".as_ref(),
-        "--keys".as_ref(),
-        keys.as_os_str(),
-        "--plans".as_ref(),
-        plans.as_os_str(),
-        "--usage-store".as_ref(),
-        url.as_ref(),
-    ]);
-    let row = table.lines().nth(1).expect(&table);
-    let cols: Vec<&str> = row.split_whitespace().collect();
-    cols[cols.len() - 2].parse().expect(&table)
-}
 
 #[test]
 fn two_replicas_share_one_budget_through_redis() {

@@ -515,9 +515,22 @@ impl Remote {
     }
 
     async fn set(&self, id: &str, month: u32, value: u64) -> Result<u64, String> {
+        self.set_field(&self.replica, id, month, value).await
+    }
+
+    /// Sets `field` of key `id`'s hash for `month` to `value` (the [`SET`] script);
+    /// returns the key's new total. Besides this replica's own field, the field of an
+    /// earlier run on the same data directory (`journal`: its unspent leases handed back).
+    pub(crate) async fn set_field(
+        &self,
+        field: &str,
+        id: &str,
+        month: u32,
+        value: u64,
+    ) -> Result<u64, String> {
         let key = hash_key(month, id);
         let (v, t) = (value.to_string(), TTL_SECS.to_string());
-        let args: [&[u8]; 3] = [self.replica.as_bytes(), v.as_bytes(), t.as_bytes()];
+        let args: [&[u8]; 3] = [field.as_bytes(), v.as_bytes(), t.as_bytes()];
         let r = self.script(false, &key, &args).await?;
         as_u64(&r).ok_or_else(|| {
             let e = format!("unexpected set reply {r:?}");

@@ -278,6 +278,18 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         Some(path) => Plans::load(path)?,
         None => Plans::default(),
     };
+    // First of all that uses the data directory: it locks it for this process (and with
+    // a usage store, hands back the leases of an earlier run that crashed).
+    let access = Arc::new(
+        Access::new(AccessConfig {
+            plans,
+            keys_path: args.keys.clone(),
+            data_dir: args.data_dir.clone(),
+            usage_store: args.usage_store.clone(),
+            clock: Arc::new(SystemClock),
+        })
+        .await?,
+    );
     let events = match &args.data_dir {
         Some(dir) => {
             let retention_ms =
@@ -367,16 +379,6 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         Some(log) => store.observed(Arc::clone(log) as Arc<dyn SwapObserver>),
         None => store,
     });
-    let access = Arc::new(
-        Access::new(AccessConfig {
-            plans,
-            keys_path: args.keys.clone(),
-            data_dir: args.data_dir.clone(),
-            usage_store: args.usage_store.clone(),
-            clock: Arc::new(SystemClock),
-        })
-        .await?,
-    );
 
     // Signal handlers are installed before the listener is bound, so a signal sent as
     // soon as the port answers is never missed (or fatal).

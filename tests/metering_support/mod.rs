@@ -97,9 +97,11 @@ pub fn add_key(keys: &Path, plan: &str, extra: &[&str]) -> String {
     run_ok(&args).trim().to_string()
 }
 
-/// A private `redis-server` on a free loopback port, without persistence.
+/// A private `redis-server` on a free loopback port, without persistence unless started
+/// with [`Redis::start_persistent`].
 pub struct Redis {
     child: Option<Child>,
+    persistent: bool,
     /// Its port.
     pub port: u16,
     /// Its working directory (also a convenient place for test files).
@@ -131,6 +133,17 @@ impl Redis {
     /// printed note) when there is none and `CI` is not set. With `CI` set, a missing
     /// redis-server fails the test.
     pub fn start(tag: &str) -> Option<Redis> {
+        Redis::start_with(tag, false)
+    }
+
+    /// Like [`Redis::start`], with an append-only file fsynced at every write: a
+    /// restart (or a kill and a restart) keeps the data, as docs/DEPLOY.md asks of a
+    /// Redis that holds credits.
+    pub fn start_persistent(tag: &str) -> Option<Redis> {
+        Redis::start_with(tag, true)
+    }
+
+    fn start_with(tag: &str, persistent: bool) -> Option<Redis> {
         if redis_binary().is_none() {
             if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
                 panic!(
@@ -142,6 +155,7 @@ impl Redis {
         }
         let mut r = Redis {
             child: None,
+            persistent,
             port: free_port(),
             dir: temp_dir(&format!("redis-{tag}")),
         };
@@ -149,11 +163,17 @@ impl Redis {
         Some(r)
     }
 
-    /// Starts the server again on the same port (empty: nothing was saved).
+    /// Starts the server again on the same port (empty unless persistent).
     pub fn restart(&mut self) {
+        let aof: &[&str] = if self.persistent {
+            &["--appendonly", "yes", "--appendfsync", "always"]
+        } else {
+            &["--appendonly", "no"]
+        };
         let child = Command::new(redis_binary().unwrap())
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
+            .args(["--save", ""])
+            .args(aof)
             .arg("--dir")
             .arg(&self.dir.0)
             .stdout(Stdio::null())
@@ -189,6 +209,24 @@ impl Drop for Redis {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// `keys list --usage-store` as the operator sees it: this month's usage of the first
+/// key in the keys file, summed over every replica's field.
+pub fn used_in_redis(keys: &Path, plans: &Path, url: &str) -> u64 {
+    let table = run_ok(&[
+        "keys".as_ref(),
+        "list".as_ref(),
+        "--keys".as_ref(),
+        keys.as_os_str(),
+        "--plans".as_ref(),
+        plans.as_os_str(),
+        "--usage-store".as_ref(),
+        url.as_ref(),
+    ]);
+    let row = table.lines().nth(1).expect(&table);
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    cols[cols.len() - 2].parse().expect(&table)
 }
 
 /// A running `tldsnap serve`.
