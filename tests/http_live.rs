@@ -563,3 +563,135 @@ fn the_binary_takes_the_live_flags() {
         "ns1.taken.lvt"
     );
 }
+
+/// The value of one series (`name{labels}`) in a Prometheus text body; 0 when absent.
+fn series(body: &str, name: &str) -> f64 {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .map_or(0.0, |v| v.parse().unwrap())
+}
+
+#[test]
+fn live_metrics_count_every_request_and_the_cache() {
+    let dir = TempDir::new("live-metrics");
+    let up = Upstreams::start();
+    let (server, keys) = start(&dir, Some(&up));
+    let key = Some(keys["pro"].as_str());
+    let metrics = || {
+        let r = server.get("/metrics", None);
+        assert_eq!(r.status, 200);
+        r.text()
+    };
+    let before = metrics();
+    for (target, status) in [
+        ("taken.lvt/rdap", 200),           // rdap ok; cache registry miss
+        ("taken.lvt/rdap", 200),           // cache registry hit, no request
+        ("free.lvt/rdap", 200),            // rdap not_found
+        ("a.lvs/rdap", 424),               // rdap timeout
+        ("x.lvg/rdap", 424),               // rdap error (HTML)
+        ("a.lvr/rdap", 424),               // rdap rate_limited (429)
+        ("b.lvr/rdap", 424),               // rdap refused (its Retry-After runs)
+        ("taken.lvw/rdap", 200),           // whois ok twice: IANA's referral, the registry
+        ("free.lvw/rdap", 200),            // whois not_found; the referral from the cache
+        ("taken.lvt/dns?types=A", 200),    // dns ok
+        ("free.lvt/dns?types=A", 200),     // dns not_found
+        ("servfail.lvt/dns?types=A", 200), // dns error
+        ("slowdns.lvt/dns?types=A", 424),  // dns timeout
+        ("secure.lvt/tls", 200),           // dns ok twice (A, AAAA), tls ok
+        ("intranet.lvt/tls", 422),         // dns ok twice, tls refused (metadata address)
+    ] {
+        let r = server.get(&format!("/api/v1/client/domains/{target}"), key);
+        assert_eq!(r.status, status, "{target}: {}", r.text());
+    }
+    let after = metrics();
+    let moved = |name: &str| series(&after, name) - series(&before, name);
+    let requests = |u: &str, o: &str| {
+        moved(&format!(
+            "tldsnap_live_upstream_requests_total{{upstream=\"{u}\",outcome=\"{o}\"}}"
+        ))
+    };
+    for (upstream, outcome, n) in [
+        ("rdap", "ok", 1.0),
+        ("rdap", "not_found", 1.0),
+        ("rdap", "timeout", 1.0),
+        ("rdap", "error", 1.0),
+        ("rdap", "rate_limited", 1.0),
+        ("rdap", "refused", 1.0),
+        ("whois", "ok", 2.0),
+        ("whois", "not_found", 1.0),
+        ("whois", "error", 0.0),
+        ("dns", "ok", 5.0),
+        ("dns", "not_found", 1.0),
+        ("dns", "error", 1.0),
+        ("dns", "timeout", 1.0),
+        ("tls", "ok", 1.0),
+        ("tls", "refused", 1.0),
+        ("tls", "error", 0.0),
+    ] {
+        assert_eq!(
+            requests(upstream, outcome),
+            n,
+            "{upstream} {outcome}\n{after}"
+        );
+    }
+    // Durations: every request sent (not the refused one), in the histogram.
+    let count = |u: &str| {
+        moved(&format!(
+            "tldsnap_live_upstream_request_duration_seconds_count{{upstream=\"{u}\"}}"
+        ))
+    };
+    assert_eq!(count("rdap"), 5.0);
+    assert_eq!(count("whois"), 3.0);
+    assert_eq!(count("tls"), 1.0);
+    let inf = moved(
+        "tldsnap_live_upstream_request_duration_seconds_bucket{upstream=\"rdap\",le=\"+Inf\"}",
+    );
+    assert_eq!(inf, 5.0);
+    // The slow registry took at least the first-byte timeout (500 ms).
+    assert!(moved("tldsnap_live_upstream_request_duration_seconds_sum{upstream=\"rdap\"}") >= 0.5);
+    let cache = |c: &str, r: &str| {
+        moved(&format!(
+            "tldsnap_live_cache_lookups_total{{cache=\"{c}\",result=\"{r}\"}}"
+        ))
+    };
+    assert_eq!(cache("registry", "hit"), 1.0);
+    assert_eq!(cache("registry", "miss"), 8.0);
+    assert_eq!(cache("whois_referral", "miss"), 1.0);
+    assert_eq!(cache("whois_referral", "hit"), 1.0);
+    assert_eq!(cache("tls", "miss"), 2.0);
+    assert!(series(&after, "tldsnap_live_cache_entries") >= 1.0);
+
+    // The exposition stays valid for Prometheus (promtool, as tools/apicheck runs it).
+    match std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(mut child) => {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(after.as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "promtool check metrics: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            println!("promtool check metrics: clean");
+        }
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "promtool is missing ({e}): install the prometheus package (.ci/run does)"
+            );
+            println!("\n*** promtool NOT RUN: {e}. .ci/run installs it; in CI this fails. ***\n");
+        }
+    }
+}

@@ -161,6 +161,30 @@ fn every_upstream_failure_is_named_and_in_budget() {
 }
 
 #[test]
+fn rdap_connections_are_kept_and_reused() {
+    let up = Upstreams::start();
+    let live = Live::new(up.config()).unwrap();
+    runtime().block_on(async {
+        for name in ["taken.lvt", "free.lvt", "nic.lvt"] {
+            live.registry(name, live.deadline()).await.unwrap();
+        }
+        assert_eq!(up.handshakes("good"), 1, "three lookups, one connection");
+        // An answer cut short (10 MiB announced) closes its connection; an answer read
+        // whole (HTML: not RDAP, still an answer) leaves it open for the next.
+        for name in ["huge.lvg", "x.lvg", "y.lvg"] {
+            assert!(live.registry(name, live.deadline()).await.is_err());
+        }
+        assert_eq!(up.handshakes("garbage"), 2);
+        // A server that closed the idle connection meanwhile: a new one, no failure.
+        live.registry("taken.lvc", live.deadline()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let free = live.registry("free.lvc", live.deadline()).await.unwrap();
+        assert_eq!(free.registered, Some(false));
+        assert_eq!(up.handshakes("closing"), 2);
+    });
+}
+
+#[test]
 fn the_breaker_stops_asking_a_failing_upstream() {
     let up = Upstreams::start();
     let mut config = up.config();

@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::cache::{Cacheable, Fresh, Kind};
-use super::{Failure, Live, now_ms};
+use super::{Failure, Live, now_ms, stats};
 
 /// The record types tldsnap looks up, in the order answers list them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -408,13 +408,20 @@ impl Live {
     /// One type through the stub resolver.
     async fn query(&self, name: &str, kind: Type, deadline: Instant) -> RecordSet {
         let fqdn = format!("{name}.");
+        let started = Instant::now();
         let looked =
             tokio::time::timeout_at(deadline, self.resolver.lookup(fqdn, kind.record_type())).await;
-        match looked {
+        let set = match looked {
             Err(_) => failed(kind, "TIMEOUT", "no answer within the lookup's time".into()),
             Ok(Err(e)) => from_error(kind, &e),
             Ok(Ok(lookup)) => records_of(kind, "NOERROR", lookup.answers(), None),
-        }
+        };
+        self.stats.sent(
+            stats::Upstream::Dns,
+            outcome(&set.status),
+            started.elapsed(),
+        );
+        set
     }
 
     /// One type asked with DO and AD (and, after a SERVFAIL, again with CD): the records
@@ -511,15 +518,24 @@ impl Live {
                 break;
             }
             let by = deadline.min(now + self.config.timeouts.first_byte);
-            match tokio::time::timeout_at(by, exchange_with(*server, request.clone(), by - now))
-                .await
-            {
-                Ok(Ok(response)) => return Ok(response),
+            let exchanged =
+                tokio::time::timeout_at(by, exchange_with(*server, request.clone(), by - now))
+                    .await;
+            let sent = |status: &str| {
+                self.stats
+                    .sent(stats::Upstream::Dns, outcome(status), now.elapsed());
+            };
+            match exchanged {
+                Ok(Ok(response)) => {
+                    sent(&rcode(response.metadata.response_code));
+                    return Ok(response);
+                }
                 Err(_) | Ok(Err(NetError::Timeout)) => {
                     failure = ("TIMEOUT", "the resolver did not answer in time".to_owned());
                 }
                 Ok(Err(e)) => failure = ("ERROR", e.to_string()),
             }
+            sent(failure.0);
         }
         Err(failure)
     }
@@ -648,6 +664,16 @@ fn from_error(kind: Type, e: &NetError) -> RecordSet {
             "the resolver did not answer in time".into(),
         ),
         other => failed(kind, "ERROR", other.to_string()),
+    }
+}
+
+/// What a DNS request came to, by the status its record set shows.
+fn outcome(status: &str) -> stats::Outcome {
+    match status {
+        "NOERROR" => stats::Outcome::Ok,
+        "NXDOMAIN" => stats::Outcome::NotFound,
+        "TIMEOUT" => stats::Outcome::Timeout,
+        _ => stats::Outcome::Error,
     }
 }
 

@@ -32,6 +32,7 @@
 //! | [`https`] | one HTTPS GET through the outbound guard, every step under a deadline |
 //! | [`limits`] | per upstream: concurrency, token bucket, `Retry-After`, circuit breaker |
 //! | [`cache`] | answers kept for their TTL, bounded in bytes |
+//! | [`stats`] | per kind of upstream: requests by outcome, their durations (`/metrics`) |
 
 pub mod availability;
 pub mod bootstrap;
@@ -42,6 +43,7 @@ pub mod limits;
 pub mod rdap;
 pub mod registration;
 pub mod registry;
+pub mod stats;
 pub mod status;
 pub mod tls;
 pub mod whois;
@@ -183,6 +185,8 @@ pub struct Live {
     resolver_name: String,
     /// The resolver's name servers, asked directly for the DNSSEC verdict.
     dns_servers: Vec<std::net::SocketAddr>,
+    /// What the lookups did, for `/metrics`.
+    stats: stats::Stats,
 }
 
 impl std::fmt::Debug for Live {
@@ -209,8 +213,19 @@ impl Live {
             https: https::Client::new(tls, guard, config.timeouts, config.max_body_bytes),
             upstreams: limits::Upstreams::new(config.limits),
             cache: cache::Cache::new(config.cache_bytes),
+            stats: stats::Stats::default(),
             config,
         })
+    }
+
+    /// What the lookups did since start: requests per kind of upstream and outcome,
+    /// their durations, and the cache's hits and misses.
+    pub fn report(&self) -> stats::Report {
+        stats::Report {
+            upstreams: self.stats.counts(),
+            cache: self.cache.counts(),
+            cache_entries: self.cache.len(),
+        }
     }
 
     /// The configuration in force.

@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 use super::cache::{Cacheable, Fresh, Kind};
 use super::limits::Outcome;
-use super::{Failure, Live, now_ms};
+use super::{Failure, Live, now_ms, stats};
 
 /// The port `https://` connects to.
 pub const PORT: u16 = 443;
@@ -184,31 +184,47 @@ impl Live {
         let target = format!("{host}:{port}");
         let ips: Vec<IpAddr> = self.addresses(host, deadline).await?;
         let guard = self.guard();
+        let refused = || {
+            self.stats
+                .count(stats::Upstream::Tls, stats::Outcome::Refused)
+        };
         let checked = guard
             .check_addrs(host, ips.iter().map(|ip| SocketAddr::new(*ip, port)))
-            .map_err(|e| Failure::Refused {
-                target: host.to_owned(),
-                detail: e.to_string(),
+            .map_err(|e| {
+                refused();
+                Failure::Refused {
+                    target: host.to_owned(),
+                    detail: e.to_string(),
+                }
             })?;
         let upstream = self.upstreams.get(&format!("tls {target}"));
-        let _permit = upstream
-            .admit(deadline)
-            .await
-            .map_err(|_| Failure::Upstream {
+        let _permit = upstream.admit(deadline).await.map_err(|_| {
+            refused();
+            Failure::Upstream {
                 upstream: target.clone(),
                 detail: "tldsnap is holding back from this server (it failed repeatedly)"
                     .to_owned(),
                 retry_after: Some(30),
-            })?;
+            }
+        })?;
+        let started = Instant::now();
+        let sent = |outcome| {
+            self.stats
+                .sent(stats::Upstream::Tls, outcome, started.elapsed());
+        };
         let connect_by = deadline.min(Instant::now() + self.config.timeouts.connect);
         let tcp = tokio::time::timeout_at(connect_by, guard.connect(&checked))
             .await
-            .map_err(|_| Failure::Timeout {
-                upstream: target.clone(),
-                detail: "connect".to_owned(),
+            .map_err(|_| {
+                sent(stats::Outcome::Timeout);
+                Failure::Timeout {
+                    upstream: target.clone(),
+                    detail: "connect".to_owned(),
+                }
             })?
             .map_err(|e| {
                 upstream.record(Outcome::Failure);
+                sent(stats::Outcome::Error);
                 Failure::Upstream {
                     upstream: target.clone(),
                     detail: e.to_string(),
@@ -247,6 +263,7 @@ impl Live {
         .await
         .map_err(|_| {
             upstream.record(Outcome::Failure);
+            sent(stats::Outcome::Timeout);
             Failure::Timeout {
                 upstream: target.clone(),
                 detail: "TLS handshake".to_owned(),
@@ -254,6 +271,7 @@ impl Live {
         })?
         .map_err(|e| {
             upstream.record(Outcome::Failure);
+            sent(stats::Outcome::Error);
             Failure::Upstream {
                 upstream: target.clone(),
                 detail: format!("TLS handshake: {e}"),
@@ -283,12 +301,16 @@ impl Live {
             .take(MAX_CHAIN)
             .map(|der| parse(der, now))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Failure::Upstream {
-                upstream: target.clone(),
-                detail: format!("the certificate does not parse: {e}"),
-                retry_after: None,
+            .map_err(|e| {
+                sent(stats::Outcome::Error);
+                Failure::Upstream {
+                    upstream: target.clone(),
+                    detail: format!("the certificate does not parse: {e}"),
+                    retry_after: None,
+                }
             })?;
         if parsed.is_empty() {
+            sent(stats::Outcome::Error);
             return Err(Failure::Upstream {
                 upstream: target,
                 detail: "no certificate was presented".to_owned(),
@@ -306,6 +328,8 @@ impl Live {
             Ok(()) => (true, None, None),
             Err(e) => (false, Some(error_code(&e)), Some(e.to_string())),
         };
+        // A handshake that showed a certificate is an answer, valid or not.
+        sent(stats::Outcome::Ok);
         Ok(TlsAnswer {
             domain: host.to_owned(),
             port,

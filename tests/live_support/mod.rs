@@ -12,6 +12,7 @@
 //! | `lvs` | RDAP server "slow" | every name: the head after 30 s (the client's timeout comes first) |
 //! | `lvg` | RDAP server "garbage" | `huge`: 10 MiB with Content-Length; `flood`: 10 MiB chunked; else HTML |
 //! | `lvr` | RDAP server "limited" | every name: 429 with `Retry-After: 120` |
+//! | `lvc` | RDAP server "closing" | as `lvt`, and an idle kept-alive connection is closed after 200 ms |
 //! | `lvw` | WHOIS (IANA referral names `localhost`) | `taken…` registered, `held…` reserved, `odd…` unrecognised, else "No match" |
 //! | `lvx` | none (IANA's answer names no WHOIS server) | — |
 //!
@@ -176,14 +177,16 @@ impl Upstreams {
             .unwrap();
         let hits = Arc::new(Mutex::new(HashMap::new()));
         let mut rdap = HashMap::new();
-        for (name, behaviour) in [
-            ("good", Behaviour::Good),
-            ("slow", Behaviour::Slow),
-            ("garbage", Behaviour::Garbage),
-            ("limited", Behaviour::Limited),
+        for (name, behaviour, idle_close) in [
+            ("good", Behaviour::Good, None),
+            ("slow", Behaviour::Slow, None),
+            ("garbage", Behaviour::Garbage, None),
+            ("limited", Behaviour::Limited, None),
+            ("closing", Behaviour::Good, Some(Duration::from_millis(200))),
         ] {
             let config = server_config(ca.leaf(&["localhost"], false));
-            let addr = runtime.block_on(serve_rdap(config, behaviour, Arc::clone(&hits)));
+            let addr =
+                runtime.block_on(serve_rdap(config, behaviour, Arc::clone(&hits), idle_close));
             rdap.insert(name, addr);
         }
         let whois = runtime.block_on(serve_whois());
@@ -214,6 +217,7 @@ impl Upstreams {
                 [["lvs"], [url("slow")]],
                 [["lvg"], [url("garbage")]],
                 [["lvr"], [url("limited")]],
+                [["lvc"], [url("closing")]],
             ]
         })
         .to_string()
@@ -254,6 +258,11 @@ impl Upstreams {
     pub fn hits(&self, path: &str) -> usize {
         self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
     }
+
+    /// TLS handshakes (connections) the RDAP server `name` ("good", ...) accepted.
+    pub fn handshakes(&self, name: &str) -> usize {
+        self.hits(&format!("handshake {}", self.rdap[name].port()))
+    }
 }
 
 impl Drop for Upstreams {
@@ -266,10 +275,13 @@ impl Drop for Upstreams {
 
 type Body = Either<Full<Bytes>, http_body_util::channel::Channel<Bytes>>;
 
+/// An RDAP server; `idle_close`: it closes a kept-alive connection that sends no
+/// request for that long (silently, as servers' keep-alive timeouts do).
 async fn serve_rdap(
     config: Arc<rustls::ServerConfig>,
     behaviour: Behaviour,
     hits: Arc<Mutex<HashMap<String, usize>>>,
+    idle_close: Option<Duration>,
 ) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -285,6 +297,11 @@ async fn serve_rdap(
                 let Ok(tls) = acceptor.accept(tcp).await else {
                     return;
                 };
+                *hits
+                    .lock()
+                    .unwrap()
+                    .entry(format!("handshake {}", addr.port()))
+                    .or_default() += 1;
                 let service =
                     hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                         let hits = Arc::clone(&hits);
@@ -297,9 +314,13 @@ async fn serve_rdap(
                             Ok::<_, Infallible>(rdap_answer(behaviour, &req).await)
                         }
                     });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(tls), service)
-                    .await;
+                let mut builder = hyper::server::conn::http1::Builder::new();
+                if let Some(idle) = idle_close {
+                    builder
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(idle);
+                }
+                let _ = builder.serve_connection(TokioIo::new(tls), service).await;
             });
         }
     });
