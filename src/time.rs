@@ -1,5 +1,6 @@
-//! Calendar arithmetic and the two timestamp formats the project speaks: RFC 3339 on
-//! input and ISO 8601 UTC with milliseconds (`2025-10-25T00:00:00.000Z`) on output.
+//! Calendar arithmetic and the timestamp formats the project speaks: RFC 3339 on
+//! input, ISO 8601 UTC with milliseconds (`2025-10-25T00:00:00.000Z`) on output, and
+//! the HTTP date of headers (`Sun, 06 Nov 1994 08:49:37 GMT`).
 //!
 //! Hand-written on purpose: the project needs exactly three conversions, and the
 //! proleptic Gregorian algorithms below (Howard Hinnant's `days_from_civil`) are short,
@@ -112,6 +113,29 @@ pub fn date_string(days: i64) -> String {
     String::from_utf8(out).expect("ASCII")
 }
 
+/// The HTTP date (IMF-fixdate, RFC 9110) of Unix milliseconds `ms`:
+/// `Sun, 06 Nov 1994 08:49:37 GMT`.
+pub fn http_date(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
+        DAYS[days.rem_euclid(7) as usize],
+        d,
+        MONTHS[(m - 1) as usize],
+        y,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 fn digits(b: &[u8]) -> Option<u32> {
     if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
         return None;
@@ -191,6 +215,12 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_dates_are_imf_fixdate() {
+        assert_eq!(http_date(784_111_777_000), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+    }
 
     #[test]
     fn civil_round_trip_over_four_centuries() {

@@ -1,7 +1,8 @@
 //! No input breaks the server: a catalogue of malformed, hostile and mis-encoded
-//! requests, each answered with a 4xx (a problem document whenever the server got as
-//! far as routing) or a clean close, never a 5xx; the server healthy afterwards. Plus
-//! the header read timeout and the connection limit.
+//! requests, each answered with a 4xx problem document (also the requests hyper cannot
+//! parse: the connection layer answers those with the status hyper chose and a problem
+//! body) or a clean close, never a 5xx; the server healthy afterwards. Plus the header
+//! read timeout and the connection limit.
 
 mod http_support;
 
@@ -15,16 +16,19 @@ use tldsnap::http::server::Config;
 enum Expect {
     /// This status with this problem code.
     Problem(u16, &'static str),
-    /// Any 4xx (hyper's own bare answer to an unparsable head has no body), or a close.
+    /// Any 4xx problem, or a close.
     FourxxOrClose,
-    /// Exactly this status, answered by hyper itself (no body) before it closes: what
-    /// `docs/API.md` promises for heads it cannot parse.
-    Status(u16),
+    /// This status with this problem code, then the connection closed: a request head
+    /// hyper could not parse, answered by the connection layer (`docs/API.md`).
+    Closing(u16, &'static str),
     /// A 200 or a 4xx problem: input a lenient reader may take, never a 5xx.
     FourxxOrOk,
 }
 
-use Expect::{FourxxOrClose, FourxxOrOk, Problem, Status};
+use Expect::{Closing, FourxxOrClose, FourxxOrOk, Problem};
+
+/// A head hyper could not parse as HTTP/1.1.
+const MALFORMED: Expect = Closing(400, "malformed_request");
 
 fn get(target: &str) -> Vec<u8> {
     format!("GET {target} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").into_bytes()
@@ -337,13 +341,21 @@ fn catalogue(key: &str) -> Vec<(String, Vec<u8>, Expect)> {
         flood.push_str(&format!("X-F{i}: 1\r\n"));
     }
     flood.push_str("\r\n");
-    add("header flood 10000", flood.into_bytes(), FourxxOrClose);
+    add(
+        "header flood 10000",
+        flood.into_bytes(),
+        Closing(431, "request_too_large"),
+    );
     let mut many = String::from("GET /healthz HTTP/1.1\r\nHost: t\r\n");
     for i in 0..150 {
         many.push_str(&format!("X-M{i}: 1\r\n"));
     }
     many.push_str("\r\n");
-    add("150 headers", many.into_bytes(), Status(431));
+    add(
+        "150 headers",
+        many.into_bytes(),
+        Closing(431, "request_too_large"),
+    );
 
     // Bytes that are not HTTP/1.1 at all.
     let tls_client_hello: Vec<u8> = [
@@ -357,28 +369,32 @@ fn catalogue(key: &str) -> Vec<(String, Vec<u8>, Expect)> {
         &[0u8; 120][..],
     ]
     .concat();
-    add("TLS ClientHello", tls_client_hello, FourxxOrClose);
+    add("TLS ClientHello", tls_client_hello, MALFORMED);
     add(
         "HTTP/2 preface",
         b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec(),
-        FourxxOrClose,
+        MALFORMED,
     );
     add("empty lines", b"\r\n\r\n\r\n\r\n".to_vec(), FourxxOrClose);
-    add("garbage", b"hello there\r\n\r\n".to_vec(), Status(400));
+    add("garbage", b"hello there\r\n\r\n".to_vec(), MALFORMED);
     add(
         "binary noise",
         (0u8..=255).cycle().take(4096).collect(),
         FourxxOrClose,
     );
-    add("HTTP/0.9", b"GET /healthz\r\n\r\n".to_vec(), Status(400));
+    add("HTTP/0.9", b"GET /healthz\r\n\r\n".to_vec(), MALFORMED);
     let mut line = b"GET /".to_vec();
     line.extend(std::iter::repeat_n(b'a', 70_000));
     line.extend_from_slice(b" HTTP/1.1\r\nHost: t\r\n\r\n");
-    add("request line over hyper's 64 KiB buffer", line, Status(414));
+    add(
+        "request line over hyper's 64 KiB buffer",
+        line,
+        Closing(414, "request_too_large"),
+    );
     add(
         "HTTP/9.9",
         b"GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n".to_vec(),
-        FourxxOrClose,
+        MALFORMED,
     );
     add(
         "NUL in request line",
@@ -420,7 +436,7 @@ fn catalogue(key: &str) -> Vec<(String, Vec<u8>, Expect)> {
     add(
         "bad content-length",
         b"GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n".to_vec(),
-        FourxxOrClose,
+        MALFORMED,
     );
     add(
         "negative content-length",
@@ -431,7 +447,7 @@ fn catalogue(key: &str) -> Vec<(String, Vec<u8>, Expect)> {
         "two content-lengths",
         b"GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"
             .to_vec(),
-        Status(400),
+        MALFORMED,
     );
     add(
         "bad chunk",
@@ -1272,23 +1288,25 @@ fn malformed_requests_get_a_4xx_or_a_clean_close() {
                     "{name}: status {}",
                     r.status
                 );
-                if !r.body.is_empty() {
-                    let doc = r.json();
-                    assert_eq!(doc["status"], r.status, "{name}");
-                    assert_eq!(
-                        r.header("content-type"),
-                        Some("application/problem+json"),
-                        "{name}"
-                    );
-                }
+                // Never a bare status: every 4xx carries its problem.
+                let doc = r.json();
+                assert_eq!(doc["status"], r.status, "{name}");
+                assert_eq!(
+                    r.header("content-type"),
+                    Some("application/problem+json"),
+                    "{name}"
+                );
                 answered += 1;
             }
             (FourxxOrClose, None) => closed += 1,
-            (Status(status), Some(r)) => {
-                assert_eq!(r.status, *status, "{name}");
+            (Closing(status, code), Some(r)) => {
+                assert_eq!(r.status, *status, "{name}: {}", r.text());
+                r.assert_problem(*status, code);
+                assert_eq!(r.header("connection"), Some("close"), "{name}");
+                assert!(conn.is_closed(), "{name}: the connection stays open");
                 answered += 1;
             }
-            (Status(_), None) => panic!("{name}: closed without an answer"),
+            (Closing(..), None) => panic!("{name}: closed without an answer"),
             (FourxxOrOk, Some(r)) => {
                 assert!(
                     r.status == 200 || (400..500).contains(&r.status),
@@ -1324,6 +1342,55 @@ fn malformed_requests_get_a_4xx_or_a_clean_close() {
     {
         assert!(!line.contains("status=\"5"), "a 5xx was sent: {line}");
     }
+}
+
+/// A head hyper cannot parse after good requests on the same connection: the good
+/// ones are answered, then the bad one gets its problem in place of hyper's bare
+/// status, and the connection closes. HEAD answers (a head and no body, like hyper's
+/// bare status) pass untouched.
+#[test]
+fn an_unparsable_head_after_pipelined_requests_gets_its_problem() {
+    let dir = TempDir::new("malformed-pipelined");
+    let snap = dir.fixture_snapshot("fixture.snap");
+    let (keys_path, _) = dir.keys();
+    let server = Server::start(Options::new(&snap, &keys_path));
+    for tail in [
+        &b"hello there\r\n\r\n"[..],
+        b"GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+    ] {
+        let mut conn = Conn::open(server.addr);
+        let mut raw = Vec::new();
+        raw.extend_from_slice(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+        raw.extend_from_slice(b"HEAD /nope HTTP/1.1\r\nHost: t\r\n\r\n");
+        raw.extend_from_slice(b"HEAD /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+        raw.extend_from_slice(tail);
+        conn.write(&raw);
+        let ok = conn.read_response(false).unwrap().unwrap();
+        assert_eq!(
+            (ok.status, ok.text()),
+            (200, r#"{"status":"ok"}"#.to_owned())
+        );
+        let head = conn.read_response(true).unwrap().unwrap();
+        assert_eq!(head.status, 404);
+        assert_eq!(
+            head.header("content-type"),
+            Some("application/problem+json")
+        );
+        let head = conn.read_response(true).unwrap().unwrap();
+        assert_eq!(head.status, 200);
+        let bad = conn.read_response(false).unwrap().unwrap();
+        let doc = bad.assert_problem(400, "malformed_request");
+        assert!(
+            doc["detail"]
+                .as_str()
+                .unwrap()
+                .contains("not valid HTTP/1.1"),
+            "{doc}"
+        );
+        assert!(bad.header("date").is_some());
+        assert!(conn.is_closed());
+    }
+    assert_eq!(server.get("/healthz", None).status, 200);
 }
 
 #[test]

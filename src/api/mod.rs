@@ -46,7 +46,7 @@ use crate::http::body::Body;
 use crate::http::metrics::Metrics;
 use crate::http::problem::Problem;
 use crate::http::router::{self, ROUTE_COUNT, RouteId};
-use crate::http::server::{ConnectionEvent, Handler, Refusal};
+use crate::http::server::{ConnectionEvent, Handler, Refusal, Unparsable};
 use crate::query::Shape;
 use crate::store::{Loaded, Store};
 
@@ -265,6 +265,24 @@ impl Handler for State {
         problem.to_closing_response_bytes()
     }
 
+    fn unparsable(&self, what: Unparsable) -> Vec<u8> {
+        let problem = match what {
+            Unparsable::Malformed(reason) => Problem::MalformedRequest { reason },
+            // Past hyper's limit, so past this server's own too.
+            Unparsable::UriTooLong => Problem::UriTooLong {
+                max: self.config.max_url_bytes,
+            },
+            Unparsable::HeadTooLarge {
+                max_bytes,
+                max_headers,
+            } => Problem::HeadTooLarge {
+                max_bytes,
+                max_headers,
+            },
+        };
+        problem.to_closing_response_bytes()
+    }
+
     fn event(&self, event: ConnectionEvent) {
         self.metrics.connection_event(event);
     }
@@ -296,8 +314,8 @@ async fn dispatch(
     started: Instant,
 ) -> (Option<RouteId>, HttpResponse) {
     let config = &state.config;
-    // hyper refuses request lines past its own buffer (a bare 414/431 and a close);
-    // below that, these limits answer with a problem and keep the connection.
+    // hyper refuses request lines past its own buffer (the connection layer answers
+    // 414/431 and closes); below that, these limits answer and keep the connection.
     let target_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target_len > config.max_url_bytes {
         return (

@@ -368,7 +368,7 @@ impl Metrics {
             self.connections_total.load(Relaxed),
         );
 
-        out.push_str("# HELP tldsnap_http_connection_errors_total Connections ended by an error or refused, by kind (hyper's own 400/414/431 answers count as parse; evicted = closed while idle to make room; refused_* = answered 429/503 at accept).\n");
+        out.push_str("# HELP tldsnap_http_connection_errors_total Connections ended by an error or refused, by kind (parse = a request head hyper could not parse, answered 400/414/431 and closed; evicted = closed while idle to make room; refused_* = answered 429/503 at accept).\n");
         out.push_str("# TYPE tldsnap_http_connection_errors_total counter\n");
         for (i, kind) in CONNECTION_ERRORS.iter().enumerate() {
             let n = self.connection_errors[i].load(Relaxed);

@@ -931,6 +931,7 @@ fn components_base() -> Value {
                     "plan": { "type": "string", "description": "The caller's plan (403)." },
                     "allow": { "type": "string", "description": "Methods answered (405)." },
                     "max_bytes": { "type": "integer", "description": "Size limit (414, 431)." },
+                    "max_headers": { "type": "integer", "description": "Most header fields read (431 for a head the server does not read at all)." },
                     "retry_after": { "type": "integer", "description": "Seconds to wait (429; 424 when known)." },
                     "limit": { "type": "integer", "description": "The plan's audit limit (too_many_domains) or daily searches (daily_limit)." },
                     "accept": { "type": "string", "description": "Media types taken (415)." },

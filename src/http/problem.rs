@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 const ECHO_MAX_CHARS: usize = 100;
 
 /// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 34] = [
+pub const CODES: [&str; 35] = [
     "missing_parameter",
     "invalid_parameter",
     "too_many_values",
@@ -72,6 +72,7 @@ pub const CODES: [&str; 34] = [
     "target_refused",
     "upstream_timeout",
     "upstream_error",
+    "malformed_request",
 ];
 
 /// Every error the API can answer with, one variant per situation.
@@ -138,6 +139,22 @@ pub enum Problem {
     HeadersTooLarge {
         /// The most the server takes, in bytes.
         max: usize,
+    },
+    /// 431 `request_too_large`: a request head the connection layer does not read at
+    /// all (more header fields, or more bytes, than it buffers); the connection closes.
+    HeadTooLarge {
+        /// The most bytes of a request head read, in bytes.
+        max_bytes: usize,
+        /// The most header fields read.
+        max_headers: usize,
+    },
+    /// 400 `malformed_request`: bytes that are not an HTTP/1.1 request (a broken request
+    /// line or header, HTTP/0.9, conflicting `Content-Length`s, TLS or HTTP/2 on this
+    /// plain HTTP/1.1 port); answered by the connection layer, which then closes the
+    /// connection.
+    MalformedRequest {
+        /// What could not be read, for a person.
+        reason: String,
     },
     /// 429 `rate_limited`: the caller's token bucket is empty.
     RateLimited {
@@ -299,7 +316,8 @@ impl Problem {
             | Problem::TooManyValues { .. }
             | Problem::InvalidBody { .. }
             | Problem::TooManyItems { .. }
-            | Problem::InvalidWebhookUrl { .. } => StatusCode::BAD_REQUEST,
+            | Problem::InvalidWebhookUrl { .. }
+            | Problem::MalformedRequest { .. } => StatusCode::BAD_REQUEST,
             Problem::BodyTooLarge { .. } | Problem::TooManyDomains { .. } => {
                 StatusCode::PAYLOAD_TOO_LARGE
             }
@@ -323,7 +341,9 @@ impl Problem {
             | Problem::UnknownWebhook { .. } => StatusCode::NOT_FOUND,
             Problem::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Problem::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
-            Problem::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Problem::HeadersTooLarge { .. } | Problem::HeadTooLarge { .. } => {
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+            }
             Problem::RateLimited { .. } | Problem::CreditsExhausted { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
@@ -348,7 +368,10 @@ impl Problem {
             Problem::UnknownTld { .. } => "unknown_tld",
             Problem::UnknownRegistrar { .. } => "unknown_registrar",
             Problem::MethodNotAllowed { .. } => "method_not_allowed",
-            Problem::UriTooLong { .. } | Problem::HeadersTooLarge { .. } => "request_too_large",
+            Problem::UriTooLong { .. }
+            | Problem::HeadersTooLarge { .. }
+            | Problem::HeadTooLarge { .. } => "request_too_large",
+            Problem::MalformedRequest { .. } => "malformed_request",
             Problem::RateLimited { .. } => "rate_limited",
             Problem::CreditsExhausted { .. } => "credits_exhausted",
             Problem::NotReady => "not_ready",
@@ -390,7 +413,10 @@ impl Problem {
             Problem::UnknownTld { .. } => "Unknown TLD",
             Problem::UnknownRegistrar { .. } => "Unknown registrar",
             Problem::MethodNotAllowed { .. } => "Method not allowed",
-            Problem::UriTooLong { .. } | Problem::HeadersTooLarge { .. } => "Request too large",
+            Problem::UriTooLong { .. }
+            | Problem::HeadersTooLarge { .. }
+            | Problem::HeadTooLarge { .. } => "Request too large",
+            Problem::MalformedRequest { .. } => "Malformed request",
             Problem::RateLimited { .. } => "Rate limited",
             Problem::CreditsExhausted { .. } => "Credits exhausted",
             Problem::NotReady => "Not ready",
@@ -479,6 +505,16 @@ impl Problem {
             }
             Problem::HeadersTooLarge { max } => {
                 format!("the request header section is larger than {max} bytes")
+            }
+            Problem::HeadTooLarge {
+                max_bytes,
+                max_headers,
+            } => format!(
+                "the request head has more than {max_headers} header fields or is larger than \
+                 {max_bytes} bytes; the connection is closed"
+            ),
+            Problem::MalformedRequest { reason } => {
+                format!("the request is not valid HTTP/1.1 ({reason}); the connection is closed")
             }
             Problem::RateLimited { retry_after_secs } => format!(
                 "too many requests; the rate limit admits the next one in {retry_after_secs} s"
@@ -649,6 +685,13 @@ impl Problem {
             Problem::UriTooLong { max } | Problem::HeadersTooLarge { max } => {
                 num("max_bytes", *max as u64, &mut out);
             }
+            Problem::HeadTooLarge {
+                max_bytes,
+                max_headers,
+            } => {
+                num("max_bytes", *max_bytes as u64, &mut out);
+                num("max_headers", *max_headers as u64, &mut out);
+            }
             Problem::RateLimited { retry_after_secs }
             | Problem::CreditsExhausted { retry_after_secs } => {
                 num("retry_after", *retry_after_secs, &mut out);
@@ -697,7 +740,9 @@ impl Problem {
                 member("webhook", &mut out);
                 write_str(&echo(id), &mut out);
             }
-            Problem::InvalidWebhookUrl { .. } | Problem::NotSaved { .. } => {}
+            Problem::InvalidWebhookUrl { .. }
+            | Problem::NotSaved { .. }
+            | Problem::MalformedRequest { .. } => {}
             Problem::LookupNotInPlan {
                 lookup,
                 plan,
@@ -827,7 +872,9 @@ impl Problem {
         }
         out.extend_from_slice(b"content-length: ");
         out.extend_from_slice(itoa::Buffer::new().format(body.len()).as_bytes());
-        out.extend_from_slice(b"\r\nconnection: close\r\n\r\n");
+        out.extend_from_slice(b"\r\nconnection: close\r\ndate: ");
+        out.extend_from_slice(crate::time::http_date(crate::time::now_ms()).as_bytes());
+        out.extend_from_slice(b"\r\n\r\n");
         out.extend_from_slice(body);
         out
     }
@@ -949,6 +996,13 @@ mod tests {
             Problem::MethodNotAllowed { allow: "GET, HEAD" },
             Problem::UriTooLong { max: 8192 },
             Problem::HeadersTooLarge { max: 16384 },
+            Problem::HeadTooLarge {
+                max_bytes: 65536,
+                max_headers: 100,
+            },
+            Problem::MalformedRequest {
+                reason: "invalid HTTP method parsed".into(),
+            },
             Problem::RateLimited {
                 retry_after_secs: 1,
             },
@@ -1104,6 +1158,7 @@ mod tests {
         );
         assert!(head.contains("\r\nconnection: close"));
         assert!(head.contains("\r\nretry-after: 1"));
+        assert!(head.contains("\r\ndate: "), "{head}");
         assert!(head.contains(&format!("\r\ncontent-length: {}", body.len())));
         let doc: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(doc["code"], "too_many_connections");

@@ -44,6 +44,14 @@
 //!   request until the previous answer fits in its write buffer
 //!   ([`Config::max_buf_size`]), so a connection's unsent output is bounded by that
 //!   buffer plus one answer, and the socket's own buffers.
+//! - **Unparsable requests.** hyper answers a request head it cannot parse (garbage,
+//!   HTTP/0.9, a broken header, conflicting `Content-Length`s, a request target or head
+//!   past its limits) with a bare `400`, `414` or `431` without a body, and closes; an
+//!   HTTP/2 preface gets nothing. The connection's I/O object ([`Io`]) recognises that
+//!   bare answer as hyper writes it and holds it back; once the connection has ended,
+//!   the answer of [`Handler::unparsable`] (the same status, with a problem body) is
+//!   written on the socket in its place. Answers to parsed requests only pass one
+//!   comparison of their last bytes on the way out.
 //! - **Drain.** On shutdown the listener is closed, every connection is told to finish
 //!   the request it is serving and close, and `run` returns once all have closed (or
 //!   after [`Config::drain_timeout`]).
@@ -53,6 +61,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -118,6 +127,25 @@ pub enum Refusal {
     Full,
 }
 
+/// A request head hyper could not parse, answered by the connection layer with
+/// [`Handler::unparsable`] before it closes the connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unparsable {
+    /// Not an HTTP/1.1 request: a broken request line or header, HTTP/0.9, conflicting
+    /// `Content-Length`s, TLS or an HTTP/2 preface on this port (400). The text says
+    /// what, for a person.
+    Malformed(String),
+    /// A request target longer than hyper reads (414).
+    UriTooLong,
+    /// More header fields, or more bytes of head, than hyper reads (431).
+    HeadTooLarge {
+        /// [`Config::max_buf_size`].
+        max_bytes: usize,
+        /// [`Config::max_headers`].
+        max_headers: usize,
+    },
+}
+
 /// How a connection ended, or why it was never served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConnectionError {
@@ -168,6 +196,11 @@ pub trait Handler: Send + Sync + 'static {
     /// connection refused before any request was read. It must close the connection
     /// (`connection: close`).
     fn refusal(&self, why: Refusal) -> Vec<u8>;
+
+    /// The complete HTTP/1.1 response sent in place of hyper's bare answer to a request
+    /// head it could not parse (the same status, with a body), before the connection
+    /// closes. It must close the connection (`connection: close`).
+    fn unparsable(&self, what: Unparsable) -> Vec<u8>;
 
     /// Connection-level events, for metrics. The default ignores them.
     fn event(&self, event: ConnectionEvent) {
@@ -309,7 +342,7 @@ struct Shared<H> {
     builder: Arc<http1::Builder>,
     table: Arc<Table>,
     refusals: Arc<Semaphore>,
-    idle_timeout: Duration,
+    limits: Limits,
 }
 
 impl<H: Handler> Shared<H> {
@@ -334,7 +367,11 @@ impl<H: Handler> Shared<H> {
                 config.max_connections_per_address.max(1),
             )),
             refusals: Arc::new(Semaphore::new(MAX_REFUSALS_IN_FLIGHT)),
-            idle_timeout: config.idle_timeout,
+            limits: Limits {
+                idle_timeout: config.idle_timeout,
+                max_head_bytes: config.max_buf_size.max(8192),
+                max_headers: config.max_headers,
+            },
         }
     }
 
@@ -402,23 +439,14 @@ async fn accept<H: Handler>(
         let builder = Arc::clone(&shared.builder);
         let drain = drain.clone();
         let closed = closed.clone();
-        let idle_timeout = shared.idle_timeout;
+        let limits = shared.limits;
         // Frees the slot however the connection ends (even if a task unwinds).
         let place = Place {
             table: Arc::clone(&shared.table),
             slot,
         };
         tokio::spawn(async move {
-            serve(
-                stream,
-                peer,
-                &handler,
-                &builder,
-                &place,
-                idle_timeout,
-                drain,
-            )
-            .await;
+            serve(stream, peer, &handler, &builder, &place, limits, drain).await;
             drop(place);
             drop(closed);
         });
@@ -452,6 +480,17 @@ async fn refuse(mut stream: TcpStream, answer: Vec<u8>) {
     .await;
 }
 
+/// The settings one connection is served with.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    /// [`Config::idle_timeout`].
+    idle_timeout: Duration,
+    /// hyper's read buffer: the largest request head it reads.
+    max_head_bytes: usize,
+    /// [`Config::max_headers`].
+    max_headers: usize,
+}
+
 /// Serves one connection until the client closes it, an error ends it, the watchdog
 /// finds it idle, it is evicted, or a drain finishes it.
 async fn serve<H: Handler>(
@@ -460,7 +499,7 @@ async fn serve<H: Handler>(
     handler: &Arc<H>,
     builder: &http1::Builder,
     place: &Place,
-    idle_timeout: Duration,
+    limits: Limits,
     drain: watch::Receiver<bool>,
 ) {
     // Answers are small and written whole: send them at once.
@@ -493,23 +532,30 @@ async fn serve<H: Handler>(
             Ok::<_, Infallible>(response)
         }
     });
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
-    tokio::pin!(conn);
+    // Not pinned in place (it is `Unpin`): after a parse error its I/O object is taken
+    // back to answer on.
+    let mut conn = builder.serve_connection(Io::new(stream), service);
     // The drain signal and the watchdog live in a task of their own: this task is woken
     // for every request, and polling them here each time (a `watch` and an `Interval`
     // in a `select!`, or a channel) cost 200-700 instructions a request. What it polls
     // instead is one atomic word of flags that the control task (or an eviction)
     // raises.
     let mut raised = FlagsRx::new(Arc::clone(slot));
-    let _control = AbortOnDrop(tokio::spawn(control(drain, Arc::clone(slot), idle_timeout)));
+    let _control = AbortOnDrop(tokio::spawn(control(
+        drain,
+        Arc::clone(slot),
+        limits.idle_timeout,
+    )));
+    let mut failed = None;
     loop {
         tokio::select! {
             biased;
-            // Errors here are the client's (reset, malformed head); hyper has already
-            // answered what could be answered. Count them and close.
-            result = conn.as_mut() => {
+            // Errors here are the client's (reset, malformed head). Count them and close;
+            // a head hyper could not parse is answered below.
+            result = &mut conn => {
                 if let Err(err) = result {
                     handler.event(ConnectionEvent::Error(classify(&err)));
+                    failed = Some(err);
                 }
                 break;
             }
@@ -523,12 +569,180 @@ async fn serve<H: Handler>(
                     break;
                 }
                 if new & Flags::DRAIN != 0 {
-                    conn.as_mut().graceful_shutdown();
+                    Pin::new(&mut conn).graceful_shutdown();
                 }
             }
         }
     }
+    if let Some(err) = failed {
+        let io = conn.into_parts().io;
+        if let Some(what) = io.unparsable(&err, limits) {
+            refuse(io.inner.into_inner(), handler.unparsable(what)).await;
+        }
+    }
     handler.event(ConnectionEvent::Closed);
+}
+
+/// hyper's bare answers to a request head it could not parse, as it writes them: the
+/// status line, then exactly these headers (the date is always 29 bytes), no body.
+const BARE_LINES: [(&[u8], Bare); 3] = [
+    (b"HTTP/1.1 400 Bad Request", Bare::BadRequest),
+    (b"HTTP/1.1 414 URI Too Long", Bare::UriTooLong),
+    (
+        b"HTTP/1.1 431 Request Header Fields Too Large",
+        Bare::HeadTooLarge,
+    ),
+];
+const BARE_HEADERS: &[u8] = b"\r\nconnection: close\r\ncontent-length: 0\r\ndate: ";
+const BARE_DATE_LEN: usize = "Sun, 06 Nov 1994 08:49:37 GMT".len();
+const BARE_END: &[u8] = b" GMT\r\n\r\n";
+
+/// Which bare answer hyper wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bare {
+    BadRequest,
+    UriTooLong,
+    HeadTooLarge,
+}
+
+/// Where hyper's bare answer starts in `buf`, and which it is, when `buf` ends with
+/// one. hyper writes it last (nothing follows on the connection), so only the end of
+/// a write needs looking at. An answer to a parsed request ends with its body, or for
+/// `HEAD` with a head that has a `content-type`: the first comparison sends it on.
+#[inline(always)]
+fn bare_answer(buf: &[u8]) -> Option<(usize, Bare)> {
+    if !buf.ends_with(BARE_END) {
+        return None;
+    }
+    bare_answer_head(buf)
+}
+
+/// [`bare_answer`] past its first comparison: heads only (`HEAD` answers, and hyper's
+/// bare ones).
+#[cold]
+#[inline(never)]
+fn bare_answer_head(buf: &[u8]) -> Option<(usize, Bare)> {
+    let date = buf.len().checked_sub(BARE_DATE_LEN + 4)?;
+    let headers = date.checked_sub(BARE_HEADERS.len())?;
+    if &buf[headers..date] != BARE_HEADERS {
+        return None;
+    }
+    BARE_LINES.iter().find_map(|(line, bare)| {
+        buf[..headers]
+            .ends_with(line)
+            .then(|| (headers - line.len(), *bare))
+    })
+}
+
+/// A connection's socket as hyper sees it: [`TokioIo`], except that hyper's bare
+/// answer to a head it could not parse is held back (reported written, not sent), so
+/// that [`serve`] can send a complete answer in its place.
+struct Io {
+    inner: TokioIo<TcpStream>,
+    /// The bare answer held back.
+    held: Option<Bare>,
+}
+
+impl Io {
+    fn new(stream: TcpStream) -> Io {
+        Io {
+            inner: TokioIo::new(stream),
+            held: None,
+        }
+    }
+
+    /// What to answer, in place of what hyper wrote, for the error that ended the
+    /// connection: a bare answer held back, or an HTTP/2 preface (hyper writes nothing
+    /// for it).
+    fn unparsable(&self, err: &hyper::Error, limits: Limits) -> Option<Unparsable> {
+        match self.held {
+            Some(Bare::BadRequest) => Some(Unparsable::Malformed(err.to_string())),
+            Some(Bare::UriTooLong) => Some(Unparsable::UriTooLong),
+            Some(Bare::HeadTooLarge) => Some(Unparsable::HeadTooLarge {
+                max_bytes: limits.max_head_bytes,
+                max_headers: limits.max_headers,
+            }),
+            None if err.is_parse_version_h2() => Some(Unparsable::Malformed(
+                "an HTTP/2 connection preface; this port speaks HTTP/1.1 only".to_owned(),
+            )),
+            None => None,
+        }
+    }
+}
+
+impl hyper::rt::Read for Io {
+    #[inline]
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        hyper::rt::Read::poll_read(Pin::new(&mut self.inner), cx, buf)
+    }
+}
+
+impl hyper::rt::Write for Io {
+    #[inline]
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if let Some((start, bare)) = bare_answer(buf) {
+            if start > 0 {
+                // What precedes it first; hyper comes back with the rest.
+                return hyper::rt::Write::poll_write(Pin::new(&mut self.inner), cx, &buf[..start]);
+            }
+            self.held = Some(bare);
+            return Poll::Ready(Ok(buf.len()));
+        }
+        hyper::rt::Write::poll_write(Pin::new(&mut self.inner), cx, buf)
+    }
+
+    #[inline]
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        if let Some((last, before)) = bufs.split_last()
+            && let Some((start, bare)) = bare_answer(last)
+        {
+            if before.iter().any(|b| !b.is_empty()) {
+                return hyper::rt::Write::poll_write_vectored(
+                    Pin::new(&mut self.inner),
+                    cx,
+                    before,
+                );
+            }
+            if start > 0 {
+                return hyper::rt::Write::poll_write(Pin::new(&mut self.inner), cx, &last[..start]);
+            }
+            self.held = Some(bare);
+            return Poll::Ready(Ok(last.len()));
+        }
+        hyper::rt::Write::poll_write_vectored(Pin::new(&mut self.inner), cx, bufs)
+    }
+
+    #[inline]
+    fn is_write_vectored(&self) -> bool {
+        hyper::rt::Write::is_write_vectored(&self.inner)
+    }
+
+    #[inline]
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        hyper::rt::Write::poll_flush(Pin::new(&mut self.inner), cx)
+    }
+
+    #[inline]
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.held.is_some() {
+            // hyper ends the connection after its bare answer: the write side stays
+            // open for the answer sent in its place.
+            return Poll::Ready(Ok(()));
+        }
+        hyper::rt::Write::poll_shutdown(Pin::new(&mut self.inner), cx)
+    }
 }
 
 /// Marks the end of an answer when dropped: the connection is idle again from then.
@@ -820,6 +1034,49 @@ mod tests {
 
     fn ip(last: u8) -> IpAddr {
         IpAddr::from([127, 0, 0, last])
+    }
+
+    #[test]
+    fn hypers_bare_answers_are_recognised_at_the_end_of_a_write_only() {
+        let date = "Mon, 23 Nov 2026 07:03:18 GMT";
+        let bare = |line: &str| {
+            format!("{line}\r\nconnection: close\r\ncontent-length: 0\r\ndate: {date}\r\n\r\n")
+        };
+        for (line, want) in [
+            ("HTTP/1.1 400 Bad Request", Bare::BadRequest),
+            ("HTTP/1.1 414 URI Too Long", Bare::UriTooLong),
+            (
+                "HTTP/1.1 431 Request Header Fields Too Large",
+                Bare::HeadTooLarge,
+            ),
+        ] {
+            assert_eq!(bare_answer(bare(line).as_bytes()), Some((0, want)));
+            // After an answer still waiting in the same write.
+            let before =
+                format!("HTTP/1.1 200 OK\r\ncontent-length: 2\r\ndate: {date}\r\n\r\n{{}}");
+            let both = format!("{before}{}", bare(line));
+            assert_eq!(bare_answer(both.as_bytes()), Some((before.len(), want)));
+        }
+        // Answers to parsed requests: a body last, or (HEAD, 204) a head of another
+        // shape; a bare head's remainder after a partial write is not one either.
+        for other in [
+            format!(
+                "HTTP/1.1 400 Bad Request\r\ncontent-type: application/problem+json\r\ncontent-length: 10\r\ndate: {date}\r\n\r\n"
+            ),
+            format!("HTTP/1.1 200 OK\r\ncontent-length: 0\r\ndate: {date}\r\n\r\n"),
+            format!(
+                "HTTP/1.1 204 No Content\r\nconnection: close\r\ncontent-length: 0\r\ndate: {date}\r\n\r\n"
+            ),
+            format!(
+                "1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: {date}\r\n\r\n"
+            ),
+            bare("HTTP/1.1 400 Bad Request")[..40].to_owned(),
+            "{\"status\":\"ok\"}".to_owned(),
+            " GMT\r\n\r\n".to_owned(),
+            String::new(),
+        ] {
+            assert_eq!(bare_answer(other.as_bytes()), None, "{other:?}");
+        }
     }
 
     #[test]

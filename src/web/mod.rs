@@ -120,28 +120,6 @@ pub fn wants_html<B>(req: &Request<B>) -> bool {
             .any(|v| v.as_bytes().windows(9).any(|w| w == b"text/html"))
 }
 
-/// `Sun, 06 Nov 1994 08:49:37 GMT`.
-pub fn http_date(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = crate::time::civil_from_days(days);
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
-        DAYS[days.rem_euclid(7) as usize],
-        d,
-        MONTHS[(m - 1) as usize],
-        y,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 /// Who is asking, from the session cookie.
 struct Visit {
     viewer: Viewer,
@@ -513,7 +491,7 @@ fn page(
         .and_then(|p| path.strip_prefix(p))
         .unwrap_or("");
     let etag = page_etag(loaded, &visit.viewer);
-    let last_modified = http_date(loaded.loaded_at_ms);
+    let last_modified = crate::time::http_date(loaded.loaded_at_ms);
     // Only the catalogue and a registrar's pages read their query string.
     let key_query = match route {
         RouteId::CataloguePage | RouteId::RegistrarPage => query.unwrap_or(""),
@@ -1165,12 +1143,6 @@ async fn signout(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn http_dates_are_imf_fixdate() {
-        assert_eq!(http_date(784_111_777_000), "Sun, 06 Nov 1994 08:49:37 GMT");
-        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
-    }
 
     #[test]
     fn gzip_is_taken_unless_refused() {
