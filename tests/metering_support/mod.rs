@@ -104,6 +104,8 @@ pub struct Redis {
     pub port: u16,
     /// Its working directory (also a convenient place for test files).
     pub dir: Dir,
+    /// `--requirepass`, when the server asks for one.
+    password: Option<String>,
 }
 
 fn redis_binary() -> Option<PathBuf> {
@@ -122,8 +124,9 @@ fn ping(port: u16) -> bool {
     if s.write_all(b"PING\r\n").is_err() {
         return false;
     }
+    // A server that wants a password answers -NOAUTH: it is up all the same.
     let mut buf = [0u8; 7];
-    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    s.read_exact(&mut buf).is_ok() && (&buf == b"+PONG\r\n" || buf.starts_with(b"-NOAUTH"))
 }
 
 impl Redis {
@@ -131,6 +134,16 @@ impl Redis {
     /// printed note) when there is none and `CI` is not set. With `CI` set, a missing
     /// redis-server fails the test.
     pub fn start(tag: &str) -> Option<Redis> {
+        Redis::start_with(tag, None)
+    }
+
+    /// Like [`Redis::start`], for a server that requires `password` (`--requirepass`,
+    /// the `default` user's password).
+    pub fn start_with_password(tag: &str, password: &str) -> Option<Redis> {
+        Redis::start_with(tag, Some(password.to_owned()))
+    }
+
+    fn start_with(tag: &str, password: Option<String>) -> Option<Redis> {
         if redis_binary().is_none() {
             if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
                 panic!(
@@ -144,6 +157,7 @@ impl Redis {
             child: None,
             port: free_port(),
             dir: temp_dir(&format!("redis-{tag}")),
+            password,
         };
         r.restart();
         Some(r)
@@ -154,6 +168,11 @@ impl Redis {
         let child = Command::new(redis_binary().unwrap())
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            .args(
+                self.password
+                    .iter()
+                    .flat_map(|p| ["--requirepass", p.as_str()]),
+            )
             .arg("--dir")
             .arg(&self.dir.0)
             .stdout(Stdio::null())
@@ -208,6 +227,12 @@ pub const CHEAPEST: &str = "/api/v1/client/prices/cheapest?tlds=com";
 impl Server {
     /// Starts `tldsnap serve --addr 127.0.0.1:FREE ARGS` and waits until `/healthz` is 200.
     pub fn start<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Server {
+        Server::start_with_stderr(args, Stdio::null())
+    }
+
+    /// [`Server::start`] with its standard error sent to `stderr` (`Stdio::piped()`: the
+    /// log lines are then read from `child.stderr`).
+    pub fn start_with_stderr<S: AsRef<std::ffi::OsStr>>(args: &[S], stderr: Stdio) -> Server {
         let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
         let child = Command::new(BIN)
             .arg("serve")
@@ -215,7 +240,7 @@ impl Server {
             .arg(addr.to_string())
             .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut s = Server { child, addr };
