@@ -255,7 +255,9 @@ impl Remote {
         let _ = stream.set_nodelay(true);
         // The socket is opened here, not by `redis::Client`, to drive the connection on a
         // task of our own: its end is how a closed connection is noticed between calls.
-        let config = AsyncConnectionConfig::new().set_response_timeout(Some(CALL_TIMEOUT));
+        // Every call is bounded by `timed` (a script's EVALSHA, SCRIPT LOAD and EVALSHA
+        // together), so the crate's own timeout per command would be a second timer.
+        let config = AsyncConnectionConfig::new().set_response_timeout(None);
         let (mut con, driver) = tokio::time::timeout(
             CALL_TIMEOUT,
             MultiplexedConnection::new_with_config(self.info.redis_settings(), stream, config),
@@ -287,21 +289,14 @@ impl Remote {
 
     /// Runs a script (`EVALSHA`, `EVAL` if Redis forgot it) on the current connection,
     /// within [`CALL_TIMEOUT`] in all; any failure marks the connection down.
-    async fn script<T: redis::FromRedisValue>(
+    async fn invoke<T: redis::FromRedisValue>(
         &self,
-        script: &Script,
-        key: &str,
-        args: &[&[u8]],
+        call: redis::ScriptInvocation<'_>,
     ) -> Result<T, String> {
         let Some(conn) = self.conn.load_full() else {
             return Err("not connected".into());
         };
         let mut con = conn.con.clone();
-        let mut call = script.prepare_invoke();
-        call.key(key);
-        for a in args {
-            call.arg(*a);
-        }
         let r = timed(call.invoke_async(&mut con)).await;
         if let Err(e) = &r {
             self.down(e);
@@ -317,28 +312,19 @@ impl Remote {
         want: u64,
         limit: u64,
     ) -> Result<(u64, u64), String> {
-        let key = hash_key(month, id);
-        let (b, w, l, t) = (
-            base.to_string(),
-            want.to_string(),
-            limit.to_string(),
-            TTL_SECS.to_string(),
-        );
-        let args: [&[u8]; 5] = [
-            self.replica.as_bytes(),
-            b.as_bytes(),
-            w.as_bytes(),
-            l.as_bytes(),
-            t.as_bytes(),
-        ];
-        self.script(&self.grab, &key, &args).await
+        let mut call = self.grab.key(hash_key(month, id));
+        call.arg(&self.replica)
+            .arg(base)
+            .arg(want)
+            .arg(limit)
+            .arg(TTL_SECS);
+        self.invoke(call).await
     }
 
     async fn set(&self, id: &str, month: u32, value: u64) -> Result<u64, String> {
-        let key = hash_key(month, id);
-        let (v, t) = (value.to_string(), TTL_SECS.to_string());
-        let args: [&[u8]; 3] = [self.replica.as_bytes(), v.as_bytes(), t.as_bytes()];
-        self.script(&self.set, &key, &args).await
+        let mut call = self.set.key(hash_key(month, id));
+        call.arg(&self.replica).arg(value).arg(TTL_SECS);
+        self.invoke(call).await
     }
 
     /// Takes one credit of key `id` for `month`; `Ok(remaining)` (`None` when the plan
