@@ -1,6 +1,7 @@
 //! Credits shared by several replicas through Redis, with the `redis` crate (redis-rs):
 //! one multiplexed connection that pipelines every caller's commands, and two Lua
-//! scripts run by `EVALSHA` (loaded at connect; `EVAL` again if Redis forgot them).
+//! scripts run by `EVALSHA` (loaded at connect; `redis::Script` loads a script again
+//! and retries when Redis forgot it).
 //!
 //! # The data in Redis
 //!
@@ -287,8 +288,9 @@ impl Remote {
         }
     }
 
-    /// Runs a script (`EVALSHA`, `EVAL` if Redis forgot it) on the current connection,
-    /// within [`CALL_TIMEOUT`] in all; any failure marks the connection down.
+    /// Runs a script (`EVALSHA`; `SCRIPT LOAD` and again if Redis forgot it) on the
+    /// current connection, within [`CALL_TIMEOUT`] in all; any failure marks the
+    /// connection down.
     async fn invoke<T: redis::FromRedisValue>(
         &self,
         call: redis::ScriptInvocation<'_>,

@@ -32,7 +32,7 @@
 //!   tries again), so no replica serves prices whose events are not in Redis.
 //!
 //! The connection is a blocking one of the `redis` crate (swaps are rare and already
-//! wait for an fsync); the scripts run by `EVALSHA` (`EVAL` the first time), the
+//! wait for an fsync); the scripts run by `EVALSHA` (loaded the first time), the
 //! streams are read with the crate's stream replies, and the address is the usage
 //! store's, parsed and shown (password hidden) by [`crate::access::remote`].
 
