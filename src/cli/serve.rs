@@ -304,11 +304,12 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
             // With a shared usage store, replicas share one event sequence through it.
             let log = match &args.usage_store {
                 Some(url) => {
+                    let shown = tldsnap::access::remote::redact(url);
                     let shared = Shared::connect(url)
-                        .map_err(|e| format!("the shared event sequence at {url}: {e}"))?;
+                        .map_err(|e| format!("the shared event sequence at {shown}: {e}"))?;
                     let log = Arc::new(log.with_shared(shared)?);
                     log.start_mirror(url.clone());
-                    eprintln!("tldsnap: event log: a mirror of the sequence shared at {url}");
+                    eprintln!("tldsnap: event log: a mirror of the sequence shared at {shown}");
                     log
                 }
                 None => Arc::new(log),

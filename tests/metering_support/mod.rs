@@ -106,6 +106,8 @@ pub struct Redis {
     pub port: u16,
     /// Its working directory (also a convenient place for test files).
     pub dir: Dir,
+    /// `--requirepass`, when the server asks for one.
+    password: Option<String>,
 }
 
 fn redis_binary() -> Option<PathBuf> {
@@ -124,8 +126,9 @@ fn ping(port: u16) -> bool {
     if s.write_all(b"PING\r\n").is_err() {
         return false;
     }
+    // A server that wants a password answers -NOAUTH: it is up all the same.
     let mut buf = [0u8; 7];
-    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    s.read_exact(&mut buf).is_ok() && (&buf == b"+PONG\r\n" || buf.starts_with(b"-NOAUTH"))
 }
 
 impl Redis {
@@ -133,17 +136,23 @@ impl Redis {
     /// printed note) when there is none and `CI` is not set. With `CI` set, a missing
     /// redis-server fails the test.
     pub fn start(tag: &str) -> Option<Redis> {
-        Redis::start_with(tag, false)
+        Redis::start_with(tag, false, None)
     }
 
     /// Like [`Redis::start`], with an append-only file fsynced at every write: a
     /// restart (or a kill and a restart) keeps the data, as docs/DEPLOY.md asks of a
     /// Redis that holds credits.
     pub fn start_persistent(tag: &str) -> Option<Redis> {
-        Redis::start_with(tag, true)
+        Redis::start_with(tag, true, None)
     }
 
-    fn start_with(tag: &str, persistent: bool) -> Option<Redis> {
+    /// Like [`Redis::start`], for a server that requires `password` (`--requirepass`,
+    /// the `default` user's password).
+    pub fn start_with_password(tag: &str, password: &str) -> Option<Redis> {
+        Redis::start_with(tag, false, Some(password.to_owned()))
+    }
+
+    fn start_with(tag: &str, persistent: bool, password: Option<String>) -> Option<Redis> {
         if redis_binary().is_none() {
             if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
                 panic!(
@@ -158,6 +167,7 @@ impl Redis {
             persistent,
             port: free_port(),
             dir: temp_dir(&format!("redis-{tag}")),
+            password,
         };
         r.restart();
         Some(r)
@@ -174,6 +184,11 @@ impl Redis {
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", ""])
             .args(aof)
+            .args(
+                self.password
+                    .iter()
+                    .flat_map(|p| ["--requirepass", p.as_str()]),
+            )
             .arg("--dir")
             .arg(&self.dir.0)
             .stdout(Stdio::null())
@@ -246,6 +261,12 @@ pub const CHEAPEST: &str = "/api/v1/client/prices/cheapest?tlds=com";
 impl Server {
     /// Starts `tldsnap serve --addr 127.0.0.1:FREE ARGS` and waits until `/healthz` is 200.
     pub fn start<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Server {
+        Server::start_with_stderr(args, Stdio::null())
+    }
+
+    /// [`Server::start`] with its standard error sent to `stderr` (`Stdio::piped()`: the
+    /// log lines are then read from `child.stderr`).
+    pub fn start_with_stderr<S: AsRef<std::ffi::OsStr>>(args: &[S], stderr: Stdio) -> Server {
         let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
         let child = Command::new(BIN)
             .arg("serve")
@@ -253,7 +274,7 @@ impl Server {
             .arg(addr.to_string())
             .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut s = Server { child, addr };
