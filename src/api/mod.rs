@@ -289,6 +289,12 @@ pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) ->
 }
 
 /// Size limits, route, method, then the route's handler.
+///
+/// The future of every request is as large as the largest route's, and hyper moves it
+/// (a copy of every byte) when it starts one. The price and catalogue routes are polled
+/// in place; every other route's future is boxed, so that one with a large state (the
+/// live lookups' was 35 KB) does not make every request copy it. A test keeps the
+/// request future small.
 async fn dispatch(
     state: &State,
     req: Request<Incoming>,
@@ -324,7 +330,10 @@ async fn dispatch(
     }
     let Some((route, segment)) = router::find(req.uri().path()) else {
         if crate::web::wants_html(&req) {
-            return (None, crate::web::not_found(state, req, conn).await);
+            return (
+                None,
+                Box::pin(crate::web::not_found(state, req, conn)).await,
+            );
         }
         return (None, Problem::NotFound.into_response());
     };
@@ -344,17 +353,23 @@ async fn dispatch(
         RouteId::Metrics => return (Some(route), ops::metrics(state)),
         RouteId::OpenApi => return (Some(route), ops::openapi()),
         RouteId::ClientEvents => {
-            return (Some(route), events::poll(state, &req, route, conn).await);
+            return (
+                Some(route),
+                Box::pin(events::poll(state, &req, route, conn)).await,
+            );
         }
         RouteId::ClientEventsStream => {
-            return (Some(route), events::stream(state, &req, route, conn).await);
+            return (
+                Some(route),
+                Box::pin(events::stream(state, &req, route, conn)).await,
+            );
         }
         RouteId::ClientWebhooks
         | RouteId::ClientWebhook
         | RouteId::ClientWebhookTest
         | RouteId::ClientWebhookRotate => {
             let segment = segment.to_owned();
-            let response = webhooks::handle(state, req, route, &segment, conn).await;
+            let response = Box::pin(webhooks::handle(state, req, route, &segment, conn)).await;
             return (Some(route), response);
         }
         RouteId::ClientCheapest => Cheapest(Shape::Client),
@@ -381,12 +396,35 @@ async fn dispatch(
                 catalogue::endpoint(state, &req, route, endpoint, segment, conn, started).await;
             return (Some(route), response);
         }
-        RouteId::PortfolioAudit => return (Some(route), domains::audit(state, req, conn).await),
-        RouteId::DomainsLookup => return (Some(route), domains::lookup(state, req, conn).await),
-        RouteId::DomainsSearch => return (Some(route), domains::search(state, &req, conn).await),
-        RouteId::DomainRdap => return (Some(route), live::rdap(state, &req, segment, conn).await),
+        RouteId::PortfolioAudit => {
+            return (
+                Some(route),
+                Box::pin(domains::audit(state, req, conn)).await,
+            );
+        }
+        RouteId::DomainsLookup => {
+            return (
+                Some(route),
+                Box::pin(domains::lookup(state, req, conn)).await,
+            );
+        }
+        RouteId::DomainsSearch => {
+            return (
+                Some(route),
+                Box::pin(domains::search(state, &req, conn)).await,
+            );
+        }
+        RouteId::DomainRdap => {
+            return (
+                Some(route),
+                Box::pin(live::rdap(state, &req, segment, conn)).await,
+            );
+        }
         RouteId::DomainStatus => {
-            return (Some(route), live::status(state, &req, segment, conn).await);
+            return (
+                Some(route),
+                Box::pin(live::status(state, &req, segment, conn)).await,
+            );
         }
         // The website's routes are answered above.
         RouteId::Home
@@ -399,7 +437,7 @@ async fn dispatch(
         | RouteId::Asset => {
             return (
                 Some(route),
-                crate::web::handle(state, req, route, conn).await,
+                Box::pin(crate::web::handle(state, req, route, conn)).await,
             );
         }
     };
@@ -665,6 +703,19 @@ mod tests {
             );
             assert_eq!(h.len(), 4 + usize::from(credits.is_some()));
         }
+    }
+
+    #[test]
+    fn the_future_of_a_request_stays_small() {
+        // Only the type is needed: the function is never called.
+        fn size<F, Fut>(_: F) -> usize
+        where
+            F: FnOnce(&'static State, Request<Incoming>, &'static Connection) -> Fut,
+        {
+            std::mem::size_of::<Fut>()
+        }
+        let bytes = size(handle);
+        assert!(bytes <= 4096, "the request future is {bytes} bytes");
     }
 
     #[test]
