@@ -50,6 +50,7 @@ use crate::http::server::{ConnectionEvent, Handler, Refusal};
 use crate::query::Shape;
 use crate::store::{Loaded, Store};
 
+pub mod answers;
 pub mod catalogue;
 pub mod domains;
 pub mod events;
@@ -135,6 +136,9 @@ pub fn validate_public_url(url: &str) -> Result<String, String> {
     Ok(trimmed.to_owned())
 }
 
+/// Source of [`State`]'s `id`.
+static NEXT_STATE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// Everything the request path shares: one per server.
 pub struct State {
     /// The snapshot being served.
@@ -157,6 +161,9 @@ pub struct State {
     pub web: crate::web::Site,
     /// The live lookups, when the server makes them (`serve --live`).
     pub live: Option<Arc<crate::live::Live>>,
+    /// Unique per state made in this process: whose answers a thread's
+    /// [`answers`] cache holds.
+    id: u64,
     /// How the replica stands with object storage, when it serves a snapshot from there
     /// (`serve --snapshot s3://…`): `/readyz` and `/metrics` report it.
     pub remote: Option<Arc<crate::remote::replica::Status>>,
@@ -179,6 +186,7 @@ impl State {
             web: crate::web::Site::default(),
             live: None,
             remote: None,
+            id: NEXT_STATE_ID.fetch_add(1, Relaxed),
         }
     }
 
@@ -504,24 +512,67 @@ pub async fn begin<B>(
     Ok((loaded, caller))
 }
 
+/// Whether an endpoint's answers may be kept and served again ([`answers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Never: the answer depends on more than the snapshot, the plan and the target.
+    No,
+    /// The whole body.
+    Whole,
+    /// The body, with `stats.time_elapsed` measured anew from this request's start.
+    Elapsed(Instant),
+}
+
 /// A whole metered JSON endpoint: [`begin`] (snapshot, key, rate), then `answer` writes
 /// the body into a buffer sized from the route's last answer, or says which problem
 /// (parameters 400, plan 403, existence 404) to send; then [`finish`] spends the credit
 /// (429 when none is left) and answers 200.
+///
+/// With `reuse`, an answer already written for the same route, `segment`, query string
+/// and plan on the same snapshot is served again instead of calling `answer` (only
+/// answers that passed every check are kept, so the checks it skips would pass again).
 pub async fn answered<B>(
     state: &State,
     req: &Request<B>,
     route: RouteId,
+    segment: &str,
     conn: &Connection,
+    reuse: Reuse,
     answer: impl FnOnce(&Loaded, &Caller, &mut Vec<u8>) -> Result<(), Problem>,
 ) -> HttpResponse {
     let (loaded, caller) = match begin(state, req, route, conn).await {
         Ok(begun) => begun,
         Err(response) => return response,
     };
+    let snapshot = loaded.snapshot.header().content_hash;
+    let target = answers::Target {
+        route,
+        plan: caller.tier(),
+        segment,
+        query: req.uri().query().unwrap_or_default(),
+    };
+    if reuse != Reuse::No
+        && let Some(kept) = answers::get(state.id, snapshot, &target)
+    {
+        let body = match reuse {
+            Reuse::Elapsed(started) => kept.with_elapsed(started),
+            _ => Body::from(kept.body),
+        };
+        return finish_body(state, caller, body, 1).await;
+    }
     let mut out = state.body_buffer(route);
     if let Err(problem) = answer(&loaded, &caller, &mut out) {
         return refuse(problem, &caller);
+    }
+    match reuse {
+        Reuse::No => {}
+        Reuse::Whole => answers::put(state.id, snapshot, &target, &out, None),
+        Reuse::Elapsed(_) => {
+            // Kept only when the part to rewrite is found (it always is).
+            if let Some(span) = crate::query::elapsed_span(&out) {
+                answers::put(state.id, snapshot, &target, &out, Some(span));
+            }
+        }
     }
     finish(state, route, caller, out).await
 }
@@ -541,10 +592,17 @@ pub async fn finish(state: &State, route: RouteId, caller: Caller, out: Vec<u8>)
 pub async fn finish_costing(
     state: &State,
     route: RouteId,
-    mut caller: Caller,
+    caller: Caller,
     out: Vec<u8>,
     credits: u64,
 ) -> HttpResponse {
+    state.body_size_hints[route as usize].store(out.len(), Relaxed);
+    finish_body(state, caller, Body::from(out), credits).await
+}
+
+/// Spends `credits` of the caller's credits (429 when they are not left) and answers 200
+/// with `body` and the metering headers.
+async fn finish_body(state: &State, mut caller: Caller, body: Body, credits: u64) -> HttpResponse {
     if let Err(denial) = state.access.spend_n(&mut caller, credits).await {
         let (problem, meter) = Problem::from_denial(denial);
         return with_meter(
@@ -552,8 +610,7 @@ pub async fn finish_costing(
             meter.as_ref().or(caller.headers.as_ref()),
         );
     }
-    state.body_size_hints[route as usize].store(out.len(), Relaxed);
-    let mut response = Response::new(Body::from(out));
+    let mut response = Response::new(body);
     *response.headers_mut() = answer_headers(caller.headers.as_ref());
     response
 }

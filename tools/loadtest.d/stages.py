@@ -17,11 +17,11 @@ a request meets them; several profiles print side by side (tldsnap and a baselin
 | auth | find the `X-API-Key` header, the key cache, the key table | `api::admit` minus `rate` |
 | rate | the clock and the key's rate bucket | `Bucket::check`, `AddressLimiter::check`, `SystemClock::now_ms` |
 | credits | spend one credit | `Access::spend_n` (or its inlined parts) |
-| query | parameters, plan check, the snapshot lookup, the body's pre-rendered bytes | the endpoint's `answer` minus `render` |
-| render | JSON written at request time, the response headers | `json::write_*`, `itoa`, `answer_headers` |
-| handler rest | the snapshot `Arc`, size checks, dropping the request, moving futures | `api::dispatch` minus the stages above |
+| query | parameters, plan check, the snapshot lookup, the body's pre-rendered bytes; or the kept answer | the endpoint's `answer` minus `render`, `answers::get` / `put` |
+| render | JSON written at request time, the response headers | `json::write_*`, `itoa`, `answer_headers`, `Cached::with_elapsed` |
+| handler rest | the snapshot `Arc`, size checks, dropping the request, the futures, latency clock and metrics | hyper's `recv_msg` and `poll_msg` (the service) minus the stages above |
 | write | encode the head, write head and body to the socket | hyper `Server::encode`, `Buffered::poll_flush` |
-| handler (baseline) | drop the request, make the fixed response | hyper `HttpService::call` |
+| handler (baseline) | drop the request, make the fixed response | hyper's `recv_msg` and `poll_msg` |
 | runtime and the rest | the event loop, waking and polling tasks, hyper's dispatcher, clocks, metrics | the total minus the stages above |
 
 A stage's functions are matched by name (Rust paths as callgrind writes them); a
@@ -125,10 +125,14 @@ def stage_costs(total, calls, inclusive):
         "re:^<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode$",
         "re:^hyper::proto::h1::io::Buffered<.*>::poll_flush$",
     )
-    dispatch = incl("tldsnap::api::dispatch::{{closure}}")
-    if not dispatch:
-        # The baseline: its service closure is all the answering there is.
-        handler = incl("re:^<T as hyper::service::http::HttpService<B1>>::call$")
+    # hyper hands the request to the service (recv_msg: the service's future is made)
+    # and polls the service's future (poll_msg) until the response is there.
+    handler = incl(
+        "re:^<hyper::proto::h1::dispatch::Server<.*> as hyper::proto::h1::dispatch::Dispatch>::recv_msg$",
+        "re:^<hyper::proto::h1::dispatch::Server<.*> as hyper::proto::h1::dispatch::Dispatch>::poll_msg$",
+    )
+    if not incl("re:^tldsnap::api::"):
+        # The baseline: the service makes a fixed response.
         rows = [("parse", parse_), ("handler", handler), ("write", write)]
     else:
         route = incl("tldsnap::http::router::find", "tldsnap::http::router::Route::allows")
@@ -137,22 +141,28 @@ def stage_costs(total, calls, inclusive):
             "tldsnap::access::rate::AddressLimiter::check",
             "<tldsnap::access::clock::SystemClock as tldsnap::access::clock::Clock>::now_ms",
         )
-        auth = incl("tldsnap::api::admit::{{closure}}") - rate
-        # `spend_n` is inlined into `finish_costing` when it never awaits: then its
-        # parts are counted.
-        credits = incl("tldsnap::access::Access::spend_n::{{closure}}") or (
-            called("tldsnap::api::finish_costing::{{closure}}", "tldsnap::access::month::MonthCounter::try_add")
-            + called("tldsnap::api::finish_costing::{{closure}}", "tldsnap::access::month::month_of")
+        # `admit` is inlined into `begin` in some builds: then `begin` less the snapshot.
+        auth = (
+            incl("tldsnap::api::admit::{{closure}}")
+            or incl("tldsnap::api::begin::{{closure}}") - incl("tldsnap::api::snapshot")
+        ) - rate
+        # `spend_n` is inlined where it never awaits: then its parts are counted.
+        credits = incl("tldsnap::access::Access::spend_n::{{closure}}") or incl(
+            "tldsnap::access::month::MonthCounter::try_add"
         )
         render_in_answer = incl("re:^tldsnap::json::write_", "re:^<u64 as itoa::Unsigned>::fmt$")
-        headers = incl("tldsnap::api::answer_headers")
+        headers = incl("tldsnap::api::answer_headers", "tldsnap::api::answers::Cached::with_elapsed")
+        # The query: the parameters, the plan, the snapshot and the body, or the kept
+        # answer that stands for all of them.
         answer = incl(
             "tldsnap::api::prices::answer",
             "re:^tldsnap::api::catalogue::answer",
+            "tldsnap::api::answers::get",
+            "tldsnap::api::answers::put",
         )
         query = answer - render_in_answer
         render = render_in_answer + headers
-        rest = dispatch - route - auth - rate - credits - answer - headers
+        rest = handler - route - auth - rate - credits - answer - headers
         rows = [
             ("parse", parse_),
             ("route", route),
