@@ -662,3 +662,44 @@ fn catalogue_pages_yield_every_tld_once() {
         assert_eq!(seen.len(), total, "{sort}");
     }
 }
+
+/// A kept answer (issue 20, `api::answers`) is the answer: the same bytes as the first
+/// time, one credit spent each time, and every plan checked as if it were the first.
+#[test]
+fn repeated_answers_are_the_same_and_still_metered_and_checked() {
+    let f = fixture("answers");
+    let s = &f.server;
+    let credits = |r: &http_support::Response| -> u64 {
+        r.header("x-credits-remaining").unwrap().parse().unwrap()
+    };
+    for target in [
+        "/api/v1/client/prices/cheapest?tlds=com,museum&limit=3",
+        "/api/v1/client/registrars/tld/com?include_prices=true",
+        "/api/v1/client/overview/tld/museum",
+        "/api/v1/client/prices?tlds=com,net&registrars=alpha,bravo",
+    ] {
+        let first = s.get(target, f.key("pro"));
+        assert_eq!(first.status, 200, "{target}: {}", first.text());
+        let mut last = credits(&first);
+        for _ in 0..3 {
+            s.clock.advance(60_000);
+            let again = s.get(target, f.key("pro"));
+            assert_eq!(again.status, 200, "{target}");
+            assert_eq!(
+                http_support::mask_elapsed(&again.body),
+                http_support::mask_elapsed(&first.body),
+                "{target}"
+            );
+            assert_eq!(credits(&again) + 1, last, "{target}: one credit each time");
+            last = credits(&again);
+        }
+    }
+    // What pro may ask, free may not: the same target is checked for each plan.
+    let target = "/api/v1/client/prices/cheapest?tlds=com,museum&limit=3";
+    s.get(target, f.key("free"))
+        .assert_problem(403, "tld_not_in_plan");
+    // And what the plan shows differs: the tier is the caller's.
+    let basic = s.get(target, f.key("basic")).json();
+    assert_eq!(basic["meta"]["tier"], "basic");
+    assert_eq!(s.get(target, f.key("pro")).json()["meta"]["tier"], "pro");
+}

@@ -57,6 +57,7 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -401,6 +402,9 @@ struct Inner {
     public_plan: Arc<Plan>,
     keys_path: Option<PathBuf>,
     table: ArcSwap<KeyTable>,
+    /// The [`KeyTable::generation`] of `table`, stored after each swap: a connection's
+    /// [`KeyCache`] checks it with one atomic load instead of loading the table.
+    generation: AtomicU64,
     /// Every meter ever made (including revoked keys and keys only known from the usage
     /// file), by id. Touched on reload and flush, never on the request path.
     meters: Mutex<ahash::AHashMap<Arc<str>, Arc<Meter>>>,
@@ -541,6 +545,7 @@ impl Access {
             public_plan: plans.public(),
             plans,
             keys_path,
+            generation: AtomicU64::new(table.generation),
             table: ArcSwap::from_pointee(table),
             meters: Mutex::new(meters),
             clock,
@@ -748,10 +753,13 @@ impl Access {
     }
 
     fn lookup(&self, raw: &[u8], cache: &mut KeyCache) -> Option<Arc<KeyEntry>> {
-        let table = self.inner.table.load();
-        if cache.generation == table.generation && keys::ct_eq(&cache.raw, raw) {
+        // The connection's last verdict holds while the table it came from is in force.
+        if cache.generation == self.inner.generation.load(Ordering::Acquire)
+            && keys::ct_eq(&cache.raw, raw)
+        {
             return cache.entry.clone();
         }
+        let table = self.inner.table.load();
         let digest = keys::hash_key(raw);
         let mut found = None;
         if let Some(list) = table.by_prefix.get(&prefix(&digest)) {
@@ -803,7 +811,10 @@ impl Access {
         let table = build_table(&file, &inner.plans, &mut meters)?;
         drop(meters);
         let n = table.by_id.len();
+        let generation = table.generation;
         inner.table.store(Arc::new(table));
+        // After the swap: a cache that sees this generation finds its table in force.
+        inner.generation.store(generation, Ordering::Release);
         Ok(n)
     }
 

@@ -13,7 +13,7 @@ use std::time::Instant;
 use hyper::Request;
 
 use super::prices::check_plan;
-use super::{Connection, HttpResponse, State, answered};
+use super::{Connection, HttpResponse, Reuse, State, answered};
 use crate::access::Caller;
 use crate::access::plans::TldScope;
 use crate::http::params;
@@ -48,17 +48,26 @@ pub async fn endpoint<B>(
     conn: &Connection,
     _started: Instant,
 ) -> HttpResponse {
-    answered(state, req, route, conn, |loaded, caller, out| {
-        answer(
-            state,
-            loaded,
-            caller,
-            req.uri().query(),
-            endpoint,
-            segment,
-            out,
-        )
-    })
+    // Every answer here depends only on the snapshot, the plan and the target.
+    answered(
+        state,
+        req,
+        route,
+        segment,
+        conn,
+        Reuse::Whole,
+        |loaded, caller, out| {
+            answer(
+                state,
+                loaded,
+                caller,
+                req.uri().query(),
+                endpoint,
+                segment,
+                out,
+            )
+        },
+    )
     .await
 }
 

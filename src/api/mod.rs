@@ -50,6 +50,7 @@ use crate::http::server::{ConnectionEvent, Handler, Refusal, Unparsable};
 use crate::query::Shape;
 use crate::store::{Loaded, Store};
 
+pub mod answers;
 pub mod catalogue;
 pub mod domains;
 pub mod events;
@@ -135,6 +136,9 @@ pub fn validate_public_url(url: &str) -> Result<String, String> {
     Ok(trimmed.to_owned())
 }
 
+/// Source of [`State`]'s `id`.
+static NEXT_STATE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// Everything the request path shares: one per server.
 pub struct State {
     /// The snapshot being served.
@@ -155,6 +159,9 @@ pub struct State {
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
     /// The website's rendered pages.
     pub web: crate::web::Site,
+    /// Unique per state made in this process: whose answers a thread's
+    /// [`answers`] cache holds.
+    id: u64,
     /// How the replica stands with object storage, when it serves a snapshot from there
     /// (`serve --snapshot s3://…`): `/readyz` and `/metrics` report it.
     pub remote: Option<Arc<crate::remote::replica::Status>>,
@@ -179,6 +186,7 @@ impl State {
             web: crate::web::Site::default(),
             remote: None,
             live: None,
+            id: NEXT_STATE_ID.fetch_add(1, Relaxed),
         }
     }
 
@@ -307,6 +315,12 @@ pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) ->
 }
 
 /// Size limits, route, method, then the route's handler.
+///
+/// The future of every request is as large as the largest route's, and hyper moves it
+/// (a copy of every byte) when it starts one. The price and catalogue routes are polled
+/// in place; every other route's future is boxed, so that one with a large state (the
+/// live lookups' was 35 KB) does not make every request copy it. A test keeps the
+/// request future small.
 async fn dispatch(
     state: &State,
     req: Request<Incoming>,
@@ -342,7 +356,10 @@ async fn dispatch(
     }
     let Some((route, segment)) = router::find(req.uri().path()) else {
         if crate::web::wants_html(&req) {
-            return (None, crate::web::not_found(state, req, conn).await);
+            return (
+                None,
+                Box::pin(crate::web::not_found(state, req, conn)).await,
+            );
         }
         return (None, Problem::NotFound.into_response());
     };
@@ -362,17 +379,23 @@ async fn dispatch(
         RouteId::Metrics => return (Some(route), ops::metrics(state)),
         RouteId::OpenApi => return (Some(route), ops::openapi()),
         RouteId::ClientEvents => {
-            return (Some(route), events::poll(state, &req, route, conn).await);
+            return (
+                Some(route),
+                Box::pin(events::poll(state, &req, route, conn)).await,
+            );
         }
         RouteId::ClientEventsStream => {
-            return (Some(route), events::stream(state, &req, route, conn).await);
+            return (
+                Some(route),
+                Box::pin(events::stream(state, &req, route, conn)).await,
+            );
         }
         RouteId::ClientWebhooks
         | RouteId::ClientWebhook
         | RouteId::ClientWebhookTest
         | RouteId::ClientWebhookRotate => {
             let segment = segment.to_owned();
-            let response = webhooks::handle(state, req, route, &segment, conn).await;
+            let response = Box::pin(webhooks::handle(state, req, route, &segment, conn)).await;
             return (Some(route), response);
         }
         RouteId::ClientCheapest => Cheapest(Shape::Client),
@@ -399,24 +422,60 @@ async fn dispatch(
                 catalogue::endpoint(state, &req, route, endpoint, segment, conn, started).await;
             return (Some(route), response);
         }
-        RouteId::PortfolioAudit => return (Some(route), domains::audit(state, req, conn).await),
-        RouteId::DomainsLookup => return (Some(route), domains::lookup(state, req, conn).await),
-        RouteId::DomainsSearch => return (Some(route), domains::search(state, &req, conn).await),
-        RouteId::DomainRdap => return (Some(route), live::rdap(state, &req, segment, conn).await),
-        RouteId::DomainStatus => {
-            return (Some(route), live::status(state, &req, segment, conn).await);
+        RouteId::PortfolioAudit => {
+            return (
+                Some(route),
+                Box::pin(domains::audit(state, req, conn)).await,
+            );
         }
-        RouteId::DomainDns => return (Some(route), live::dns(state, &req, segment, conn).await),
+        RouteId::DomainsLookup => {
+            return (
+                Some(route),
+                Box::pin(domains::lookup(state, req, conn)).await,
+            );
+        }
+        RouteId::DomainsSearch => {
+            return (
+                Some(route),
+                Box::pin(domains::search(state, &req, conn)).await,
+            );
+        }
+        RouteId::DomainRdap => {
+            return (
+                Some(route),
+                Box::pin(live::rdap(state, &req, segment, conn)).await,
+            );
+        }
+        RouteId::DomainStatus => {
+            return (
+                Some(route),
+                Box::pin(live::status(state, &req, segment, conn)).await,
+            );
+        }
+        RouteId::DomainDns => {
+            return (
+                Some(route),
+                Box::pin(live::dns(state, &req, segment, conn)).await,
+            );
+        }
         RouteId::DomainAvailability => {
             return (
                 Some(route),
-                live::availability(state, &req, segment, conn).await,
+                Box::pin(live::availability(state, &req, segment, conn)).await,
             );
         }
         RouteId::DomainsAvailability => {
-            return (Some(route), live::bulk_availability(state, req, conn).await);
+            return (
+                Some(route),
+                Box::pin(live::bulk_availability(state, req, conn)).await,
+            );
         }
-        RouteId::DomainTls => return (Some(route), live::tls(state, &req, segment, conn).await),
+        RouteId::DomainTls => {
+            return (
+                Some(route),
+                Box::pin(live::tls(state, &req, segment, conn)).await,
+            );
+        }
         // The website's routes are answered above.
         RouteId::Home
         | RouteId::TldPage
@@ -428,7 +487,7 @@ async fn dispatch(
         | RouteId::Asset => {
             return (
                 Some(route),
-                crate::web::handle(state, req, route, conn).await,
+                Box::pin(crate::web::handle(state, req, route, conn)).await,
             );
         }
     };
@@ -495,24 +554,67 @@ pub async fn begin<B>(
     Ok((loaded, caller))
 }
 
+/// Whether an endpoint's answers may be kept and served again ([`answers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Never: the answer depends on more than the snapshot, the plan and the target.
+    No,
+    /// The whole body.
+    Whole,
+    /// The body, with `stats.time_elapsed` measured anew from this request's start.
+    Elapsed(Instant),
+}
+
 /// A whole metered JSON endpoint: [`begin`] (snapshot, key, rate), then `answer` writes
 /// the body into a buffer sized from the route's last answer, or says which problem
 /// (parameters 400, plan 403, existence 404) to send; then [`finish`] spends the credit
 /// (429 when none is left) and answers 200.
+///
+/// With `reuse`, an answer already written for the same route, `segment`, query string
+/// and plan on the same snapshot is served again instead of calling `answer` (only
+/// answers that passed every check are kept, so the checks it skips would pass again).
 pub async fn answered<B>(
     state: &State,
     req: &Request<B>,
     route: RouteId,
+    segment: &str,
     conn: &Connection,
+    reuse: Reuse,
     answer: impl FnOnce(&Loaded, &Caller, &mut Vec<u8>) -> Result<(), Problem>,
 ) -> HttpResponse {
     let (loaded, caller) = match begin(state, req, route, conn).await {
         Ok(begun) => begun,
         Err(response) => return response,
     };
+    let snapshot = loaded.snapshot.header().content_hash;
+    let target = answers::Target {
+        route,
+        plan: caller.tier(),
+        segment,
+        query: req.uri().query().unwrap_or_default(),
+    };
+    if reuse != Reuse::No
+        && let Some(kept) = answers::get(state.id, snapshot, &target)
+    {
+        let body = match reuse {
+            Reuse::Elapsed(started) => kept.with_elapsed(started),
+            _ => Body::from(kept.body),
+        };
+        return finish_body(state, caller, body, 1).await;
+    }
     let mut out = state.body_buffer(route);
     if let Err(problem) = answer(&loaded, &caller, &mut out) {
         return refuse(problem, &caller);
+    }
+    match reuse {
+        Reuse::No => {}
+        Reuse::Whole => answers::put(state.id, snapshot, &target, &out, None),
+        Reuse::Elapsed(_) => {
+            // Kept only when the part to rewrite is found (it always is).
+            if let Some(span) = crate::query::elapsed_span(&out) {
+                answers::put(state.id, snapshot, &target, &out, Some(span));
+            }
+        }
     }
     finish(state, route, caller, out).await
 }
@@ -532,10 +634,17 @@ pub async fn finish(state: &State, route: RouteId, caller: Caller, out: Vec<u8>)
 pub async fn finish_costing(
     state: &State,
     route: RouteId,
-    mut caller: Caller,
+    caller: Caller,
     out: Vec<u8>,
     credits: u64,
 ) -> HttpResponse {
+    state.body_size_hints[route as usize].store(out.len(), Relaxed);
+    finish_body(state, caller, Body::from(out), credits).await
+}
+
+/// Spends `credits` of the caller's credits (429 when they are not left) and answers 200
+/// with `body` and the metering headers.
+async fn finish_body(state: &State, mut caller: Caller, body: Body, credits: u64) -> HttpResponse {
     if let Err(denial) = state.access.spend_n(&mut caller, credits).await {
         let (problem, meter) = Problem::from_denial(denial);
         return with_meter(
@@ -543,8 +652,7 @@ pub async fn finish_costing(
             meter.as_ref().or(caller.headers.as_ref()),
         );
     }
-    state.body_size_hints[route as usize].store(out.len(), Relaxed);
-    let mut response = Response::new(Body::from(out));
+    let mut response = Response::new(body);
     *response.headers_mut() = answer_headers(caller.headers.as_ref());
     response
 }
@@ -694,6 +802,19 @@ mod tests {
             );
             assert_eq!(h.len(), 4 + usize::from(credits.is_some()));
         }
+    }
+
+    #[test]
+    fn the_future_of_a_request_stays_small() {
+        // Only the type is needed: the function is never called.
+        fn size<F, Fut>(_: F) -> usize
+        where
+            F: FnOnce(&'static State, Request<Incoming>, &'static Connection) -> Fut,
+        {
+            std::mem::size_of::<Fut>()
+        }
+        let bytes = size(handle);
+        assert!(bytes <= 4096, "the request future is {bytes} bytes");
     }
 
     #[test]

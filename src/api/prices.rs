@@ -7,7 +7,7 @@ use std::time::Instant;
 use hyper::Request;
 use smallvec::SmallVec;
 
-use super::{Connection, HttpResponse, State, answered};
+use super::{Connection, HttpResponse, Reuse, State, answered};
 use crate::access::Caller;
 use crate::http::params;
 use crate::http::problem::Problem;
@@ -39,19 +39,32 @@ pub async fn endpoint<B>(
     started: Instant,
 ) -> HttpResponse {
     // One snapshot for the whole request; parameters (400), plan (403) and existence
-    // (404) are all in `answer`, which writes the body.
-    answered(state, req, route, conn, |loaded, caller, out| {
-        answer(
-            state,
-            loaded,
-            caller,
-            req.uri().query(),
-            endpoint,
-            segment,
-            started,
-            out,
-        )
-    })
+    // (404) are all in `answer`, which writes the body. Every answer here depends only
+    // on the snapshot, the plan and the target, but for the prices' elapsed time.
+    let reuse = match endpoint {
+        Endpoint::Prices => Reuse::Elapsed(started),
+        Endpoint::Cheapest(_) | Endpoint::Registrars => Reuse::Whole,
+    };
+    answered(
+        state,
+        req,
+        route,
+        segment,
+        conn,
+        reuse,
+        |loaded, caller, out| {
+            answer(
+                state,
+                loaded,
+                caller,
+                req.uri().query(),
+                endpoint,
+                segment,
+                started,
+                out,
+            )
+        },
+    )
     .await
 }
 
