@@ -25,8 +25,7 @@
 //! throughput, and other work moves it much less.
 
 use std::hint::black_box;
-use std::io::{Read, Write};
-use std::net::{IpAddr, TcpStream};
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -131,12 +130,13 @@ impl Redis {
     }
 
     fn ping(&self) -> bool {
-        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+        let Ok(client) = redis::Client::open(self.url()) else {
             return false;
         };
-        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-        let mut buf = [0u8; 7];
-        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+        client
+            .get_connection_with_timeout(Duration::from_secs(2))
+            .and_then(|mut con| redis::cmd("PING").query::<String>(&mut con))
+            .is_ok_and(|pong| pong == "PONG")
     }
 
     fn url(&self) -> String {
