@@ -400,8 +400,10 @@ async fn dispatch(
                 RouteId::RegistrarList => E::RegistrarList,
                 _ => E::Registrar,
             };
-            let response =
-                catalogue::endpoint(state, &req, route, endpoint, segment, conn, started).await;
+            let response = match catalogue::endpoint(state, &req, route, endpoint, segment, conn) {
+                Step::Done(response) => response,
+                step => step.finish(state).await,
+            };
             return (Some(route), response);
         }
         RouteId::PortfolioAudit => {
@@ -449,7 +451,10 @@ async fn dispatch(
             );
         }
     };
-    let response = prices::endpoint(state, &req, route, endpoint, segment, conn, started).await;
+    let response = match prices::endpoint(state, &req, route, endpoint, segment, conn, started) {
+        Step::Done(response) => response,
+        step => step.finish(state).await,
+    };
     (Some(route), response)
 }
 
@@ -474,6 +479,17 @@ pub async fn admit<B>(
     route: RouteId,
     conn: &Connection,
 ) -> Result<Caller, HttpResponse> {
+    admit_now(state, req, route, conn)
+}
+
+/// [`admit`], which never waits (admission reads only memory).
+#[allow(clippy::result_large_err)]
+fn admit_now<B>(
+    state: &State,
+    req: &Request<B>,
+    route: RouteId,
+    conn: &Connection,
+) -> Result<Caller, HttpResponse> {
     // A scan of the few request headers costs less than hashing the name for a lookup.
     let mut keys = req
         .headers()
@@ -489,8 +505,7 @@ pub async fn admit<B>(
     let mut cache = conn.take_key_cache();
     let admitted = state
         .access
-        .admit_cached(&mut cache, key, conn.client, route.route().requires_key)
-        .await;
+        .admit_now(&mut cache, key, conn.client, route.route().requires_key);
     conn.put_key_cache(cache);
     admitted.map_err(|denial| {
         let (problem, meter) = Problem::from_denial(denial);
@@ -508,7 +523,7 @@ pub async fn begin<B>(
     conn: &Connection,
 ) -> Result<(Arc<Loaded>, Caller), HttpResponse> {
     let loaded = snapshot(state)?;
-    let caller = admit(state, req, route, conn).await?;
+    let caller = admit_now(state, req, route, conn)?;
     Ok((loaded, caller))
 }
 
@@ -531,7 +546,12 @@ pub enum Reuse {
 /// With `reuse`, an answer already written for the same route, `segment`, query string
 /// and plan on the same snapshot is served again instead of calling `answer` (only
 /// answers that passed every check are kept, so the checks it skips would pass again).
-pub async fn answered<B>(
+///
+/// Nothing here waits (admission and the answer read memory; the embedded usage store
+/// spends a credit with one compare-and-swap), so it is a plain function, not a
+/// future: a nested future costs its moves and polls on every request. Only a credit
+/// kept in Redis is left to the caller, as [`Step::Spend`].
+pub fn answered<B>(
     state: &State,
     req: &Request<B>,
     route: RouteId,
@@ -539,10 +559,14 @@ pub async fn answered<B>(
     conn: &Connection,
     reuse: Reuse,
     answer: impl FnOnce(&Loaded, &Caller, &mut Vec<u8>) -> Result<(), Problem>,
-) -> HttpResponse {
-    let (loaded, caller) = match begin(state, req, route, conn).await {
-        Ok(begun) => begun,
-        Err(response) => return response,
+) -> Step {
+    let loaded = match snapshot(state) {
+        Ok(loaded) => loaded,
+        Err(response) => return Step::Done(response),
+    };
+    let caller = match admit_now(state, req, route, conn) {
+        Ok(caller) => caller,
+        Err(response) => return Step::Done(response),
     };
     let snapshot = loaded.snapshot.header().content_hash;
     let target = answers::Target {
@@ -558,11 +582,11 @@ pub async fn answered<B>(
             Reuse::Elapsed(started) => kept.with_elapsed(started),
             _ => Body::from(kept.body),
         };
-        return finish_body(state, caller, body, 1).await;
+        return spend_and_respond(state, caller, body);
     }
     let mut out = state.body_buffer(route);
     if let Err(problem) = answer(&loaded, &caller, &mut out) {
-        return refuse(problem, &caller);
+        return Step::Done(refuse(problem, &caller));
     }
     match reuse {
         Reuse::No => {}
@@ -574,7 +598,36 @@ pub async fn answered<B>(
             }
         }
     }
-    finish(state, route, caller, out).await
+    state.body_size_hints[route as usize].store(out.len(), Relaxed);
+    spend_and_respond(state, caller, Body::from(out))
+}
+
+/// What [`answered`] leaves to do.
+#[derive(Debug)]
+pub enum Step {
+    /// Nothing: the response.
+    Done(HttpResponse),
+    /// Spend the caller's credit in Redis, then answer the body ([`Step::finish`]).
+    Spend(Caller, Body),
+}
+
+impl Step {
+    /// The response, once the credit is spent.
+    pub async fn finish(self, state: &State) -> HttpResponse {
+        match self {
+            Step::Done(response) => response,
+            Step::Spend(caller, body) => finish_body(state, caller, body, 1).await,
+        }
+    }
+}
+
+/// One credit, then the answer: at once with the embedded usage store; left to
+/// [`Step::finish`] (which waits for Redis) otherwise.
+fn spend_and_respond(state: &State, mut caller: Caller, body: Body) -> Step {
+    match state.access.spend_now(&mut caller, 1) {
+        Some(spent) => Step::Done(respond(caller, body, spent)),
+        None => Step::Spend(caller, body),
+    }
 }
 
 /// A problem answer to an admitted caller, with its metering headers.
@@ -601,9 +654,18 @@ pub async fn finish_costing(
 }
 
 /// Spends `credits` of the caller's credits (429 when they are not left) and answers 200
-/// with `body` and the metering headers.
+/// with `body` and the metering headers. Waits only when the credits are in Redis.
 async fn finish_body(state: &State, mut caller: Caller, body: Body, credits: u64) -> HttpResponse {
-    if let Err(denial) = state.access.spend_n(&mut caller, credits).await {
+    let spent = match state.access.spend_now(&mut caller, credits) {
+        Some(spent) => spent,
+        None => state.access.spend_n(&mut caller, credits).await,
+    };
+    respond(caller, body, spent)
+}
+
+/// The answer once the credits are spent: 200 with `body`, or the refusal.
+fn respond(caller: Caller, body: Body, spent: Result<(), crate::access::Denial>) -> HttpResponse {
+    if let Err(denial) = spent {
         let (problem, meter) = Problem::from_denial(denial);
         return with_meter(
             problem.into_response(),
