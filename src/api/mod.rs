@@ -287,7 +287,11 @@ impl Handler for State {
 /// problem response.
 pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
     let started = Instant::now();
-    let (route, response) = dispatch(state, req, conn, started).await;
+    let (route, response) = match answer_now(state, &req, conn, started) {
+        Now::Done(route, response) => (route, response),
+        Now::Spend(route, step) => (Some(route), step.finish(state).await),
+        Now::Later(route) => dispatch(state, req, conn, route, started).await,
+    };
     state.metrics.record(
         route.map(|r| r as usize),
         response.status().as_u16(),
@@ -296,31 +300,29 @@ pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) ->
     response
 }
 
-/// Size limits, route, method, then the route's handler.
-///
-/// The future of every request is as large as the largest route's, and hyper moves it
-/// (a copy of every byte) when it starts one. The price and catalogue routes are polled
-/// in place; every other route's future is boxed, so that one with a large state (the
-/// live lookups' was 35 KB) does not make every request copy it. A test keeps the
-/// request future small.
-async fn dispatch(
-    state: &State,
-    req: Request<Incoming>,
-    conn: &Connection,
-    started: Instant,
-) -> (Option<RouteId>, HttpResponse) {
+/// What [`answer_now`] did.
+enum Now {
+    /// Answered.
+    Done(Option<RouteId>, HttpResponse),
+    /// Answered but for a credit kept in Redis.
+    Spend(RouteId, Step),
+    /// Left to [`dispatch`]: a route whose handler waits, or no route.
+    Later(Option<RouteId>),
+}
+
+/// Size limits, route and method; then the routes answered without waiting
+/// ([`immediate`]): the price and catalogue endpoints, in this function rather than in
+/// a future of their own, which every request would pay to move and poll.
+fn answer_now(state: &State, req: &Request<Incoming>, conn: &Connection, started: Instant) -> Now {
     let config = &state.config;
     // hyper refuses request lines past its own buffer (a bare 414/431 and a close);
     // below that, these limits answer with a problem and keep the connection.
     let target_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target_len > config.max_url_bytes {
-        return (
-            None,
-            Problem::UriTooLong {
-                max: config.max_url_bytes,
-            }
-            .into_response(),
-        );
+        let problem = Problem::UriTooLong {
+            max: config.max_url_bytes,
+        };
+        return Now::Done(None, problem.into_response());
     }
     let header_bytes: usize = req
         .headers()
@@ -328,15 +330,69 @@ async fn dispatch(
         .map(|(n, v)| n.as_str().len() + v.len() + 4)
         .sum();
     if header_bytes > config.max_header_bytes {
-        return (
-            None,
-            Problem::HeadersTooLarge {
-                max: config.max_header_bytes,
-            }
-            .into_response(),
-        );
+        let problem = Problem::HeadersTooLarge {
+            max: config.max_header_bytes,
+        };
+        return Now::Done(None, problem.into_response());
     }
     let Some((route, segment)) = router::find(req.uri().path()) else {
+        return Now::Later(None);
+    };
+    if !route.route().allows(req.method()) {
+        let problem = Problem::MethodNotAllowed {
+            allow: route.route().allow,
+        };
+        return Now::Done(Some(route), problem.into_response());
+    }
+    match immediate(state, req, route, segment, conn, started) {
+        None => Now::Later(Some(route)),
+        Some(Step::Done(response)) => Now::Done(Some(route), response),
+        Some(step) => Now::Spend(route, step),
+    }
+}
+
+/// The routes answered without waiting, and their answer; `None` for every other route.
+fn immediate(
+    state: &State,
+    req: &Request<Incoming>,
+    route: RouteId,
+    segment: &str,
+    conn: &Connection,
+    started: Instant,
+) -> Option<Step> {
+    use catalogue::Endpoint as C;
+    use prices::Endpoint as P;
+    let price = |endpoint| prices::endpoint(state, req, route, endpoint, segment, conn, started);
+    let catalogue = |endpoint| catalogue::endpoint(state, req, route, endpoint, segment, conn);
+    Some(match route {
+        RouteId::ClientCheapest => price(P::Cheapest(Shape::Client)),
+        RouteId::PublicCheapest => price(P::Cheapest(Shape::Public)),
+        RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => price(P::Prices),
+        RouteId::ClientRegistrars => price(P::Registrars),
+        RouteId::ClientHistory | RouteId::PublicHistory => catalogue(C::History),
+        RouteId::ClientOverview | RouteId::PublicOverview => catalogue(C::Overview),
+        RouteId::ClientTlds | RouteId::PublicTlds => catalogue(C::Tlds),
+        RouteId::RegistrarList => catalogue(C::RegistrarList),
+        RouteId::Registrar => catalogue(C::Registrar),
+        _ => return None,
+    })
+}
+
+/// The routes whose handlers wait (or no route: 404), after [`answer_now`] checked sizes
+/// and method.
+///
+/// The future of every request is as large as the largest route's, and hyper moves it
+/// (a copy of every byte) when it starts one. Every route's future here is boxed, so
+/// that one with a large state (the live lookups' was 35 KB) does not make every
+/// request copy it. A test keeps the request future small.
+async fn dispatch(
+    state: &State,
+    req: Request<Incoming>,
+    conn: &Connection,
+    route: Option<RouteId>,
+    started: Instant,
+) -> (Option<RouteId>, HttpResponse) {
+    let Some(route) = route else {
         if crate::web::wants_html(&req) {
             return (
                 None,
@@ -345,98 +401,27 @@ async fn dispatch(
         }
         return (None, Problem::NotFound.into_response());
     };
-    if !route.route().allows(req.method()) {
-        return (
-            Some(route),
-            Problem::MethodNotAllowed {
-                allow: route.route().allow,
-            }
-            .into_response(),
-        );
-    }
-    use prices::Endpoint::{Cheapest, Prices, Registrars};
-    let endpoint = match route {
-        RouteId::Healthz => return (Some(route), ops::healthz()),
-        RouteId::Readyz => return (Some(route), ops::readyz(state)),
-        RouteId::Metrics => return (Some(route), ops::metrics(state)),
-        RouteId::OpenApi => return (Some(route), ops::openapi()),
-        RouteId::ClientEvents => {
-            return (
-                Some(route),
-                Box::pin(events::poll(state, &req, route, conn)).await,
-            );
-        }
-        RouteId::ClientEventsStream => {
-            return (
-                Some(route),
-                Box::pin(events::stream(state, &req, route, conn)).await,
-            );
-        }
+    // Found again: `answer_now` borrowed it from the request this function owns.
+    let segment = router::find(req.uri().path()).map_or("", |(_, segment)| segment);
+    let response = match route {
+        RouteId::Healthz => ops::healthz(),
+        RouteId::Readyz => ops::readyz(state),
+        RouteId::Metrics => ops::metrics(state),
+        RouteId::OpenApi => ops::openapi(),
+        RouteId::ClientEvents => Box::pin(events::poll(state, &req, route, conn)).await,
+        RouteId::ClientEventsStream => Box::pin(events::stream(state, &req, route, conn)).await,
         RouteId::ClientWebhooks
         | RouteId::ClientWebhook
         | RouteId::ClientWebhookTest
         | RouteId::ClientWebhookRotate => {
             let segment = segment.to_owned();
-            let response = Box::pin(webhooks::handle(state, req, route, &segment, conn)).await;
-            return (Some(route), response);
+            Box::pin(webhooks::handle(state, req, route, &segment, conn)).await
         }
-        RouteId::ClientCheapest => Cheapest(Shape::Client),
-        RouteId::PublicCheapest => Cheapest(Shape::Public),
-        RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => Prices,
-        RouteId::ClientRegistrars => Registrars,
-        RouteId::ClientHistory
-        | RouteId::PublicHistory
-        | RouteId::ClientOverview
-        | RouteId::PublicOverview
-        | RouteId::ClientTlds
-        | RouteId::PublicTlds
-        | RouteId::RegistrarList
-        | RouteId::Registrar => {
-            use catalogue::Endpoint as E;
-            let endpoint = match route {
-                RouteId::ClientHistory | RouteId::PublicHistory => E::History,
-                RouteId::ClientOverview | RouteId::PublicOverview => E::Overview,
-                RouteId::ClientTlds | RouteId::PublicTlds => E::Tlds,
-                RouteId::RegistrarList => E::RegistrarList,
-                _ => E::Registrar,
-            };
-            let response = match catalogue::endpoint(state, &req, route, endpoint, segment, conn) {
-                Step::Done(response) => response,
-                step => step.finish(state).await,
-            };
-            return (Some(route), response);
-        }
-        RouteId::PortfolioAudit => {
-            return (
-                Some(route),
-                Box::pin(domains::audit(state, req, conn)).await,
-            );
-        }
-        RouteId::DomainsLookup => {
-            return (
-                Some(route),
-                Box::pin(domains::lookup(state, req, conn)).await,
-            );
-        }
-        RouteId::DomainsSearch => {
-            return (
-                Some(route),
-                Box::pin(domains::search(state, &req, conn)).await,
-            );
-        }
-        RouteId::DomainRdap => {
-            return (
-                Some(route),
-                Box::pin(live::rdap(state, &req, segment, conn)).await,
-            );
-        }
-        RouteId::DomainStatus => {
-            return (
-                Some(route),
-                Box::pin(live::status(state, &req, segment, conn)).await,
-            );
-        }
-        // The website's routes are answered above.
+        RouteId::PortfolioAudit => Box::pin(domains::audit(state, req, conn)).await,
+        RouteId::DomainsLookup => Box::pin(domains::lookup(state, req, conn)).await,
+        RouteId::DomainsSearch => Box::pin(domains::search(state, &req, conn)).await,
+        RouteId::DomainRdap => Box::pin(live::rdap(state, &req, segment, conn)).await,
+        RouteId::DomainStatus => Box::pin(live::status(state, &req, segment, conn)).await,
         RouteId::Home
         | RouteId::TldPage
         | RouteId::CataloguePage
@@ -444,16 +429,12 @@ async fn dispatch(
         | RouteId::RegistrarPage
         | RouteId::SignIn
         | RouteId::SignOut
-        | RouteId::Asset => {
-            return (
-                Some(route),
-                Box::pin(crate::web::handle(state, req, route, conn)).await,
-            );
-        }
-    };
-    let response = match prices::endpoint(state, &req, route, endpoint, segment, conn, started) {
-        Step::Done(response) => response,
-        step => step.finish(state).await,
+        | RouteId::Asset => Box::pin(crate::web::handle(state, req, route, conn)).await,
+        // The price and catalogue routes: `answer_now` answers them before.
+        _ => match immediate(state, &req, route, segment, conn, started) {
+            Some(step) => step.finish(state).await,
+            None => Problem::NotFound.into_response(),
+        },
     };
     (Some(route), response)
 }
