@@ -595,6 +595,19 @@ impl Access {
         client: IpAddr,
         requires_key: bool,
     ) -> Result<Caller, Denial> {
+        self.admit_now(cache, api_key, client, requires_key)
+    }
+
+    /// [`Access::admit_cached`], which never waits: admission reads only memory (the
+    /// key table, the bucket, the credit counters), with either usage store. The request
+    /// path calls this, without the cost of another future.
+    pub fn admit_now(
+        &self,
+        cache: &mut KeyCache,
+        api_key: Option<&[u8]>,
+        client: IpAddr,
+        requires_key: bool,
+    ) -> Result<Caller, Denial> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         let Some(raw) = api_key else {
@@ -654,46 +667,72 @@ impl Access {
     /// lease at a time, after checking that `n` are left, so a refusal spends nothing
     /// unless another replica spends the same credits in between.
     pub async fn spend_n(&self, caller: &mut Caller, n: u64) -> Result<(), Denial> {
-        // Keyed callers carry the meter found at admission (a key revoked since is still
-        // charged on it); unauthenticated public callers spend nothing.
-        let (Some(id), Some(meter)) = (&caller.key_id, caller.meter.clone()) else {
+        if let Some(done) = self.spend_now(caller, n) {
+            return done;
+        }
+        let (Some(id), Some(meter), Some(r)) =
+            (&caller.key_id, caller.meter.clone(), &self.inner.remote)
+        else {
             return Ok(());
         };
-        let inner = &self.inner;
         let now = caller.admitted_ms;
         let month = month_of(now);
         let limit = caller.plan.credits_per_month;
-        let result = match &inner.remote {
-            None => meter
-                .used
-                .try_add(month, n, limit)
-                .map(|used| limit.map(|l| l.saturating_sub(used)))
-                .map_err(|_| ()),
-            Some(r) => {
-                let left = limit.map(|l| l.saturating_sub(meter.lease.used_estimate(month)));
-                if left.is_some_and(|left| left < n) {
-                    Err(())
-                } else {
-                    // The journal's record exists before anything is claimed in Redis,
-                    // and a credit is journaled as soon as it is taken.
-                    if let Some(j) = &inner.journal {
-                        j.prepare(&meter.journal, id, month);
-                    }
-                    let mut result = Ok(left);
-                    for _ in 0..n.max(1) {
-                        result = r.spend(id, &meter, now, limit).await;
-                        if result.is_err() {
-                            break;
-                        }
-                        journal::Journal::add(&meter.journal, month, 1);
-                    }
-                    result
-                }
+        let left = limit.map(|l| l.saturating_sub(meter.lease.used_estimate(month)));
+        let result = if left.is_some_and(|left| left < n) {
+            Err(())
+        } else {
+            // The journal's record exists before anything is claimed in Redis, and a
+            // credit is journaled as soon as it is taken.
+            if let Some(j) = &self.inner.journal {
+                j.prepare(&meter.journal, id, month);
             }
+            let mut result = Ok(left);
+            for _ in 0..n.max(1) {
+                result = r.spend(id, &meter, now, limit).await;
+                if result.is_err() {
+                    break;
+                }
+                journal::Journal::add(&meter.journal, month, 1);
+            }
+            result
         };
+        Self::settle(caller, result)
+    }
+
+    /// [`Access::spend_n`] when it needs no waiting: always with the embedded store (one
+    /// compare-and-swap on the key's credit word), and for callers without a key;
+    /// `None` for a keyed caller when credits are kept in Redis (call `spend_n`). The
+    /// request path calls this first, without the cost of another future.
+    pub fn spend_now(&self, caller: &mut Caller, n: u64) -> Option<Result<(), Denial>> {
+        // Keyed callers carry the meter found at admission (a key revoked since is still
+        // charged on it); unauthenticated public callers spend nothing.
+        let (Some(_), Some(meter)) = (&caller.key_id, &caller.meter) else {
+            return Some(Ok(()));
+        };
+        if self.inner.remote.is_some() {
+            return None;
+        }
+        let limit = caller.plan.credits_per_month;
+        let result = meter
+            .used
+            .try_add(month_of(caller.admitted_ms), n, limit)
+            .map(|used| limit.map(|l| l.saturating_sub(used)))
+            .map_err(|_| ());
+        Some(Self::settle(caller, result))
+    }
+
+    /// The end of a spend: the caller's meter headers with the credits left, or the
+    /// refusal.
+    fn settle(caller: &mut Caller, result: Result<Option<u64>, ()>) -> Result<(), Denial> {
+        let now = caller.admitted_ms;
         let mut headers = caller.headers.unwrap_or_else(|| {
-            let d = match (caller.plan.rate_per_second, caller.plan.burst) {
-                (Some(r), Some(b)) => meter.bucket.peek(now, r, b),
+            let d = match (
+                &caller.meter,
+                caller.plan.rate_per_second,
+                caller.plan.burst,
+            ) {
+                (Some(meter), Some(r), Some(b)) => meter.bucket.peek(now, r, b),
                 _ => unlimited_rate(),
             };
             headers_of(&d, None)

@@ -8,12 +8,10 @@
 //! price list answer every TLD, as the spec's public pages do; for a TLD outside the
 //! caller's plan the member-only fields are `null` and named in `members_only`.
 
-use std::time::Instant;
-
 use hyper::Request;
 
 use super::prices::check_plan;
-use super::{Connection, HttpResponse, Reuse, State, answered};
+use super::{Connection, Reuse, State, Step, answered};
 use crate::access::Caller;
 use crate::access::plans::TldScope;
 use crate::http::params;
@@ -38,16 +36,15 @@ pub enum Endpoint {
 }
 
 /// Answers one endpoint: snapshot, key, rate, parameters, plan, existence, credits,
-/// answer.
-pub async fn endpoint<B>(
+/// answer (a credit kept in Redis is left to [`Step::finish`]).
+pub fn endpoint<B>(
     state: &State,
     req: &Request<B>,
     route: RouteId,
     endpoint: Endpoint,
     segment: &str,
     conn: &Connection,
-    _started: Instant,
-) -> HttpResponse {
+) -> Step {
     // Every answer here depends only on the snapshot, the plan and the target.
     answered(
         state,
@@ -68,7 +65,6 @@ pub async fn endpoint<B>(
             )
         },
     )
-    .await
 }
 
 /// The snapshot's identity in cursors: the low 64 bits of its content hash.

@@ -7,7 +7,7 @@ use std::time::Instant;
 use hyper::Request;
 use smallvec::SmallVec;
 
-use super::{Connection, HttpResponse, Reuse, State, answered};
+use super::{Connection, Reuse, State, Step, answered};
 use crate::access::Caller;
 use crate::http::params;
 use crate::http::problem::Problem;
@@ -27,9 +27,9 @@ pub enum Endpoint {
 }
 
 /// Answers one price endpoint: snapshot, key, rate, parameters, plan, existence,
-/// credits, answer.
+/// credits, answer (a credit kept in Redis is left to [`Step::finish`]).
 #[allow(clippy::too_many_arguments)]
-pub async fn endpoint<B>(
+pub fn endpoint<B>(
     state: &State,
     req: &Request<B>,
     route: RouteId,
@@ -37,7 +37,7 @@ pub async fn endpoint<B>(
     segment: &str,
     conn: &Connection,
     started: Instant,
-) -> HttpResponse {
+) -> Step {
     // One snapshot for the whole request; parameters (400), plan (403) and existence
     // (404) are all in `answer`, which writes the body. Every answer here depends only
     // on the snapshot, the plan and the target, but for the prices' elapsed time.
@@ -65,7 +65,6 @@ pub async fn endpoint<B>(
             )
         },
     )
-    .await
 }
 
 /// Parses the parameters of `route`, applies the plan, and writes the answer.
