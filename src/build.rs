@@ -19,7 +19,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json;
-use crate::price::write_triple;
 use crate::query::render;
 use crate::snapshot::schema::{
     CatalogueEntry, Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
@@ -157,225 +156,340 @@ impl Text {
     }
 }
 
-/// Builds snapshot bytes (header + archive) from a validated source.
+/// Builds snapshot bytes (header + archive) from a validated source, in four steps
+/// that each can be tested alone: [`sort`] (the snapshot's orders), [`aggregate`] (the
+/// numbers computed over the offers), [`render`] (the text, its pre-rendered JSON and
+/// every array and index) and [`archive`] (the rkyv archive behind its header).
 pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildReport), BuildError> {
-    let mut data = SnapshotData::default();
-    let mut text = Text(Vec::new());
+    let sorted = sort(source);
+    let aggregates = aggregate(&sorted);
+    let data = render(source, &sorted, &aggregates)?;
+    archive(&data, opts)
+}
 
-    // Registrars, sorted by key; `reg_pos` maps a key to its position.
-    let mut regs: Vec<&source::RegistrarRow> = source.registrars.iter().collect();
-    regs.sort_by(|a, b| a.key.cmp(&b.key));
-    let reg_pos: BTreeMap<&str, u32> = regs
+/// The source in the snapshot's orders.
+#[derive(Debug)]
+struct Sorted<'a> {
+    /// Registrars by key; an offer refers to one by its position here.
+    registrars: Vec<&'a source::RegistrarRow>,
+    /// Registrar key -> position in `registrars`.
+    positions: BTreeMap<&'a str, u32>,
+    /// One group per TLD with prices or history, by name.
+    groups: Vec<Group<'a>>,
+}
+
+/// The rows of one TLD, in the snapshot's order.
+#[derive(Debug)]
+struct Group<'a> {
+    /// The canonical name.
+    name: &'a str,
+    /// Sellers by (register, renew, registrar key), then renewal-only rows by (renew,
+    /// registrar key).
+    rows: Vec<&'a PriceRow>,
+    /// How many of `rows` are sellers (they come first).
+    sellers: usize,
+    /// Its price history by (registrar key, date).
+    history: Vec<&'a source::HistoryRow>,
+}
+
+/// Step 1: registrars by key, rows grouped by TLD name and ordered within the group.
+fn sort(source: &Source) -> Sorted<'_> {
+    let mut registrars: Vec<&source::RegistrarRow> = source.registrars.iter().collect();
+    registrars.sort_by(|a, b| a.key.cmp(&b.key));
+    let positions: BTreeMap<&str, u32> = registrars
         .iter()
         .enumerate()
         .map(|(i, r)| (r.key.as_str(), i as u32))
         .collect();
-    for r in &regs {
-        let name_json = text.span(|o| json::write_str(&r.name, o));
-        data.registrars.push(Registrar {
-            key: text.str(&r.key),
-            name: text.str(&r.name),
-            name_json,
-            homepage: text.str(&r.homepage),
-            ..Registrar::default()
-        });
-        let key_json = json::quoted(&r.key);
-        let listing_head = text.span(|out| {
-            out.extend_from_slice(b"{\"name\":");
-            json::write_str(&r.name, out);
-            out.extend_from_slice(b",\"key\":");
-            out.extend_from_slice(key_json.as_bytes());
-            out.extend_from_slice(b",\"website_url\":\"");
-        });
-        // Keys are [a-z0-9_-]: safe in a URL path and in a JSON string as they are.
-        let listing_path = text.span(|out| {
-            out.extend_from_slice(b"/registrars/");
-            out.extend_from_slice(r.key.as_bytes());
-            out.push(b'"');
-        });
-        let reg = data.registrars.last_mut().expect("just pushed");
-        (reg.listing_head, reg.listing_path) = (listing_head, listing_path);
-    }
-
-    // Rows grouped by TLD (BTreeMap: sorted by name, deterministic).
-    let mut groups: BTreeMap<&str, (Vec<&PriceRow>, Vec<&source::HistoryRow>)> = BTreeMap::new();
+    // BTreeMap: sorted by name, deterministic.
+    let mut by_tld: BTreeMap<&str, (Vec<&PriceRow>, Vec<&source::HistoryRow>)> = BTreeMap::new();
     for p in &source.prices {
-        groups.entry(p.tld.as_str()).or_default().0.push(p);
+        by_tld.entry(p.tld.as_str()).or_default().0.push(p);
     }
     for h in &source.history {
-        groups.entry(h.tld.as_str()).or_default().1.push(h);
+        by_tld.entry(h.tld.as_str()).or_default().1.push(h);
     }
+    let groups = by_tld
+        .into_iter()
+        .map(|(name, (mut rows, mut history))| {
+            let pos = |key: &str| positions[key];
+            // Sellers first by (register, renew, key); then renewal-only by (renew, key).
+            // Registrar position order is key order, so comparing positions compares keys.
+            rows.sort_by_key(|r| (r.register.is_none(), r.register, r.renew, pos(&r.registrar)));
+            history.sort_by_key(|h| (pos(&h.registrar), h.date));
+            let sellers = rows.iter().take_while(|r| r.register.is_some()).count();
+            Group {
+                name,
+                rows,
+                sellers,
+                history,
+            }
+        })
+        .collect();
+    Sorted {
+        registrars,
+        positions,
+        groups,
+    }
+}
 
-    let cents = |c: Option<u32>| c.unwrap_or(NONE);
-    for (name, (mut rows, mut hist)) in groups {
-        let pos = |r: &PriceRow| reg_pos[r.registrar.as_str()];
-        // Sellers first by (register, renew, key); then renewal-only by (renew, key). Registrar
-        // position order is key order, so comparing positions compares keys.
-        rows.sort_by_key(|r| (r.register.is_none(), r.register, r.renew, pos(r)));
-        let sellers = rows.iter().take_while(|r| r.register.is_some()).count();
-        let first = data.offers.len() as u32;
-        let mut tld = Tld {
-            name: text.str(name),
-            first_offer: first,
-            sellers: sellers as u32,
-            rows: rows.len() as u32,
-            first_change: data.history.len() as u32,
-            changes: hist.len() as u32,
-            key_json: text.span(|o| json::write_str(name, o)),
-            ..Tld::default()
-        };
-        let sold = &rows[..sellers];
-        tld.avg_register = render::avg(sold.iter().map(|r| cents(r.register)));
-        tld.avg_renew = render::avg(sold.iter().map(|r| cents(r.renew)));
-        tld.avg_transfer = render::avg(sold.iter().map(|r| cents(r.transfer)));
+/// What is computed over the offers: per TLD and per registrar.
+#[derive(Debug, Default)]
+struct Aggregates {
+    /// Per group of [`Sorted::groups`].
+    tlds: Vec<TldAggregates>,
+    /// Per registrar of [`Sorted::registrars`].
+    registrars: Vec<Coverage>,
+    /// The newest price of all, milliseconds.
+    data_updated_ms: i64,
+}
+
+/// The aggregates of seed 1.7 for one TLD, over its sellers.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct TldAggregates {
+    /// Average register, renew and transfer price, cents rounded half up ([`NONE`]
+    /// when no seller has one).
+    avg: (u32, u32, u32),
+    /// The seller with the lowest renewal (ties: registrar key), by row of the group.
+    lowest_renew: Option<usize>,
+    /// The seller with the lowest 5-year cost (ties: registrar key), by row.
+    lowest_5y: Option<usize>,
+}
+
+/// One registrar's share of the offers.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Coverage {
+    /// TLDs it sells.
+    sells: u32,
+    /// TLDs it has only a renewal price for.
+    renewal_only: u32,
+    /// Its newest price, milliseconds (0 when it has none).
+    updated_ms: i64,
+    /// TLDs where it ranks first for registration.
+    cheapest_in: u32,
+}
+
+fn cents(c: Option<u32>) -> u32 {
+    c.unwrap_or(NONE)
+}
+
+/// Step 2: per TLD its averages and lowest offers; per registrar its coverage; the data
+/// date.
+fn aggregate(sorted: &Sorted<'_>) -> Aggregates {
+    let mut out = Aggregates {
+        registrars: vec![Coverage::default(); sorted.registrars.len()],
+        ..Aggregates::default()
+    };
+    for g in &sorted.groups {
+        let pos = |r: &PriceRow| sorted.positions[r.registrar.as_str()];
+        let sold = &g.rows[..g.sellers];
         let five_year = |r: &PriceRow| five_year_order(cents(r.register), cents(r.renew));
-        tld.lowest_renew_offer = (0..sellers)
-            .min_by_key(|&i| (sold[i].renew, pos(sold[i])))
-            .map_or(NONE, |i| first + i as u32);
-        tld.lowest_5y_offer = (0..sellers)
-            .min_by_key(|&i| (five_year(sold[i]), pos(sold[i])))
-            .map_or(NONE, |i| first + i as u32);
-
-        let mut offers: Vec<Offer> = rows
-            .iter()
-            .map(|r| Offer {
-                registrar: pos(r),
-                register: cents(r.register),
-                renew: cents(r.renew),
-                transfer: cents(r.transfer),
-                updated_ms: r.updated_ms,
-                original_register: r.original.as_ref().map_or(NONE, |o| cents(o.register)),
-                original_renew: r.original.as_ref().map_or(NONE, |o| cents(o.renew)),
-                original_transfer: r.original.as_ref().map_or(NONE, |o| cents(o.transfer)),
-                rate_date: r.original.as_ref().map_or(0, |o| o.rate_date),
-                ..Offer::default()
-            })
-            .collect();
-        for (o, r) in offers.iter_mut().zip(&rows) {
-            if let Some(orig) = &r.original {
-                o.original_currency = text.str(&orig.currency);
-            }
-        }
-
-        // Client-shape cheapest entries, contiguous, comma separated.
-        tld.client_start = text.pos();
-        for (i, o) in offers.iter_mut().enumerate().take(sellers) {
-            let reg = &data.registrars[o.registrar as usize];
-            let name_json = reg.name_json;
-            let name_bytes = text.0[name_json.start as usize..name_json.end as usize].to_vec();
-            let key = regs[o.registrar as usize].key.as_str();
-            text.span(|out| {
-                if i > 0 {
-                    out.push(b',');
-                }
-                render::client_entry(i + 1, &name_bytes, key, o.register, o.renew, out);
-            });
-            o.client_end = text.pos();
-        }
-        tld.client_tail = text.span(|out| render::client_tail(sellers, out));
-        let averages = (tld.avg_register, tld.avg_renew, tld.avg_transfer);
-        tld.public_tail = text.span(|out| render::public_tail(sellers, averages, out));
-
-        // Price records, every row, group order, comma separated.
-        tld.records_start = text.pos();
-        for (i, o) in offers.iter_mut().enumerate() {
-            if i > 0 {
-                text.0.push(b',');
-            }
-            let key = regs[o.registrar as usize].key.as_str();
-            o.record = text.span(|out| {
-                render::record(key, o.register, o.renew, o.transfer, o.updated_ms, out)
-            });
-        }
-
-        // Registrar listing prices (sellers only).
-        for (o, r) in offers.iter_mut().zip(&rows).take(sellers) {
-            o.listing_prices = text.span(|out| {
-                out.extend_from_slice(b",\"prices\":");
-                write_triple(o.register, o.renew, o.transfer, out);
-                if let Some(orig) = &r.original {
-                    render::original_prices(
-                        &orig.currency,
-                        (o.original_register, o.original_renew, o.original_transfer),
-                        orig.rate_date as i64,
-                        out,
-                    );
-                }
-            });
-        }
-
-        // Per-registrar coverage.
-        for (i, o) in offers.iter().enumerate() {
-            let reg = &mut data.registrars[o.registrar as usize];
-            if i < sellers {
-                reg.sells += 1;
+        out.tlds.push(TldAggregates {
+            avg: (
+                render::avg(sold.iter().map(|r| cents(r.register))),
+                render::avg(sold.iter().map(|r| cents(r.renew))),
+                render::avg(sold.iter().map(|r| cents(r.transfer))),
+            ),
+            lowest_renew: (0..sold.len()).min_by_key(|&i| (sold[i].renew, pos(sold[i]))),
+            lowest_5y: (0..sold.len()).min_by_key(|&i| (five_year(sold[i]), pos(sold[i]))),
+        });
+        for (i, r) in g.rows.iter().enumerate() {
+            let c = &mut out.registrars[pos(r) as usize];
+            if i < g.sellers {
+                c.sells += 1;
             } else {
-                reg.renewal_only += 1;
+                c.renewal_only += 1;
             }
-            reg.updated_ms = reg.updated_ms.max(o.updated_ms);
+            c.updated_ms = c.updated_ms.max(r.updated_ms);
+            out.data_updated_ms = out.data_updated_ms.max(r.updated_ms);
         }
-        data.data_updated_ms = data
-            .data_updated_ms
-            .max(rows.iter().map(|r| r.updated_ms).max().unwrap_or(0));
+        if let Some(first) = sold.first() {
+            out.registrars[pos(first) as usize].cheapest_in += 1;
+        }
+    }
+    out
+}
 
-        // By-registrar index of the group.
-        let mut by_reg: Vec<u32> = (0..offers.len() as u32).collect();
-        by_reg.sort_by_key(|&i| offers[i as usize].registrar);
-        data.by_registrar
-            .extend(by_reg.into_iter().map(|i| RegistrarOffer {
-                registrar: offers[i as usize].registrar,
-                offer: first + i,
-            }));
-        data.offers.extend(offers);
-
-        // History of the TLD, by (registrar, date).
-        hist.sort_by_key(|h| (reg_pos[h.registrar.as_str()], h.date));
-        data.history.extend(hist.iter().map(|h| Change {
-            registrar: reg_pos[h.registrar.as_str()],
-            date: h.date,
-            register: cents(h.register),
-            renew: cents(h.renew),
-            transfer: cents(h.transfer),
-        }));
-        data.tlds.push(tld);
+/// Step 3: the snapshot's data. The text is laid out as `check_text_layout` expects at
+/// open: each registrar's pieces, then per TLD its name, quoted name, quoted
+/// currencies, client cheapest entries, tails, price records and listing prices, then
+/// the catalogue's names and words; the arrays and indexes refer into it.
+fn render(
+    source: &Source,
+    sorted: &Sorted<'_>,
+    aggregates: &Aggregates,
+) -> Result<SnapshotData, BuildError> {
+    let mut data = SnapshotData::default();
+    let mut text = Text(Vec::new());
+    for (r, coverage) in sorted.registrars.iter().zip(&aggregates.registrars) {
+        let name_json = text.span(|o| json::write_str(&r.name, o));
+        let key = text.str(&r.key);
+        let name = text.str(&r.name);
+        let homepage = text.str(&r.homepage);
+        let name_bytes = text.0[name_json.start as usize..name_json.end as usize].to_vec();
+        data.registrars.push(Registrar {
+            key,
+            name,
+            name_json,
+            homepage,
+            listing_head: text.span(|out| render::listing_head(&name_bytes, &r.key, out)),
+            listing_path: text.span(|out| render::listing_path(&r.key, out)),
+            sells: coverage.sells,
+            renewal_only: coverage.renewal_only,
+            updated_ms: coverage.updated_ms,
+            cheapest_in: coverage.cheapest_in,
+            ..Registrar::default()
+        });
+    }
+    for (g, agg) in sorted.groups.iter().zip(&aggregates.tlds) {
+        render_group(&mut data, &mut text, sorted, g, agg);
         if text.0.len() > u32::MAX as usize {
             return Err(BuildError::TooLarge(format!(
-                "text passed 4 GiB at TLD {name}"
+                "text passed 4 GiB at TLD {}",
+                g.name
             )));
         }
     }
-
+    data.data_updated_ms = aggregates.data_updated_ms;
     add_registrar_lists(&mut data);
-    add_versions(&mut data, source, &reg_pos);
+    add_versions(&mut data, source, &sorted.positions);
     add_catalogue(&mut data, &mut text, source);
     if text.0.len() > u32::MAX as usize {
         return Err(BuildError::TooLarge(
             "text passed 4 GiB in the catalogue".into(),
         ));
     }
+    data.tld_table = tld_table(&data, &text.0);
+    data.text = text.0;
+    Ok(data)
+}
 
-    // TLD hash table: at most half full, so probes stay short and a miss ends quickly.
+/// One TLD: its offers and their pre-rendered JSON, its by-registrar index and history.
+fn render_group(
+    data: &mut SnapshotData,
+    text: &mut Text,
+    sorted: &Sorted<'_>,
+    g: &Group<'_>,
+    agg: &TldAggregates,
+) {
+    let pos = |r: &PriceRow| sorted.positions[r.registrar.as_str()];
+    let first = data.offers.len() as u32;
+    let at = |i: Option<usize>| i.map_or(NONE, |i| first + i as u32);
+    let mut tld = Tld {
+        name: text.str(g.name),
+        first_offer: first,
+        sellers: g.sellers as u32,
+        rows: g.rows.len() as u32,
+        first_change: data.history.len() as u32,
+        changes: g.history.len() as u32,
+        key_json: text.span(|o| json::write_str(g.name, o)),
+        avg_register: agg.avg.0,
+        avg_renew: agg.avg.1,
+        avg_transfer: agg.avg.2,
+        lowest_renew_offer: at(agg.lowest_renew),
+        lowest_5y_offer: at(agg.lowest_5y),
+        ..Tld::default()
+    };
+    let mut offers: Vec<Offer> = g
+        .rows
+        .iter()
+        .map(|r| Offer {
+            registrar: pos(r),
+            register: cents(r.register),
+            renew: cents(r.renew),
+            transfer: cents(r.transfer),
+            updated_ms: r.updated_ms,
+            original_register: r.original.as_ref().map_or(NONE, |o| cents(o.register)),
+            original_renew: r.original.as_ref().map_or(NONE, |o| cents(o.renew)),
+            original_transfer: r.original.as_ref().map_or(NONE, |o| cents(o.transfer)),
+            rate_date: r.original.as_ref().map_or(0, |o| o.rate_date),
+            ..Offer::default()
+        })
+        .collect();
+    for (o, r) in offers.iter_mut().zip(&g.rows) {
+        if let Some(orig) = &r.original {
+            o.original_currency = text.str(&orig.currency);
+        }
+    }
+
+    // Client-shape cheapest entries, contiguous, comma separated.
+    tld.client_start = text.pos();
+    for (i, o) in offers.iter_mut().enumerate().take(g.sellers) {
+        let name_json = data.registrars[o.registrar as usize].name_json;
+        let name_bytes = text.0[name_json.start as usize..name_json.end as usize].to_vec();
+        let key = sorted.registrars[o.registrar as usize].key.as_str();
+        text.span(|out| {
+            if i > 0 {
+                out.push(b',');
+            }
+            render::client_entry(i + 1, &name_bytes, key, o.register, o.renew, out);
+        });
+        o.client_end = text.pos();
+    }
+    tld.client_tail = text.span(|out| render::client_tail(g.sellers, out));
+    tld.public_tail = text.span(|out| render::public_tail(g.sellers, agg.avg, out));
+
+    // Price records, every row, group order, comma separated.
+    tld.records_start = text.pos();
+    for (i, o) in offers.iter_mut().enumerate() {
+        if i > 0 {
+            text.0.push(b',');
+        }
+        let key = sorted.registrars[o.registrar as usize].key.as_str();
+        o.record = text
+            .span(|out| render::record(key, o.register, o.renew, o.transfer, o.updated_ms, out));
+    }
+
+    // Registrar listing prices (sellers only).
+    for (o, r) in offers.iter_mut().zip(&g.rows).take(g.sellers) {
+        let original = r.original.as_ref().map(|orig| {
+            (
+                orig.currency.as_str(),
+                (o.original_register, o.original_renew, o.original_transfer),
+                orig.rate_date as i64,
+            )
+        });
+        o.listing_prices = text
+            .span(|out| render::listing_prices((o.register, o.renew, o.transfer), original, out));
+    }
+
+    // By-registrar index of the group.
+    let mut by_reg: Vec<u32> = (0..offers.len() as u32).collect();
+    by_reg.sort_by_key(|&i| offers[i as usize].registrar);
+    data.by_registrar
+        .extend(by_reg.into_iter().map(|i| RegistrarOffer {
+            registrar: offers[i as usize].registrar,
+            offer: first + i,
+        }));
+    data.offers.extend(offers);
+    data.history.extend(g.history.iter().map(|h| Change {
+        registrar: sorted.positions[h.registrar.as_str()],
+        date: h.date,
+        register: cents(h.register),
+        renew: cents(h.renew),
+        transfer: cents(h.transfer),
+    }));
+    data.tlds.push(tld);
+}
+
+/// The TLD hash table: at most half full, so probes stay short and a miss ends quickly.
+fn tld_table(data: &SnapshotData, text: &[u8]) -> Vec<u32> {
     let size = (data.tlds.len() * 2).next_power_of_two().max(8);
     let mut table = vec![0u32; size];
     for (i, t) in data.tlds.iter().enumerate() {
-        let name = &text.0[t.name.start as usize..t.name.end as usize];
+        let name = &text[t.name.start as usize..t.name.end as usize];
         let mut slot = name_hash(name) as usize & (size - 1);
         while table[slot] != 0 {
             slot = (slot + 1) & (size - 1);
         }
         table[slot] = i as u32 + 1;
     }
-    data.tld_table = table;
-    data.text = text.0;
+    table
+}
 
-    let report_counts = (
-        data.tlds.len(),
-        data.registrars.len(),
-        data.offers.len(),
-        data.offers.iter().filter(|o| o.register != NONE).count(),
-        data.history.len(),
-    );
-    let payload = rkyv::to_bytes::<rkyv::rancor::Error>(&data)
+/// Step 4: the rkyv archive of `data` behind its header, and the report of the build.
+fn archive(data: &SnapshotData, opts: &BuildOptions) -> Result<(Vec<u8>, BuildReport), BuildError> {
+    let payload = rkyv::to_bytes::<rkyv::rancor::Error>(data)
         .map_err(|e| BuildError::Archive(e.to_string()))?;
     let header = Header {
         version: FORMAT_VERSION,
@@ -387,13 +501,12 @@ pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRepo
     let mut bytes = Vec::with_capacity(HEADER_LEN + payload.len());
     bytes.extend_from_slice(&header.to_bytes());
     bytes.extend_from_slice(&payload);
-    let (tlds, registrars, offers, sellers, changes) = report_counts;
     let report = BuildReport {
-        tlds,
-        registrars,
-        offers,
-        sellers,
-        changes,
+        tlds: data.tlds.len(),
+        registrars: data.registrars.len(),
+        offers: data.offers.len(),
+        sellers: data.offers.iter().filter(|o| o.register != NONE).count(),
+        changes: data.history.len(),
         bytes: bytes.len(),
         hash_hex: header.hash_hex(),
     };
@@ -408,19 +521,12 @@ pub fn five_year_order(register: u32, renew: u32) -> u64 {
     cents(register) + 4 * cents(renew)
 }
 
-/// Each registrar's price list (its offers in TLD name order) and the number of TLDs
-/// where it ranks first.
+/// Each registrar's price list: its offers in TLD name order.
 fn add_registrar_lists(data: &mut SnapshotData) {
     let mut lists: Vec<Vec<u32>> = vec![Vec::new(); data.registrars.len()];
     // Offers are grouped by TLD in name order, so each list comes out in name order.
     for (i, o) in data.offers.iter().enumerate() {
         lists[o.registrar as usize].push(i as u32);
-    }
-    for t in &data.tlds {
-        if t.sellers > 0 {
-            let o = &data.offers[t.first_offer as usize];
-            data.registrars[o.registrar as usize].cheapest_in += 1;
-        }
     }
     for (r, list) in data.registrars.iter_mut().zip(lists) {
         r.first_listed = data.registrar_offers.len() as u32;
@@ -545,4 +651,183 @@ fn add_catalogue(data: &mut SnapshotData, text: &mut Text, source: &Source) {
     by_registrars.sort_by_key(|&i| (std::cmp::Reverse(sellers(&data.catalogue[i as usize])), i));
     data.catalogue_by_cheapest = by_cheapest;
     data.catalogue_by_registrars = by_registrars;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three registrars given out of key order; `com` with sellers in no order, a tie
+    /// on (register, renew) and a renewal-only row; `net` with one seller and no
+    /// transfer; `org` with history only.
+    fn source() -> Source {
+        let registrars = "key,name,homepage\n\
+            zulu,Zulu,https://z.example\n\
+            alpha,Alpha \"A\",https://a.example\n\
+            mike,Mike,\n";
+        let prices = "tld,registrar,register,renew,transfer,currency,updated_at\n\
+            com,zulu,9.00,12.00,9.00,USD,2026-01-02T00:00:00Z\n\
+            net,mike,,15.00,,USD,2026-01-03T00:00:00Z\n\
+            com,alpha,9.00,12.00,8.00,USD,2026-01-01T00:00:00Z\n\
+            com,mike,10.00,10.00,10.01,USD,2026-01-03T00:00:00Z\n\
+            net,alpha,4.99,5.01,,USD,2026-01-04T00:00:00Z\n";
+        let history = "date,tld,registrar,register,renew,transfer\n\
+            2025-06-01,org,zulu,1.00,1.00,1.00\n\
+            2025-05-01,com,zulu,8.00,11.00,8.00\n\
+            2025-04-01,com,alpha,8.50,11.50,8.50\n\
+            2025-03-01,com,zulu,7.00,10.00,7.00\n";
+        source::read_all(
+            registrars.as_bytes(),
+            prices.as_bytes(),
+            Some(history.as_bytes()),
+            None,
+        )
+        .expect("the test source reads")
+    }
+
+    #[test]
+    fn sort_orders_registrars_groups_offers_and_history() {
+        let source = source();
+        let sorted = sort(&source);
+        let keys: Vec<&str> = sorted.registrars.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["alpha", "mike", "zulu"]);
+        let names: Vec<&str> = sorted.groups.iter().map(|g| g.name).collect();
+        assert_eq!(names, ["com", "net", "org"]);
+        let com = &sorted.groups[0];
+        // (9.00, 12.00) twice: the key breaks the tie; then 10.00.
+        let rows: Vec<&str> = com.rows.iter().map(|r| r.registrar.as_str()).collect();
+        assert_eq!(rows, ["alpha", "zulu", "mike"]);
+        assert_eq!(com.sellers, 3);
+        let history: Vec<(&str, i32)> = com
+            .history
+            .iter()
+            .map(|h| (h.registrar.as_str(), h.date))
+            .collect();
+        let day = |s: &str| crate::time::parse_date(s).unwrap() as i32;
+        assert_eq!(
+            history,
+            [
+                ("alpha", day("2025-04-01")),
+                ("zulu", day("2025-03-01")),
+                ("zulu", day("2025-05-01"))
+            ]
+        );
+        // Sellers before the renewal-only row.
+        let net = &sorted.groups[1];
+        let rows: Vec<(&str, bool)> = net
+            .rows
+            .iter()
+            .map(|r| (r.registrar.as_str(), r.register.is_some()))
+            .collect();
+        assert_eq!(rows, [("alpha", true), ("mike", false)]);
+        assert_eq!(net.sellers, 1);
+        let org = &sorted.groups[2];
+        assert!(org.rows.is_empty() && org.history.len() == 1);
+    }
+
+    #[test]
+    fn aggregate_computes_averages_lowest_offers_and_coverage() {
+        let source = source();
+        let sorted = sort(&source);
+        let a = aggregate(&sorted);
+        let com = a.tlds[0];
+        // Register (900 + 900 + 1000) / 3 = 933.3; transfer (800 + 900 + 1001) / 3 = 900.3.
+        assert_eq!(com.avg, (933, 1133, 900));
+        // Lowest renewal: mike's 10.00 (row 2); lowest 5 years: alpha, zulu 57.00 and
+        // mike 50.00, so mike.
+        assert_eq!(com.lowest_renew, Some(2));
+        assert_eq!(com.lowest_5y, Some(2));
+        // `net`: one seller without a transfer price.
+        assert_eq!(a.tlds[1].avg, (499, 501, NONE));
+        assert_eq!(a.tlds[2], TldAggregates::default_none());
+        let [alpha, mike, zulu] = [a.registrars[0], a.registrars[1], a.registrars[2]];
+        assert_eq!(
+            (alpha.sells, alpha.renewal_only, alpha.cheapest_in),
+            (2, 0, 2)
+        );
+        assert_eq!((mike.sells, mike.renewal_only, mike.cheapest_in), (1, 1, 0));
+        assert_eq!((zulu.sells, zulu.renewal_only, zulu.cheapest_in), (1, 0, 0));
+        let ms = |s: &str| crate::time::parse_rfc3339(s).unwrap();
+        assert_eq!(alpha.updated_ms, ms("2026-01-04T00:00:00Z"));
+        assert_eq!(a.data_updated_ms, ms("2026-01-04T00:00:00Z"));
+    }
+
+    impl TldAggregates {
+        /// A TLD without sellers.
+        fn default_none() -> TldAggregates {
+            TldAggregates {
+                avg: (NONE, NONE, NONE),
+                lowest_renew: None,
+                lowest_5y: None,
+            }
+        }
+    }
+
+    #[test]
+    fn render_lays_out_the_pre_rendered_json_the_queries_copy() {
+        let source = source();
+        let sorted = sort(&source);
+        let data = render(&source, &sorted, &aggregate(&sorted)).unwrap();
+        let text = |s: Span| std::str::from_utf8(&data.text[s.start as usize..s.end as usize]);
+        let com = &data.tlds[0];
+        let last = &data.offers[(com.first_offer + com.sellers - 1) as usize];
+        // The three cheapest entries are one slice, ranked, escaped.
+        let entries =
+            std::str::from_utf8(&data.text[com.client_start as usize..last.client_end as usize])
+                .unwrap();
+        let parsed: serde_json::Value = serde_json::from_str(&format!("[{entries}]")).unwrap();
+        assert_eq!(parsed[0]["rank"], 1);
+        assert_eq!(parsed[0]["registrar_name"], "Alpha \"A\"");
+        assert_eq!(parsed[2]["registrar_key"], "mike");
+        assert_eq!(parsed[2]["total_cost_5_year"], 50.0);
+        assert_eq!(text(com.client_tail).unwrap(), "],\"registrar_count\":3}");
+        let records = format!(
+            "{{{}}}",
+            std::str::from_utf8(&data.text[com.records_start as usize..last.record.end as usize])
+                .unwrap()
+        );
+        let records: serde_json::Value = serde_json::from_str(&records).unwrap();
+        assert_eq!(records["alpha"]["transfer_price"], 8.0);
+        assert_eq!(records["mike"]["last_updated"], "2026-01-03T00:00:00.000Z");
+        // Indexes: the by-registrar run of `com` is in registrar order; the TLD table
+        // finds every TLD.
+        let run: Vec<u32> = data.by_registrar[..3].iter().map(|e| e.registrar).collect();
+        assert_eq!(run, [0, 1, 2]);
+        assert_eq!(data.tld_table.iter().filter(|&&v| v != 0).count(), 3);
+        assert_eq!(data.registrars[0].cheapest_in, 2);
+    }
+
+    #[test]
+    fn archive_puts_the_hash_of_the_payload_in_the_header_and_opens() {
+        let source = source();
+        let sorted = sort(&source);
+        let data = render(&source, &sorted, &aggregate(&sorted)).unwrap();
+        let opts = BuildOptions {
+            built_at_ms: Some(1_700_000_000_000),
+        };
+        let (bytes, report) = archive(&data, &opts).unwrap();
+        let header = Header::parse(&bytes).unwrap();
+        assert_eq!(header.payload_len as usize, bytes.len() - HEADER_LEN);
+        assert_eq!(
+            header.content_hash,
+            xxhash_rust::xxh3::xxh3_128(&bytes[HEADER_LEN..])
+        );
+        assert_eq!(header.built_at_ms, Some(1_700_000_000_000));
+        assert_eq!(header.data_updated_ms, data.data_updated_ms);
+        assert_eq!(
+            (
+                report.tlds,
+                report.registrars,
+                report.offers,
+                report.sellers,
+                report.changes
+            ),
+            (3, 3, 5, 4, 4)
+        );
+        assert_eq!(report.bytes, bytes.len());
+        let snapshot = Snapshot::from_bytes(&bytes).expect("the archive opens");
+        assert_eq!(snapshot.data().offers.len(), 5);
+        // The four steps are the build.
+        assert_eq!(build(&source, &opts).unwrap().0, bytes);
+    }
 }

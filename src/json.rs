@@ -5,18 +5,86 @@
 //! from a request (echoed TLD names, unknown registrar keys). Those go through
 //! [`write_str`], which escapes exactly as RFC 8259 requires.
 
+/// Where JSON is written: a buffer (`Vec<u8>`: the builder, every request), or at a
+/// snapshot's open a check that bytes already written are exactly what would be written
+/// now. The writers of this crate ([`write_str`], [`crate::price::write_cents`],
+/// [`crate::time::write_iso_millis`], the fragments of [`crate::query::render`], ...)
+/// write through it, so each shape is described once and can be both written and
+/// checked.
+pub trait Out {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+
+    /// Appends one byte.
+    #[inline]
+    fn put_byte(&mut self, b: u8) {
+        self.put(&[b]);
+    }
+
+    /// Makes room for `n` more bytes (a buffer reserves; a checker has nothing to do).
+    #[inline]
+    fn reserve_for(&mut self, n: usize) {
+        let _ = n;
+    }
+
+    /// Appends `s` as a quoted JSON string (see [`write_str`]); a checker may remember
+    /// the strings it has seen.
+    #[inline]
+    fn put_str(&mut self, s: &str) {
+        escape_str(s, self);
+    }
+
+    /// Appends a price in cents as a JSON number (see [`crate::price::write_cents`]);
+    /// a checker may remember the numbers it has rendered.
+    #[inline]
+    fn put_cents(&mut self, cents: u64) {
+        let (buf, at) = crate::price::cents_bytes(cents);
+        self.put(&buf[at..]);
+    }
+
+    /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` (see [`crate::time::write_iso_millis`]); a
+    /// checker may remember the dates it has rendered.
+    #[inline]
+    fn put_iso_millis(&mut self, ms: i64) {
+        self.put(&crate::time::iso_millis_bytes(ms));
+    }
+}
+
+impl Out for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+
+    #[inline]
+    fn put_byte(&mut self, b: u8) {
+        self.push(b);
+    }
+
+    #[inline]
+    fn reserve_for(&mut self, n: usize) {
+        self.reserve(n);
+    }
+}
+
 /// Appends `s` as a quoted JSON string.
-pub fn write_str(s: &str, out: &mut Vec<u8>) {
+#[inline]
+pub fn write_str(s: &str, out: &mut impl Out) {
+    out.put_str(s);
+}
+
+/// [`write_str`]'s escaping: the default of [`Out::put_str`].
+pub fn escape_str<O: Out + ?Sized>(s: &str, out: &mut O) {
     let bytes = s.as_bytes();
     if !bytes.iter().any(|&b| needs_escape(b)) {
         // The common case (registrar names, plan names, TLDs): one copy.
-        out.reserve(bytes.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.push(b'"');
+        out.reserve_for(bytes.len() + 2);
+        out.put_byte(b'"');
+        out.put(bytes);
+        out.put_byte(b'"');
         return;
     }
-    out.push(b'"');
+    out.put_byte(b'"');
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let esc: &[u8] = match b {
@@ -28,36 +96,47 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
             0..=0x1f | 0x7f => b"",
             _ => continue,
         };
-        out.extend_from_slice(&bytes[start..i]);
+        out.put(&bytes[start..i]);
         if esc.is_empty() {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[(b >> 4) as usize]);
-            out.push(HEX[(b & 0xf) as usize]);
+            out.put(b"\\u00");
+            out.put_byte(HEX[(b >> 4) as usize]);
+            out.put_byte(HEX[(b & 0xf) as usize]);
         } else {
-            out.extend_from_slice(esc);
+            out.put(esc);
         }
         start = i + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
+    out.put(&bytes[start..]);
+    out.put_byte(b'"');
 }
 
 /// Whether `b` is written escaped: quote, backslash and the control characters.
 fn needs_escape(b: u8) -> bool {
-    matches!(b, b'"' | b'\\' | 0..=0x1f | 0x7f)
+    ESCAPED[b as usize]
 }
 
+/// [`needs_escape`] as a table: one load per byte instead of three comparisons.
+static ESCAPED: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = matches!(b as u8, b'"' | b'\\' | 0..=0x1f | 0x7f);
+        b += 1;
+    }
+    t
+};
+
 /// Writes an unsigned integer as a JSON number.
-pub fn write_int(v: u64, out: &mut Vec<u8>) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+pub fn write_int(v: u64, out: &mut impl Out) {
+    out.put(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Writes a JSON string, or `null` for `None`.
-pub fn write_opt_str(s: Option<&str>, out: &mut Vec<u8>) {
+pub fn write_opt_str(s: Option<&str>, out: &mut impl Out) {
     match s {
         Some(s) => write_str(s, out),
-        None => out.extend_from_slice(b"null"),
+        None => out.put(b"null"),
     }
 }
 

@@ -6,6 +6,8 @@
 //! `serde_json` prints the `f64` of its dollar value (`9.99`, `10.5`, `12.0`); a test
 //! checks that claim against `serde_json` itself.
 
+use crate::json::Out;
+
 use std::fmt;
 
 /// The cents value that marks "not offered" in stored prices (the snapshot's
@@ -143,35 +145,54 @@ pub fn json_number_cents(n: &serde_json::Number) -> Result<Option<u32>, PriceErr
 }
 
 /// Appends a price in cents as a JSON number, as `serde_json` prints `cents as f64 / 100.0`.
-pub fn write_cents(cents: u64, out: &mut Vec<u8>) {
-    let mut buf = itoa::Buffer::new();
-    out.extend_from_slice(buf.format(cents / 100).as_bytes());
-    out.push(b'.');
+pub fn write_cents(cents: u64, out: &mut impl Out) {
+    out.put_cents(cents);
+}
+
+/// [`write_cents`]'s bytes: `buf[at..]` of the returned `(buf, at)`, written right to
+/// left into one buffer so that they are appended (or checked) in one go.
+#[inline]
+pub fn cents_bytes(cents: u64) -> ([u8; 24], usize) {
+    let mut buf = [0u8; 24];
+    let mut at = buf.len();
     let c = (cents % 100) as u8;
-    out.push(b'0' + c / 10);
     if !c.is_multiple_of(10) {
-        out.push(b'0' + c % 10);
+        at -= 1;
+        buf[at] = b'0' + c % 10;
     }
+    at -= 2;
+    buf[at] = b'.';
+    buf[at + 1] = b'0' + c / 10;
+    let mut whole = cents / 100;
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (whole % 10) as u8;
+        whole /= 10;
+        if whole == 0 {
+            break;
+        }
+    }
+    (buf, at)
 }
 
 /// Appends `write_cents` of the value or `null`.
-pub fn write_opt_cents(cents: Option<u64>, out: &mut Vec<u8>) {
+pub fn write_opt_cents(cents: Option<u64>, out: &mut impl Out) {
     match cents {
         Some(c) => write_cents(c, out),
-        None => out.extend_from_slice(b"null"),
+        None => out.put(b"null"),
     }
 }
 
 /// Appends `{"register":…,"renew":…,"transfer":…}` (the seed's price-triple object of
 /// `avg_prices` and listing `prices`), each price in cents or [`NOT_OFFERED`] for `null`.
-pub fn write_triple(register: u32, renew: u32, transfer: u32, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"{\"register\":");
+pub fn write_triple(register: u32, renew: u32, transfer: u32, out: &mut impl Out) {
+    out.put(b"{\"register\":");
     write_opt_cents(offered(register), out);
-    out.extend_from_slice(b",\"renew\":");
+    out.put(b",\"renew\":");
     write_opt_cents(offered(renew), out);
-    out.extend_from_slice(b",\"transfer\":");
+    out.put(b",\"transfer\":");
     write_opt_cents(offered(transfer), out);
-    out.push(b'}');
+    out.put_byte(b'}');
 }
 
 /// A price in cents as the decimal string a price source holds (`12.5` -> `"12.50"`).

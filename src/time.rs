@@ -6,6 +6,8 @@
 //! proleptic Gregorian algorithms below (Howard Hinnant's `days_from_civil`) are short,
 //! exact and allocation-free.
 
+use crate::json::Out;
+
 /// Milliseconds in one day.
 pub const MS_PER_DAY: i64 = 86_400_000;
 
@@ -51,52 +53,75 @@ fn days_in_month(y: i64, m: u32) -> u32 {
     }
 }
 
-fn push_2(out: &mut Vec<u8>, v: u32) {
-    out.push(b'0' + (v / 10) as u8);
-    out.push(b'0' + (v % 10) as u8);
+/// Two decimal digits of `v` (< 100) at `at`.
+fn put_2(buf: &mut [u8], at: usize, v: u32) {
+    buf[at] = b'0' + (v / 10) as u8;
+    buf[at + 1] = b'0' + (v % 10) as u8;
+}
+
+/// `YYYY-MM-DD` of a day number, in place (written whole, then appended in one copy:
+/// the snapshot's open renders one for every price record).
+fn date_bytes(days: i64, buf: &mut [u8]) {
+    let (y, m, d) = civil_from_days(days);
+    let y = y.clamp(0, 9999) as u32;
+    put_2(buf, 0, y / 100);
+    put_2(buf, 2, y % 100);
+    buf[4] = b'-';
+    put_2(buf, 5, m);
+    buf[7] = b'-';
+    put_2(buf, 8, d);
 }
 
 /// Appends `YYYY-MM-DD` for a day number.
-pub fn write_date(days: i64, out: &mut Vec<u8>) {
-    let (y, m, d) = civil_from_days(days);
-    let y = y.clamp(0, 9999) as u32;
-    push_2(out, y / 100);
-    push_2(out, y % 100);
-    out.push(b'-');
-    push_2(out, m);
-    out.push(b'-');
-    push_2(out, d);
+pub fn write_date(days: i64, out: &mut impl Out) {
+    out.put(&date_array(days));
 }
 
 /// Writes `"YYYY-MM-DD"` (a JSON string) for a day, or `null`.
-pub fn write_opt_date(day: Option<i64>, out: &mut Vec<u8>) {
+pub fn write_opt_date(day: Option<i64>, out: &mut impl Out) {
     match day {
         Some(d) => {
-            out.push(b'"');
+            out.put_byte(b'"');
             write_date(d, out);
-            out.push(b'"');
+            out.put_byte(b'"');
         }
-        None => out.extend_from_slice(b"null"),
+        None => out.put(b"null"),
     }
 }
 
 /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the Unix epoch.
-pub fn write_iso_millis(ms: i64, out: &mut Vec<u8>) {
-    let days = ms.div_euclid(MS_PER_DAY);
+pub fn write_iso_millis(ms: i64, out: &mut impl Out) {
+    out.put_iso_millis(ms);
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the Unix epoch, in place.
+pub fn iso_millis_bytes(ms: i64) -> [u8; 24] {
+    let mut date = [0u8; 10];
+    date_bytes(ms.div_euclid(MS_PER_DAY), &mut date);
+    iso_millis_on(date, ms)
+}
+
+/// [`iso_millis_bytes`] given the `YYYY-MM-DD` of its day (a caller that renders many
+/// times of few days keeps the dates).
+pub fn iso_millis_on(date: [u8; 10], ms: i64) -> [u8; 24] {
     let rem = ms.rem_euclid(MS_PER_DAY);
-    write_date(days, out);
-    out.push(b'T');
+    let mut buf = *b"0000-00-00T00:00:00.000Z";
+    buf[..10].copy_from_slice(&date);
     let secs = (rem / 1000) as u32;
-    push_2(out, secs / 3600);
-    out.push(b':');
-    push_2(out, secs / 60 % 60);
-    out.push(b':');
-    push_2(out, secs % 60);
-    out.push(b'.');
+    put_2(&mut buf, 11, secs / 3600);
+    put_2(&mut buf, 14, secs / 60 % 60);
+    put_2(&mut buf, 17, secs % 60);
     let milli = (rem % 1000) as u32;
-    out.push(b'0' + (milli / 100) as u8);
-    push_2(out, milli % 100);
-    out.push(b'Z');
+    buf[20] = b'0' + (milli / 100) as u8;
+    put_2(&mut buf, 21, milli % 100);
+    buf
+}
+
+/// `YYYY-MM-DD` of a day number.
+pub fn date_array(days: i64) -> [u8; 10] {
+    let mut date = [0u8; 10];
+    date_bytes(days, &mut date);
+    date
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` as a `String`.

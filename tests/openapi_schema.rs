@@ -3,6 +3,11 @@
 //!
 //! - every golden body of `tests/golden/` is valid against the 200 schema of the
 //!   operation that answered it, and a broken body is not;
+//! - every operation of the document is called on a real server (events, webhooks, live
+//!   lookups, the audit and lookup bodies, operations included), and each answer, errors
+//!   too, is valid against the schema the document gives for its status and content
+//!   type: the document is the one description of every shape, the renderers answer to
+//!   it, and an operation added without an answer checked here fails the test;
 //! - each parameter's schema takes what the parameter parser takes: exactly, where a
 //!   regular expression can say it, and never more than the parser where it cannot
 //!   (Unicode names: the document names the letters IDNA always maps).
@@ -11,6 +16,7 @@
 //! questions on generated requests; this test keeps them answered in `cargo test`.
 
 mod http_support;
+mod live_support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -19,7 +25,8 @@ use boon::{Compiler, Draft, SchemaIndex, Schemas};
 use serde_json::Value;
 use tldsnap::http::{openapi, params, router};
 
-use http_support::GOLDEN_CASES;
+use http_support::{Conn, GOLDEN_CASES, Options, Server, TempDir, fixture_edit, publish};
+use live_support::Upstreams;
 
 const DOC: &str = "http://tldsnap.test/openapi.json";
 
@@ -147,6 +154,325 @@ fn the_validator_refuses_a_body_that_breaks_the_schema() {
     assert!(
         doc.valid(prices, &bad).is_err(),
         "a date-time format passed"
+    );
+}
+
+/// The pointer of the schema the document gives for answering `method` on `template`
+/// with `status` and `content_type` (a response `$ref` followed); `None` when the
+/// document does not give that status or content type.
+fn answer_schema_pointer(
+    doc: &Value,
+    template: &str,
+    method: &str,
+    status: u16,
+    content_type: &str,
+) -> Option<String> {
+    let response = format!(
+        "/paths/{}/{}/responses/{status}",
+        token(template),
+        method.to_ascii_lowercase()
+    );
+    let response = match doc.pointer(&response)?.get("$ref") {
+        Some(r) => r.as_str()?.strip_prefix('#')?.to_owned(),
+        None => response,
+    };
+    let pointer = format!("{response}/content/{}/schema", token(content_type));
+    doc.pointer(&pointer).is_some().then_some(pointer)
+}
+
+/// One call of an operation and the status it must get.
+struct Call {
+    method: &'static str,
+    target: String,
+    key: Option<String>,
+    /// Content type and bytes of the request body.
+    body: Option<(&'static str, Vec<u8>)>,
+    accept: &'static str,
+    status: u16,
+}
+
+impl Call {
+    fn get(target: &str, key: Option<&str>, status: u16) -> Call {
+        Call {
+            method: "GET",
+            target: target.to_owned(),
+            key: key.map(str::to_owned),
+            body: None,
+            accept: "*/*",
+            status,
+        }
+    }
+
+    fn with(
+        method: &'static str,
+        target: &str,
+        key: &str,
+        body: Option<Value>,
+        status: u16,
+    ) -> Call {
+        Call {
+            method,
+            target: target.to_owned(),
+            key: Some(key.to_owned()),
+            body: body.map(|b| ("application/json", b.to_string().into_bytes())),
+            accept: "*/*",
+            status,
+        }
+    }
+
+    fn raw(&self) -> Vec<u8> {
+        let mut head = format!(
+            "{} {} HTTP/1.1\r\nHost: t\r\nAccept: {}\r\nConnection: close\r\n",
+            self.method, self.target, self.accept
+        );
+        if let Some(key) = &self.key {
+            head.push_str(&format!("X-API-Key: {key}\r\n"));
+        }
+        let mut raw = match &self.body {
+            Some((ctype, body)) => {
+                head.push_str(&format!(
+                    "Content-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                ));
+                let mut raw = head.into_bytes();
+                raw.extend_from_slice(body);
+                raw
+            }
+            None if self.method == "GET" => (head + "\r\n").into_bytes(),
+            None => (head + "Content-Length: 0\r\n\r\n").into_bytes(),
+        };
+        raw.shrink_to_fit();
+        raw
+    }
+}
+
+/// Every operation of the document, on a server with every room (event log, webhooks,
+/// live lookups against the loopback upstreams of tests/live_support): each answer's
+/// status is the expected one and its body is valid against the document's schema for
+/// that status and content type. Together with the golden bodies, every operation is
+/// answered at least once with a success.
+#[test]
+fn every_operation_answers_what_its_schema_says() {
+    let mut doc = Doc::new();
+    let dir = TempDir::new("openapi-every");
+    let up = Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    let snapshot = dir.fixture_snapshot("s.tldsnap");
+    let mut opts = Options::new(&snapshot, &keys_path);
+    opts.data_dir = Some(dir.path("data"));
+    opts.live = Some(up.config());
+    let server = Server::start(opts);
+    let pro = keys["pro"].as_str();
+    let free = keys["free"].as_str();
+    let hooks = "/api/v1/client/webhooks";
+    // A swap with price changes, so that the event log has events to answer with.
+    publish(
+        &dir.edited_snapshot("edited.s.tldsnap", fixture_edit),
+        &snapshot,
+    );
+    server.state.store.reload().unwrap();
+
+    let mut calls = vec![
+        Call::get("/healthz", None, 200),
+        Call::get("/readyz", None, 200),
+        Call::get("/metrics", None, 200),
+        Call::get("/openapi.json", None, 200),
+        Call::get("/api/v1/client/events?after=0&limit=10", Some(pro), 200),
+        Call::get(
+            "/api/v1/client/domains/search?q=best%20shop&limit=3",
+            Some(pro),
+            200,
+        ),
+        Call::get("/api/v1/client/domains/taken.lvt/rdap", Some(pro), 200),
+        Call::get("/api/v1/client/domains/taken.lvt/status", Some(pro), 200),
+        Call::with(
+            "POST",
+            "/api/v1/client/domains/lookup?limit=2",
+            pro,
+            Some(serde_json::json!({"domains": ["www.brand.com", "shop.example.co.uk", "x.nope"]})),
+            200,
+        ),
+        Call::with(
+            "POST",
+            "/api/v1/client/portfolio/audit",
+            pro,
+            Some(serde_json::json!({"domains": [
+                {"name": "example.com", "registrar": "alpha", "expires": "2026-09-01"},
+                {"name": "bücher.de"},
+                {"name": "x.nope"}
+            ]})),
+            200,
+        ),
+        Call {
+            body: Some((
+                "text/csv",
+                b"Domain,Registrar\nexample.com,alpha\nshop.example.co.uk,\n".to_vec(),
+            )),
+            accept: "text/csv",
+            ..Call::with("POST", "/api/v1/client/portfolio/audit", pro, None, 200)
+        },
+        Call::with(
+            "POST",
+            hooks,
+            pro,
+            Some(serde_json::json!({"url": "http://127.0.0.1:9/openapi", "description": "schema"})),
+            201,
+        ),
+        Call::get(hooks, Some(pro), 200),
+        // Refusals: each a problem of the status the document gives.
+        Call::get("/api/v1/client/prices/cheapest?tlds=com", None, 401),
+        Call::get(
+            "/api/v1/client/prices/cheapest?tlds=com&limit=0",
+            Some(pro),
+            400,
+        ),
+        Call::get("/api/v1/client/prices/cheapest?tlds=nope", Some(pro), 404),
+        Call::get("/api/v1/client/events", Some(free), 403),
+        Call::get("/api/v1/client/events?after=999999", Some(pro), 410),
+        Call::get(&format!("{hooks}/wh_nope"), Some(pro), 404),
+        Call::with(
+            "POST",
+            hooks,
+            pro,
+            Some(serde_json::json!({"url": "ftp://x"})),
+            400,
+        ),
+        Call::get("/api/v1/client/domains/taken.lvt/rdap", Some(free), 403),
+        Call::get("/api/v1/registrars/nobody", None, 404),
+        Call::with("POST", "/healthz", pro, None, 405),
+        Call::get(
+            &format!("/api/v1/prices/cheapest?tlds=com&x={}", "a".repeat(9_000)),
+            None,
+            414,
+        ),
+    ];
+    // The subscription the POST above creates, through every operation on it.
+    let mut answered: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut check = |doc: &mut Doc, call: &Call| -> http_support::Response {
+        let r = server.send(&call.raw()).expect("an answer");
+        assert_eq!(
+            r.status,
+            call.status,
+            "{} {}: {}",
+            call.method,
+            call.target,
+            r.text()
+        );
+        let path = call.target.split('?').next().unwrap();
+        let (id, _) = router::find(path).unwrap_or_else(|| panic!("no route for {path}"));
+        let template = id.route().path;
+        if r.status == 204 {
+            assert!(r.body.is_empty(), "{template}: a 204 with a body");
+        } else {
+            let ctype = r
+                .header("content-type")
+                .unwrap_or_default()
+                .split(';')
+                .next()
+                .unwrap()
+                .trim()
+                .to_owned();
+            // A method the path does not answer (405) is documented on the methods it
+            // does answer.
+            let documented = doc.doc["paths"][template]
+                .get(call.method.to_ascii_lowercase())
+                .map_or_else(
+                    || {
+                        let ops = doc.doc["paths"][template].as_object().unwrap();
+                        ops.keys().next().unwrap().to_ascii_uppercase()
+                    },
+                    |_| call.method.to_owned(),
+                );
+            let pointer = answer_schema_pointer(&doc.doc, template, &documented, r.status, &ctype)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{} {template}: the document gives no {} {ctype} answer",
+                        call.method, r.status
+                    )
+                });
+            let schema = doc.schema(&pointer);
+            let body = if ctype.ends_with("json") {
+                r.json()
+            } else {
+                Value::String(r.text())
+            };
+            if let Err(e) = doc.valid(schema, &body) {
+                panic!(
+                    "{} {} ({} {ctype}) does not match {pointer}: {e}",
+                    call.method, call.target, r.status
+                );
+            }
+        }
+        if (200..300).contains(&r.status) {
+            answered.insert((template.to_owned(), call.method.to_owned()));
+        }
+        r
+    };
+    let mut id = String::new();
+    for call in calls.drain(..) {
+        let r = check(&mut doc, &call);
+        if call.status == 201 {
+            id = r.json()["id"].as_str().unwrap().to_owned();
+        }
+        if call.target.starts_with("/api/v1/client/events?") && call.status == 200 {
+            let events = r.json()["events"].as_array().unwrap().len();
+            assert!(
+                events > 0,
+                "the events checked against their schema are none"
+            );
+        }
+    }
+    let one = format!("{hooks}/{id}");
+    for call in [
+        Call::get(&one, Some(pro), 200),
+        Call::with(
+            "PATCH",
+            &one,
+            pro,
+            Some(serde_json::json!({"description": "renamed", "tlds": ["com"]})),
+            200,
+        ),
+        Call::with("POST", &format!("{one}/test"), pro, None, 200),
+        Call::with("POST", &format!("{one}/rotate-secret"), pro, None, 200),
+        Call::with("DELETE", &one, pro, None, 204),
+    ] {
+        check(&mut doc, &call);
+    }
+    // The stream answers with its head at once and then stays open: its status and
+    // content type, which is all a schema says of an event stream.
+    let mut conn = Conn::open(server.addr);
+    conn.write(
+        format!("GET /api/v1/client/events/stream HTTP/1.1\r\nHost: t\r\nX-API-Key: {pro}\r\n\r\n")
+            .as_bytes(),
+    );
+    let head = conn.read_response(true).unwrap().expect("a head");
+    assert_eq!(head.status, 200);
+    let ctype = head.header("content-type").unwrap_or_default().to_owned();
+    let template = "/api/v1/client/events/stream";
+    assert!(
+        answer_schema_pointer(&doc.doc, template, "GET", 200, &ctype).is_some(),
+        "the stream's {ctype} is not documented"
+    );
+    answered.insert((template.to_owned(), "GET".to_owned()));
+    drop(conn);
+    for (_, target, _) in GOLDEN_CASES {
+        let path = target.split('?').next().unwrap();
+        let (id, _) = router::find(path).unwrap();
+        answered.insert((id.route().path.to_owned(), "GET".to_owned()));
+    }
+    // Every operation of the document was answered with a success and checked.
+    let mut operations = BTreeSet::new();
+    for (path, ops) in doc.doc["paths"].as_object().unwrap() {
+        for method in ops.as_object().unwrap().keys() {
+            if ["get", "post", "put", "patch", "delete"].contains(&method.as_str()) {
+                operations.insert((path.clone(), method.to_ascii_uppercase()));
+            }
+        }
+    }
+    let missing: Vec<_> = operations.difference(&answered).collect();
+    assert!(
+        missing.is_empty(),
+        "operations never answered and checked: {missing:?}"
     );
 }
 
@@ -420,8 +746,6 @@ fn parameter_schemas_take_what_the_parser_takes() {
         |s| s.trim() != s,
     );
 }
-
-mod live_support;
 
 /// The live endpoints' answers and problems (against the test upstreams of
 /// tests/live_support) are valid against the document's schemas.

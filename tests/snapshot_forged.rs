@@ -4,7 +4,8 @@
 //! computed) stand between the forgery and a wrong answer. Each must be refused at open
 //! with an error that says what is wrong; the unforged bytes must open. (A span is an
 //! integer too: one that points elsewhere in the text than the builder's layout is
-//! refused; the text's own bytes are guarded by the content hash alone.)
+//! refused. The text's pre-rendered JSON is rendered again at open and compared, so an
+//! edited byte of it is refused too: the last two tests.)
 
 use std::path::Path;
 
@@ -202,4 +203,211 @@ fn forged_snapshots_are_refused_at_open() {
     // The same edit machinery with a no-op forgery (a field rewritten to its own value
     // would be refused by `forge`): the fixture itself opens.
     Snapshot::from_bytes(&bytes).expect("the fixture opens");
+}
+
+/// The fixture source with one price quoted in pounds, so the listing prices carry an
+/// `original_prices` object too.
+fn fixture_with_a_quoted_price() -> Vec<u8> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/source");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let mut prices = String::new();
+    for (i, line) in read("prices.csv").lines().enumerate() {
+        prices.push_str(line);
+        prices.push_str(match i {
+            0 => ",original_currency,original_register,original_renew,original_transfer,rate_date",
+            1 => ",GBP,7.89,10.25,7.89,2025-12-31",
+            _ => ",,,,,",
+        });
+        prices.push('\n');
+    }
+    let source = tldsnap::source::read_all(
+        read("registrars.csv").as_bytes(),
+        prices.as_bytes(),
+        Some(read("history.csv").as_bytes()),
+        Some(read("tlds.csv").as_bytes()),
+    )
+    .unwrap();
+    build(&source, &BuildOptions::default()).unwrap().0
+}
+
+/// Where the text array lies in the file: (offset, length).
+fn text_in_file(bytes: &[u8]) -> (usize, usize) {
+    let snapshot = Snapshot::from_bytes(bytes).unwrap();
+    let data = snapshot.data();
+    let start = data as *const ArchivedSnapshotData as usize
+        + std::mem::size_of::<ArchivedSnapshotData>()
+        - (bytes.len() - HEADER_LEN);
+    (
+        HEADER_LEN + (data.text.as_ptr() as usize - start),
+        data.text.len(),
+    )
+}
+
+/// `bytes` with the text byte at `at` (a position in the text) set to `to`, the content
+/// hash recomputed, opened.
+fn forge_text(bytes: &[u8], at: usize, to: u8) -> Result<Snapshot, OpenError> {
+    let (text, _) = text_in_file(bytes);
+    let mut forged = bytes.to_vec();
+    forged[text + at] = to;
+    let mut header = Header::parse(&forged).unwrap();
+    header.content_hash = xxhash_rust::xxh3::xxh3_128(&forged[HEADER_LEN..]);
+    forged[..HEADER_LEN].copy_from_slice(&header.to_bytes());
+    Snapshot::from_bytes(&forged)
+}
+
+#[test]
+fn edited_json_text_is_refused_at_open() {
+    let bytes = fixture_with_a_quoted_price();
+    let snapshot = Snapshot::from_bytes(&bytes).expect("the fixture opens");
+    let d = snapshot.data();
+    let com = &d.tlds[tld(d, "com")];
+    let first = &d.offers[com.first_offer.to_native() as usize];
+    let quoted = d
+        .offers
+        .iter()
+        .find(|o| o.original_currency.start != o.original_currency.end)
+        .expect("the quoted price");
+    let find = |piece: &[u8], what: &[u8]| {
+        piece
+            .windows(what.len())
+            .position(|w| w == what)
+            .unwrap_or_else(|| panic!("{:?} in {:?}", what, String::from_utf8_lossy(piece)))
+    };
+    let client_start = com.client_start.to_native() as usize;
+    let client = d.text_range(com.client_start.to_native(), first.client_end.to_native());
+    let record = d.span(&first.record);
+    let listing = d.span(&quoted.listing_prices);
+    let name_json = d.span(&d.registrars[1].name_json);
+    // (what, position in the text, new byte, the error's words)
+    let cases: Vec<(&str, usize, u8, &str)> = vec![
+        (
+            "a price digit of a cheapest entry: JSON still, but not the price",
+            client_start + find(client, b"\"register_price\":") + 17,
+            b'7',
+            "a cheapest entry in the text is not what the prices render to",
+        ),
+        (
+            "a quote inside a cheapest entry: not JSON",
+            client_start + find(client, b"\"renew_price\"") + 3,
+            b'"',
+            "a cheapest entry",
+        ),
+        (
+            "the last_updated date of a price record",
+            first.record.start.to_native() as usize + find(record, b"T") - 1,
+            b'9',
+            "a price record",
+        ),
+        (
+            "a brace of a price record",
+            first.record.start.to_native() as usize + find(record, b"{"),
+            b'[',
+            "a price record",
+        ),
+        (
+            "the registrar count of the client tail",
+            com.client_tail.end.to_native() as usize - 2,
+            b'9',
+            "the end of its cheapest entries",
+        ),
+        (
+            "an average of the public tail",
+            com.public_tail.start.to_native() as usize
+                + find(d.span(&com.public_tail), b"\"renew\":")
+                + 8,
+            b'0',
+            "the end of its cheapest entries",
+        ),
+        (
+            "an amount quoted in pounds, in the listing prices",
+            quoted.listing_prices.start.to_native() as usize
+                + find(listing, b"\"original_prices\"")
+                + find(&listing[find(listing, b"\"original_prices\"")..], b"7.89"),
+            b'8',
+            "a registrar listing's prices",
+        ),
+        (
+            "the quoted currency itself",
+            quoted.original_currency.start.to_native() as usize,
+            b'x',
+            "a quoted currency",
+        ),
+        (
+            "an escape in a registrar's quoted name",
+            d.registrars[1].name_json.start.to_native() as usize + find(name_json, b"\\"),
+            b' ',
+            "registrar 1: its JSON text is not what its name and key render to",
+        ),
+        (
+            "the quoted TLD name",
+            com.key_json.start.to_native() as usize + 1,
+            b'k',
+            "the quoted name",
+        ),
+    ];
+    for (what, at, to, expected) in cases {
+        assert_ne!(d.text[at], to, "{what}: the edit changes nothing");
+        match forge_text(&bytes, at, to) {
+            Err(OpenError::Corrupt(why)) => {
+                assert!(
+                    why.contains(expected),
+                    "{what}: expected {expected:?}, got {why:?}"
+                )
+            }
+            Ok(_) => panic!("a forgery opened: {what}"),
+            Err(other) => panic!("{what}: refused for another reason: {other}"),
+        }
+    }
+}
+
+/// Every byte of every pre-rendered piece, edited: each forgery is refused at open.
+#[test]
+fn no_byte_of_the_pre_rendered_json_can_be_edited() {
+    let bytes = fixture_with_a_quoted_price();
+    let snapshot = Snapshot::from_bytes(&bytes).expect("the fixture opens");
+    let d = snapshot.data();
+    let mut pieces: Vec<(u32, u32)> = Vec::new();
+    for r in d.registrars.iter() {
+        for s in [&r.name_json, &r.listing_head, &r.listing_path] {
+            pieces.push((s.start.to_native(), s.end.to_native()));
+        }
+    }
+    for t in d.tlds.iter() {
+        let first = t.first_offer.to_native() as usize;
+        let (sellers, rows) = (t.sellers.to_native() as usize, t.rows.to_native() as usize);
+        let group = &d.offers[first..first + rows];
+        let client_end = group[..sellers]
+            .last()
+            .map_or(t.client_start.to_native(), |o| o.client_end.to_native());
+        pieces.push((t.client_start.to_native(), client_end));
+        for s in [&t.key_json, &t.client_tail, &t.public_tail] {
+            pieces.push((s.start.to_native(), s.end.to_native()));
+        }
+        for o in group {
+            for s in [&o.record, &o.listing_prices, &o.original_currency] {
+                pieces.push((s.start.to_native(), s.end.to_native()));
+            }
+        }
+    }
+    let mut edits = 0;
+    for (start, end) in pieces {
+        for at in start as usize..end as usize {
+            // A byte JSON cares about, or a digit, in turn: each changes the piece.
+            let to = match (at % 2, d.text[at]) {
+                (0, b'"') | (1, b'5') => b'}',
+                (0, _) => b'"',
+                _ => b'5',
+            };
+            edits += 1;
+            match forge_text(&bytes, at, to) {
+                Err(OpenError::Corrupt(_)) => {}
+                Ok(_) => panic!(
+                    "text byte {at} ({:?} -> {:?}) edited and opened",
+                    d.text[at] as char, to as char
+                ),
+                Err(other) => panic!("text byte {at}: refused for another reason: {other}"),
+            }
+        }
+    }
+    assert!(edits > 1_000, "{edits} edits");
 }

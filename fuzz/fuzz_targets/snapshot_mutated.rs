@@ -4,11 +4,11 @@
 //! the hash (a forged file, not a corrupted one). A snapshot that opens must answer
 //! every query without panicking, and every answer must be JSON.
 //!
-//! Edits skip the `text` array: its bytes (names and pre-rendered JSON) are guarded by
-//! the content hash alone; open checks that every span is the piece of text the
-//! builder's layout puts there, not what the JSON in it says. This target's first runs
-//! found a forged text byte, then a forged span, answered as broken JSON; the second is
-//! now refused at open (`check_text_layout`, tests/snapshot_forged.rs).
+//! Edits skip the `text` array. This target's first runs found a forged text byte, then
+//! a forged span, answered as broken JSON; both are now refused at open (the span by
+//! `check_text_layout`, the byte by `check_text_content`, which writes every
+//! pre-rendered fragment again and compares), and `tests/snapshot_forged.rs` edits every
+//! pre-rendered byte of the fixture in turn.
 #![no_main]
 
 use std::sync::OnceLock;

@@ -685,11 +685,29 @@ fn events_parameters() -> Value {
     ])
 }
 
-/// Adds the members of `extra` that `into` lacks.
+/// Adds the members of `extra` that `into` lacks (an operation's own answers stay in
+/// place of the shared ones).
 fn merge(into: &mut Value, extra: Value) {
     if let (Some(into), Value::Object(extra)) = (into.as_object_mut(), extra) {
         for (k, v) in extra {
             into.entry(k).or_insert(v);
+        }
+    }
+}
+
+/// Adds the named components of `extra` to `into`. A name both define must be defined
+/// the same: two shapes under one name would make every `$ref` to it mean one of them
+/// silently (as an event's old and new prices once meant the prices answer).
+fn define(into: &mut Value, extra: Value) {
+    if let (Some(into), Value::Object(extra)) = (into.as_object_mut(), extra) {
+        for (k, v) in extra {
+            if let Some(existing) = into.get(&k) {
+                assert!(
+                    *existing == v,
+                    "OpenAPI component {k:?} is defined twice, differently"
+                );
+            }
+            into.insert(k, v);
         }
     }
 }
@@ -830,10 +848,7 @@ fn domain_schemas() -> Value {
 
 fn components() -> Value {
     let mut doc = components_base();
-    if let (Some(schemas), Value::Object(more)) = (doc["schemas"].as_object_mut(), domain_schemas())
-    {
-        schemas.extend(more);
-    }
+    define(&mut doc["schemas"], domain_schemas());
     doc
 }
 
@@ -1046,9 +1061,9 @@ fn components_base() -> Value {
             }
         }
     });
-    merge(&mut c["schemas"], catalogue_schemas());
-    merge(&mut c["schemas"], event_schemas());
-    merge(&mut c["schemas"], webhook_schemas());
+    define(&mut c["schemas"], catalogue_schemas());
+    define(&mut c["schemas"], event_schemas());
+    define(&mut c["schemas"], webhook_schemas());
     merge(
         &mut c["parameters"],
         json!({
@@ -1058,7 +1073,7 @@ fn components_base() -> Value {
     );
     let live = live_components();
     for part in ["parameters", "responses", "schemas"] {
-        merge(&mut c[part], live[part].clone());
+        define(&mut c[part], live[part].clone());
     }
     c
 }
@@ -1211,8 +1226,9 @@ fn event_schemas() -> Value {
                     "has_more": { "type": "boolean", "description": "More events after `next_after` exist now." }
                 }
             },
-            "Prices": {
+            "EventPrices": {
                 "type": "object", "required": ["register", "renew", "transfer"],
+                "description": "An offer's register, renew and transfer prices before or after the change (null: not offered).",
                 "properties": {
                     "register": { "type": ["number", "null"], "minimum": 0 },
                     "renew": { "type": ["number", "null"], "minimum": 0 },
@@ -1235,8 +1251,8 @@ fn event_schemas() -> Value {
                             "tld": { "type": "string" },
                             "registrar": { "type": ["string", "null"], "description": "The registrar; for ranking.changed the new cheapest (null: nobody sells the TLD now)." },
                             "previous_registrar": { "type": ["string", "null"], "description": "ranking.changed only: the previous cheapest (null: nobody sold it)." },
-                            "old": { "oneOf": [ { "$ref": "#/components/schemas/Prices" }, { "type": "null" } ] },
-                            "new": { "oneOf": [ { "$ref": "#/components/schemas/Prices" }, { "type": "null" } ] },
+                            "old": { "oneOf": [ { "$ref": "#/components/schemas/EventPrices" }, { "type": "null" } ] },
+                            "new": { "oneOf": [ { "$ref": "#/components/schemas/EventPrices" }, { "type": "null" } ] },
                             "percent_change": { "type": "object", "description": "price.changed only: percent, two decimals; null when a side is not offered or the old price is 0.",
                                 "properties": { "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] } } }
                         }

@@ -2,8 +2,8 @@
 //! request time from history: one writer per fragment, so that an answer computed from
 //! history is byte for byte what a snapshot built on that day would have stored.
 
-use crate::json;
 use crate::json::write_int;
+use crate::json::{self, Out};
 use crate::price::{write_cents, write_opt_cents, write_triple};
 use crate::snapshot::schema::NONE;
 use crate::time;
@@ -17,19 +17,52 @@ pub fn original_prices(
     currency: &str,
     (register, renew, transfer): (u32, u32, u32),
     rate_date: i64,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) {
-    out.extend_from_slice(b",\"original_prices\":{\"currency\":");
+    out.put(b",\"original_prices\":{\"currency\":");
     json::write_str(currency, out);
-    out.extend_from_slice(b",\"register\":");
+    out.put(b",\"register\":");
     write_opt_cents(cents(register), out);
-    out.extend_from_slice(b",\"renew\":");
+    out.put(b",\"renew\":");
     write_opt_cents(cents(renew), out);
-    out.extend_from_slice(b",\"transfer\":");
+    out.put(b",\"transfer\":");
     write_opt_cents(cents(transfer), out);
-    out.extend_from_slice(b",\"rate_date\":\"");
+    out.put(b",\"rate_date\":\"");
     time::write_date(rate_date, out);
-    out.extend_from_slice(b"\"}");
+    out.put(b"\"}");
+}
+
+/// A registrar listing's prices, after its head and `website_url`:
+/// `,"prices":{"register":..,"renew":..,"transfer":..}`, then [`original_prices`] for a
+/// price quoted in another currency (`original`: currency, amounts, rate day).
+pub fn listing_prices(
+    (register, renew, transfer): (u32, u32, u32),
+    original: Option<(&str, (u32, u32, u32), i64)>,
+    out: &mut impl Out,
+) {
+    out.put(b",\"prices\":");
+    write_triple(register, renew, transfer, out);
+    if let Some((currency, amounts, rate_date)) = original {
+        original_prices(currency, amounts, rate_date, out);
+    }
+}
+
+/// The start of a registrar listing entry, up to its `website_url`'s opening quote:
+/// `{"name":..,"key":..,"website_url":"` (`name_json`: the name as a JSON string).
+pub fn listing_head(name_json: &[u8], key: &str, out: &mut impl Out) {
+    out.put(b"{\"name\":");
+    out.put(name_json);
+    out.put(b",\"key\":");
+    json::write_str(key, out);
+    out.put(b",\"website_url\":\"");
+}
+
+/// What follows the public URL in a listing's `website_url`: `/registrars/key"`. Keys
+/// are `[a-z0-9_-]`, safe in a URL path and in a JSON string as they are.
+pub fn listing_path(key: &str, out: &mut impl Out) {
+    out.put(b"/registrars/");
+    out.put(key.as_bytes());
+    out.put_byte(b'"');
 }
 
 /// The average of the offered values ([`NONE`] skipped), rounded half up to the cent;
@@ -74,21 +107,21 @@ pub fn client_entry(
     key: &str,
     register: u32,
     renew: u32,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) {
-    out.extend_from_slice(b"{\"rank\":");
+    out.put(b"{\"rank\":");
     write_int(rank as u64, out);
-    out.extend_from_slice(b",\"registrar_name\":");
-    out.extend_from_slice(name_json);
-    out.extend_from_slice(b",\"registrar_key\":");
+    out.put(b",\"registrar_name\":");
+    out.put(name_json);
+    out.put(b",\"registrar_key\":");
     json::write_str(key, out);
-    out.extend_from_slice(b",\"register_price\":");
+    out.put(b",\"register_price\":");
     write_cents(register as u64, out);
-    out.extend_from_slice(b",\"renew_price\":");
+    out.put(b",\"renew_price\":");
     write_cents(renew as u64, out);
-    out.extend_from_slice(b",\"total_cost_5_year\":");
+    out.put(b",\"total_cost_5_year\":");
     write_cents(register as u64 + 4 * renew as u64, out);
-    out.push(b'}');
+    out.put_byte(b'}');
 }
 
 /// A public-shape cheapest entry (`rank` from 1), without a separator.
@@ -98,43 +131,43 @@ pub fn public_entry(
     register: u32,
     renew: u32,
     transfer: u32,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) {
     let (register, renew) = (register as u64, renew as u64);
-    out.extend_from_slice(b"{\"rank\":");
+    out.put(b"{\"rank\":");
     write_int(rank as u64, out);
-    out.extend_from_slice(b",\"registrar_name\":");
-    out.extend_from_slice(name_json);
-    out.extend_from_slice(b",\"register_price\":");
+    out.put(b",\"registrar_name\":");
+    out.put(name_json);
+    out.put(b",\"register_price\":");
     write_cents(register, out);
-    out.extend_from_slice(b",\"renew_price\":");
+    out.put(b",\"renew_price\":");
     write_cents(renew, out);
-    out.extend_from_slice(b",\"transfer_price\":");
+    out.put(b",\"transfer_price\":");
     write_opt_cents(cents(transfer), out);
-    out.extend_from_slice(b",\"total_cost_1_year\":");
+    out.put(b",\"total_cost_1_year\":");
     write_cents(register, out);
-    out.extend_from_slice(b",\"total_cost_3_year\":");
+    out.put(b",\"total_cost_3_year\":");
     write_cents(register + 2 * renew, out);
-    out.extend_from_slice(b",\"total_cost_5_year\":");
+    out.put(b",\"total_cost_5_year\":");
     write_cents(register + 4 * renew, out);
-    out.push(b'}');
+    out.put_byte(b'}');
 }
 
 /// What closes a client-shape cheapest result: `],"registrar_count":N}`.
-pub fn client_tail(sellers: usize, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"],\"registrar_count\":");
+pub fn client_tail(sellers: usize, out: &mut impl Out) {
+    out.put(b"],\"registrar_count\":");
     write_int(sellers as u64, out);
-    out.push(b'}');
+    out.put_byte(b'}');
 }
 
 /// What closes a public-shape cheapest result:
 /// `],"registrar_count":N,"avg_prices":{"register":..,"renew":..,"transfer":..}}`.
-pub fn public_tail(sellers: usize, avg: (u32, u32, u32), out: &mut Vec<u8>) {
-    out.extend_from_slice(b"],\"registrar_count\":");
+pub fn public_tail(sellers: usize, avg: (u32, u32, u32), out: &mut impl Out) {
+    out.put(b"],\"registrar_count\":");
     write_int(sellers as u64, out);
-    out.extend_from_slice(b",\"avg_prices\":");
+    out.put(b",\"avg_prices\":");
     write_triple(avg.0, avg.1, avg.2, out);
-    out.push(b'}');
+    out.put_byte(b'}');
 }
 
 /// A price record:
@@ -145,16 +178,16 @@ pub fn record(
     renew: u32,
     transfer: u32,
     updated_ms: i64,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) {
     json::write_str(key, out);
-    out.extend_from_slice(b":{\"register_price\":");
+    out.put(b":{\"register_price\":");
     write_opt_cents(cents(register), out);
-    out.extend_from_slice(b",\"renew_price\":");
+    out.put(b",\"renew_price\":");
     write_opt_cents(cents(renew), out);
-    out.extend_from_slice(b",\"transfer_price\":");
+    out.put(b",\"transfer_price\":");
     write_opt_cents(cents(transfer), out);
-    out.extend_from_slice(b",\"last_updated\":\"");
+    out.put(b",\"last_updated\":\"");
     time::write_iso_millis(updated_ms, out);
-    out.extend_from_slice(b"\"}");
+    out.put(b"\"}");
 }

@@ -20,8 +20,10 @@
 //! time), the content hash of the whole payload (so that any flipped byte, even inside a
 //! price, is caught), the archive's structure (rkyv's bytecheck), and the invariants the
 //! query code relies on (every span inside `text`, every index in range, every group
-//! inside its array). After that, [`Snapshot::data`] hands out the archive without
-//! checking again.
+//! inside its array, the orders and aggregates, and the pre-rendered JSON rendered again
+//! from the integers and compared, so that a forged file with a recomputed hash cannot
+//! make a query answer broken or contradictory JSON). After that, [`Snapshot::data`]
+//! hands out the archive without checking again.
 
 pub mod schema;
 
@@ -32,6 +34,8 @@ use rkyv::util::AlignedVec;
 
 pub use schema::{ArchivedSnapshotData, SnapshotData};
 use schema::{ArchivedSpan, NONE};
+
+use crate::json::Out;
 
 /// The 8 bytes every snapshot starts with.
 pub const MAGIC: [u8; 8] = *b"TLDSNAP\0";
@@ -420,6 +424,161 @@ pub fn name_hash(name: &[u8]) -> u64 {
     h
 }
 
+/// The check of pre-rendered text at open: the crate's writers write into it as into
+/// a buffer ([`Out`]), and it compares what they write with the bytes already there
+/// instead of appending, so no piece is copied to be checked.
+struct Expect<'a> {
+    /// What is still to be written.
+    rest: &'a [u8],
+    /// Nothing differed so far.
+    ok: bool,
+    /// Days rendered recently, `YYYY-MM-DD` (a direct-mapped cache by the day number):
+    /// the prices of a snapshot carry few distinct days.
+    days: [(i64, [u8; 10]); 64],
+    /// Strings quoted recently, by address and length (direct-mapped), and their JSON:
+    /// the registrar keys, which each offer renders twice. Only the snapshot's own
+    /// text is quoted through a checker, and it does not move while it is checked, so
+    /// an address and length stand for the same bytes.
+    quoted: Box<[(usize, usize, Vec<u8>)]>,
+    /// Prices rendered recently (direct-mapped by the cents): (cents, length, bytes).
+    /// Offers share few distinct prices; a hit is one comparison of a few words.
+    cents: Box<[(u64, u8, [u8; 24])]>,
+}
+
+impl<'a> Expect<'a> {
+    fn new() -> Expect<'a> {
+        let never = i64::MIN;
+        Expect {
+            rest: &[],
+            ok: true,
+            days: [(never, crate::time::date_array(never)); 64],
+            cents: vec![Self::render_cents(0); CENTS_SLOTS].into_boxed_slice(),
+            quoted: vec![(0, 0, b"\"\"".to_vec()); 64].into_boxed_slice(),
+        }
+    }
+
+    /// Whether `render` writes exactly `piece`.
+    #[inline]
+    fn same(&mut self, piece: &'a [u8], render: impl FnOnce(&mut Self)) -> bool {
+        self.rest = piece;
+        self.ok = true;
+        render(self);
+        self.ok && self.rest.is_empty()
+    }
+
+    /// A cache entry of the price `cents`, rendered by the one writer.
+    fn render_cents(cents: u64) -> (u64, u8, [u8; 24]) {
+        let (buf, at) = crate::price::cents_bytes(cents);
+        let mut bytes = [0u8; 24];
+        bytes[..24 - at].copy_from_slice(&buf[at..]);
+        (cents, (24 - at) as u8, bytes)
+    }
+
+    #[cold]
+    fn differs(&mut self) {
+        self.ok = false;
+        self.rest = &[];
+    }
+}
+
+/// Entries of [`Expect`]'s price cache.
+const CENTS_SLOTS: usize = 4096;
+
+impl Out for Expect<'_> {
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        if starts_with(self.rest, bytes) {
+            self.rest = &self.rest[bytes.len()..];
+        } else {
+            self.differs();
+        }
+    }
+
+    #[inline(always)]
+    fn put_byte(&mut self, b: u8) {
+        match self.rest.split_first() {
+            Some((&first, rest)) if first == b => self.rest = rest,
+            _ => self.differs(),
+        }
+    }
+
+    #[inline]
+    fn put_str(&mut self, s: &str) {
+        let key = (s.as_ptr() as usize, s.len());
+        let slot = &mut self.quoted[(key.0 >> 2) % 64];
+        if (slot.0, slot.1) != key {
+            slot.2.clear();
+            crate::json::escape_str(s, &mut slot.2);
+            (slot.0, slot.1) = key;
+        }
+        let len = slot.2.len();
+        if starts_with(self.rest, &slot.2) {
+            self.rest = &self.rest[len..];
+        } else {
+            self.differs();
+        }
+    }
+
+    #[inline]
+    fn put_cents(&mut self, cents: u64) {
+        let slot = &mut self.cents[(cents % CENTS_SLOTS as u64) as usize];
+        if slot.0 != cents {
+            *slot = Self::render_cents(cents);
+        }
+        let len = slot.1 as usize;
+        if starts_with(self.rest, &slot.2[..len]) {
+            self.rest = &self.rest[len..];
+        } else {
+            self.differs();
+        }
+    }
+
+    #[inline]
+    fn put_iso_millis(&mut self, ms: i64) {
+        let day = ms.div_euclid(crate::time::MS_PER_DAY);
+        let slot = &mut self.days[(day as u64 % 64) as usize];
+        if slot.0 != day {
+            *slot = (day, crate::time::date_array(day));
+        }
+        let bytes = crate::time::iso_millis_on(slot.1, ms);
+        self.put(&bytes);
+    }
+}
+
+/// `text.starts_with(prefix)`, a word at a time and without a call: the prefixes are
+/// the writers' short literals and numbers, and a `memcmp` call (or a byte loop) per
+/// piece cost more than the comparison itself.
+#[inline(always)]
+fn starts_with(text: &[u8], prefix: &[u8]) -> bool {
+    let n = prefix.len();
+    if text.len() < n {
+        return false;
+    }
+    let text = &text[..n];
+    // Two loads of a word, at the start and at the end (overlapping), cover any length
+    // from one word to two.
+    let w2 = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]);
+    let w4 = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4"));
+    let w8 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8"));
+    match n {
+        0 => true,
+        1 => text[0] == prefix[0],
+        2..=3 => w2(text, 0) == w2(prefix, 0) && w2(text, n - 2) == w2(prefix, n - 2),
+        4..=7 => w4(text, 0) == w4(prefix, 0) && w4(text, n - 4) == w4(prefix, n - 4),
+        8..=16 => w8(text, 0) == w8(prefix, 0) && w8(text, n - 8) == w8(prefix, n - 8),
+        _ => {
+            let mut at = 0;
+            while at + 8 <= n {
+                if w8(text, at) != w8(prefix, at) {
+                    return false;
+                }
+                at += 8;
+            }
+            w8(text, n - 8) == w8(prefix, n - 8)
+        }
+    }
+}
+
 impl ArchivedSnapshotData {
     /// Bytes of a span. Spans were checked against `text` when the snapshot was opened.
     #[inline]
@@ -542,17 +701,18 @@ impl ArchivedSnapshotData {
                 return err("price list out of place");
             }
             next_listed = fl + nl;
-            let mut previous: Option<&[u8]> = None;
+            // Offers are grouped by TLD in name order (checked with the TLDs), so a list
+            // in TLD name order, one offer per TLD, is a list of increasing positions.
+            let mut previous: Option<usize> = None;
             for o in self.registrar_offers[fl..fl + nl].iter() {
                 let o = o.to_native() as usize;
                 if o >= self.offers.len() || self.offers[o].registrar.to_native() as usize != i {
                     return err("price list holds another registrar's offer");
                 }
-                let name = self.span(&self.tlds[self.offer_tld(o)].name);
-                if previous.is_some_and(|p| p >= name) {
+                if previous.is_some_and(|p| p >= o) {
                     return err("price list not in TLD name order");
                 }
-                previous = Some(name);
+                previous = Some(o);
             }
         }
         if next_version != self.versions.len() || next_listed != self.registrar_offers.len() {
@@ -612,6 +772,23 @@ impl ArchivedSnapshotData {
         self.tlds
             .partition_point(|t| t.first_offer.to_native() as usize <= offer)
             .saturating_sub(1)
+    }
+
+    /// An offer's prices as quoted in another currency: the currency, the amounts and
+    /// the day of the rate; `None` for a price quoted in USD.
+    fn original(&self, o: &schema::ArchivedOffer) -> Option<(&str, (u32, u32, u32), i64)> {
+        let currency = self.span_str(&o.original_currency);
+        (!currency.is_empty()).then(|| {
+            (
+                currency,
+                (
+                    o.original_register.to_native(),
+                    o.original_renew.to_native(),
+                    o.original_transfer.to_native(),
+                ),
+                i64::from(o.rate_date.to_native()),
+            )
+        })
     }
 
     /// Checks everything the query code indexes without checking: run once at open.
@@ -741,7 +918,124 @@ impl ArchivedSnapshotData {
             return Err("TLD table does not hold every TLD once".into());
         }
         self.check_orders_and_aggregates()?;
-        self.check_text_layout()
+        self.check_text_layout()?;
+        self.check_text_content()
+    }
+
+    /// The pre-rendered JSON against what the builder renders from the integers and
+    /// names beside it, with the builder's own writers ([`crate::query::render`]): each
+    /// registrar's quoted name and listing pieces, each TLD's quoted name, client
+    /// entries, tails, price records and listing prices. Every byte a query copies into
+    /// an answer without writing it itself is one of these, so a snapshot whose text
+    /// was edited (and its content hash recomputed) is refused here instead of being
+    /// served as broken or contradictory JSON. The bare strings beside them (names,
+    /// homepages, the catalogue's words) are only ever written through
+    /// [`crate::json::write_str`], which escapes them. Run after
+    /// [`Self::check_text_layout`], which put every span where the builder puts it.
+    fn check_text_content(&self) -> Result<(), String> {
+        use crate::query::render;
+        let mut expect = Expect::new();
+        // Each registrar's key and quoted name, once: every offer renders them.
+        let mut keys: Vec<&str> = Vec::with_capacity(self.registrars.len());
+        let mut names: Vec<&[u8]> = Vec::with_capacity(self.registrars.len());
+        for (i, r) in self.registrars.iter().enumerate() {
+            let (key, name) = (self.span_str(&r.key), self.span_str(&r.name));
+            let name_json = self.span(&r.name_json);
+            if !expect.same(name_json, |o| crate::json::write_str(name, o))
+                || !expect.same(self.span(&r.listing_head), |o| {
+                    render::listing_head(name_json, key, o)
+                })
+                || !expect.same(self.span(&r.listing_path), |o| render::listing_path(key, o))
+            {
+                return Err(format!(
+                    "registrar {i}: its JSON text is not what its name and key render to"
+                ));
+            }
+            keys.push(key);
+            names.push(name_json);
+        }
+        for (i, t) in self.tlds.iter().enumerate() {
+            let err = |what: &str| {
+                Err(format!(
+                    "TLD {i}: {what} in the text is not what the prices render to"
+                ))
+            };
+            if !expect.same(self.span(&t.key_json), |o| {
+                crate::json::write_str(self.span_str(&t.name), o)
+            }) {
+                return err("the quoted name");
+            }
+            let first = t.first_offer.to_native() as usize;
+            let (sellers, rows) = (t.sellers.to_native() as usize, t.rows.to_native() as usize);
+            let group = &self.offers[first..first + rows];
+            let mut start = t.client_start.to_native();
+            for (k, o) in group[..sellers].iter().enumerate() {
+                let end = o.client_end.to_native();
+                let r = o.registrar.to_native() as usize;
+                if !expect.same(self.text_range(start, end), |out| {
+                    if k > 0 {
+                        out.put_byte(b',');
+                    }
+                    render::client_entry(
+                        k + 1,
+                        names[r],
+                        keys[r],
+                        o.register.to_native(),
+                        o.renew.to_native(),
+                        out,
+                    )
+                }) {
+                    return err("a cheapest entry");
+                }
+                start = end;
+            }
+            let averages = (
+                t.avg_register.to_native(),
+                t.avg_renew.to_native(),
+                t.avg_transfer.to_native(),
+            );
+            if !expect.same(self.span(&t.client_tail), |o| {
+                render::client_tail(sellers, o)
+            }) || !expect.same(self.span(&t.public_tail), |o| {
+                render::public_tail(sellers, averages, o)
+            }) {
+                return err("the end of its cheapest entries");
+            }
+            for (k, o) in group.iter().enumerate() {
+                let key = keys[o.registrar.to_native() as usize];
+                let (register, renew, transfer) = (
+                    o.register.to_native(),
+                    o.renew.to_native(),
+                    o.transfer.to_native(),
+                );
+                if !expect.same(self.span(&o.record), |out| {
+                    render::record(
+                        key,
+                        register,
+                        renew,
+                        transfer,
+                        o.updated_ms.to_native(),
+                        out,
+                    )
+                }) {
+                    return err("a price record");
+                }
+                let currency = self.span(&o.original_currency);
+                if !(currency.is_empty()
+                    || currency.len() == 3 && currency.iter().all(u8::is_ascii_uppercase))
+                {
+                    return err("a quoted currency");
+                }
+                if k < sellers
+                    && !expect.same(self.span(&o.listing_prices), |out| {
+                        render::listing_prices((register, renew, transfer), self.original(o), out)
+                    })
+                {
+                    return err("a registrar listing's prices");
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Every span against the builder's layout of `text`: the registrars' pieces, then
@@ -749,8 +1043,8 @@ impl ArchivedSnapshotData {
     /// separated) and listing prices, then the catalogue's names, types and managers,
     /// each starting where the one before ended, and nothing after the last. Range checks
     /// only say a span lies inside the text; this says it is the piece the queries expect
-    /// there, so a forged span cannot cut a fragment or splice two. (The bytes of the text
-    /// themselves are the content hash's to guard.) Runs after the range checks.
+    /// there, so a forged span cannot cut a fragment or splice two. (The bytes of the
+    /// pieces are [`Self::check_text_content`]'s.) Runs after the range checks.
     fn check_text_layout(&self) -> Result<(), String> {
         let text = &self.text;
         let mut pos = 0u32;
@@ -896,8 +1190,7 @@ impl ArchivedSnapshotData {
     /// computed from the offers (averages, lowest renewal and 5-year cost, the per-registrar
     /// counts and dates), recomputed here with the builder's own functions. Run after
     /// [`Self::check_invariants`]'s range checks, so it indexes freely. Integer work only,
-    /// one pass over the offers: the pre-rendered JSON text is covered by the content hash,
-    /// not re-rendered (see docs/PERFORMANCE.md for the cost that would add).
+    /// one pass over the offers (the pre-rendered JSON is [`Self::check_text_content`]'s).
     fn check_orders_and_aggregates(&self) -> Result<(), String> {
         use crate::build::five_year_order;
         use crate::query::render::Mean;
@@ -1093,7 +1386,10 @@ mod tests {
         let key_json = span(&mut text, "\"com\"");
         let client_start = text.len() as u32;
         let client_tail = span(&mut text, "],\"registrar_count\":0}");
-        let public_tail = span(&mut text, "],\"registrar_count\":0,\"avg_prices\":{}}");
+        let public_tail = span(
+            &mut text,
+            "],\"registrar_count\":0,\"avg_prices\":{\"register\":null,\"renew\":null,\"transfer\":null}}",
+        );
         let records_start = text.len() as u32;
         let empty = |text: &mut Vec<u8>| span(text, "");
         let (com_kind, com_manager) = (empty(&mut text), empty(&mut text));
