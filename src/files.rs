@@ -159,17 +159,38 @@ pub fn lock_sidecar(path: &Path) -> io::Result<File> {
     let mut name = path.as_os_str().to_owned();
     name.push(".lock");
     let lock = PathBuf::from(name);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(Mode::Private.bits())
-        .open(&lock)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", lock.display())))?;
+    let file = open_lock(&lock)?;
     file.lock().map_err(|e| {
         io::Error::new(e.kind(), format!("{}: could not lock: {e}", lock.display()))
     })?;
     Ok(file)
+}
+
+/// The same exclusive lock on `DIR/NAME`, without waiting: `Ok(None)` when another
+/// open file holds it (another process, or this one through another open). A directory
+/// that belongs to one process at a time holds such a lock for that process's life;
+/// the operating system releases it when the process ends, `kill -9` included.
+pub fn try_lock_in(dir: &Path, name: &str) -> io::Result<Option<File>> {
+    let lock = dir.join(name);
+    let file = open_lock(&lock)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(io::Error::new(
+            e.kind(),
+            format!("{}: could not lock: {e}", lock.display()),
+        )),
+    }
+}
+
+fn open_lock(lock: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(Mode::Private.bits())
+        .open(lock)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", lock.display())))
 }
 
 fn parent(path: &Path) -> PathBuf {
@@ -255,6 +276,12 @@ mod tests {
         let guard = lock_sidecar(&keys).unwrap();
         assert_eq!(mode_of(&dir.join("keys.json.lock")), 0o600);
         drop(guard);
+        // A directory's lock: the second open of it is refused at once, not queued.
+        let held = try_lock_in(&data, "x.lock").unwrap().expect("free");
+        assert_eq!(mode_of(&data.join("x.lock")), 0o600);
+        assert!(try_lock_in(&data, "x.lock").unwrap().is_none(), "held");
+        drop(held);
+        assert!(try_lock_in(&data, "x.lock").unwrap().is_some(), "released");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -508,6 +508,17 @@ fn prices_end(
     out.extend_from_slice(b"}}");
 }
 
+/// Where the value of `stats.time_elapsed` (`0.04ms`) is in a body written by [`prices`]
+/// or [`prices_at`]: the answer's one part that differs from request to request. The key
+/// cannot occur earlier unescaped (a quote inside a JSON string is always escaped), so
+/// the last occurrence is the one.
+pub fn elapsed_span(body: &[u8]) -> Option<std::ops::Range<usize>> {
+    const KEY: &[u8] = b"\"time_elapsed\":\"";
+    let at = body.windows(KEY.len()).rposition(|w| w == KEY)? + KEY.len();
+    let len = body[at..].iter().position(|&b| b == b'"')?;
+    Some(at..at + len)
+}
+
 /// Writes `stats.time_elapsed` (`0.04ms`): milliseconds with two decimals, or three
 /// below 0.005 ms so that a fast answer does not read as zero.
 pub fn write_elapsed(elapsed: std::time::Duration, out: &mut Vec<u8>) {

@@ -45,29 +45,17 @@ fn ids(log: &EventLog) -> Vec<u64> {
         .collect()
 }
 
-/// A command's reply from the test's own connection (raw RESP over a socket).
+/// A command's integer reply (or a number as text) from the test's own connection.
 fn redis_int(redis: &Redis, args: &[&str]) -> i64 {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", redis.port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    s.write_all(&tldsnap::access::remote::encode(&args))
+    let mut con = ::redis::Client::open(redis.url())
+        .unwrap()
+        .get_connection_with_timeout(Duration::from_secs(5))
         .unwrap();
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 512];
-    loop {
-        let n = s.read(&mut chunk).unwrap();
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some((reply, _)) = tldsnap::access::remote::parse(&buf).unwrap() {
-            return match reply {
-                tldsnap::access::remote::Reply::Int(i) => i,
-                tldsnap::access::remote::Reply::Bulk(Some(b)) => {
-                    String::from_utf8(b).unwrap().parse().unwrap()
-                }
-                other => panic!("{other:?}"),
-            };
-        }
+    let mut cmd = ::redis::cmd(args[0]);
+    for a in &args[1..] {
+        cmd.arg(*a);
     }
+    cmd.query(&mut con).unwrap()
 }
 
 #[test]

@@ -499,7 +499,14 @@ fn openapi_document_matches_the_router() {
                 body.len()
             );
             let r = f.server.send(raw.as_bytes()).unwrap();
-            assert_eq!(r.status, 200, "{path}: {}", r.text());
+            // This server makes no live lookups (404 live_unavailable, documented).
+            let expected = if path.ends_with("/availability") {
+                404
+            } else {
+                200
+            };
+            assert_eq!(r.status, expected, "{path}: {}", r.text());
+            assert!(op["responses"][expected.to_string()].is_object(), "{path}");
             f.server
                 .get(&concrete, Some(key))
                 .assert_problem(405, "method_not_allowed");
@@ -510,7 +517,11 @@ fn openapi_document_matches_the_router() {
         // The test plan `unlimited` has no price-change events and, of the live lookups,
         // the free plan's (403, documented); this server makes no live lookups (404
         // live_unavailable, documented).
-        let expected = if path.starts_with("/api/v1/client/events") || path.ends_with("/rdap") {
+        let expected = if path.starts_with("/api/v1/client/events")
+            || path.ends_with("/rdap")
+            || path.ends_with("/dns")
+            || path.ends_with("/tls")
+        {
             403
         } else if path.contains("{domain}") {
             404
@@ -650,4 +661,45 @@ fn catalogue_pages_yield_every_tld_once() {
         assert_eq!(unique.len(), seen.len(), "{sort}: {seen:?}");
         assert_eq!(seen.len(), total, "{sort}");
     }
+}
+
+/// A kept answer (issue 20, `api::answers`) is the answer: the same bytes as the first
+/// time, one credit spent each time, and every plan checked as if it were the first.
+#[test]
+fn repeated_answers_are_the_same_and_still_metered_and_checked() {
+    let f = fixture("answers");
+    let s = &f.server;
+    let credits = |r: &http_support::Response| -> u64 {
+        r.header("x-credits-remaining").unwrap().parse().unwrap()
+    };
+    for target in [
+        "/api/v1/client/prices/cheapest?tlds=com,museum&limit=3",
+        "/api/v1/client/registrars/tld/com?include_prices=true",
+        "/api/v1/client/overview/tld/museum",
+        "/api/v1/client/prices?tlds=com,net&registrars=alpha,bravo",
+    ] {
+        let first = s.get(target, f.key("pro"));
+        assert_eq!(first.status, 200, "{target}: {}", first.text());
+        let mut last = credits(&first);
+        for _ in 0..3 {
+            s.clock.advance(60_000);
+            let again = s.get(target, f.key("pro"));
+            assert_eq!(again.status, 200, "{target}");
+            assert_eq!(
+                http_support::mask_elapsed(&again.body),
+                http_support::mask_elapsed(&first.body),
+                "{target}"
+            );
+            assert_eq!(credits(&again) + 1, last, "{target}: one credit each time");
+            last = credits(&again);
+        }
+    }
+    // What pro may ask, free may not: the same target is checked for each plan.
+    let target = "/api/v1/client/prices/cheapest?tlds=com,museum&limit=3";
+    s.get(target, f.key("free"))
+        .assert_problem(403, "tld_not_in_plan");
+    // And what the plan shows differs: the tier is the caller's.
+    let basic = s.get(target, f.key("basic")).json();
+    assert_eq!(basic["meta"]["tier"], "basic");
+    assert_eq!(s.get(target, f.key("pro")).json()["meta"]["tier"], "pro");
 }

@@ -3,7 +3,7 @@
 //! exactly the burst plus what the bucket refilled meanwhile (1,000 + elapsed x 100) as
 //! 200s, and `rate_limited` 429s with a correct `Retry-After` for the rest — on a server
 //! with one worker thread and one client connection, and on one with two worker threads
-//! and eight client connections at once.
+//! and eight client connections at once (work-stealing and thread-per-core runtimes).
 //!
 //! The server's clock is not the client's, so "elapsed" is bracketed, never timed: the
 //! server saw its first and last request somewhere between the first request sent and
@@ -41,7 +41,7 @@ struct Tally {
     credits_left: Vec<u64>,
 }
 
-fn burst(server_threads: &str, conns: usize) {
+fn burst(server_threads: &str, runtime: &str, conns: usize) {
     let dir = TempDir::new("burst");
     let snapshot = dir.fixture_snapshot("s.snap");
     // One Enterprise key, under the default plans.
@@ -59,6 +59,8 @@ fn burst(server_threads: &str, conns: usize) {
         data.to_str().unwrap(),
         "--threads",
         server_threads,
+        "--runtime",
+        runtime,
     ]);
     let addr: SocketAddr = bin.addr.parse().unwrap();
     let tally = Mutex::new(Tally {
@@ -121,7 +123,7 @@ fn burst(server_threads: &str, conns: usize) {
     let low = BURST + (inner.as_micros() as u64 * RATE / 1_000_000);
     let high = BURST + (outer.as_micros() as u64 * RATE / 1_000_000);
     eprintln!(
-        "server --threads {server_threads}, {conns} connection(s): {} ok, {} rate_limited of {REQUESTS} \
+        "server --threads {server_threads} --runtime {runtime}, {conns} connection(s): {} ok, {} rate_limited of {REQUESTS} \
          in {:.1} ms (outer window; inner {:.1} ms): 1,000 + elapsed x 100 = {}..{}",
         t.ok,
         t.limited,
@@ -148,10 +150,17 @@ fn burst(server_threads: &str, conns: usize) {
 
 #[test]
 fn one_key_bursts_on_one_thread() {
-    burst("1", 1);
+    burst("1", "shared", 1);
 }
 
 #[test]
 fn one_key_bursts_on_several_threads_and_connections() {
-    burst("2", 8);
+    burst("2", "shared", 8);
+}
+
+#[test]
+fn one_key_bursts_on_per_thread_runtimes() {
+    // Thread per core (`--runtime per-thread`): the key's bucket and credits are shared
+    // by both serving threads, so the count is as exact as with one runtime.
+    burst("2", "per-thread", 8);
 }

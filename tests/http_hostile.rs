@@ -191,3 +191,52 @@ fn a_server_full_of_idle_connections_from_many_addresses_makes_room() {
     assert!(evicted >= 200, "evicted {evicted}: {metrics}");
     drop(flood);
 }
+
+#[test]
+fn thread_per_core_serving_shares_one_connection_table_and_drains() {
+    // Two serving threads, each with a listener of its own (SO_REUSEPORT): the kernel
+    // spreads the connections over them, and the limits hold for the server as a whole.
+    let mut bin = Binary::start(&[
+        "--runtime",
+        "per-thread",
+        "--threads",
+        "2",
+        "--max-connections-per-address",
+        "8",
+        "--header-timeout",
+        "60",
+    ]);
+    let addr: SocketAddr = bin.addr.parse().unwrap();
+    // Every connection is answered, whichever thread accepted it.
+    for _ in 0..40 {
+        assert_eq!(healthz_from("127.0.0.2", addr), Some(200));
+    }
+    // 20 idle connections from one address: 8 are held, 12 refused, whichever of the
+    // two listeners the kernel gave them to.
+    let flood = idle_flood("127.0.0.3", addr, 20);
+    assert_eq!(flood.len(), 20);
+    let (mut refused, mut held) = (0, 0);
+    for mut s in flood {
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        let mut buf = [0u8; 12];
+        match s.read(&mut buf) {
+            Ok(12) if &buf == b"HTTP/1.1 429" => refused += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => held += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => held += 1,
+            other => panic!("unexpected: {other:?}"),
+        }
+    }
+    assert_eq!((held, refused), (8, 12));
+    // Another address is still answered.
+    assert_eq!(healthz_from("127.0.0.4", addr), Some(200));
+
+    // SIGTERM: an open keep-alive connection is closed, and the process stops.
+    let mut conn = Conn::open(addr);
+    conn.get("/healthz", None);
+    assert_eq!(conn.read_response(false).unwrap().unwrap().status, 200);
+    bin.signal("TERM");
+    bin.wait_for("tldsnap: stopped");
+    let status = bin.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}

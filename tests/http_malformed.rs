@@ -1144,6 +1144,87 @@ fn live_endpoints(key: &str, add: &mut impl FnMut(&str, Vec<u8>, Expect)) {
             e,
         );
     }
+    // The DNS lookup's query, checked before the plan (which has no DNS here).
+    for (name, query) in [
+        ("dns types PTR", "types=PTR"),
+        ("dns types empty item", "types=A,,MX"),
+        ("dns dnssec yes", "dnssec=yes"),
+        ("dns dnssec empty", "dnssec="),
+        ("dns dnssec twice", "dnssec=true&dnssec=true"),
+    ] {
+        add(
+            name,
+            get_key(
+                &format!("/api/v1/client/domains/example.com/dns?{query}"),
+                key,
+            ),
+            BAD,
+        );
+    }
+    add(
+        "dns well formed",
+        get_key(
+            "/api/v1/client/domains/example.com/dns?types=A&dnssec=true",
+            key,
+        ),
+        Problem(403, "lookup_not_in_plan"),
+    );
+    const BULK: &str = "/api/v1/client/domains/availability";
+    let many =
+        serde_json::json!({ "domains": (0..101).map(|i| format!("n{i}.com")).collect::<Vec<_>>() })
+            .to_string();
+    for (name, ct, body, e) in [
+        (
+            "bulk bad JSON",
+            Some("application/json"),
+            "{".to_owned(),
+            Problem(400, "invalid_body"),
+        ),
+        (
+            "bulk no domains",
+            Some("application/json"),
+            r#"{"domains":[]}"#.to_owned(),
+            Problem(400, "invalid_body"),
+        ),
+        (
+            "bulk a number",
+            Some("application/json"),
+            r#"{"domains":[7]}"#.to_owned(),
+            Problem(400, "invalid_body"),
+        ),
+        (
+            "bulk unknown field",
+            Some("application/json"),
+            r#"{"domains":["a.com"],"x":1}"#.to_owned(),
+            Problem(400, "invalid_body"),
+        ),
+        (
+            "bulk 101 names",
+            Some("application/json"),
+            many,
+            Problem(400, "too_many_values"),
+        ),
+        (
+            "bulk as CSV",
+            Some("text/csv"),
+            "domain\na.com\n".to_owned(),
+            Problem(415, "unsupported_media_type"),
+        ),
+        (
+            "bulk no content type",
+            None,
+            r#"{"domains":["a.com"]}"#.to_owned(),
+            Problem(415, "unsupported_media_type"),
+        ),
+        (
+            "bulk well formed",
+            Some("application/json"),
+            r#"{"domains":["a.com","bad..name"]}"#.to_owned(),
+            Problem(404, "live_unavailable"),
+        ),
+    ] {
+        add(name, post(BULK, key, ct, body.as_bytes()), e);
+    }
     add(
         "rdap not in the plan",
         get_key("/api/v1/client/domains/example.com/rdap", key),

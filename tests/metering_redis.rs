@@ -2,7 +2,7 @@
 //! budget, restart, month rollover, and Redis going away and coming back.
 //!
 //! Each test starts its own `redis-server` on a free loopback port in a temporary
-//! directory, without persistence. Without the binary the tests print a note and pass,
+//! directory, without persistence (with an append-only file where a test says so). Without the binary the tests print a note and pass,
 //! unless `CI` is set, where a missing Redis is a failure.
 
 mod metering_support;
@@ -345,4 +345,76 @@ async fn a_redis_that_restarts_empty_is_refilled_by_the_live_replicas() {
     // b still holds part of its enterprise-size lease: the field counts it as claimed.
     b.shutdown().await.unwrap();
     assert_eq!(total(&redis, &ids[1], t0()).await, 30);
+}
+
+#[tokio::test]
+async fn a_dead_runs_lease_is_handed_back_by_the_next_run_on_its_data_dir_once_redis_answers() {
+    let Some(mut redis) = Redis::start_persistent("journal") else {
+        return;
+    };
+    let (path, raws, ids) = keys(&redis, &["c20000"]);
+    let clock = Arc::new(ManualClock::new(t0()));
+    let data = redis.dir.0.join("data");
+    let url = redis.url();
+    let on_data_dir = || {
+        Access::new(AccessConfig {
+            plans: Plans::from_json(PLANS).unwrap(),
+            keys_path: Some(path.clone()),
+            data_dir: Some(data.clone()),
+            usage_store: Some(url.clone()),
+            clock: clock.clone(),
+        })
+    };
+    let a = on_data_dir().await.unwrap();
+    for _ in 0..3 {
+        spend(&a, &raws[0]).await.unwrap();
+    }
+    assert_eq!(
+        total(&redis, &ids[0], t0()).await,
+        20,
+        "3 spent of a 20-credit lease"
+    );
+    // One process per data directory.
+    let busy = on_data_dir().await.err().expect("refused").to_string();
+    assert!(busy.contains("in use by another process"), "{busy}");
+
+    // The run ends without a shutdown (as a killed process does): its lease is not
+    // handed back, its journal stays. The directory's lock goes with it (the background
+    // task may hold the state a moment longer: bounded wait).
+    drop(a);
+    assert_eq!(total(&redis, &ids[0], t0()).await, 20);
+    redis.stop();
+    let mut tries = 0;
+    let b = loop {
+        match on_data_dir().await {
+            Ok(b) => break b,
+            Err(e) if tries < 100 && e.to_string().contains("in use") => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    // Redis is down: b starts and serves on local counts; the dead run waits.
+    assert_eq!(b.usage_store_healthy(), Some(false));
+    for _ in 0..2 {
+        spend(&b, &raws[0]).await.unwrap();
+    }
+    redis.restart();
+    assert_eq!(
+        total(&redis, &ids[0], t0()).await,
+        20,
+        "the old claim, from the append-only file"
+    );
+    // The background task's next round: reconnect, b's spending written back, the dead
+    // run's field set to what it spent.
+    b.sync().await.unwrap();
+    assert_eq!(total(&redis, &ids[0], t0()).await, 3 + 2);
+    b.shutdown().await.unwrap();
+    assert_eq!(total(&redis, &ids[0], t0()).await, 5);
+    let journals = std::fs::read_dir(data.join("credits")).unwrap().count();
+    assert_eq!(
+        journals, 1,
+        "the dead run's journal is removed once handed back"
+    );
 }

@@ -550,6 +550,26 @@ fn inputs() -> Vec<String> {
         "a!",
         "é!",
         "中国!",
+        "A",
+        "aaaa",
+        " MX ",
+        "\tTxt",
+        "CAA",
+        "ptr",
+        "ANY",
+        "a\n",
+        "\nA",
+        "127.0.0.1",
+        "a.1b",
+        "a.b1",
+        " a.com ",
+        ".a.com",
+        "a.com.",
+        "a.b.c.d.e",
+        "a.b.c.d.e.f",
+        "a.xn--p1ai",
+        "a.é1",
+        "a.1é",
     ]
     .into_iter()
     .map(str::to_owned)
@@ -661,21 +681,38 @@ fn parameter_schemas_take_what_the_parser_takes() {
         &mut doc,
         "{domain}",
         "/components/parameters/domain/schema",
-        |s| match names.split(s, |_| false) {
-            Ok(_) => true,
-            Err(tldsnap::audit::NameError::SuffixOnly) => s.trim().contains('.'),
-            Err(_) => false,
+        |s| {
+            let top = |n: &str| {
+                n.rsplit('.')
+                    .next()
+                    .and_then(|l| l.bytes().next())
+                    .is_some_and(|b| b.is_ascii_alphabetic())
+            };
+            match names.split(s, |_| false) {
+                Ok(split) => top(split.suffix()),
+                Err(tldsnap::audit::NameError::SuffixOnly) => {
+                    s.trim().trim_matches('.').contains('.')
+                        && tldsnap::audit::names::canonical(s).is_ok_and(|c| top(&c))
+                }
+                Err(_) => false,
+            }
         },
         false,
-        // Blanks, dots around it, Unicode outside the documented letters, and more
-        // than five labels are taken by the server, left out of the pattern.
-        |s| {
-            s.trim() != s
-                || s.starts_with('.')
-                || s.ends_with('.')
-                || !s.is_ascii()
-                || s.split('.').count() > 5
-        },
+        // Unicode outside the documented letters (or a top-level label of a digit and
+        // Unicode, which IDNA turns into xn--), and more than five labels, are taken by
+        // the server and left out of the pattern.
+        |s| !s.is_ascii() || s.trim_matches([' ', '\t', '.']).split('.').count() > 5,
+    );
+    check_parameter(
+        &mut doc,
+        "dns types item",
+        &format!(
+            "/paths/{}/get/parameters/1/schema/items",
+            token("/api/v1/client/domains/{domain}/dns")
+        ),
+        |s| !s.contains(',') && params::dns_types(Some(s)).is_ok(),
+        true,
+        |_| false,
     );
     let search = format!(
         "/paths/{}/get/parameters",
@@ -708,4 +745,80 @@ fn parameter_schemas_take_what_the_parser_takes() {
         // Blanks around a type are trimmed by the server.
         |s| s.trim() != s,
     );
+}
+
+/// The live endpoints' answers and problems (against the test upstreams of
+/// tests/live_support) are valid against the document's schemas.
+#[test]
+fn every_live_answer_matches_its_schema() {
+    let mut doc = Doc::new();
+    let dir = http_support::TempDir::new("openapi-live");
+    let up = live_support::Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    let snapshot = dir.fixture_snapshot("s.tldsnap");
+    let mut opts = http_support::Options::new(&snapshot, &keys_path);
+    opts.live = Some(up.config());
+    let server = http_support::Server::start(opts);
+    let key = Some(keys["pro"].as_str());
+    let problem = doc.schema("/components/schemas/Problem");
+    for target in [
+        "/api/v1/client/domains/taken.lvt/rdap",
+        "/api/v1/client/domains/free.lvt/rdap",
+        "/api/v1/client/domains/nic.lvt/rdap",
+        "/api/v1/client/domains/odd.lvw/rdap",
+        "/api/v1/client/domains/taken.lvw/status",
+        "/api/v1/client/domains/taken.lvt/status",
+        "/api/v1/client/domains/taken.lvt/dns",
+        "/api/v1/client/domains/free.lvt/dns?types=A",
+        "/api/v1/client/domains/servfail.lvt/dns?types=NS",
+        "/api/v1/client/domains/signed.lvt/dns?dnssec=true",
+        "/api/v1/client/domains/www.signed.lvt/dns?types=A&dnssec=true",
+        "/api/v1/client/domains/bogus.lvt/dns?types=A,MX&dnssec=true",
+        "/api/v1/client/domains/taken.lvt/dns?types=A&dnssec=true",
+        "/api/v1/client/domains/taken.lvt/availability",
+        "/api/v1/client/domains/free.lvt/availability",
+        "/api/v1/client/domains/a.lvs/availability",
+        "/api/v1/client/domains/secure.lvt/tls",
+        "/api/v1/client/domains/expired.lvt/tls",
+        // Problems: 424, 404, 422.
+        "/api/v1/client/domains/a.lvs/rdap",
+        "/api/v1/client/domains/a.lvr/rdap",
+        "/api/v1/client/domains/a.lvx/rdap",
+        "/api/v1/client/domains/intranet.lvt/tls",
+    ] {
+        let r = server.get(target, key);
+        let body = r.json();
+        let path = target.split('?').next().unwrap();
+        let schema = if r.status == 200 {
+            doc.schema(&ok_schema_pointer(path))
+        } else {
+            let (id, _) = router::find(path).unwrap();
+            let op = &doc.doc["paths"][id.route().path]["get"];
+            assert!(
+                op["responses"][r.status.to_string()].is_object(),
+                "{target}: {} is not documented",
+                r.status
+            );
+            problem
+        };
+        if let Err(e) = doc.valid(schema, &body) {
+            panic!("{target} ({}): {e}\n{body}", r.status);
+        }
+    }
+    let names = serde_json::json!({ "domains": ["taken.lvt", "free.lvt", "bad..name", "a.lvs"] })
+        .to_string();
+    let raw = format!(
+        "POST /api/v1/client/domains/availability HTTP/1.1\r\nHost: t\r\nX-API-Key: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{names}",
+        keys["pro"],
+        names.len()
+    );
+    let r = server.send(raw.as_bytes()).unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    let schema = doc.schema(&format!(
+        "/paths/{}/post/responses/200/content/application~1json/schema",
+        token("/api/v1/client/domains/availability")
+    ));
+    if let Err(e) = doc.valid(schema, &r.json()) {
+        panic!("bulk availability: {e}\n{}", r.text());
+    }
 }

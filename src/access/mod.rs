@@ -52,16 +52,19 @@
 //! | [`month`] | UTC months and the one-word month-scoped counter |
 //! | [`usage`] | the embedded durable store (`DATA_DIR/usage.json`) |
 //! | [`remote`] | the Redis client, leases and outage reconciliation |
+//! | [`journal`] | with Redis and a data directory: what this run spent, in a mapped file that survives `kill -9`, and the hand-back of a dead run's leases |
 //! | [`clock`] | the time source (system or manual) |
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
 
 pub mod clock;
+pub mod journal;
 pub mod keys;
 pub mod month;
 pub mod plans;
@@ -85,8 +88,9 @@ pub struct AccessConfig {
     pub plans: Plans,
     /// The keys file. `None`: no keys, every client call is 401.
     pub keys_path: Option<PathBuf>,
-    /// Directory of the embedded durable usage store. `None`: usage is kept in memory
-    /// only (tests).
+    /// The data directory, locked for this process's life: the embedded durable usage
+    /// store, or with `usage_store` the credit journal ([`journal`]). `None`: usage is
+    /// kept in memory only (tests), and a crashed replica's leases stay counted.
     pub data_dir: Option<PathBuf>,
     /// `Some("redis://HOST:PORT")`: credits are shared through Redis by every replica.
     pub usage_store: Option<String>,
@@ -230,6 +234,11 @@ pub enum AccessError {
         /// What is wrong.
         message: String,
     },
+    /// Another process holds the data directory.
+    DataDirInUse {
+        /// The directory.
+        dir: PathBuf,
+    },
     /// The `--usage-store` address is not usable.
     UsageStore {
         /// The address as given.
@@ -261,6 +270,13 @@ impl std::fmt::Display for AccessError {
             AccessError::UsageStore { url, message } => {
                 write!(f, "usage store {url}: {message}")
             }
+            AccessError::DataDirInUse { dir } => write!(
+                f,
+                "the data directory {} is in use by another process (it holds {}); one data \
+                 directory belongs to one server",
+                dir.display(),
+                dir.join(DATA_DIR_LOCK).display()
+            ),
             AccessError::Random(e) => write!(f, "the system's random source failed: {e}"),
         }
     }
@@ -325,6 +341,8 @@ pub(crate) struct Meter {
     pub(crate) bucket: Bucket,
     /// Redis lease state (unused by the embedded store).
     pub(crate) lease: remote::Lease,
+    /// Redis with a data directory: this month's record in the credit journal.
+    pub(crate) journal: journal::Slot,
     /// Domain searches today: a [`MonthCounter`] keyed by UTC day number instead of
     /// month (the same one-word "count of the newest period" logic). Held in memory
     /// only: a restart forgives the day's searches (see `docs/METERING.md`).
@@ -384,6 +402,9 @@ struct Inner {
     public_plan: Arc<Plan>,
     keys_path: Option<PathBuf>,
     table: ArcSwap<KeyTable>,
+    /// The [`KeyTable::generation`] of `table`, stored after each swap: a connection's
+    /// [`KeyCache`] checks it with one atomic load instead of loading the table.
+    generation: AtomicU64,
     /// Every meter ever made (including revoked keys and keys only known from the usage
     /// file), by id. Touched on reload and flush, never on the request path.
     meters: Mutex<ahash::AHashMap<Arc<str>, Arc<Meter>>>,
@@ -393,6 +414,35 @@ struct Inner {
     /// orders flushes, so an older picture never overwrites a newer one.
     usage: Option<(PathBuf, tokio::sync::Mutex<Vec<u8>>)>,
     remote: Option<remote::Remote>,
+    /// Redis with a data directory: what this run spends, and earlier runs to hand back.
+    journal: Option<Arc<journal::Journal>>,
+    /// The data directory's lock, held as long as this.
+    _dir_lock: Option<std::fs::File>,
+}
+
+/// The lock file that makes a data directory one process's.
+pub const DATA_DIR_LOCK: &str = "tldsnap.lock";
+
+/// Creates the data directory if needed and locks it for this process, at once or not
+/// at all: two servers on one directory would overwrite each other's usage, and a
+/// replica would hand back the leases of another that is alive.
+fn lock_data_dir(dir: &std::path::Path) -> Result<std::fs::File, AccessError> {
+    crate::files::create_dir(dir, crate::files::Mode::Private).map_err(|e| AccessError::Io {
+        path: dir.to_path_buf(),
+        action: "create the data directory",
+        source: e,
+    })?;
+    match crate::files::try_lock_in(dir, DATA_DIR_LOCK) {
+        Ok(Some(file)) => Ok(file),
+        Ok(None) => Err(AccessError::DataDirInUse {
+            dir: dir.to_path_buf(),
+        }),
+        Err(e) => Err(AccessError::Io {
+            path: dir.join(DATA_DIR_LOCK),
+            action: "lock",
+            source: e,
+        }),
+    }
 }
 
 /// Keys, plans, rate limits and credits for the whole server. `Send + Sync`; share it
@@ -446,6 +496,7 @@ impl Access {
             None => KeysFile::default(),
         };
         let mut meters: ahash::AHashMap<Arc<str>, Arc<Meter>> = ahash::AHashMap::new();
+        let dir_lock = data_dir.as_deref().map(lock_data_dir).transpose()?;
         let remote = match &usage_store {
             Some(url) => Some(remote::Remote::new(url).await?),
             None => None,
@@ -469,12 +520,23 @@ impl Access {
                 }
                 Some((path, tokio::sync::Mutex::new(written)))
             }
-            (Some(dir), Some(_)) => {
+            _ => None,
+        };
+        let journal = match (&data_dir, &remote) {
+            (Some(dir), Some(r)) => {
+                let j = journal::Journal::open(dir, r.replica_id(), clock.now_ms())?;
                 eprintln!(
-                    "tldsnap: credits are kept in the usage store; the data directory {} is not used for them",
-                    dir.display()
+                    "tldsnap: credits are kept in the usage store; what this run spends is journaled in {}",
+                    j.path().display()
                 );
-                None
+                // Earlier runs' unspent leases go back before this one serves; with
+                // Redis unreachable, the background task retries once a second.
+                if j.pending().await > 0 && !j.hand_back(r, clock.now_ms()).await {
+                    eprintln!(
+                        "tldsnap: usage store: earlier runs' leases are not handed back yet (Redis unreachable); retrying once a second"
+                    );
+                }
+                Some(Arc::new(j))
             }
             _ => None,
         };
@@ -483,12 +545,15 @@ impl Access {
             public_plan: plans.public(),
             plans,
             keys_path,
+            generation: AtomicU64::new(table.generation),
             table: ArcSwap::from_pointee(table),
             meters: Mutex::new(meters),
             clock,
             addresses: AddressLimiter::default(),
             usage,
             remote,
+            journal,
+            _dir_lock: dir_lock,
         });
         let (stop, stopped) = tokio::sync::watch::channel(false);
         if inner.usage.is_some() || inner.remote.is_some() {
@@ -524,6 +589,19 @@ impl Access {
     /// [`Access::admit`] with a per-connection [`KeyCache`]: the key is hashed only when
     /// it differs from the one the connection sent last, or the keys were reloaded.
     pub async fn admit_cached(
+        &self,
+        cache: &mut KeyCache,
+        api_key: Option<&[u8]>,
+        client: IpAddr,
+        requires_key: bool,
+    ) -> Result<Caller, Denial> {
+        self.admit_now(cache, api_key, client, requires_key)
+    }
+
+    /// [`Access::admit_cached`], which never waits: admission reads only memory (the
+    /// key table, the bucket, the credit counters), with either usage store. The request
+    /// path calls this, without the cost of another future.
+    pub fn admit_now(
         &self,
         cache: &mut KeyCache,
         api_key: Option<&[u8]>,
@@ -589,40 +667,72 @@ impl Access {
     /// lease at a time, after checking that `n` are left, so a refusal spends nothing
     /// unless another replica spends the same credits in between.
     pub async fn spend_n(&self, caller: &mut Caller, n: u64) -> Result<(), Denial> {
-        // Keyed callers carry the meter found at admission (a key revoked since is still
-        // charged on it); unauthenticated public callers spend nothing.
-        let (Some(id), Some(meter)) = (&caller.key_id, caller.meter.clone()) else {
+        if let Some(done) = self.spend_now(caller, n) {
+            return done;
+        }
+        let (Some(id), Some(meter), Some(r)) =
+            (&caller.key_id, caller.meter.clone(), &self.inner.remote)
+        else {
             return Ok(());
         };
-        let inner = &self.inner;
         let now = caller.admitted_ms;
         let month = month_of(now);
         let limit = caller.plan.credits_per_month;
-        let result = match &inner.remote {
-            None => meter
-                .used
-                .try_add(month, n, limit)
-                .map(|used| limit.map(|l| l.saturating_sub(used)))
-                .map_err(|_| ()),
-            Some(r) => {
-                let left = limit.map(|l| l.saturating_sub(meter.lease.used_estimate(month)));
-                if left.is_some_and(|left| left < n) {
-                    Err(())
-                } else {
-                    let mut result = Ok(left);
-                    for _ in 0..n.max(1) {
-                        result = r.spend(id, &meter, now, limit).await;
-                        if result.is_err() {
-                            break;
-                        }
-                    }
-                    result
-                }
+        let left = limit.map(|l| l.saturating_sub(meter.lease.used_estimate(month)));
+        let result = if left.is_some_and(|left| left < n) {
+            Err(())
+        } else {
+            // The journal's record exists before anything is claimed in Redis, and a
+            // credit is journaled as soon as it is taken.
+            if let Some(j) = &self.inner.journal {
+                j.prepare(&meter.journal, id, month);
             }
+            let mut result = Ok(left);
+            for _ in 0..n.max(1) {
+                result = r.spend(id, &meter, now, limit).await;
+                if result.is_err() {
+                    break;
+                }
+                journal::Journal::add(&meter.journal, month, 1);
+            }
+            result
         };
+        Self::settle(caller, result)
+    }
+
+    /// [`Access::spend_n`] when it needs no waiting: always with the embedded store (one
+    /// compare-and-swap on the key's credit word), and for callers without a key;
+    /// `None` for a keyed caller when credits are kept in Redis (call `spend_n`). The
+    /// request path calls this first, without the cost of another future.
+    pub fn spend_now(&self, caller: &mut Caller, n: u64) -> Option<Result<(), Denial>> {
+        // Keyed callers carry the meter found at admission (a key revoked since is still
+        // charged on it); unauthenticated public callers spend nothing.
+        let (Some(_), Some(meter)) = (&caller.key_id, &caller.meter) else {
+            return Some(Ok(()));
+        };
+        if self.inner.remote.is_some() {
+            return None;
+        }
+        let limit = caller.plan.credits_per_month;
+        let result = meter
+            .used
+            .try_add(month_of(caller.admitted_ms), n, limit)
+            .map(|used| limit.map(|l| l.saturating_sub(used)))
+            .map_err(|_| ());
+        Some(Self::settle(caller, result))
+    }
+
+    /// The end of a spend: the caller's meter headers with the credits left, or the
+    /// refusal.
+    fn settle(caller: &mut Caller, result: Result<Option<u64>, ()>) -> Result<(), Denial> {
+        let now = caller.admitted_ms;
         let mut headers = caller.headers.unwrap_or_else(|| {
-            let d = match (caller.plan.rate_per_second, caller.plan.burst) {
-                (Some(r), Some(b)) => meter.bucket.peek(now, r, b),
+            let d = match (
+                &caller.meter,
+                caller.plan.rate_per_second,
+                caller.plan.burst,
+            ) {
+                (Some(meter), Some(r), Some(b)) => meter.bucket.peek(now, r, b),
                 _ => unlimited_rate(),
             };
             headers_of(&d, None)
@@ -682,10 +792,13 @@ impl Access {
     }
 
     fn lookup(&self, raw: &[u8], cache: &mut KeyCache) -> Option<Arc<KeyEntry>> {
-        let table = self.inner.table.load();
-        if cache.generation == table.generation && keys::ct_eq(&cache.raw, raw) {
+        // The connection's last verdict holds while the table it came from is in force.
+        if cache.generation == self.inner.generation.load(Ordering::Acquire)
+            && keys::ct_eq(&cache.raw, raw)
+        {
             return cache.entry.clone();
         }
+        let table = self.inner.table.load();
         let digest = keys::hash_key(raw);
         let mut found = None;
         if let Some(list) = table.by_prefix.get(&prefix(&digest)) {
@@ -737,7 +850,10 @@ impl Access {
         let table = build_table(&file, &inner.plans, &mut meters)?;
         drop(meters);
         let n = table.by_id.len();
+        let generation = table.generation;
         inner.table.store(Arc::new(table));
+        // After the swap: a cache that sees this generation finds its table in force.
+        inner.generation.store(generation, Ordering::Release);
         Ok(n)
     }
 
@@ -750,7 +866,15 @@ impl Access {
     /// Persists all usage (clean shutdown) and stops the background task.
     pub async fn shutdown(&self) -> Result<(), AccessError> {
         let _ = self.stop.send(true);
-        sync_once(&self.inner, true).await
+        sync_once(&self.inner, true).await?;
+        if let Some(j) = &self.inner.journal {
+            j.mark_clean().map_err(|e| AccessError::Io {
+                path: j.path().to_path_buf(),
+                action: "mark the credit journal clean",
+                source: e,
+            })?;
+        }
+        Ok(())
     }
 
     /// This process's field in the usage store's credit hashes (`tldsnap:credits:…`),
@@ -879,6 +1003,19 @@ async fn sync_once(inner: &Inner, final_sync: bool) -> Result<(), AccessError> {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         r.sync(&meters, inner.clock.now_ms(), final_sync).await;
+        if let Some(j) = &inner.journal {
+            if j.pending().await > 0 {
+                j.hand_back(r, inner.clock.now_ms()).await;
+            }
+            let j = Arc::clone(j);
+            match tokio::task::spawn_blocking(move || j.flush()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    eprintln!("tldsnap: usage store: cannot flush the credit journal: {e}")
+                }
+                Err(e) => eprintln!("tldsnap: usage store: the journal flush failed: {e}"),
+            }
+        }
     }
     Ok(())
 }

@@ -8,12 +8,10 @@
 //! price list answer every TLD, as the spec's public pages do; for a TLD outside the
 //! caller's plan the member-only fields are `null` and named in `members_only`.
 
-use std::time::Instant;
-
 use hyper::Request;
 
 use super::prices::check_plan;
-use super::{Connection, HttpResponse, State, answered};
+use super::{Connection, Reuse, State, Step, answered};
 use crate::access::Caller;
 use crate::access::plans::TldScope;
 use crate::http::params;
@@ -38,28 +36,35 @@ pub enum Endpoint {
 }
 
 /// Answers one endpoint: snapshot, key, rate, parameters, plan, existence, credits,
-/// answer.
-pub async fn endpoint<B>(
+/// answer (a credit kept in Redis is left to [`Step::finish`]).
+pub fn endpoint<B>(
     state: &State,
     req: &Request<B>,
     route: RouteId,
     endpoint: Endpoint,
     segment: &str,
     conn: &Connection,
-    _started: Instant,
-) -> HttpResponse {
-    answered(state, req, route, conn, |loaded, caller, out| {
-        answer(
-            state,
-            loaded,
-            caller,
-            req.uri().query(),
-            endpoint,
-            segment,
-            out,
-        )
-    })
-    .await
+) -> Step {
+    // Every answer here depends only on the snapshot, the plan and the target.
+    answered(
+        state,
+        req,
+        route,
+        segment,
+        conn,
+        Reuse::Whole,
+        |loaded, caller, out| {
+            answer(
+                state,
+                loaded,
+                caller,
+                req.uri().query(),
+                endpoint,
+                segment,
+                out,
+            )
+        },
+    )
 }
 
 /// The snapshot's identity in cursors: the low 64 bits of its content hash.

@@ -5,7 +5,7 @@
 //! |---|---|---|---|
 //! | `POST /api/v1/client/portfolio/audit` | JSON or CSV, at most [`AUDIT_MAX_BODY`] | JSON, or CSV with `Accept: text/csv` | one per started [`DOMAINS_PER_CREDIT`] entries |
 //! | `POST /api/v1/client/domains/lookup` | JSON, at most [`LOOKUP_MAX_BODY`] | JSON | one |
-//! | `GET /api/v1/client/domains/search` | — | JSON | one, and one of the plan's daily searches |
+//! | `GET /api/v1/client/domains/search` | — | JSON | one, and one of the plan's daily searches; with `check_availability=true`, the plan's availability credits per candidate too (`docs/LIVE.md`) |
 //!
 //! The order of checks follows the price endpoints: key (401), rate (429), content type
 //! (415), body size (413, from `Content-Length` before reading), body syntax (400), the
@@ -42,7 +42,8 @@ const CREDITS_COST: HeaderName = HeaderName::from_static("x-credits-cost");
 const SEARCHES_REMAINING: HeaderName = HeaderName::from_static("x-searches-remaining");
 const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
 const AUDIT_ACCEPTS: &str = "application/json, text/csv";
-const LOOKUP_ACCEPTS: &str = "application/json";
+/// What the JSON-only bodies (lookup, bulk availability) take.
+pub(super) const LOOKUP_ACCEPTS: &str = "application/json";
 
 /// The Public Suffix List, parsed once per process (at server
 /// start: [`State::new`] calls this).
@@ -69,6 +70,11 @@ fn content_kind(headers: &HeaderMap) -> Option<Kind> {
         "text/csv" | "application/csv" => Some(Kind::Csv),
         _ => None,
     }
+}
+
+/// Whether a body's `Content-Type` says JSON (the rules of [`content_kind`]).
+pub(super) fn is_json(headers: &HeaderMap) -> bool {
+    content_kind(headers) == Some(Kind::Json)
 }
 
 /// Whether the caller asked for CSV: `Accept` names `text/csv` before (or without)
@@ -158,7 +164,7 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
         Ok(limit) => limit,
         Err(problem) => return refuse(problem, &caller),
     };
-    if content_kind(req.headers()) != Some(Kind::Json) {
+    if !is_json(req.headers()) {
         return refuse(
             Problem::UnsupportedMediaType {
                 accept: LOOKUP_ACCEPTS,
@@ -208,38 +214,41 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
         Ok(begun) => begun,
         Err(response) => return response,
     };
-    let parsed = params::pick(req.uri().query(), ["q", "max_price", "types", "limit"]).and_then(
-        |[q, max_price, types, limit]| {
-            let q = q
-                .filter(|q| !q.trim().is_empty())
-                .ok_or(Problem::MissingParameter { name: "q" })?;
-            let max_price = match max_price.as_deref() {
-                None => None,
-                Some(m) => {
-                    let bad = |reason: String| Problem::InvalidParameter {
-                        name: "max_price",
-                        value: Some(echo(m)),
-                        reason,
-                    };
-                    match crate::price::parse_cents(m) {
-                        Ok(Some(c)) => Some(c),
-                        Ok(None) => return Err(bad("must not be empty".into())),
-                        Err(e) => return Err(bad(format!("must be a price in dollars: {e}"))),
-                    }
-                }
-            };
-            let types = match types.as_deref() {
-                None => Vec::new(),
-                Some(t) => search::parse_types(t).map_err(|reason| Problem::InvalidParameter {
-                    name: "types",
-                    value: Some(echo(t)),
+    let parsed = params::pick(
+        req.uri().query(),
+        ["q", "max_price", "types", "limit", "check_availability"],
+    )
+    .and_then(|[q, max_price, types, limit, check_availability]| {
+        let q = q
+            .filter(|q| !q.trim().is_empty())
+            .ok_or(Problem::MissingParameter { name: "q" })?;
+        let max_price = match max_price.as_deref() {
+            None => None,
+            Some(m) => {
+                let bad = |reason: String| Problem::InvalidParameter {
+                    name: "max_price",
+                    value: Some(echo(m)),
                     reason,
-                })?,
-            };
-            Ok((q, max_price, types, params::limit(limit.as_deref())?))
-        },
-    );
-    let (q, max_price, types, limit) = match parsed {
+                };
+                match crate::price::parse_cents(m) {
+                    Ok(Some(c)) => Some(c),
+                    Ok(None) => return Err(bad("must not be empty".into())),
+                    Err(e) => return Err(bad(format!("must be a price in dollars: {e}"))),
+                }
+            }
+        };
+        let types = match types.as_deref() {
+            None => Vec::new(),
+            Some(t) => search::parse_types(t).map_err(|reason| Problem::InvalidParameter {
+                name: "types",
+                value: Some(echo(t)),
+                reason,
+            })?,
+        };
+        let check = params::boolean("check_availability", check_availability.as_deref(), false)?;
+        Ok((q, max_price, types, params::limit(limit.as_deref())?, check))
+    });
+    let (q, max_price, types, limit, check_availability) = match parsed {
         Ok(p) => p,
         Err(problem) => return refuse(problem, &caller),
     };
@@ -267,6 +276,16 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
             &caller,
         );
     }
+    // Live availability of the candidates, when asked: the plan, the server and the
+    // credits are checked before the day's search is counted.
+    let availability = if check_availability {
+        match super::live::SearchAvailability::prepare(state, &caller, &out, 1) {
+            Ok(a) => Some(a),
+            Err(problem) => return refuse(problem, &caller),
+        }
+    } else {
+        None
+    };
     // A valid search counts against the day's searches, whatever it found.
     let left = match state.access.take_search(&caller) {
         Ok(left) => left,
@@ -281,7 +300,15 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
             );
         }
     };
-    let mut response = with_cost(finish_costing(state, route, caller, out, 1).await, 1);
+    let mut credits = 1;
+    if let Some(a) = availability {
+        credits += a.credits;
+        a.fill(state, &mut out).await;
+    }
+    let mut response = with_cost(
+        finish_costing(state, route, caller, out, credits).await,
+        credits,
+    );
     if let (Some(left), true) = (left, response.status() == StatusCode::OK) {
         response
             .headers_mut()

@@ -5,11 +5,16 @@
 //! |---|---|---|
 //! | `GET /api/v1/client/domains/{domain}/rdap` | registration data (RDAP, else WHOIS) | 2 |
 //! | `GET /api/v1/client/domains/{domain}/status` | EPP status codes, their meaning, grace / hold / pending delete | 1 |
+//! | `GET /api/v1/client/domains/{domain}/dns?types=&dnssec=` | DNS records with TTLs and response codes; the resolver's DNSSEC verdict when asked | 1 |
+//! | `GET /api/v1/client/domains/{domain}/availability` | available, registered, reserved or unknown, with the evidence | 1 |
+//! | `POST /api/v1/client/domains/availability` | the same for up to 100 names | 1 per name |
+//! | `GET /api/v1/client/domains/{domain}/tls` | the certificate `https://{domain}` presents, judged | 2 |
 //!
-//! Order of checks: key (401), rate (429), the domain (400), the plan — the lookup
+//! Order of checks: key (401), rate (429), the domain and the query (400), the plan — the lookup
 //! (403 `lookup_not_in_plan`) and the name's suffix (403 `tld_not_in_plan`) —, whether
 //! this server makes live lookups (404 `live_unavailable`), the lookup (404
-//! `no_rdap_service`, 422 `target_refused`, 424 `upstream_timeout` / `upstream_error`),
+//! `no_rdap_service`; 422 `target_refused` when the name resolves to an address tldsnap
+//! does not connect to; 424 `upstream_timeout` / `upstream_error`),
 //! credits (429), answer (200, the lookup's credits, `X-Credits-Cost`). A failed lookup
 //! costs nothing. `docs/LIVE.md` says where each answer comes from.
 
@@ -19,13 +24,15 @@ use hyper::Request;
 use hyper::body::Incoming;
 
 use super::domains::with_cost;
-use super::{Connection, HttpResponse, State, admit, finish_costing, refuse};
+use super::{Connection, HttpResponse, State, admit, finish_costing, read_body, refuse};
 use crate::access::Caller;
 use crate::access::plans::Lookup;
 use crate::audit::Split;
-use crate::http::params::percent_decode;
+use crate::audit::portfolio::InputError;
+use crate::http::params::{self, percent_decode};
 use crate::http::problem::{Problem, echo};
 use crate::http::router::RouteId;
+use crate::live::availability::{Availability, Verdict};
 use crate::live::registry::StatusAnswer;
 use crate::live::{Failure, Live};
 
@@ -43,9 +50,10 @@ pub async fn rdap(
         segment,
         conn,
         Lookup::Rdap,
-        async |live, name| {
+        |_| Ok(()),
+        async |live, name, ()| {
             let answer = live
-                .registry(&name.domain, live.deadline())
+                .registry_of(&name.split, live.deadline())
                 .await
                 .map_err(registry_problem)?;
             Ok(serde_json::to_vec(&*answer).unwrap_or_default())
@@ -68,9 +76,10 @@ pub async fn status(
         segment,
         conn,
         Lookup::Status,
-        async |live, name| {
+        |_| Ok(()),
+        async |live, name, ()| {
             let answer = live
-                .registry(&name.domain, live.deadline())
+                .registry_of(&name.split, live.deadline())
                 .await
                 .map_err(registry_problem)?;
             Ok(serde_json::to_vec(&StatusAnswer::of(&answer)).unwrap_or_default())
@@ -79,33 +88,369 @@ pub async fn status(
     .await
 }
 
-/// One domain's lookup: the checks in order (module docs), then `answer` writes the
-/// body of the name.
-async fn single(
+/// `GET /api/v1/client/domains/{domain}/dns?types=&dnssec=`: the name as given (a
+/// subdomain is its own name here), every type asked at once; with `dnssec=true`, the
+/// resolver's DNSSEC verdict on each.
+pub async fn dns(
     state: &State,
     req: &Request<Incoming>,
-    route: RouteId,
     segment: &str,
     conn: &Connection,
-    lookup: Lookup,
-    answer: impl AsyncFnOnce(&Live, &Split) -> Result<Vec<u8>, Problem>,
 ) -> HttpResponse {
-    let caller = match admit(state, req, route, conn).await {
+    single(
+        state,
+        req,
+        RouteId::DomainDns,
+        segment,
+        conn,
+        Lookup::Dns,
+        |query| {
+            let [types, dnssec] = params::pick(query, ["types", "dnssec"])?;
+            let types = params::dns_types(types.as_deref())?;
+            let dnssec = params::boolean("dnssec", dnssec.as_deref(), false)?;
+            Ok((types, dnssec))
+        },
+        async |live, name, (types, dnssec)| {
+            let answer = live
+                .dns(&name.full, &types, dnssec, live.deadline())
+                .await
+                .map_err(upstream_problem)?;
+            Ok(serde_json::to_vec(&answer).unwrap_or_default())
+        },
+    )
+    .await
+}
+
+/// `GET /api/v1/client/domains/{domain}/availability`: always an answer (200) once the
+/// checks pass; a failing witness makes it `unknown`, with the evidence.
+pub async fn availability(
+    state: &State,
+    req: &Request<Incoming>,
+    segment: &str,
+    conn: &Connection,
+) -> HttpResponse {
+    single(
+        state,
+        req,
+        RouteId::DomainAvailability,
+        segment,
+        conn,
+        Lookup::Availability,
+        |_| Ok(()),
+        async |live, name, ()| {
+            let answer = live.availability_of(&name.split, live.deadline()).await;
+            Ok(serde_json::to_vec(&answer).unwrap_or_default())
+        },
+    )
+    .await
+}
+
+/// `GET /api/v1/client/domains/{domain}/tls`: the name as given (a subdomain is its own
+/// host here).
+pub async fn tls(
+    state: &State,
+    req: &Request<Incoming>,
+    segment: &str,
+    conn: &Connection,
+) -> HttpResponse {
+    single(
+        state,
+        req,
+        RouteId::DomainTls,
+        segment,
+        conn,
+        Lookup::Tls,
+        |_| Ok(()),
+        async |live, name, ()| {
+            let answer = live
+                .tls(&name.full, live.deadline())
+                .await
+                .map_err(upstream_problem)?;
+            Ok(serde_json::to_vec(&*answer).unwrap_or_default())
+        },
+    )
+    .await
+}
+
+/// One entry of the bulk answer: the input as given, then its answer.
+#[derive(serde::Serialize)]
+struct BulkEntry<'a> {
+    input: Cow<'a, str>,
+    #[serde(flatten)]
+    answer: BulkAnswer<'a>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum BulkAnswer<'a> {
+    Checked(&'a Availability),
+    Refused {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        domain: Option<&'a str>,
+        error: &'static str,
+        detail: String,
+    },
+}
+
+/// `POST /api/v1/client/domains/availability` with `{"domains": [...]}`: up to 100 names
+/// (101: 400 `too_many_values`), all looked up at once within one budget. A name that is
+/// not a domain, or whose suffix the plan excludes, is an entry with `error`; a name
+/// given twice (after normalisation) is answered once, at its first place. Costs the
+/// plan's availability credits per distinct name looked up (at least one), checked
+/// before any lookup is made.
+pub async fn bulk_availability(
+    state: &State,
+    req: Request<Incoming>,
+    conn: &Connection,
+) -> HttpResponse {
+    let route = RouteId::DomainsAvailability;
+    let caller = match admit(state, &req, route, conn).await {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    let name = match path_domain(state, segment) {
-        Ok(name) => name,
+    if !super::domains::is_json(req.headers()) {
+        return refuse(
+            Problem::UnsupportedMediaType {
+                accept: super::domains::LOOKUP_ACCEPTS,
+            },
+            &caller,
+        );
+    }
+    let body = match read_body(req, super::domains::LOOKUP_MAX_BODY).await {
+        Ok((_, body)) => body,
         Err(problem) => return refuse(problem, &caller),
     };
-    let credits = match in_plan(state, &caller, lookup, [name.suffix()]) {
+    let inputs = match crate::audit::lookup::parse_body(&body) {
+        Ok(inputs) => inputs,
+        Err(InputError::TooMany { .. }) => {
+            return refuse(
+                Problem::TooManyItems {
+                    name: "domains",
+                    max: crate::audit::LOOKUP_MAX,
+                },
+                &caller,
+            );
+        }
+        Err(InputError::Invalid(reason)) => {
+            return refuse(Problem::InvalidBody { reason }, &caller);
+        }
+    };
+    let per_name = match lookup_cost(state, &caller, Lookup::Availability) {
         Ok(credits) => credits,
         Err(problem) => return refuse(problem, &caller),
     };
     let Some(live) = state.live.as_deref() else {
         return refuse(Problem::LiveUnavailable, &caller);
     };
-    let body = match answer(live, &name).await {
+    // Each input: refused, a repeat, or a name to look up.
+    let loaded = state.store.load();
+    let priced = |s: &str| {
+        loaded
+            .as_ref()
+            .is_some_and(|l| l.snapshot.data().has_tld(s))
+    };
+    let mut names: Vec<Split> = Vec::with_capacity(inputs.len());
+    let mut slots: Vec<Slot> = Vec::with_capacity(inputs.len());
+    for input in &inputs {
+        let split = super::domains::names().split(input, priced);
+        slots.push(match split {
+            Err(e) => Slot::Refused(None, "invalid_name", format!("not a domain name: {e}")),
+            Ok(s) if !top_label_is_a_name(&s) => {
+                Slot::Refused(None, "invalid_name", NOT_A_TOP_LABEL.to_owned())
+            }
+            Ok(s) if !caller.tld_allowed(s.suffix()) => Slot::Refused(
+                Some(s.domain.clone()),
+                "tld_not_in_plan",
+                format!("the {} plan does not cover .{}", caller.tier(), s.suffix()),
+            ),
+            Ok(s) => match names.iter().position(|n| n.domain == s.domain) {
+                Some(_) => Slot::Repeat,
+                None => {
+                    names.push(s);
+                    Slot::Name(names.len() - 1)
+                }
+            },
+        });
+    }
+    let credits = (names.len() as u64 * u64::from(per_name)).max(1);
+    if let Err(problem) = ensure_credits(state, &caller, credits) {
+        return refuse(problem, &caller);
+    }
+    let started = std::time::Instant::now();
+    let deadline = live.deadline();
+    let answers = futures_util::future::join_all(
+        names
+            .iter()
+            .map(|name| live.availability_of(name, deadline)),
+    )
+    .await;
+    let mut counts = [0u64; 4];
+    let mut results = Vec::with_capacity(inputs.len());
+    for (input, slot) in inputs.iter().zip(&slots) {
+        let answer = match slot {
+            Slot::Repeat => continue,
+            Slot::Name(i) => {
+                let a = &answers[*i];
+                counts[a.availability as usize] += 1;
+                BulkAnswer::Checked(a)
+            }
+            Slot::Refused(domain, error, detail) => BulkAnswer::Refused {
+                domain: domain.as_deref(),
+                error,
+                detail: detail.clone(),
+            },
+        };
+        results.push(BulkEntry {
+            input: crate::audit::echo(input),
+            answer,
+        });
+    }
+    let body = serde_json::json!({
+        "results": results,
+        "meta": {
+            "total": inputs.len(),
+            "checked": names.len(),
+            "counts": {
+                "available": counts[Verdict::Available as usize],
+                "registered": counts[Verdict::Registered as usize],
+                "reserved": counts[Verdict::Reserved as usize],
+                "unknown": counts[Verdict::Unknown as usize],
+            },
+            "elapsed_ms": started.elapsed().as_millis() as u64,
+            "tier": caller.tier(),
+        }
+    });
+    let out = serde_json::to_vec(&body).unwrap_or_default();
+    with_cost(
+        finish_costing(state, route, caller, out, credits).await,
+        credits,
+    )
+}
+
+/// The live availability a domain search asked for (`check_availability=true`): its
+/// candidates' names, checked against the plan (403), the server (404) and the
+/// caller's credits (429) before any lookup.
+pub(super) struct SearchAvailability {
+    names: Vec<Split>,
+    /// The credits the lookups cost.
+    pub(super) credits: u64,
+}
+
+impl SearchAvailability {
+    /// Prepares the lookups of the candidates of the search answer `out` (at most the
+    /// search's `limit`, which is at most the bulk limit, 100); `search_credits` is
+    /// what the search itself costs.
+    pub(super) fn prepare(
+        state: &State,
+        caller: &Caller,
+        out: &[u8],
+        search_credits: u64,
+    ) -> Result<SearchAvailability, Problem> {
+        let per_name = lookup_cost(state, caller, Lookup::Availability)?;
+        if state.live.is_none() {
+            return Err(Problem::LiveUnavailable);
+        }
+        let body: serde_json::Value = serde_json::from_slice(out).unwrap_or_default();
+        let loaded = state.store.load();
+        let priced = |s: &str| {
+            loaded
+                .as_ref()
+                .is_some_and(|l| l.snapshot.data().has_tld(s))
+        };
+        let names: Vec<Split> = body["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["domain"].as_str())
+            .filter_map(|d| super::domains::names().split(d, priced).ok())
+            .take(crate::audit::LOOKUP_MAX)
+            .collect();
+        let credits = names.len() as u64 * u64::from(per_name);
+        ensure_credits(state, caller, credits + search_credits)?;
+        Ok(SearchAvailability { names, credits })
+    }
+
+    /// Looks the candidates up at once and writes each verdict into the search answer
+    /// `out` (`availability`, and its `availability_reason`), with `meta.availability`
+    /// saying how they were learnt.
+    pub(super) async fn fill(self, state: &State, out: &mut Vec<u8>) {
+        let Some(live) = state.live.as_deref() else {
+            return;
+        };
+        let deadline = live.deadline();
+        let answers = futures_util::future::join_all(
+            self.names
+                .iter()
+                .map(|name| live.availability_of(name, deadline)),
+        )
+        .await;
+        let Ok(mut body) = serde_json::from_slice::<serde_json::Value>(out) else {
+            return;
+        };
+        if let Some(results) = body["results"].as_array_mut() {
+            for (r, a) in results.iter_mut().zip(&answers) {
+                r["availability"] = a.availability.as_str().into();
+                r["availability_reason"] = a.reason.clone().into();
+            }
+        }
+        body["meta"]["availability"] = "checked live: available only when the registry and \
+            the DNS both say the name does not exist (docs/LIVE.md)"
+            .into();
+        if let Ok(bytes) = serde_json::to_vec(&body) {
+            *out = bytes;
+        }
+    }
+}
+
+/// What became of one input of a bulk request.
+enum Slot {
+    /// Not looked up: the registrable domain when there is one, the error, why.
+    Refused(Option<String>, &'static str, String),
+    /// The same name as an earlier input.
+    Repeat,
+    /// The index of its name among those looked up.
+    Name(usize),
+}
+
+/// A `{domain}` path segment, validated.
+struct Name {
+    /// The name as given, canonical (`www.example.co.uk`).
+    full: String,
+    /// Its registrable domain and public suffix.
+    split: Split,
+}
+
+/// One domain's lookup: the checks in order (module docs); `parse` reads the query
+/// string, then `answer` writes the body of the name.
+#[allow(clippy::too_many_arguments)]
+async fn single<P>(
+    state: &State,
+    req: &Request<Incoming>,
+    route: RouteId,
+    segment: &str,
+    conn: &Connection,
+    lookup: Lookup,
+    parse: impl FnOnce(Option<&str>) -> Result<P, Problem>,
+    answer: impl AsyncFnOnce(&Live, &Name, P) -> Result<Vec<u8>, Problem>,
+) -> HttpResponse {
+    let caller = match admit(state, req, route, conn).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    let parsed =
+        path_domain(state, segment).and_then(|name| parse(req.uri().query()).map(|p| (name, p)));
+    let (name, params) = match parsed {
+        Ok(parsed) => parsed,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    let credits = match in_plan(state, &caller, lookup, [name.split.suffix()]) {
+        Ok(credits) => credits,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    let Some(live) = state.live.as_deref() else {
+        return refuse(Problem::LiveUnavailable, &caller);
+    };
+    let body = match answer(live, &name, params).await {
         Ok(body) => body,
         Err(problem) => return refuse(problem, &caller),
     };
@@ -119,7 +464,7 @@ async fn single(
 /// The `{domain}` path segment: percent-decoded and split at its public suffix with the
 /// names every domain endpoint uses ([`super::domains::names`]), so only a valid,
 /// IDNA-normalised name ever goes out.
-fn path_domain(state: &State, raw: &str) -> Result<Split, Problem> {
+fn path_domain(state: &State, raw: &str) -> Result<Name, Problem> {
     let bad = |value: &str, reason: String| Problem::InvalidParameter {
         name: "domain",
         value: Some(echo(value)),
@@ -133,17 +478,28 @@ fn path_domain(state: &State, raw: &str) -> Result<Split, Problem> {
             .as_ref()
             .is_some_and(|l| l.snapshot.data().has_tld(s))
     };
-    let name = super::domains::names()
+    let not_a_name = |e: crate::audit::NameError| bad(&decoded, format!("not a domain name: {e}"));
+    let split = super::domains::names()
         .split(&decoded, priced)
-        .map_err(|e| bad(&decoded, format!("not a domain name: {e}")))?;
-    // No TLD is all digits (RFC 3696 section 2): such a "name" is an IP address.
-    if name.suffix().bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad(
-            &decoded,
-            "not a domain name: an IP address (its last label is a number)".into(),
-        ));
+        .map_err(not_a_name)?;
+    if !top_label_is_a_name(&split) {
+        return Err(bad(&decoded, NOT_A_TOP_LABEL.into()));
     }
-    Ok(name)
+    let full = crate::audit::names::canonical(&decoded).map_err(not_a_name)?;
+    Ok(Name { full, split })
+}
+
+/// Why a name whose top-level label does not start with a letter is refused.
+const NOT_A_TOP_LABEL: &str = "not a domain name: its top-level label must start with a letter \
+    (no TLD starts with a digit; a dotted number is an IP address)";
+
+/// Whether the name's top-level label starts with a letter, as every TLD does (IANA's
+/// rule; internationalised ones are `xn--…`): `127.0.0.1` and `1.2e` are not names.
+fn top_label_is_a_name(name: &Split) -> bool {
+    crate::tld::last_label(name.suffix())
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic())
 }
 
 /// The credits of `lookup` on the caller's plan, or the plan's refusal: the lookup,
@@ -154,17 +510,34 @@ fn in_plan<'a>(
     lookup: Lookup,
     suffixes: impl IntoIterator<Item = &'a str>,
 ) -> Result<u32, Problem> {
-    let plans = state.access.plans();
-    let Some(credits) = caller.plan.live.cost(lookup) else {
-        return Err(Problem::LookupNotInPlan {
-            lookup: lookup.as_str(),
-            plan: caller.tier().to_owned(),
-            including: plans.including(lookup),
-        });
-    };
-    match Problem::tld_not_in_plan(plans, &caller.plan, suffixes) {
+    let credits = lookup_cost(state, caller, lookup)?;
+    match Problem::tld_not_in_plan(state.access.plans(), &caller.plan, suffixes) {
         Some(problem) => Err(problem),
         None => Ok(credits),
+    }
+}
+
+/// The credits of `lookup` on the caller's plan, or 403 `lookup_not_in_plan`.
+fn lookup_cost(state: &State, caller: &Caller, lookup: Lookup) -> Result<u32, Problem> {
+    caller
+        .plan
+        .live
+        .cost(lookup)
+        .ok_or_else(|| Problem::LookupNotInPlan {
+            lookup: lookup.as_str(),
+            plan: caller.tier().to_owned(),
+            including: state.access.plans().including(lookup),
+        })
+}
+
+/// 429 `credits_exhausted` unless the caller has `credits` left: checked before the
+/// lookups of an answer that costs several, so none is made that cannot be paid for.
+fn ensure_credits(state: &State, caller: &Caller, credits: u64) -> Result<(), Problem> {
+    match caller.headers.as_ref().and_then(|h| h.credits_remaining) {
+        Some(left) if left < credits => Err(Problem::CreditsExhausted {
+            retry_after_secs: crate::access::month::secs_until_next_month(state.access.now_ms()),
+        }),
+        _ => Ok(()),
     }
 }
 

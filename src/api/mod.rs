@@ -21,8 +21,8 @@
 //! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
 //! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
 //! | [`events`] | price-change events: polling and Server-Sent Events |
-//! | [`live`] | live domain data: registration data, status ([`crate::live`]) |
 //! | [`webhooks`] | webhook subscriptions: create, list, show, change, delete, test, rotate the secret |
+//! | [`live`] | live domain data: registration data, status, DNS, availability, TLS ([`crate::live`]) |
 //! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
@@ -50,6 +50,7 @@ use crate::http::server::{ConnectionEvent, Handler, Refusal, Unparsable};
 use crate::query::Shape;
 use crate::store::{Loaded, Store};
 
+pub mod answers;
 pub mod catalogue;
 pub mod domains;
 pub mod events;
@@ -135,6 +136,9 @@ pub fn validate_public_url(url: &str) -> Result<String, String> {
     Ok(trimmed.to_owned())
 }
 
+/// Source of [`State`]'s `id`.
+static NEXT_STATE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// Everything the request path shares: one per server.
 pub struct State {
     /// The snapshot being served.
@@ -155,11 +159,14 @@ pub struct State {
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
     /// The website's rendered pages.
     pub web: crate::web::Site,
-    /// The live lookups, when the server makes them (`serve --live`).
-    pub live: Option<Arc<crate::live::Live>>,
+    /// Unique per state made in this process: whose answers a thread's
+    /// [`answers`] cache holds.
+    id: u64,
     /// How the replica stands with object storage, when it serves a snapshot from there
     /// (`serve --snapshot s3://…`): `/readyz` and `/metrics` report it.
     pub remote: Option<Arc<crate::remote::replica::Status>>,
+    /// The live lookups, when the server makes them (`serve --live`).
+    pub live: Option<Arc<crate::live::Live>>,
 }
 
 impl State {
@@ -177,8 +184,9 @@ impl State {
             streams_closing: tokio::sync::watch::Sender::new(false),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
             web: crate::web::Site::default(),
-            live: None,
             remote: None,
+            live: None,
+            id: NEXT_STATE_ID.fetch_add(1, Relaxed),
         }
     }
 
@@ -297,7 +305,11 @@ impl Handler for State {
 /// problem response.
 pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
     let started = Instant::now();
-    let (route, response) = dispatch(state, req, conn, started).await;
+    let (route, response) = match answer_now(state, &req, conn, started) {
+        Now::Done(route, response) => (route, response),
+        Now::Spend(route, step) => (Some(route), step.finish(state).await),
+        Now::Later(route) => dispatch(state, req, conn, route, started).await,
+    };
     state.metrics.record(
         route.map(|r| r as usize),
         response.status().as_u16(),
@@ -306,25 +318,29 @@ pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) ->
     response
 }
 
-/// Size limits, route, method, then the route's handler.
-async fn dispatch(
-    state: &State,
-    req: Request<Incoming>,
-    conn: &Connection,
-    started: Instant,
-) -> (Option<RouteId>, HttpResponse) {
+/// What [`answer_now`] did.
+enum Now {
+    /// Answered.
+    Done(Option<RouteId>, HttpResponse),
+    /// Answered but for a credit kept in Redis.
+    Spend(RouteId, Step),
+    /// Left to [`dispatch`]: a route whose handler waits, or no route.
+    Later(Option<RouteId>),
+}
+
+/// Size limits, route and method; then the routes answered without waiting
+/// ([`immediate`]): the price and catalogue endpoints, in this function rather than in
+/// a future of their own, which every request would pay to move and poll.
+fn answer_now(state: &State, req: &Request<Incoming>, conn: &Connection, started: Instant) -> Now {
     let config = &state.config;
     // hyper refuses request lines past its own buffer (the connection layer answers
     // 414/431 and closes); below that, these limits answer and keep the connection.
     let target_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target_len > config.max_url_bytes {
-        return (
-            None,
-            Problem::UriTooLong {
-                max: config.max_url_bytes,
-            }
-            .into_response(),
-        );
+        let problem = Problem::UriTooLong {
+            max: config.max_url_bytes,
+        };
+        return Now::Done(None, problem.into_response());
     }
     let header_bytes: usize = req
         .headers()
@@ -332,81 +348,104 @@ async fn dispatch(
         .map(|(n, v)| n.as_str().len() + v.len() + 4)
         .sum();
     if header_bytes > config.max_header_bytes {
-        return (
-            None,
-            Problem::HeadersTooLarge {
-                max: config.max_header_bytes,
-            }
-            .into_response(),
-        );
+        let problem = Problem::HeadersTooLarge {
+            max: config.max_header_bytes,
+        };
+        return Now::Done(None, problem.into_response());
     }
     let Some((route, segment)) = router::find(req.uri().path()) else {
+        return Now::Later(None);
+    };
+    if !route.route().allows(req.method()) {
+        let problem = Problem::MethodNotAllowed {
+            allow: route.route().allow,
+        };
+        return Now::Done(Some(route), problem.into_response());
+    }
+    match immediate(state, req, route, segment, conn, started) {
+        None => Now::Later(Some(route)),
+        Some(Step::Done(response)) => Now::Done(Some(route), response),
+        Some(step) => Now::Spend(route, step),
+    }
+}
+
+/// The routes answered without waiting, and their answer; `None` for every other route.
+fn immediate(
+    state: &State,
+    req: &Request<Incoming>,
+    route: RouteId,
+    segment: &str,
+    conn: &Connection,
+    started: Instant,
+) -> Option<Step> {
+    use catalogue::Endpoint as C;
+    use prices::Endpoint as P;
+    let price = |endpoint| prices::endpoint(state, req, route, endpoint, segment, conn, started);
+    let catalogue = |endpoint| catalogue::endpoint(state, req, route, endpoint, segment, conn);
+    Some(match route {
+        RouteId::ClientCheapest => price(P::Cheapest(Shape::Client)),
+        RouteId::PublicCheapest => price(P::Cheapest(Shape::Public)),
+        RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => price(P::Prices),
+        RouteId::ClientRegistrars => price(P::Registrars),
+        RouteId::ClientHistory | RouteId::PublicHistory => catalogue(C::History),
+        RouteId::ClientOverview | RouteId::PublicOverview => catalogue(C::Overview),
+        RouteId::ClientTlds | RouteId::PublicTlds => catalogue(C::Tlds),
+        RouteId::RegistrarList => catalogue(C::RegistrarList),
+        RouteId::Registrar => catalogue(C::Registrar),
+        _ => return None,
+    })
+}
+
+/// The routes whose handlers wait (or no route: 404), after [`answer_now`] checked sizes
+/// and method.
+///
+/// The future of every request is as large as the largest route's, and hyper moves it
+/// (a copy of every byte) when it starts one. Every route's future here is boxed, so
+/// that one with a large state (the live lookups' was 35 KB) does not make every
+/// request copy it. A test keeps the request future small.
+async fn dispatch(
+    state: &State,
+    req: Request<Incoming>,
+    conn: &Connection,
+    route: Option<RouteId>,
+    started: Instant,
+) -> (Option<RouteId>, HttpResponse) {
+    let Some(route) = route else {
         if crate::web::wants_html(&req) {
-            return (None, crate::web::not_found(state, req, conn).await);
+            return (
+                None,
+                Box::pin(crate::web::not_found(state, req, conn)).await,
+            );
         }
         return (None, Problem::NotFound.into_response());
     };
-    if !route.route().allows(req.method()) {
-        return (
-            Some(route),
-            Problem::MethodNotAllowed {
-                allow: route.route().allow,
-            }
-            .into_response(),
-        );
-    }
-    use prices::Endpoint::{Cheapest, Prices, Registrars};
-    let endpoint = match route {
-        RouteId::Healthz => return (Some(route), ops::healthz()),
-        RouteId::Readyz => return (Some(route), ops::readyz(state)),
-        RouteId::Metrics => return (Some(route), ops::metrics(state)),
-        RouteId::OpenApi => return (Some(route), ops::openapi()),
-        RouteId::ClientEvents => {
-            return (Some(route), events::poll(state, &req, route, conn).await);
-        }
-        RouteId::ClientEventsStream => {
-            return (Some(route), events::stream(state, &req, route, conn).await);
-        }
+    // Found again: `answer_now` borrowed it from the request this function owns.
+    let segment = router::find(req.uri().path()).map_or("", |(_, segment)| segment);
+    let response = match route {
+        RouteId::Healthz => ops::healthz(),
+        RouteId::Readyz => ops::readyz(state),
+        RouteId::Metrics => ops::metrics(state),
+        RouteId::OpenApi => ops::openapi(),
+        RouteId::ClientEvents => Box::pin(events::poll(state, &req, route, conn)).await,
+        RouteId::ClientEventsStream => Box::pin(events::stream(state, &req, route, conn)).await,
         RouteId::ClientWebhooks
         | RouteId::ClientWebhook
         | RouteId::ClientWebhookTest
         | RouteId::ClientWebhookRotate => {
             let segment = segment.to_owned();
-            let response = webhooks::handle(state, req, route, &segment, conn).await;
-            return (Some(route), response);
+            Box::pin(webhooks::handle(state, req, route, &segment, conn)).await
         }
-        RouteId::ClientCheapest => Cheapest(Shape::Client),
-        RouteId::PublicCheapest => Cheapest(Shape::Public),
-        RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => Prices,
-        RouteId::ClientRegistrars => Registrars,
-        RouteId::ClientHistory
-        | RouteId::PublicHistory
-        | RouteId::ClientOverview
-        | RouteId::PublicOverview
-        | RouteId::ClientTlds
-        | RouteId::PublicTlds
-        | RouteId::RegistrarList
-        | RouteId::Registrar => {
-            use catalogue::Endpoint as E;
-            let endpoint = match route {
-                RouteId::ClientHistory | RouteId::PublicHistory => E::History,
-                RouteId::ClientOverview | RouteId::PublicOverview => E::Overview,
-                RouteId::ClientTlds | RouteId::PublicTlds => E::Tlds,
-                RouteId::RegistrarList => E::RegistrarList,
-                _ => E::Registrar,
-            };
-            let response =
-                catalogue::endpoint(state, &req, route, endpoint, segment, conn, started).await;
-            return (Some(route), response);
+        RouteId::PortfolioAudit => Box::pin(domains::audit(state, req, conn)).await,
+        RouteId::DomainsLookup => Box::pin(domains::lookup(state, req, conn)).await,
+        RouteId::DomainsSearch => Box::pin(domains::search(state, &req, conn)).await,
+        RouteId::DomainRdap => Box::pin(live::rdap(state, &req, segment, conn)).await,
+        RouteId::DomainStatus => Box::pin(live::status(state, &req, segment, conn)).await,
+        RouteId::DomainDns => Box::pin(live::dns(state, &req, segment, conn)).await,
+        RouteId::DomainAvailability => {
+            Box::pin(live::availability(state, &req, segment, conn)).await
         }
-        RouteId::PortfolioAudit => return (Some(route), domains::audit(state, req, conn).await),
-        RouteId::DomainsLookup => return (Some(route), domains::lookup(state, req, conn).await),
-        RouteId::DomainsSearch => return (Some(route), domains::search(state, &req, conn).await),
-        RouteId::DomainRdap => return (Some(route), live::rdap(state, &req, segment, conn).await),
-        RouteId::DomainStatus => {
-            return (Some(route), live::status(state, &req, segment, conn).await);
-        }
-        // The website's routes are answered above.
+        RouteId::DomainsAvailability => Box::pin(live::bulk_availability(state, req, conn)).await,
+        RouteId::DomainTls => Box::pin(live::tls(state, &req, segment, conn)).await,
         RouteId::Home
         | RouteId::TldPage
         | RouteId::CataloguePage
@@ -414,14 +453,13 @@ async fn dispatch(
         | RouteId::RegistrarPage
         | RouteId::SignIn
         | RouteId::SignOut
-        | RouteId::Asset => {
-            return (
-                Some(route),
-                crate::web::handle(state, req, route, conn).await,
-            );
-        }
+        | RouteId::Asset => Box::pin(crate::web::handle(state, req, route, conn)).await,
+        // The price and catalogue routes: `answer_now` answers them before.
+        _ => match immediate(state, &req, route, segment, conn, started) {
+            Some(step) => step.finish(state).await,
+            None => Problem::NotFound.into_response(),
+        },
     };
-    let response = prices::endpoint(state, &req, route, endpoint, segment, conn, started).await;
     (Some(route), response)
 }
 
@@ -446,6 +484,17 @@ pub async fn admit<B>(
     route: RouteId,
     conn: &Connection,
 ) -> Result<Caller, HttpResponse> {
+    admit_now(state, req, route, conn)
+}
+
+/// [`admit`], which never waits (admission reads only memory).
+#[allow(clippy::result_large_err)]
+fn admit_now<B>(
+    state: &State,
+    req: &Request<B>,
+    route: RouteId,
+    conn: &Connection,
+) -> Result<Caller, HttpResponse> {
     // A scan of the few request headers costs less than hashing the name for a lookup.
     let mut keys = req
         .headers()
@@ -461,8 +510,7 @@ pub async fn admit<B>(
     let mut cache = conn.take_key_cache();
     let admitted = state
         .access
-        .admit_cached(&mut cache, key, conn.client, route.route().requires_key)
-        .await;
+        .admit_now(&mut cache, key, conn.client, route.route().requires_key);
     conn.put_key_cache(cache);
     admitted.map_err(|denial| {
         let (problem, meter) = Problem::from_denial(denial);
@@ -480,30 +528,111 @@ pub async fn begin<B>(
     conn: &Connection,
 ) -> Result<(Arc<Loaded>, Caller), HttpResponse> {
     let loaded = snapshot(state)?;
-    let caller = admit(state, req, route, conn).await?;
+    let caller = admit_now(state, req, route, conn)?;
     Ok((loaded, caller))
+}
+
+/// Whether an endpoint's answers may be kept and served again ([`answers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Never: the answer depends on more than the snapshot, the plan and the target.
+    No,
+    /// The whole body.
+    Whole,
+    /// The body, with `stats.time_elapsed` measured anew from this request's start.
+    Elapsed(Instant),
 }
 
 /// A whole metered JSON endpoint: [`begin`] (snapshot, key, rate), then `answer` writes
 /// the body into a buffer sized from the route's last answer, or says which problem
 /// (parameters 400, plan 403, existence 404) to send; then [`finish`] spends the credit
 /// (429 when none is left) and answers 200.
-pub async fn answered<B>(
+///
+/// With `reuse`, an answer already written for the same route, `segment`, query string
+/// and plan on the same snapshot is served again instead of calling `answer` (only
+/// answers that passed every check are kept, so the checks it skips would pass again).
+///
+/// Nothing here waits (admission and the answer read memory; the embedded usage store
+/// spends a credit with one compare-and-swap), so it is a plain function, not a
+/// future: a nested future costs its moves and polls on every request. Only a credit
+/// kept in Redis is left to the caller, as [`Step::Spend`].
+pub fn answered<B>(
     state: &State,
     req: &Request<B>,
     route: RouteId,
+    segment: &str,
     conn: &Connection,
+    reuse: Reuse,
     answer: impl FnOnce(&Loaded, &Caller, &mut Vec<u8>) -> Result<(), Problem>,
-) -> HttpResponse {
-    let (loaded, caller) = match begin(state, req, route, conn).await {
-        Ok(begun) => begun,
-        Err(response) => return response,
+) -> Step {
+    let loaded = match snapshot(state) {
+        Ok(loaded) => loaded,
+        Err(response) => return Step::Done(response),
     };
+    let caller = match admit_now(state, req, route, conn) {
+        Ok(caller) => caller,
+        Err(response) => return Step::Done(response),
+    };
+    let snapshot = loaded.snapshot.header().content_hash;
+    let target = answers::Target {
+        route,
+        plan: caller.tier(),
+        segment,
+        query: req.uri().query().unwrap_or_default(),
+    };
+    if reuse != Reuse::No
+        && let Some(kept) = answers::get(state.id, snapshot, &target)
+    {
+        let body = match reuse {
+            Reuse::Elapsed(started) => kept.with_elapsed(started),
+            _ => Body::from(kept.body),
+        };
+        return spend_and_respond(state, caller, body);
+    }
     let mut out = state.body_buffer(route);
     if let Err(problem) = answer(&loaded, &caller, &mut out) {
-        return refuse(problem, &caller);
+        return Step::Done(refuse(problem, &caller));
     }
-    finish(state, route, caller, out).await
+    match reuse {
+        Reuse::No => {}
+        Reuse::Whole => answers::put(state.id, snapshot, &target, &out, None),
+        Reuse::Elapsed(_) => {
+            // Kept only when the part to rewrite is found (it always is).
+            if let Some(span) = crate::query::elapsed_span(&out) {
+                answers::put(state.id, snapshot, &target, &out, Some(span));
+            }
+        }
+    }
+    state.body_size_hints[route as usize].store(out.len(), Relaxed);
+    spend_and_respond(state, caller, Body::from(out))
+}
+
+/// What [`answered`] leaves to do.
+#[derive(Debug)]
+pub enum Step {
+    /// Nothing: the response.
+    Done(HttpResponse),
+    /// Spend the caller's credit in Redis, then answer the body ([`Step::finish`]).
+    Spend(Caller, Body),
+}
+
+impl Step {
+    /// The response, once the credit is spent.
+    pub async fn finish(self, state: &State) -> HttpResponse {
+        match self {
+            Step::Done(response) => response,
+            Step::Spend(caller, body) => finish_body(state, caller, body, 1).await,
+        }
+    }
+}
+
+/// One credit, then the answer: at once with the embedded usage store; left to
+/// [`Step::finish`] (which waits for Redis) otherwise.
+fn spend_and_respond(state: &State, mut caller: Caller, body: Body) -> Step {
+    match state.access.spend_now(&mut caller, 1) {
+        Some(spent) => Step::Done(respond(caller, body, spent)),
+        None => Step::Spend(caller, body),
+    }
 }
 
 /// A problem answer to an admitted caller, with its metering headers.
@@ -521,19 +650,34 @@ pub async fn finish(state: &State, route: RouteId, caller: Caller, out: Vec<u8>)
 pub async fn finish_costing(
     state: &State,
     route: RouteId,
-    mut caller: Caller,
+    caller: Caller,
     out: Vec<u8>,
     credits: u64,
 ) -> HttpResponse {
-    if let Err(denial) = state.access.spend_n(&mut caller, credits).await {
+    state.body_size_hints[route as usize].store(out.len(), Relaxed);
+    finish_body(state, caller, Body::from(out), credits).await
+}
+
+/// Spends `credits` of the caller's credits (429 when they are not left) and answers 200
+/// with `body` and the metering headers. Waits only when the credits are in Redis.
+async fn finish_body(state: &State, mut caller: Caller, body: Body, credits: u64) -> HttpResponse {
+    let spent = match state.access.spend_now(&mut caller, credits) {
+        Some(spent) => spent,
+        None => state.access.spend_n(&mut caller, credits).await,
+    };
+    respond(caller, body, spent)
+}
+
+/// The answer once the credits are spent: 200 with `body`, or the refusal.
+fn respond(caller: Caller, body: Body, spent: Result<(), crate::access::Denial>) -> HttpResponse {
+    if let Err(denial) = spent {
         let (problem, meter) = Problem::from_denial(denial);
         return with_meter(
             problem.into_response(),
             meter.as_ref().or(caller.headers.as_ref()),
         );
     }
-    state.body_size_hints[route as usize].store(out.len(), Relaxed);
-    let mut response = Response::new(Body::from(out));
+    let mut response = Response::new(body);
     *response.headers_mut() = answer_headers(caller.headers.as_ref());
     response
 }
@@ -683,6 +827,19 @@ mod tests {
             );
             assert_eq!(h.len(), 4 + usize::from(credits.is_some()));
         }
+    }
+
+    #[test]
+    fn the_future_of_a_request_stays_small() {
+        // Only the type is needed: the function is never called.
+        fn size<F, Fut>(_: F) -> usize
+        where
+            F: FnOnce(&'static State, Request<Incoming>, &'static Connection) -> Fut,
+        {
+            std::mem::size_of::<Fut>()
+        }
+        let bytes = size(handle);
+        assert!(bytes <= 4096, "the request future is {bytes} bytes");
     }
 
     #[test]

@@ -7,8 +7,8 @@ use hyper::header::{self, HeaderValue};
 use super::{HttpResponse, State, json_response};
 use crate::http::body::Body;
 use crate::http::metrics::{
-    EventFacts, ReloadFacts, RemoteFacts, SnapshotFacts, WebhookFacts, render_events,
-    render_remote, render_webhooks,
+    EventFacts, LiveFacts, ReloadFacts, RemoteFacts, SnapshotFacts, WebhookFacts, render_events,
+    render_live, render_remote, render_webhooks,
 };
 use crate::http::openapi;
 use crate::http::problem::Problem;
@@ -111,11 +111,48 @@ pub fn metrics(state: &State) -> HttpResponse {
             },
         );
     }
+    if let Some(live) = &state.live {
+        render_live_report(&mut text, &live.report());
+    }
     let mut response = Response::new(Body::from(text.into_bytes()));
     response
         .headers_mut()
         .insert(header::CONTENT_TYPE, PROMETHEUS_TEXT);
     response
+}
+
+/// The live lookups' series, from their report.
+fn render_live_report(text: &mut String, report: &crate::live::stats::Report) {
+    use crate::live::cache::Kind;
+    use crate::live::stats::{LATENCY_BOUNDS_MS, Outcome, Upstream};
+    let c = &report.upstreams;
+    let outcomes = Outcome::ALL.map(Outcome::as_str);
+    let requests = Upstream::ALL.map(|u| (u.as_str(), &c.requests[u as usize][..]));
+    let bounds = LATENCY_BOUNDS_MS.map(|ms| ms as f64 / 1e3);
+    let durations = Upstream::ALL.map(|u| {
+        let i = u as usize;
+        (
+            u.as_str(),
+            &c.buckets[i][..],
+            c.sent[i],
+            c.sum_us[i] as f64 / 1e6,
+        )
+    });
+    let cache = Kind::ALL.map(|k| {
+        let [hits, misses] = report.cache[k as usize];
+        (k.as_str(), hits, misses)
+    });
+    render_live(
+        text,
+        &LiveFacts {
+            outcomes: &outcomes,
+            requests: &requests,
+            bounds: &bounds,
+            durations: &durations,
+            cache: &cache,
+            cache_entries: report.cache_entries,
+        },
+    );
 }
 
 /// What `/metrics` reports of a loaded snapshot.

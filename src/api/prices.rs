@@ -7,7 +7,7 @@ use std::time::Instant;
 use hyper::Request;
 use smallvec::SmallVec;
 
-use super::{Connection, HttpResponse, State, answered};
+use super::{Connection, Reuse, State, Step, answered};
 use crate::access::Caller;
 use crate::http::params;
 use crate::http::problem::Problem;
@@ -27,9 +27,9 @@ pub enum Endpoint {
 }
 
 /// Answers one price endpoint: snapshot, key, rate, parameters, plan, existence,
-/// credits, answer.
+/// credits, answer (a credit kept in Redis is left to [`Step::finish`]).
 #[allow(clippy::too_many_arguments)]
-pub async fn endpoint<B>(
+pub fn endpoint<B>(
     state: &State,
     req: &Request<B>,
     route: RouteId,
@@ -37,22 +37,34 @@ pub async fn endpoint<B>(
     segment: &str,
     conn: &Connection,
     started: Instant,
-) -> HttpResponse {
+) -> Step {
     // One snapshot for the whole request; parameters (400), plan (403) and existence
-    // (404) are all in `answer`, which writes the body.
-    answered(state, req, route, conn, |loaded, caller, out| {
-        answer(
-            state,
-            loaded,
-            caller,
-            req.uri().query(),
-            endpoint,
-            segment,
-            started,
-            out,
-        )
-    })
-    .await
+    // (404) are all in `answer`, which writes the body. Every answer here depends only
+    // on the snapshot, the plan and the target, but for the prices' elapsed time.
+    let reuse = match endpoint {
+        Endpoint::Prices => Reuse::Elapsed(started),
+        Endpoint::Cheapest(_) | Endpoint::Registrars => Reuse::Whole,
+    };
+    answered(
+        state,
+        req,
+        route,
+        segment,
+        conn,
+        reuse,
+        |loaded, caller, out| {
+            answer(
+                state,
+                loaded,
+                caller,
+                req.uri().query(),
+                endpoint,
+                segment,
+                started,
+                out,
+            )
+        },
+    )
 }
 
 /// Parses the parameters of `route`, applies the plan, and writes the answer.

@@ -55,6 +55,10 @@ pub struct Split {
     pub domain: String,
     /// Where the suffix starts in `domain` (`domain[suffix_at..]` is `co.uk`).
     pub suffix_at: usize,
+    /// Whether the suffix is one of the PRIVATE section that tldsnap prices (`us.com`):
+    /// its names are registered with the company that runs it, not with the TLD's
+    /// registry.
+    pub private: bool,
 }
 
 impl Split {
@@ -110,7 +114,8 @@ impl Names {
             .all
             .suffix(bytes)
             .map_or((0, None), |s| (s.as_bytes().len(), s.typ()));
-        let suffix_len = if typ == Some(Type::Private) && !priced(&name[name.len() - len..]) {
+        let private_priced = typ == Some(Type::Private) && priced(&name[name.len() - len..]);
+        let suffix_len = if typ == Some(Type::Private) && !private_priced {
             self.icann.suffix(bytes).map_or(0, |s| s.as_bytes().len())
         } else {
             len
@@ -128,6 +133,7 @@ impl Names {
         Ok(Split {
             suffix_at: suffix_at - label_start,
             domain,
+            private: private_priced,
         })
     }
 }
@@ -185,6 +191,10 @@ mod tests {
     #[test]
     fn a_priced_private_suffix_wins() {
         assert_eq!(split("example.us.com"), ok("example.us.com", "us.com"));
+        let priced = |s: &str| matches!(s, "us.com" | "com");
+        assert!(names().split("example.us.com", priced).unwrap().private);
+        assert!(!names().split("example.com", priced).unwrap().private);
+        assert!(!names().split("foo.github.io", priced).unwrap().private);
         // br.com is private too, but not priced in this test's `priced`.
         assert_eq!(split("example.br.com"), ok("br.com", "com"));
     }

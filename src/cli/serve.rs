@@ -115,17 +115,32 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
+    /// How the worker threads serve connections: `shared`, one runtime whose workers
+    /// steal each other's work (one worker: tokio's current_thread scheduler); or
+    /// `per-thread`, each worker a current_thread runtime accepting from a listener of
+    /// its own bound with SO_REUSEPORT (thread per core; docs/PERFORMANCE.md, "Thread
+    /// per core").
+    #[arg(long, value_enum, default_value_t = RuntimeKind::Shared)]
+    runtime: RuntimeKind,
     #[command(flatten)]
     live: LiveArgs,
+}
+
+/// `--runtime`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum RuntimeKind {
+    Shared,
+    PerThread,
 }
 
 /// The live lookups' flags (docs/LIVE.md).
 #[derive(clap::Args)]
 #[command(next_help_heading = "Live domain data (docs/LIVE.md)")]
 pub struct LiveArgs {
-    /// Answer the live endpoints (registration data, status) by asking registries
-    /// (RDAP, WHOIS). Without it they answer 404 live_unavailable and the server opens
-    /// no outbound connection.
+    /// Answer the live endpoints (registration data, status, DNS, availability, TLS) by
+    /// asking registries (RDAP, WHOIS), a DNS resolver and the domains' web servers.
+    /// Without it they answer 404 live_unavailable and the server opens no outbound
+    /// connection.
     #[arg(long)]
     live: bool,
     /// RDAP bootstrap in IANA's dns.json format (RFC 9224), instead of the IANA data
@@ -138,6 +153,13 @@ pub struct LiveArgs {
     /// The port of the WHOIS servers it names.
     #[arg(long, value_name = "PORT", requires = "live")]
     whois_port: Option<u16>,
+    /// The port a domain's TLS certificate is read on (the TLS lookup; tests).
+    #[arg(long, value_name = "PORT", requires = "live")]
+    tls_port: Option<u16>,
+    /// The DNS resolver the live lookups ask (IP:PORT), instead of the system's
+    /// (/etc/resolv.conf).
+    #[arg(long, value_name = "IP:PORT", requires = "live")]
+    resolver: Option<std::net::SocketAddr>,
     /// PEM file of the root certificates trusted for every TLS connection of the live
     /// lookups, instead of Mozilla's roots (webpki-roots).
     #[arg(long, value_name = "FILE", requires = "live")]
@@ -180,6 +202,10 @@ impl LiveArgs {
         if let Some(port) = self.whois_port {
             config.whois_port = port;
         }
+        config.resolver = self.resolver;
+        if let Some(port) = self.tls_port {
+            config.tls_port = port;
+        }
         if let Some(path) = &self.tls_roots {
             config.tls_roots = Some(tldsnap::live::https::read_roots(path)?);
         }
@@ -214,7 +240,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Some(n) => usize::try_from(n)?,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let mut runtime = if workers == 1 {
+    // Per thread: the serving threads are `server::run_threads`'; this runtime keeps the
+    // setup and the background work (reloads, usage flushes, webhooks).
+    let mut runtime = if workers == 1 || args.runtime == RuntimeKind::PerThread {
         tokio::runtime::Builder::new_current_thread()
     } else {
         let mut b = tokio::runtime::Builder::new_multi_thread();
@@ -225,10 +253,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let runtime = runtime
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(serve(args, public_url))
+    runtime.block_on(serve(args, public_url, workers))
 }
 
-async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
+async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), CliError> {
     let live = match args.live.config()? {
         Some(config) => {
             eprintln!(
@@ -250,6 +278,18 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         Some(path) => Plans::load(path)?,
         None => Plans::default(),
     };
+    // First of all that uses the data directory: it locks it for this process (and with
+    // a usage store, hands back the leases of an earlier run that crashed).
+    let access = Arc::new(
+        Access::new(AccessConfig {
+            plans,
+            keys_path: args.keys.clone(),
+            data_dir: args.data_dir.clone(),
+            usage_store: args.usage_store.clone(),
+            clock: Arc::new(SystemClock),
+        })
+        .await?,
+    );
     let events = match &args.data_dir {
         Some(dir) => {
             let retention_ms =
@@ -264,11 +304,12 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
             // With a shared usage store, replicas share one event sequence through it.
             let log = match &args.usage_store {
                 Some(url) => {
+                    let shown = tldsnap::access::remote::redact(url);
                     let shared = Shared::connect(url)
-                        .map_err(|e| format!("the shared event sequence at {url}: {e}"))?;
+                        .map_err(|e| format!("the shared event sequence at {shown}: {e}"))?;
                     let log = Arc::new(log.with_shared(shared)?);
                     log.start_mirror(url.clone());
-                    eprintln!("tldsnap: event log: a mirror of the sequence shared at {url}");
+                    eprintln!("tldsnap: event log: a mirror of the sequence shared at {shown}");
                     log
                 }
                 None => Arc::new(log),
@@ -339,16 +380,6 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
         Some(log) => store.observed(Arc::clone(log) as Arc<dyn SwapObserver>),
         None => store,
     });
-    let access = Arc::new(
-        Access::new(AccessConfig {
-            plans,
-            keys_path: args.keys.clone(),
-            data_dir: args.data_dir.clone(),
-            usage_store: args.usage_store.clone(),
-            clock: Arc::new(SystemClock),
-        })
-        .await?,
-    );
 
     // Signal handlers are installed before the listener is bound, so a signal sent as
     // soon as the port answers is never missed (or fatal).
@@ -356,10 +387,24 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
 
-    let listener = TcpListener::bind(&args.addr)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
-    let local: SocketAddr = listener.local_addr()?;
+    let listen_error = |e: std::io::Error| format!("cannot listen on {}: {e}", args.addr);
+    let listeners = match args.runtime {
+        RuntimeKind::Shared => {
+            Listeners::One(TcpListener::bind(&args.addr).await.map_err(listen_error)?)
+        }
+        RuntimeKind::PerThread => {
+            let addr = tokio::net::lookup_host(&args.addr)
+                .await
+                .map_err(listen_error)?
+                .next()
+                .ok_or_else(|| format!("cannot listen on {}: no address", args.addr))?;
+            Listeners::PerThread(server::reuseport_listeners(addr, workers).map_err(listen_error)?)
+        }
+    };
+    let local: SocketAddr = match &listeners {
+        Listeners::One(listener) => listener.local_addr()?,
+        Listeners::PerThread(listeners) => listeners[0].local_addr()?,
+    };
     let session_secret = match (&args.session_secret_file, &args.data_dir) {
         (Some(path), _) => Secret::read_file(path)?,
         (None, Some(dir)) => Secret::load_or_create(dir)?,
@@ -511,7 +556,12 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
             _ = interrupt.recv() => eprintln!("tldsnap: SIGINT: finishing in-flight requests"),
         }
     };
-    let served = server::run(listener, state, connections, shutdown).await;
+    let served = match listeners {
+        Listeners::One(listener) => server::run(listener, state, connections, shutdown).await,
+        Listeners::PerThread(listeners) => {
+            server::run_threads(listeners, state, connections, shutdown).await
+        }
+    };
     reloader.abort();
     if let Some(watcher) = watcher {
         watcher.abort();
@@ -524,6 +574,13 @@ async fn serve(args: Args, public_url: String) -> Result<(), CliError> {
     persisted?;
     eprintln!("tldsnap: stopped");
     Ok(())
+}
+
+/// Where connections come from: one listener for the shared runtime, or one per serving
+/// thread.
+enum Listeners {
+    One(TcpListener),
+    PerThread(Vec<std::net::TcpListener>),
 }
 
 /// Renders the most visited web pages of the snapshot just loaded, off the request

@@ -31,14 +31,17 @@
 //! - **Redis down**: a swap is refused (the old snapshot keeps serving and `--watch`
 //!   tries again), so no replica serves prices whose events are not in Redis.
 //!
-//! The connection is a blocking one (swaps are rare and already wait for an fsync);
-//! the RESP encoding and parsing are the usage store's ([`crate::access::remote`]).
+//! The connection is a blocking one of the `redis` crate (swaps are rare and already
+//! wait for an fsync); the scripts run by `EVALSHA` (loaded the first time), the
+//! streams are read with the crate's stream replies, and the address is the usage
+//! store's, parsed and shown (password hidden) by [`crate::access::remote`].
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
-use crate::access::remote::{Reply, Target, encode, parse, parse_url};
+use redis::streams::{StreamId, StreamRangeReply, StreamReadReply};
+use redis::{Client, Connection, FromRedisValue, RedisResult, Script};
+
+use crate::access::remote::{parse_url, redact};
 
 /// Longest wait for a reply (`XREAD BLOCK` waits [`BLOCK_MS`] more).
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
@@ -114,9 +117,12 @@ pub struct Registered {
 
 /// A blocking connection to the Redis that holds the shared sequence.
 pub struct Shared {
+    /// The address as shown: [`redact`]ed.
     url: String,
-    target: Target,
-    conn: Option<Conn>,
+    client: Client,
+    conn: Option<Connection>,
+    register: Script,
+    publish: Script,
 }
 
 impl std::fmt::Debug for Shared {
@@ -125,54 +131,64 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-struct Conn {
-    stream: TcpStream,
-    buf: Vec<u8>,
-}
-
 impl Shared {
     /// Connects to `redis://…` (the `--usage-store` address).
     pub fn connect(url: &str) -> Result<Shared, String> {
+        let client = Client::open(parse_url(url)?).map_err(|e| e.to_string())?;
         let mut shared = Shared {
-            url: url.to_owned(),
-            target: parse_url(url)?,
+            url: redact(url),
+            client,
             conn: None,
+            register: Script::new(REGISTER),
+            publish: Script::new(PUBLISH),
         };
-        shared.call(&[b"PING"])?;
+        shared.query::<String>(&redis::cmd("PING"))?;
         Ok(shared)
     }
 
-    /// The address it was given.
+    /// The address it was given, password hidden: what logs and errors show.
     pub fn url(&self) -> &str {
         &self.url
     }
 
-    /// One command and its reply; an error reply is an `Err`. A broken connection is
-    /// dropped (the next call reconnects).
-    fn call(&mut self, args: &[&[u8]]) -> Result<Reply, String> {
-        self.call_waiting(args, Duration::ZERO)
-    }
-
-    fn call_waiting(&mut self, args: &[&[u8]], extra: Duration) -> Result<Reply, String> {
+    /// Runs `call` on the connection (opened first if there is none), waiting at most
+    /// [`CALL_TIMEOUT`] + `extra` for the reply. A failure other than an error reply
+    /// drops the connection (the next call reconnects).
+    fn run<T>(
+        &mut self,
+        extra: Duration,
+        call: impl FnOnce(&mut Connection, &Scripts<'_>) -> RedisResult<T>,
+    ) -> Result<T, String> {
         if self.conn.is_none() {
-            self.conn = Some(open(&self.target)?);
+            let conn = self
+                .client
+                .get_connection_with_timeout(CALL_TIMEOUT)
+                .map_err(|e| e.to_string())?;
+            conn.set_write_timeout(Some(CALL_TIMEOUT))
+                .map_err(|e| e.to_string())?;
+            self.conn = Some(conn);
         }
         let conn = self.conn.as_mut().expect("just opened");
-        let result = conn.call(args, CALL_TIMEOUT + extra);
+        let scripts = Scripts {
+            register: &self.register,
+            publish: &self.publish,
+        };
+        let result = conn
+            .set_read_timeout(Some(CALL_TIMEOUT + extra))
+            .and_then(|()| call(conn, &scripts));
         if let Err(e) = &result
-            && !e.is_reply
+            && !matches!(
+                e.kind(),
+                redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
+            )
         {
             self.conn = None;
         }
-        result.map_err(|e| e.text)
+        result.map_err(|e| e.to_string())
     }
 
-    fn eval(&mut self, script: &str, keys: &[&str], args: &[&[u8]]) -> Result<Reply, String> {
-        let n = keys.len().to_string();
-        let mut full: Vec<&[u8]> = vec![b"EVAL", script.as_bytes(), n.as_bytes()];
-        full.extend(keys.iter().map(|k| k.as_bytes()));
-        full.extend_from_slice(args);
-        self.call(&full)
+    fn query<T: FromRedisValue>(&mut self, cmd: &redis::Cmd) -> Result<T, String> {
+        self.run(Duration::ZERO, |c, _| cmd.query(c))
     }
 
     /// Registers the swap `from → to` of `count` events (see the module docs); `floor`
@@ -186,28 +202,19 @@ impl Shared {
         at_ms: i64,
         floor: u64,
     ) -> Result<(u64, i64, bool), String> {
-        let (f, t) = (hex(from), hex(to));
-        let (count, at, floor) = (count.to_string(), at_ms.to_string(), floor.to_string());
-        let reply = self.eval(
-            REGISTER,
-            &[INDEX, COUNTER, SWAPS],
-            &[
-                f.as_bytes(),
-                t.as_bytes(),
-                count.as_bytes(),
-                at.as_bytes(),
-                floor.as_bytes(),
-            ],
-        )?;
-        let items = array(reply)?;
-        let [new, first, at] = items.as_slice() else {
-            return Err("unexpected reply to the swap registration".into());
-        };
-        Ok((
-            number(first)?,
-            number(at)? as i64,
-            matches!(new, Reply::Int(1)),
-        ))
+        let (new, first, at): (i64, u64, i64) = self.run(Duration::ZERO, |c, s| {
+            s.register
+                .key(INDEX)
+                .key(COUNTER)
+                .key(SWAPS)
+                .arg(hex(from))
+                .arg(hex(to))
+                .arg(count)
+                .arg(at_ms)
+                .arg(floor)
+                .invoke(c)
+        })?;
+        Ok((first, at, new == 1))
     }
 
     /// Publishes the events (JSON, in order, the first with id `first_id`) of the swap
@@ -221,68 +228,71 @@ impl Shared {
     ) -> Result<(), String> {
         let key = events_key(from, to, first_id);
         for (i, chunk) in events.chunks(PUBLISH_CHUNK).enumerate() {
-            let start = (first_id + (i * PUBLISH_CHUNK) as u64).to_string();
-            let mut args: Vec<&[u8]> = vec![start.as_bytes()];
-            args.extend_from_slice(chunk);
-            self.eval(PUBLISH, &[&key], &args)?;
+            let start = first_id + (i * PUBLISH_CHUNK) as u64;
+            let _added: u64 = self.run(Duration::ZERO, |c, s| {
+                let mut call = s.publish.key(&key);
+                call.arg(start);
+                for e in chunk {
+                    call.arg(*e);
+                }
+                call.invoke(c)
+            })?;
         }
         Ok(())
     }
 
     /// The swaps registered after the swaps-stream entry `after` ("0-0": all), in order.
     pub fn swaps_after(&mut self, after: &str) -> Result<Vec<Registered>, String> {
-        let start = format!("({after}");
-        let reply = self.call(&[b"XRANGE", SWAPS.as_bytes(), start.as_bytes(), b"+"])?;
-        array(reply)?.into_iter().map(registered).collect()
+        let reply: StreamRangeReply = self.query(
+            redis::cmd("XRANGE")
+                .arg(SWAPS)
+                .arg(format!("({after}"))
+                .arg("+"),
+        )?;
+        reply.ids.iter().map(registered).collect()
     }
 
     /// Waits up to [`BLOCK_MS`] for swaps registered after `after`; returns them (none
     /// when the wait ended without one).
     pub fn wait_swaps(&mut self, after: &str) -> Result<Vec<Registered>, String> {
-        let block = BLOCK_MS.to_string();
-        let reply = self.call_waiting(
-            &[
-                b"XREAD",
-                b"BLOCK",
-                block.as_bytes(),
-                b"STREAMS",
-                SWAPS.as_bytes(),
-                after.as_bytes(),
-            ],
-            Duration::from_millis(BLOCK_MS),
-        )?;
-        match reply {
-            Reply::Array(None) => Ok(Vec::new()),
-            reply => {
-                let streams = array(reply)?;
-                let mut out = Vec::new();
-                for stream in streams {
-                    let mut parts = array(stream)?.into_iter();
-                    let entries = parts.nth(1).ok_or("XREAD reply without entries")?;
-                    for entry in array(entries)? {
-                        out.push(registered(entry)?);
-                    }
-                }
-                Ok(out)
+        let reply: Option<StreamReadReply> =
+            self.run(Duration::from_millis(BLOCK_MS), |c, _| {
+                redis::cmd("XREAD")
+                    .arg("BLOCK")
+                    .arg(BLOCK_MS)
+                    .arg("STREAMS")
+                    .arg(SWAPS)
+                    .arg(after)
+                    .query(c)
+            })?;
+        let mut out = Vec::new();
+        for stream in reply.map(|r| r.keys).unwrap_or_default() {
+            for entry in &stream.ids {
+                out.push(registered(entry)?);
             }
         }
+        Ok(out)
     }
 
     /// The events of a registered swap, in id order; an error unless all `count` are
     /// there.
     pub fn events(&mut self, swap: &Registered) -> Result<Vec<Vec<u8>>, String> {
         let key = events_key(swap.from, swap.to, swap.first_id);
-        let reply = self.call(&[b"XRANGE", key.as_bytes(), b"-", b"+"])?;
+        let reply: StreamRangeReply =
+            self.query(redis::cmd("XRANGE").arg(&key).arg("-").arg("+"))?;
         let mut out = Vec::with_capacity(swap.count as usize);
-        for (k, entry) in array(reply)?.into_iter().enumerate() {
-            let mut parts = array(entry)?.into_iter();
-            let id = bulk(parts.next().ok_or("an entry without id")?)?;
-            if id != format!("{}-0", swap.first_id + k as u64).into_bytes() {
+        for (k, entry) in reply.ids.iter().enumerate() {
+            if entry.id != format!("{}-0", swap.first_id + k as u64) {
                 return Err(format!("{key}: entry {} out of sequence", k + 1));
             }
-            let fields = array(parts.next().ok_or("an entry without fields")?)?;
-            let value = fields.into_iter().nth(1).ok_or("an entry without e")?;
-            out.push(bulk(value)?);
+            let value = entry
+                .map
+                .get("e")
+                .ok_or_else(|| format!("{key}: entry {} without e", k + 1))?;
+            out.push(
+                redis::from_redis_value_ref::<Vec<u8>>(value)
+                    .map_err(|e| format!("{key}: entry {}: {e}", k + 1))?,
+            );
         }
         if out.len() != swap.count as usize {
             return Err(format!(
@@ -300,18 +310,22 @@ impl Shared {
     pub fn forget(&mut self, swaps: &[Registered]) -> Result<(), String> {
         for s in swaps {
             let key = events_key(s.from, s.to, s.first_id);
-            self.call(&[b"DEL", key.as_bytes()])?;
-            self.call(&[b"XDEL", SWAPS.as_bytes(), s.entry.as_bytes()])?;
+            self.query::<u64>(redis::cmd("DEL").arg(&key))?;
+            self.query::<u64>(redis::cmd("XDEL").arg(SWAPS).arg(&s.entry))?;
             let pair = format!("{}:{}", hex(s.from), hex(s.to));
-            if let Reply::Bulk(Some(v)) =
-                self.call(&[b"HGET", INDEX.as_bytes(), pair.as_bytes()])?
-                && v.starts_with(format!("{}:", s.first_id).as_bytes())
-            {
-                self.call(&[b"HDEL", INDEX.as_bytes(), pair.as_bytes()])?;
+            let index: Option<String> = self.query(redis::cmd("HGET").arg(INDEX).arg(&pair))?;
+            if index.is_some_and(|v| v.starts_with(&format!("{}:", s.first_id))) {
+                self.query::<u64>(redis::cmd("HDEL").arg(INDEX).arg(&pair))?;
             }
         }
         Ok(())
     }
+}
+
+/// The two scripts, lent to a call beside the connection.
+struct Scripts<'a> {
+    register: &'a Script,
+    publish: &'a Script,
 }
 
 impl Shared {
@@ -336,134 +350,22 @@ fn hex(h: u128) -> String {
     format!("{h:032x}")
 }
 
-struct CallError {
-    text: String,
-    /// Redis answered with an error (the connection is fine).
-    is_reply: bool,
-}
-
-impl Conn {
-    fn call(&mut self, args: &[&[u8]], timeout: Duration) -> Result<Reply, CallError> {
-        let io = |e: std::io::Error| CallError {
-            text: e.to_string(),
-            is_reply: false,
-        };
-        self.stream.set_read_timeout(Some(timeout)).map_err(io)?;
-        self.stream.write_all(&encode(args)).map_err(io)?;
-        let mut chunk = [0u8; 16 * 1024];
-        loop {
-            match parse(&self.buf) {
-                Ok(Some((reply, used))) => {
-                    self.buf.drain(..used);
-                    return match reply {
-                        Reply::Error(e) => Err(CallError {
-                            text: e,
-                            is_reply: true,
-                        }),
-                        r => Ok(r),
-                    };
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    return Err(CallError {
-                        text: e,
-                        is_reply: false,
-                    });
-                }
-            }
-            let n = self.stream.read(&mut chunk).map_err(io)?;
-            if n == 0 {
-                return Err(CallError {
-                    text: "connection closed".into(),
-                    is_reply: false,
-                });
-            }
-            self.buf.extend_from_slice(&chunk[..n]);
-        }
-    }
-}
-
-fn open(target: &Target) -> Result<Conn, String> {
-    let addr = std::net::ToSocketAddrs::to_socket_addrs(&target.addr)
-        .map_err(|e| format!("{}: {e}", target.addr))?
-        .next()
-        .ok_or_else(|| format!("{}: no address", target.addr))?;
-    let stream = TcpStream::connect_timeout(&addr, CALL_TIMEOUT)
-        .map_err(|e| format!("{}: {e}", target.addr))?;
-    let _ = stream.set_nodelay(true);
-    stream
-        .set_write_timeout(Some(CALL_TIMEOUT))
-        .map_err(|e| e.to_string())?;
-    let mut conn = Conn {
-        stream,
-        buf: Vec::new(),
-    };
-    let text = |e: CallError| e.text;
-    if let Some((user, pass)) = &target.auth {
-        let mut args: Vec<&[u8]> = vec![b"AUTH"];
-        if let Some(u) = user {
-            args.push(u.as_bytes());
-        }
-        args.push(pass.as_bytes());
-        conn.call(&args, CALL_TIMEOUT).map_err(text)?;
-    }
-    if let Some(db) = target.db {
-        conn.call(&[b"SELECT", db.to_string().as_bytes()], CALL_TIMEOUT)
-            .map_err(text)?;
-    }
-    Ok(conn)
-}
-
-fn array(r: Reply) -> Result<Vec<Reply>, String> {
-    match r {
-        Reply::Array(Some(items)) => Ok(items),
-        other => Err(format!("expected an array, got {other:?}")),
-    }
-}
-
-fn bulk(r: Reply) -> Result<Vec<u8>, String> {
-    match r {
-        Reply::Bulk(Some(b)) => Ok(b),
-        other => Err(format!("expected a string, got {other:?}")),
-    }
-}
-
-fn number(r: &Reply) -> Result<u64, String> {
-    match r {
-        Reply::Int(i) => u64::try_from(*i).map_err(|_| format!("negative {i}")),
-        Reply::Bulk(Some(b)) => std::str::from_utf8(b)
-            .ok()
-            .and_then(|s| s.parse::<i64>().ok())
-            .map(|n| n as u64)
-            .ok_or_else(|| format!("not a number: {:?}", String::from_utf8_lossy(b))),
-        other => Err(format!("expected a number, got {other:?}")),
-    }
-}
-
-/// A swaps-stream entry: `[id, [field, value, …]]`.
-fn registered(entry: Reply) -> Result<Registered, String> {
-    let mut parts = array(entry)?.into_iter();
-    let entry = String::from_utf8(bulk(parts.next().ok_or("an entry without id")?)?)
-        .map_err(|_| "an entry id that is not text")?;
-    let fields = array(parts.next().ok_or("an entry without fields")?)?;
-    let mut get = std::collections::HashMap::new();
-    let mut it = fields.into_iter();
-    while let (Some(k), Some(v)) = (it.next(), it.next()) {
-        get.insert(bulk(k)?, bulk(v)?);
-    }
+/// A swaps-stream entry: fields from, to, first_id, count, at_ms.
+fn registered(entry: &StreamId) -> Result<Registered, String> {
+    let id = &entry.id;
     let text = |name: &str| -> Result<String, String> {
-        get.get(name.as_bytes())
-            .and_then(|v| String::from_utf8(v.clone()).ok())
-            .ok_or_else(|| format!("swap entry {entry} without {name}"))
+        entry
+            .get::<String>(name)
+            .ok_or_else(|| format!("swap entry {id} without {name}"))
     };
     let hash = |name: &str| -> Result<u128, String> {
         let t = text(name)?;
-        u128::from_str_radix(&t, 16).map_err(|_| format!("swap entry {entry}: bad {name}"))
+        u128::from_str_radix(&t, 16).map_err(|_| format!("swap entry {id}: bad {name}"))
     };
     let num = |name: &str| -> Result<i64, String> {
         text(name)?
             .parse()
-            .map_err(|_| format!("swap entry {entry}: bad {name}"))
+            .map_err(|_| format!("swap entry {id}: bad {name}"))
     };
     Ok(Registered {
         from: hash("from")?,
@@ -471,6 +373,6 @@ fn registered(entry: Reply) -> Result<Registered, String> {
         first_id: num("first_id")? as u64,
         count: num("count")? as u32,
         at_ms: num("at_ms")?,
-        entry,
+        entry: id.clone(),
     })
 }

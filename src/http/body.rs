@@ -1,6 +1,7 @@
 //! The response body: one chunk, either shared bytes (static or reference-counted) or a
-//! buffer the query layer just wrote, handed to hyper as it is; or, for the one answer
-//! that is not complete when it starts (an event stream), chunks from a channel.
+//! buffer the query layer just wrote, handed to hyper as it is; or up to three chunks
+//! (a kept answer with a fresh part in the middle, [`Body::spliced`]); or, for the one
+//! answer that is not complete when it starts (an event stream), chunks from a channel.
 //!
 //! `http_body_util::Full<Bytes>` would do, but turning the query's `Vec<u8>` into
 //! `Bytes` allocates a second block (the shared header that `Bytes` keeps for a vector
@@ -14,9 +15,14 @@ use std::task::{Context, Poll};
 use bytes::{Buf, Bytes};
 use hyper::body::{Frame, SizeHint};
 
-/// A response body: complete, sent as one data frame, or streamed ([`Body::channel`]).
+/// A response body: complete, sent as one data frame (or up to three), or streamed
+/// ([`Body::channel`]).
 #[derive(Debug, Default)]
-pub struct Body(Option<Chunk>, Option<Streamed>);
+pub struct Body(
+    Option<Chunk>,
+    Option<Streamed>,
+    Option<Box<[Option<Chunk>; 2]>>,
+);
 
 /// The streamed part of a [`Body`]: chunks as they are produced, and whatever must live
 /// exactly as long as the body ([`Body::with_guard`]).
@@ -43,12 +49,55 @@ pub enum Chunk {
         /// How many of them have been consumed.
         pos: usize,
     },
+    /// A few bytes held in place (no allocation): `buf[pos..end]` are left.
+    Inline {
+        /// The bytes.
+        buf: [u8; INLINE],
+        /// The first byte not yet consumed.
+        pos: u8,
+        /// The end of the bytes.
+        end: u8,
+    },
+}
+
+/// Most bytes a [`Chunk::Inline`] holds.
+pub const INLINE: usize = 24;
+
+impl Chunk {
+    /// `bytes` as a chunk: held in place when they fit, else in a buffer.
+    pub fn small(bytes: &[u8]) -> Chunk {
+        if bytes.len() > INLINE {
+            return Chunk::Owned {
+                buf: bytes.to_vec(),
+                pos: 0,
+            };
+        }
+        let mut buf = [0; INLINE];
+        buf[..bytes.len()].copy_from_slice(bytes);
+        Chunk::Inline {
+            buf,
+            pos: 0,
+            end: bytes.len() as u8,
+        }
+    }
 }
 
 impl Body {
-    /// The bytes, as a slice (empty once hyper has taken them, and for a stream).
+    /// The bytes of the first chunk, as a slice (the whole body but for a spliced one;
+    /// empty once hyper has taken them, and for a stream).
     pub fn bytes(&self) -> &[u8] {
         self.0.as_ref().map_or(&[], |c| c.chunk())
+    }
+
+    /// A body of three chunks sent one after the other: shared bytes, a part of this
+    /// request, and more shared bytes. A kept answer with one part written anew is
+    /// sent like this instead of being copied into a new buffer.
+    pub fn spliced(head: Bytes, middle: Chunk, tail: Bytes) -> Body {
+        Body(
+            Some(Chunk::Shared(head)),
+            None,
+            Some(Box::new([Some(middle), Some(Chunk::Shared(tail))])),
+        )
     }
 
     /// A body sent in chunks as they arrive on `chunks`, ending when every sender is
@@ -60,6 +109,7 @@ impl Body {
                 chunks,
                 _guard: None,
             }),
+            None,
         )
     }
 
@@ -81,19 +131,19 @@ impl Body {
 
 impl From<Vec<u8>> for Body {
     fn from(buf: Vec<u8>) -> Body {
-        Body(Some(Chunk::Owned { buf, pos: 0 }), None)
+        Body(Some(Chunk::Owned { buf, pos: 0 }), None, None)
     }
 }
 
 impl From<Bytes> for Body {
     fn from(bytes: Bytes) -> Body {
-        Body(Some(Chunk::Shared(bytes)), None)
+        Body(Some(Chunk::Shared(bytes)), None, None)
     }
 }
 
 impl From<&'static [u8]> for Body {
     fn from(bytes: &'static [u8]) -> Body {
-        Body(Some(Chunk::Shared(Bytes::from_static(bytes))), None)
+        Body(Some(Chunk::Shared(Bytes::from_static(bytes))), None, None)
     }
 }
 
@@ -102,6 +152,7 @@ impl Buf for Chunk {
         match self {
             Chunk::Shared(b) => b.len(),
             Chunk::Owned { buf, pos } => buf.len() - pos,
+            Chunk::Inline { pos, end, .. } => usize::from(end - pos),
         }
     }
 
@@ -109,6 +160,7 @@ impl Buf for Chunk {
         match self {
             Chunk::Shared(b) => b,
             Chunk::Owned { buf, pos } => &buf[*pos..],
+            Chunk::Inline { buf, pos, end } => &buf[usize::from(*pos)..usize::from(*end)],
         }
     }
 
@@ -119,6 +171,24 @@ impl Buf for Chunk {
                 assert!(cnt <= buf.len() - *pos, "advance past the end of the body");
                 *pos += cnt;
             }
+            Chunk::Inline { pos, end, .. } => {
+                assert!(
+                    cnt <= usize::from(*end - *pos),
+                    "advance past the end of the body"
+                );
+                *pos += cnt as u8;
+            }
+        }
+    }
+}
+
+impl Body {
+    /// Bytes left in the complete chunks.
+    fn remaining(&self) -> usize {
+        let first = self.0.as_ref().map_or(0, Buf::remaining);
+        match &self.2 {
+            None => first,
+            Some(more) => first + more.iter().flatten().map(Buf::remaining).sum::<usize>(),
         }
     }
 }
@@ -137,18 +207,26 @@ impl hyper::body::Body for Body {
                 .poll_recv(cx)
                 .map(|chunk| chunk.map(|buf| Ok(Frame::data(Chunk::Owned { buf, pos: 0 }))));
         }
-        Poll::Ready(self.0.take().map(|c| Ok(Frame::data(c))))
+        let next = match (self.0.take(), &mut self.2) {
+            (Some(chunk), _) => Some(chunk),
+            (None, Some(more)) => {
+                let [a, b] = &mut **more;
+                a.take().or_else(|| b.take())
+            }
+            (None, None) => None,
+        };
+        Poll::Ready(next.map(|c| Ok(Frame::data(c))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.1.is_none() && self.0.as_ref().is_none_or(|c| c.remaining() == 0)
+        self.1.is_none() && self.remaining() == 0
     }
 
     fn size_hint(&self) -> SizeHint {
         if self.1.is_some() {
             return SizeHint::default();
         }
-        SizeHint::with_exact(self.0.as_ref().map_or(0, |c| c.remaining() as u64))
+        SizeHint::with_exact(self.remaining() as u64)
     }
 }
 
@@ -196,6 +274,36 @@ mod tests {
         let collected = body.collect().await.unwrap().to_bytes();
         assert_eq!(&collected[..], b"one two");
         assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
+    }
+
+    #[tokio::test]
+    async fn a_spliced_body_sends_its_three_chunks_in_order() {
+        for middle in [&b"0.04ms"[..], &[b'9'; INLINE + 5][..], b""] {
+            let body = Body::spliced(
+                Bytes::from_static(b"head "),
+                Chunk::small(middle),
+                Bytes::from_static(b" tail"),
+            );
+            let want = [&b"head "[..], middle, b" tail"].concat();
+            assert_eq!(
+                hyper::body::Body::size_hint(&body).exact(),
+                Some(want.len() as u64)
+            );
+            assert!(!hyper::body::Body::is_end_stream(&body));
+            let collected = body.collect().await.unwrap().to_bytes();
+            assert_eq!(&collected[..], &want[..]);
+        }
+    }
+
+    #[test]
+    fn an_inline_chunk_advances_like_bytes() {
+        let mut chunk = Chunk::small(b"abcdef");
+        assert!(matches!(chunk, Chunk::Inline { .. }));
+        chunk.advance(2);
+        assert_eq!(chunk.chunk(), b"cdef");
+        assert_eq!(chunk.remaining(), 4);
+        chunk.advance(4);
+        assert_eq!(chunk.remaining(), 0);
     }
 
     #[test]

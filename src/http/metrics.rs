@@ -28,6 +28,10 @@
 //! | `snapshot_published_timestamp_seconds`, `snapshot_age_seconds` | gauge | when the served snapshot was published to object storage, and how long ago |
 //! | `webhook_subscriptions` | gauge | `status` = `active`, `paused`, `disabled`; only with webhooks ([`render_webhooks`]) |
 //! | `webhook_attempts_total` | counter | `result` = `delivered`, `retrying`, `disabled`, `removed`, `test` (since start) |
+//! | `live_upstream_requests_total` | counter | `upstream` = `rdap`, `whois`, `dns`, `tls`; `outcome` = `ok`, `not_found`, `timeout`, `error`, `refused`, `rate_limited`; only with `--live` ([`render_live`]) |
+//! | `live_upstream_request_duration_seconds` | histogram | `upstream` |
+//! | `live_cache_lookups_total` | counter | `cache` = `registry`, `whois_referral`, `dns`, `tls`, `dnssec_probe`; `result` = `hit`, `miss` |
+//! | `live_cache_entries` | gauge | |
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
@@ -332,33 +336,22 @@ impl Metrics {
 
         out.push_str("# HELP tldsnap_http_request_duration_seconds Time from request head to response, by route.\n");
         out.push_str("# TYPE tldsnap_http_request_duration_seconds histogram\n");
+        let bounds = BUCKETS_US.map(|us| us as f64 / 1e6);
         for slot in 0..SLOTS {
             let count = self.latency_count[slot].load(Relaxed);
             if count == 0 {
                 continue;
             }
-            let route = label(slot);
-            let mut cumulative = 0;
-            for (i, bound) in BUCKETS_US.iter().enumerate() {
-                cumulative += self.latency_buckets[slot][i].load(Relaxed);
-                let le = *bound as f64 / 1e6;
-                let _ = writeln!(
-                    out,
-                    "tldsnap_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{le}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "tldsnap_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {count}"
-            );
-            let sum = self.latency_sum_us[slot].load(Relaxed) as f64 / 1e6;
-            let _ = writeln!(
-                out,
-                "tldsnap_http_request_duration_seconds_sum{{route=\"{route}\"}} {sum}"
-            );
-            let _ = writeln!(
-                out,
-                "tldsnap_http_request_duration_seconds_count{{route=\"{route}\"}} {count}"
+            histogram_series(
+                &mut out,
+                "http_request_duration_seconds",
+                ("route", label(slot)),
+                &bounds,
+                &self.latency_buckets[slot]
+                    .each_ref()
+                    .map(|b| b.load(Relaxed)),
+                count,
+                self.latency_sum_us[slot].load(Relaxed) as f64 / 1e6,
             );
         }
 
@@ -439,6 +432,97 @@ impl Metrics {
         );
         out
     }
+}
+
+/// The series of one histogram for one label value: the cumulative `_bucket` lines up
+/// to each bound (seconds) and `+Inf`, `_sum` (seconds) and `_count`. `buckets` are
+/// the counts of each bound's bucket alone.
+fn histogram_series(
+    out: &mut String,
+    name: &str,
+    (key, value): (&str, &str),
+    bounds: &[f64],
+    buckets: &[u64],
+    count: u64,
+    sum: f64,
+) {
+    let mut cumulative = 0;
+    for (le, n) in bounds.iter().zip(buckets) {
+        cumulative += n;
+        let _ = writeln!(
+            out,
+            "tldsnap_{name}_bucket{{{key}=\"{value}\",le=\"{le}\"}} {cumulative}"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "tldsnap_{name}_bucket{{{key}=\"{value}\",le=\"+Inf\"}} {count}"
+    );
+    let _ = writeln!(out, "tldsnap_{name}_sum{{{key}=\"{value}\"}} {sum}");
+    let _ = writeln!(out, "tldsnap_{name}_count{{{key}=\"{value}\"}} {count}");
+}
+
+/// What `/metrics` reports of the live lookups, when the server makes them.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveFacts<'a> {
+    /// The `outcome` labels.
+    pub outcomes: &'a [&'a str],
+    /// Per `upstream` label: its requests by outcome (in `outcomes`' order).
+    pub requests: &'a [(&'a str, &'a [u64])],
+    /// The duration histogram's bounds, in seconds.
+    pub bounds: &'a [f64],
+    /// Per `upstream` label: requests sent by bucket (not cumulative), how many were
+    /// sent, and their durations added up, in seconds.
+    pub durations: &'a [(&'a str, &'a [u64], u64, f64)],
+    /// Per `cache` label: hits and misses.
+    pub cache: &'a [(&'a str, u64, u64)],
+    /// Answers the cache holds now.
+    pub cache_entries: u64,
+}
+
+/// Appends the live lookups' series to a rendered exposition.
+pub fn render_live(out: &mut String, facts: &LiveFacts<'_>) {
+    out.push_str("# HELP tldsnap_live_upstream_requests_total Requests of the live lookups to upstreams, by kind of upstream and outcome (ok; not_found: RDAP 404, WHOIS no match, NXDOMAIN; timeout; error; refused: not sent, tldsnap held back or the address was refused; rate_limited: the upstream answered 429 or 503).\n");
+    out.push_str("# TYPE tldsnap_live_upstream_requests_total counter\n");
+    for (upstream, counts) in facts.requests {
+        for (outcome, n) in facts.outcomes.iter().zip(counts.iter()) {
+            let _ = writeln!(
+                out,
+                "tldsnap_live_upstream_requests_total{{upstream=\"{upstream}\",outcome=\"{outcome}\"}} {n}"
+            );
+        }
+    }
+    out.push_str("# HELP tldsnap_live_upstream_request_duration_seconds Time of the requests sent to upstreams (refused ones are not), by kind of upstream.\n");
+    out.push_str("# TYPE tldsnap_live_upstream_request_duration_seconds histogram\n");
+    for (upstream, buckets, count, sum) in facts.durations {
+        histogram_series(
+            out,
+            "live_upstream_request_duration_seconds",
+            ("upstream", upstream),
+            facts.bounds,
+            buckets,
+            *count,
+            *sum,
+        );
+    }
+    out.push_str("# HELP tldsnap_live_cache_lookups_total Live answers asked of the cache, by kind of answer and result (hit: served without a lookup of the caller's own, from the cache or by joining one on its way; miss: a lookup ran).\n");
+    out.push_str("# TYPE tldsnap_live_cache_lookups_total counter\n");
+    for (cache, hits, misses) in facts.cache {
+        let _ = writeln!(
+            out,
+            "tldsnap_live_cache_lookups_total{{cache=\"{cache}\",result=\"hit\"}} {hits}"
+        );
+        let _ = writeln!(
+            out,
+            "tldsnap_live_cache_lookups_total{{cache=\"{cache}\",result=\"miss\"}} {misses}"
+        );
+    }
+    gauge(
+        out,
+        "live_cache_entries",
+        "Live answers held by the cache now (approximate).",
+        i64::try_from(facts.cache_entries).unwrap_or(i64::MAX),
+    );
 }
 
 /// A counter with a `result` label, `success` and `failure`.
@@ -534,6 +618,35 @@ mod tests {
         assert!(text.contains("tldsnap_remote_last_success_timestamp_seconds 0\n"));
         assert!(!text.contains("remote_pointer_info"));
         assert!(text.contains("tldsnap_snapshot_age_seconds 90.5\n"));
+        render_live(
+            &mut text,
+            &LiveFacts {
+                outcomes: &["ok", "timeout"],
+                requests: &[("rdap", &[3, 1]), ("dns", &[0, 0])],
+                bounds: &[0.01, 1.0],
+                durations: &[("rdap", &[2, 1], 4, 7.5), ("dns", &[0, 0], 0, 0.0)],
+                cache: &[("registry", 5, 4)],
+                cache_entries: 4,
+            },
+        );
+        assert!(text.contains(
+            "tldsnap_live_upstream_requests_total{upstream=\"rdap\",outcome=\"timeout\"} 1\n"
+        ));
+        assert!(text.contains(
+            "tldsnap_live_upstream_request_duration_seconds_bucket{upstream=\"rdap\",le=\"1\"} 3\n"
+        ));
+        assert!(text.contains(
+            "tldsnap_live_upstream_request_duration_seconds_bucket{upstream=\"rdap\",le=\"+Inf\"} 4\n"
+        ));
+        assert!(text.contains(
+            "tldsnap_live_upstream_request_duration_seconds_sum{upstream=\"rdap\"} 7.5\n"
+        ));
+        assert!(
+            text.contains(
+                "tldsnap_live_cache_lookups_total{cache=\"registry\",result=\"miss\"} 4\n"
+            )
+        );
+        assert!(text.contains("tldsnap_live_cache_entries 4\n"));
         // Every line is a comment or `name{labels} value`.
         for line in text.lines() {
             assert!(

@@ -261,14 +261,15 @@ fn operation(id: RouteId) -> Value {
         RouteId::DomainsSearch => json!({
             "operationId": "domainsSearch",
             "summary": "Domain search",
-            "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: TLD name), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
+            "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: TLD name), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`, unless `check_availability=true` asks for it live. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
             "security": keyed,
             "parameters": [
                 { "name": "q", "in": "query", "required": true, "description": "The wanted name, words (joined), or a full domain name.", "schema": { "type": "string", "pattern": SEARCH_Q, "examples": ["best shop", "bestshop.io"] } },
                 { "name": "max_price", "in": "query", "required": false, "description": "Only candidates whose first-year price is at most this many US dollars (a decimal with at most two decimals).", "schema": { "type": "string", "pattern": DOLLARS, "examples": ["12.50"] } },
                 { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep.", "style": "form", "explode": false,
                   "schema": { "type": "array", "minItems": 1, "items": { "enum": crate::query::TYPES }, "examples": [["generic", "country-code"]] } },
-                { "$ref": "#/components/parameters/limit" }
+                { "$ref": "#/components/parameters/limit" },
+                { "name": "check_availability", "in": "query", "required": false, "description": "When true, each candidate's `availability` is looked up live (docs/LIVE.md): `available`, `registered`, `reserved` or `unknown`, with `availability_reason`. Costs the plan's availability credits per candidate on top of the search's (at most `limit`, the bulk limit of 100); needs a plan with availability lookups (403 `lookup_not_in_plan`) and a server started with `--live` (404 `live_unavailable`).", "schema": { "type": "boolean", "default": false } }
             ],
             "responses": { "200": ok("SearchAnswer", "Candidate domains, cheapest first year first.") }
         }),
@@ -343,7 +344,34 @@ fn operation(id: RouteId) -> Value {
                 "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
             }
         }),
-        RouteId::DomainRdap | RouteId::DomainStatus => live_operation(id),
+        RouteId::DomainRdap
+        | RouteId::DomainStatus
+        | RouteId::DomainDns
+        | RouteId::DomainAvailability
+        | RouteId::DomainTls => live_operation(id),
+        RouteId::DomainsAvailability => json!({
+            "operationId": "domainsAvailability",
+            "summary": "Availability of up to 100 domains (live)",
+            "description": "For up to 100 names, at once: each one's availability (`available`, `registered`, `reserved` or `unknown`) with its evidence, as the single endpoint answers it, all within one time budget. A name that is not a domain name, or whose suffix the plan excludes, is an entry with `error` (`invalid_name`, `tld_not_in_plan`), not a failed request; a name given twice (after normalisation) is answered once. 101 names or more: 400 `too_many_values`. Costs the plan's availability credits per distinct name looked up (default 1; at least 1 in all), checked before any lookup: 429 `credits_exhausted` when they are not left. tldsnap paces its requests to each registry: names it could not ask within the budget are `unknown`, their evidence says why and when to retry.",
+            "security": [{ "apiKey": [] }],
+            "requestBody": { "required": true, "description": "At most 256 KiB.", "content": { "application/json": { "schema": {
+                "type": "object", "required": ["domains"], "additionalProperties": false,
+                "properties": { "domains": { "type": "array", "minItems": 1, "maxItems": LOOKUP_MAX, "items": { "type": "string", "maxLength": MAX_NAME_FIELD }, "examples": [["example.com", "bücher.de"]] } } } } } },
+            "responses": {
+                "200": {
+                    "description": "Per name, its availability and evidence.",
+                    "headers": { "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } },
+                    "content": { "application/json": { "schema": { "$ref": "#/components/schemas/AvailabilityBulk" } } }
+                },
+                "400": { "$ref": "#/components/responses/BadBody" },
+                "401": { "$ref": "#/components/responses/Unauthorized" },
+                "403": problem_response("The plan does not include availability lookups (`lookup`, `plans_including`). No credit is spent.", &["lookup_not_in_plan"], json!({})),
+                "404": problem_response("This server makes no live lookups.", &["live_unavailable", "not_found"], json!({})),
+                "413": { "$ref": "#/components/responses/PayloadTooLarge" },
+                "415": { "$ref": "#/components/responses/UnsupportedMediaType" },
+                "429": { "$ref": "#/components/responses/TooManyRequests" }
+            }
+        }),
         RouteId::OpenApi => json!({
             "operationId": "openapi",
             "summary": "This document",
@@ -441,26 +469,62 @@ fn operation(id: RouteId) -> Value {
 
 /// A live lookup of one domain (issue 15, docs/LIVE.md).
 fn live_operation(id: RouteId) -> Value {
-    let (operation_id, summary, description, schema) = match id {
+    let domain = json!({ "$ref": "#/components/parameters/domain" });
+    let not_found = &["live_unavailable", "not_found"][..];
+    let (operation_id, summary, description, schema, parameters, codes_404) = match id {
         RouteId::DomainRdap => (
             "domainRdap",
             "Registration data of a domain (live)",
             "What the domain's registry publishes: registrar, created, updated and expiry dates, EPP status codes, name servers, DNSSEC, the registrant as published (redacted fields stay redacted; `redacted` lists them, RFC 9537). From the registry's RDAP server (RFC 9082/9083; IANA bootstrap, RFC 9224), or its WHOIS server (RFC 3912, named by IANA's) where the TLD has no RDAP: read into the same fields where the format allows, returned `raw` otherwise. A name the registry does not hold is `registered: false`. Subdomains are looked up as their registrable domain. Cached: minutes (a negative answer: less); `learnt_at` says when it was learnt.",
             "RegistryAnswer",
+            json!([domain]),
+            &["live_unavailable", "no_rdap_service", "not_found"][..],
         ),
-        _ => (
+        RouteId::DomainStatus => (
             "domainStatus",
             "EPP status of a domain (live)",
             "The domain's EPP status codes (RFC 5731, RFC 3915; RDAP's spelling mapped per RFC 8056) with their meaning, who sets each, and whether the domain is in a grace period, on hold or pending delete. Same source and cache as the registration data.",
             "StatusAnswer",
+            json!([domain]),
+            &["live_unavailable", "no_rdap_service", "not_found"][..],
+        ),
+        RouteId::DomainAvailability => (
+            "domainAvailability",
+            "Availability of a domain (live)",
+            "`available`, `registered`, `reserved` or `unknown`, with the evidence: what the registry (RDAP, else WHOIS) and the DNS (the name's NS records) answered, which upstream, and when. `available` only when both say the name does not exist; a timeout, an error or an answer tldsnap does not understand is `unknown`, never `available`. Always a 200 once the checks pass: a failing upstream is evidence, not an error. Subdomains are looked up as their registrable domain.",
+            "Availability",
+            json!([domain]),
+            not_found,
+        ),
+        RouteId::DomainTls => (
+            "domainTls",
+            "TLS certificate of https://{domain} (live)",
+            "The certificate the name's HTTPS server presents (port 443): subject, subject alternative names, issuer, validity, days to expiry, the rest of the chain as sent, the negotiated protocol version and cipher suite, and whether the chain is valid for the name against Mozilla's roots (webpki-roots) now — with why not (`expired`, `not_valid_for_name`, `unknown_issuer`, ...). The name is resolved through the same resolver as the DNS lookup and is looked up as given (a subdomain is its own host); an address that is loopback, private, link-local or a cloud metadata address is never connected to (422 `target_refused`). Only the TLS handshake is made; nothing is requested. Cached 5 minutes.",
+            "TlsAnswer",
+            json!([domain]),
+            not_found,
+        ),
+        _ => (
+            "domainDns",
+            "DNS records of a name (live)",
+            "The name's records of each type asked, through a real stub resolver (the server's, or `--resolver`), with their TTLs and each type's response code: NXDOMAIN (no such name), NOERROR without records (the name exists, not the type) and SERVFAIL (the resolver could not get an answer) are told apart. The name is looked up as given (a subdomain is its own name). With `dnssec=true`, the resolver's DNSSEC verdict on each type and on the name (`secure`, `insecure`, `bogus`, `indeterminate`): tldsnap asks with the DO and AD bits set and reports the resolver's AD bit, a SERVFAIL that a query with CD (checking disabled) answers as `bogus`, and `insecure` only from a resolver that authenticates the root zone — it does not validate signatures itself (docs/LIVE.md). Cached for the answers' TTLs (at least 5 s, at most an hour; negative answers at most 5 minutes). 424 only when no type got a response.",
+            "DnsAnswer",
+            json!([domain, { "name": "types", "in": "query", "required": false,
+                "description": "Comma-separated record types (any letter case; duplicates collapsed); absent: all seven.",
+                "style": "form", "explode": false,
+                "schema": { "type": "array", "minItems": 1, "items": { "type": "string", "pattern": DNS_TYPE }, "examples": [["A", "MX"]] } },
+                { "name": "dnssec", "in": "query", "required": false,
+                "description": "When true, the answer carries the resolver's DNSSEC verdict (`dnssec` on the answer and on each record set). Same credits.",
+                "schema": { "type": "boolean", "default": false } }]),
+            not_found,
         ),
     };
-    json!({
+    let mut op = json!({
         "operationId": operation_id,
         "summary": summary,
-        "description": format!("{description} Credits per the plan (docs/LIVE.md; `X-Credits-Cost`); a failed lookup costs nothing. Upstream failures are problems naming the upstream, never a 5xx: 424 `upstream_timeout` / `upstream_error` (with `Retry-After` when the upstream or tldsnap's own pacing says when), 404 `no_rdap_service`. A server started without `--live` answers 404 `live_unavailable`."),
+        "description": format!("{description} Credits per the plan (docs/LIVE.md; `X-Credits-Cost`); a failed lookup costs nothing. Upstream failures are problems naming the upstream, never a 5xx: 424 `upstream_timeout` / `upstream_error` (with `Retry-After` when the upstream or tldsnap's own pacing says when). A server started without `--live` answers 404 `live_unavailable`."),
         "security": [{ "apiKey": [] }],
-        "parameters": [ { "$ref": "#/components/parameters/domain" } ],
+        "parameters": parameters,
         "responses": {
             "200": {
                 "description": "The answer.",
@@ -470,31 +534,60 @@ fn live_operation(id: RouteId) -> Value {
             "400": { "$ref": "#/components/responses/BadRequest" },
             "401": { "$ref": "#/components/responses/Unauthorized" },
             "403": problem_response("The plan does not include this lookup (`lookup`, `plans_including`), or the name's suffix is outside the plan (`tlds`). No credit is spent.", &["lookup_not_in_plan", "tld_not_in_plan"], json!({})),
-            "404": problem_response("This server makes no live lookups, or no registration data service is known for the TLD (`tld`).", &["live_unavailable", "no_rdap_service", "not_found"], json!({})),
+            "404": problem_response("This server makes no live lookups, or no registration data service is known for the TLD (`tld`).", codes_404, json!({})),
             "424": { "$ref": "#/components/responses/UpstreamFailed" },
             "429": { "$ref": "#/components/responses/TooManyRequests" }
         }
-    })
+    });
+    if id == RouteId::DomainTls {
+        op["responses"]["422"] = problem_response(
+            "The name resolves to an address tldsnap does not connect to (`target`): loopback, private, link-local, a cloud metadata address, ...",
+            &["target_refused"],
+            json!({}),
+        );
+    }
+    op
+}
+
+/// One DNS record type of `types`, any letter case, blanks around it.
+const DNS_TYPE: &str =
+    r"^[ \t]*(?:[Aa]|[Aa]{4}|[Mm][Xx]|[Nn][Ss]|[Tt][Xx][Tt]|[Cc][Aa][Aa]|[Ss][Oo][Aa])[ \t]*$";
+
+/// A top-level label: a letter first (no TLD starts with a digit, so a dotted number is
+/// an IP address, not a name), then letters, digits and inner hyphens; or the Unicode
+/// letters [`LABEL`] names.
+const TOP_LABEL: &str = r"(?:[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[A-Za-z\u00c0-\u00d6\u00d8-\u00de\u00e0-\u00f6\u00f8-\u00ff\u0410-\u044f\u4e00-\u9fff][A-Za-z0-9\u00c0-\u00d6\u00d8-\u00de\u00e0-\u00f6\u00f8-\u00ff\u0410-\u044f\u4e00-\u9fff]{0,7})";
+
+/// A domain name of the live lookups' `{domain}`: 2 to 5 labels, the last a top-level
+/// label; blanks around it, a leading and a trailing dot are dropped by the server.
+fn domain_pattern() -> String {
+    format!(r"^[ \t]*\.?{LABEL}(?:\.{LABEL}){{0,3}}\.{TOP_LABEL}\.?[ \t]*$")
 }
 
 /// The parameter, responses and schemas of the live lookups.
 fn live_components() -> Value {
-    let date_time = json!({ "type": ["string", "null"], "format": "date-time" });
-    let text = json!({ "type": ["string", "null"] });
     json!({
         "parameters": {
             "domain": { "name": "domain", "in": "path", "required": true,
                         "description": "A domain name (Unicode or xn--; a subdomain is looked up as its registrable domain). A public suffix alone (`co.uk`) is a 400.",
-                        "schema": { "type": "string", "minLength": 3, "maxLength": crate::tld::MAX_NAME_LEN, "pattern": format!("^{LABEL}(?:\\.{LABEL}){{1,4}}$"), "examples": ["example.com", "shop.example.co.uk", "bücher.de"] } }
+                        "schema": { "type": "string", "minLength": 3, "maxLength": crate::tld::MAX_NAME_LEN, "pattern": domain_pattern(), "examples": ["example.com", "shop.example.co.uk", "bücher.de"] } }
         },
         "responses": {
             "UpstreamFailed": problem_response("An upstream (`upstream`: registry, name server or web server) did not answer in time, answered with an error or garbage, could not be reached, or tldsnap holds back from it (its Retry-After, the circuit breaker, tldsnap's pace toward it). Nothing is known from it; no credit is spent.", &["upstream_timeout", "upstream_error"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
         },
-        "schemas": {
-            "LiveSource": { "type": "object", "required": ["protocol", "server"], "properties": {
+        "schemas": live_schemas(),
+    })
+}
+
+/// The schemas of the live lookups, one `json!` each (the macro's recursion limit).
+fn live_schemas() -> Value {
+    let date_time = json!({ "type": ["string", "null"], "format": "date-time" });
+    let text = json!({ "type": ["string", "null"] });
+    let mut schemas = serde_json::Map::new();
+    schemas.insert("LiveSource".into(), json!({ "type": "object", "required": ["protocol", "server"], "properties": {
                 "protocol": { "enum": ["rdap", "whois"] },
-                "server": { "type": "string", "description": "The URL queried (RDAP) or the WHOIS server's host name." } } },
-            "Registration": { "type": "object", "required": ["domain", "statuses", "nameservers", "redacted"], "properties": {
+                "server": { "type": "string", "description": "The URL queried (RDAP) or the WHOIS server's host name." } } }));
+    schemas.insert("Registration".into(), json!({ "type": "object", "required": ["domain", "statuses", "nameservers", "redacted"], "properties": {
                 "domain": { "type": "string" }, "handle": text.clone(),
                 "registrar": { "type": ["object", "null"], "properties": { "name": text.clone(), "iana_id": text.clone(), "abuse_email": text.clone() } },
                 "created": date_time.clone(), "updated": date_time.clone(), "expires": date_time.clone(),
@@ -503,16 +596,62 @@ fn live_components() -> Value {
                 "dnssec": { "type": ["object", "null"], "properties": { "delegation_signed": { "type": "boolean" },
                     "ds": { "type": "array", "items": { "type": "object", "properties": { "key_tag": { "type": "integer" }, "algorithm": { "type": "integer" }, "digest_type": { "type": "integer" }, "digest": { "type": "string" } } } } } },
                 "registrant": { "type": ["object", "null"], "description": "As published: redacted fields stay as the registry served them.", "properties": { "name": text.clone(), "organization": text.clone(), "country": text.clone(), "email": text.clone() } },
-                "redacted": { "type": "array", "items": { "type": "object", "required": ["field"], "properties": { "field": { "type": "string" }, "method": text.clone(), "reason": text.clone() } } } } },
-            "RegistryAnswer": { "type": "object", "required": ["domain", "registered", "reserved", "registration", "raw", "source", "learnt_at"], "properties": {
+                "redacted": { "type": "array", "items": { "type": "object", "required": ["field"], "properties": { "field": { "type": "string" }, "method": text.clone(), "reason": text.clone() } } } } }));
+    schemas.insert("RegistryAnswer".into(), json!({ "type": "object", "required": ["domain", "registered", "reserved", "registration", "raw", "source", "learnt_at"], "properties": {
                 "domain": { "type": "string", "description": "The registrable domain, canonical." },
                 "registered": { "type": ["boolean", "null"], "description": "Whether the registry holds the name (reserved names too); null when its WHOIS answer was not recognised." },
                 "reserved": { "type": "boolean" },
                 "registration": { "oneOf": [ { "type": "null" }, { "$ref": "#/components/schemas/Registration" } ] },
                 "raw": { "type": ["string", "null"], "description": "The WHOIS answer as it came, when not recognised." },
                 "source": { "$ref": "#/components/schemas/LiveSource" },
-                "learnt_at": { "type": "string", "format": "date-time" } } },
-            "StatusAnswer": { "type": "object", "required": ["domain", "registered", "statuses", "grace_period", "on_hold", "pending_delete", "source", "learnt_at"], "properties": {
+                "learnt_at": { "type": "string", "format": "date-time" } } }));
+    schemas.insert("AvailabilityEvidence".into(), json!({ "type": "object", "required": ["source", "upstream", "answer", "learnt_at"], "properties": {
+                "source": { "enum": ["rdap", "whois", "dns"] },
+                "upstream": { "type": "string", "description": "Who answered, or failed to: the RDAP URL or server, the WHOIS server, the resolver." },
+                "answer": { "type": "string", "description": "What it answered, in words.", "examples": ["not found (RDAP 404)", "NXDOMAIN", "2 NS records", "timeout (first byte)"] },
+                "learnt_at": { "type": ["string", "null"], "format": "date-time" } } }));
+    schemas.insert("Availability".into(), json!({ "type": "object", "required": ["domain", "availability", "reason", "evidence"], "properties": {
+                "domain": { "type": "string", "description": "The registrable domain, canonical." },
+                "availability": { "enum": ["available", "registered", "reserved", "unknown"] },
+                "reason": { "type": "string" },
+                "evidence": { "type": "array", "items": { "$ref": "#/components/schemas/AvailabilityEvidence" } } } }));
+    schemas.insert("AvailabilityBulk".into(), json!({ "type": "object", "required": ["results", "meta"], "properties": {
+                "results": { "type": "array", "items": { "type": "object", "required": ["input"], "properties": {
+                    "input": { "type": "string", "description": "The name as given (first occurrence), cut to 256 bytes." },
+                    "domain": { "type": "string" },
+                    "availability": { "enum": ["available", "registered", "reserved", "unknown"] },
+                    "reason": { "type": "string" },
+                    "evidence": { "type": "array", "items": { "$ref": "#/components/schemas/AvailabilityEvidence" } },
+                    "error": { "enum": ["invalid_name", "tld_not_in_plan"] },
+                    "detail": { "type": "string" } } } },
+                "meta": { "type": "object", "required": ["total", "checked", "counts", "elapsed_ms"], "properties": {
+                    "total": { "type": "integer", "description": "Names in the request." },
+                    "checked": { "type": "integer", "description": "Distinct names looked up (what the credits count)." },
+                    "counts": { "type": "object", "properties": { "available": { "type": "integer" }, "registered": { "type": "integer" }, "reserved": { "type": "integer" }, "unknown": { "type": "integer" } } },
+                    "elapsed_ms": { "type": "integer" },
+                    "tier": { "type": "string" } } } } }));
+    schemas.insert("DnsRecordSet".into(), json!({ "type": "object", "required": ["type", "status", "ttl", "records"], "properties": {
+                "type": { "enum": ["A", "AAAA", "MX", "NS", "TXT", "CAA", "SOA"] },
+                "status": { "type": "string", "description": "The response code (NOERROR, NXDOMAIN, SERVFAIL, REFUSED, ...), or TIMEOUT / ERROR when no response came.", "examples": ["NOERROR", "NXDOMAIN", "SERVFAIL"] },
+                "ttl": { "type": ["integer", "null"], "description": "The records' lowest TTL, or the negative answer's (from the SOA)." },
+                "records": { "type": "array", "items": { "type": "object", "required": ["ttl"], "description": "A/AAAA: address; MX: preference, exchange; NS: host; TXT: text; CAA: flags, tag, value; SOA: mname, rname, serial, refresh, retry, expire, minimum. Each with its ttl.",
+                    "properties": { "ttl": { "type": "integer" }, "address": { "type": "string" }, "preference": { "type": "integer" }, "exchange": { "type": "string" }, "host": { "type": "string" }, "text": { "type": "string" },
+                                    "flags": { "type": "integer" }, "tag": { "type": "string" }, "value": { "type": "string" },
+                                    "mname": { "type": "string" }, "rname": { "type": "string" }, "serial": { "type": "integer" }, "refresh": { "type": "integer" }, "retry": { "type": "integer" }, "expire": { "type": "integer" }, "minimum": { "type": "integer" } } } },
+                "error": { "type": "string", "description": "Why no response came (TIMEOUT, ERROR)." },
+                "dnssec": { "$ref": "#/components/schemas/DnssecVerdict" } } }));
+    schemas.insert("DnssecVerdict".into(), json!({ "enum": ["secure", "insecure", "bogus", "indeterminate"],
+                "description": "Only with `dnssec=true`. The resolver's verdict (RFC 4035 section 4.3's words): secure = it set AD (it validated the records, or the proof there are none); insecure = no AD from a resolver that validates (the data is not signed); bogus = SERVFAIL, and an answer when asked with CD (checking disabled): its validation failed; indeterminate = no verdict (the resolver does not validate, failed either way, or did not answer)." }));
+    schemas.insert("DnsAnswer".into(), json!({ "type": "object", "required": ["name", "status", "records", "resolver", "learnt_at"], "properties": {
+                "name": { "type": "string", "description": "The name looked up, canonical (xn-- form)." },
+                "status": { "type": "string", "description": "NXDOMAIN when the name does not exist, SERVFAIL when every type failed so, else NOERROR." },
+                "records": { "type": "array", "items": { "$ref": "#/components/schemas/DnsRecordSet" } },
+                "resolver": { "type": "string", "description": "The resolver asked." },
+                "dnssec": { "type": "object", "required": ["verdict", "resolver_validates"], "description": "Only with `dnssec=true`.", "properties": {
+                    "verdict": { "$ref": "#/components/schemas/DnssecVerdict", "description": "The weakest of the record sets' verdicts (bogus, then indeterminate, then insecure, then secure)." },
+                    "resolver_validates": { "type": ["boolean", "null"], "description": "Whether the resolver authenticates DNSSEC data: it set AD on the root zone's SOA (asked at most every 10 minutes); null when it did not answer." } } },
+                "learnt_at": { "type": "string", "format": "date-time" } } }));
+    schemas.insert("StatusAnswer".into(), json!({ "type": "object", "required": ["domain", "registered", "statuses", "grace_period", "on_hold", "pending_delete", "source", "learnt_at"], "properties": {
                 "domain": { "type": "string" },
                 "registered": { "type": ["boolean", "null"] },
                 "statuses": { "type": "array", "items": { "type": "object", "required": ["code"], "properties": {
@@ -521,9 +660,23 @@ fn live_components() -> Value {
                     "state": { "enum": ["normal", "lock", "grace", "hold", "pending_delete", "pending", null] } } } },
                 "grace_period": { "type": "boolean" }, "on_hold": { "type": "boolean" }, "pending_delete": { "type": "boolean" },
                 "source": { "$ref": "#/components/schemas/LiveSource" },
-                "learnt_at": { "type": "string", "format": "date-time" } } }
-        }
-    })
+                "learnt_at": { "type": "string", "format": "date-time" } } }));
+    schemas.insert("Certificate".into(), json!({ "type": "object", "required": ["subject", "issuer", "sans", "not_before", "not_after", "days_to_expiry", "serial", "signature_algorithm"], "properties": {
+        "subject": { "type": "string" }, "issuer": { "type": "string" },
+        "sans": { "type": "array", "items": { "type": "string" }, "description": "DNS names and IP addresses of the subject alternative names." },
+        "not_before": { "type": "string", "format": "date-time" }, "not_after": { "type": "string", "format": "date-time" },
+        "days_to_expiry": { "type": "integer", "description": "Whole days to the end of validity; negative once expired." },
+        "serial": { "type": "string" }, "signature_algorithm": { "type": "string", "description": "OID." } } }));
+    schemas.insert("TlsAnswer".into(), json!({ "type": "object", "required": ["domain", "port", "address", "protocol", "cipher_suite", "valid", "error", "error_detail", "certificate", "chain", "learnt_at"], "properties": {
+        "domain": { "type": "string" }, "port": { "type": "integer" }, "address": { "type": "string", "description": "The address connected to." },
+        "protocol": { "type": "string", "examples": ["TLS 1.3"] }, "cipher_suite": { "type": "string" },
+        "valid": { "type": "boolean", "description": "The chain is valid for the name against the trusted roots, now." },
+        "error": { "enum": ["expired", "not_yet_valid", "not_valid_for_name", "unknown_issuer", "revoked", "bad_signature", "invalid_purpose", "invalid", null] },
+        "error_detail": { "type": ["string", "null"] },
+        "certificate": { "$ref": "#/components/schemas/Certificate" },
+        "chain": { "type": "array", "items": { "$ref": "#/components/schemas/Certificate" } },
+        "learnt_at": { "type": "string", "format": "date-time" } } }));
+    Value::Object(schemas)
 }
 
 /// The query parameters of both event endpoints.
@@ -691,7 +844,8 @@ fn domain_schemas() -> Value {
                         "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" },
                         "register_price": price(), "renew_price": price(), "total_cost_5_year": price(),
                         "renewal_trap": { "type": "boolean" }, "requested": { "const": true },
-                        "availability": { "const": "unknown" } } } },
+                        "availability": { "enum": ["unknown", "available", "registered", "reserved"], "description": "`unknown` unless `check_availability=true`." },
+                        "availability_reason": { "type": "string", "description": "Why, with `check_availability=true`." } } } },
                     "meta": { "type": "object", "properties": { "total": { "type": "integer" }, "availability": { "type": "string" }, "tier": { "type": "string" },
                         "requested_suffix": { "type": "object", "properties": { "suffix": { "type": "string" }, "error": { "enum": ["unknown_tld", "tld_not_in_plan", "no_seller"] } } } } }
                 }
@@ -920,10 +1074,6 @@ fn components_base() -> Value {
     });
     define(&mut c["schemas"], catalogue_schemas());
     define(&mut c["schemas"], event_schemas());
-    let live = live_components();
-    for part in ["parameters", "responses", "schemas"] {
-        define(&mut c[part], live[part].clone());
-    }
     define(&mut c["schemas"], webhook_schemas());
     merge(
         &mut c["parameters"],
@@ -932,6 +1082,10 @@ fn components_base() -> Value {
                     "schema": { "type": "string", "pattern": WEBHOOK_ID, "examples": ["wh_3f9a1c0d2b7e4a5968c1d0e2"] } }
         }),
     );
+    let live = live_components();
+    for part in ["parameters", "responses", "schemas"] {
+        define(&mut c[part], live[part].clone());
+    }
     c
 }
 

@@ -320,6 +320,36 @@ pub fn tld_type(value: Option<&str>) -> Result<Option<&str>, Problem> {
     })
 }
 
+/// The `types` of the DNS lookup: comma-separated record types (`A`, `AAAA`, `MX`,
+/// `NS`, `TXT`, `CAA`, `SOA`; any letter case, blanks around each trimmed), duplicates
+/// collapsed keeping the first; absent: all of them. Empty, an empty item or another
+/// type is a 400.
+pub fn dns_types(value: Option<&str>) -> Result<Vec<crate::live::dns::Type>, Problem> {
+    use crate::live::dns::Type;
+    let Some(value) = value else {
+        return Ok(Type::ALL.to_vec());
+    };
+    let mut types = Vec::with_capacity(Type::ALL.len());
+    for item in split_commas(value) {
+        let Some(t) = Type::parse(item) else {
+            let all: Vec<&str> = Type::ALL.iter().map(|t| t.as_str()).collect();
+            return Err(Problem::InvalidParameter {
+                name: "types",
+                value: Some(echo(value)),
+                reason: format!(
+                    "{:?} is not a record type tldsnap looks up; the types are {} (comma-separated)",
+                    echo(item),
+                    all.join(", ")
+                ),
+            });
+        };
+        if !types.contains(&t) {
+            types.push(t);
+        }
+    }
+    Ok(types)
+}
+
 /// Longest `q`, in characters (a TLD name has at most 63 per label and 253 in all).
 const MAX_Q_CHARS: usize = 253;
 
@@ -550,6 +580,20 @@ mod tests {
 
     fn code(p: Problem) -> &'static str {
         p.code()
+    }
+
+    #[test]
+    fn dns_types_are_a_list_of_known_types() {
+        use crate::live::dns::Type;
+        assert_eq!(dns_types(None).unwrap(), Type::ALL);
+        assert_eq!(dns_types(Some("mx, A,MX")).unwrap(), [Type::Mx, Type::A]);
+        for bad in ["", "A,", ",", "PTR", "A,,MX", "ANY"] {
+            assert_eq!(
+                code(dns_types(Some(bad)).unwrap_err()),
+                "invalid_parameter",
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

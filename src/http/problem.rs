@@ -61,17 +61,17 @@ pub const CODES: [&str; 35] = [
     "events_not_in_plan",
     "events_unavailable",
     "cursor_expired",
+    "webhooks_not_in_plan",
+    "webhook_limit",
+    "unknown_webhook",
+    "invalid_webhook_url",
+    "not_saved",
     "lookup_not_in_plan",
     "live_unavailable",
     "no_rdap_service",
     "target_refused",
     "upstream_timeout",
     "upstream_error",
-    "webhooks_not_in_plan",
-    "webhook_limit",
-    "unknown_webhook",
-    "invalid_webhook_url",
-    "not_saved",
     "malformed_request",
 ];
 
@@ -231,6 +231,35 @@ pub enum Problem {
         /// The oldest event id still kept (the log's next id when none is kept).
         oldest: u64,
     },
+    /// 403 `webhooks_not_in_plan`: the caller's plan has no webhook subscriptions.
+    WebhooksNotInPlan {
+        /// The caller's plan.
+        plan: String,
+    },
+    /// 403 `webhook_limit`: the key has as many webhook subscriptions as its plan allows.
+    WebhookLimit {
+        /// The caller's plan.
+        plan: String,
+        /// Its subscriptions per key.
+        limit: u32,
+    },
+    /// 404 `unknown_webhook`: the key has no webhook subscription with this id.
+    UnknownWebhook {
+        /// The id asked for, cut to 100 characters.
+        id: String,
+    },
+    /// 400 `invalid_webhook_url`: a webhook URL the server will not deliver to (not
+    /// https, a private or metadata address, not a URL).
+    InvalidWebhookUrl {
+        /// Why, for a person.
+        reason: String,
+    },
+    /// 503 `not_saved`: a change could not be written to the data directory (disk full,
+    /// I/O error); nothing changed.
+    NotSaved {
+        /// The error, for a person.
+        reason: String,
+    },
     /// 403 `lookup_not_in_plan`: a live lookup the caller's plan does not include.
     LookupNotInPlan {
         /// The lookup (`rdap`, `tls`, ...).
@@ -276,35 +305,6 @@ pub enum Problem {
         /// When asking again makes sense, when known (also `Retry-After`).
         retry_after_secs: Option<u64>,
     },
-    /// 403 `webhooks_not_in_plan`: the caller's plan has no webhook subscriptions.
-    WebhooksNotInPlan {
-        /// The caller's plan.
-        plan: String,
-    },
-    /// 403 `webhook_limit`: the key has as many webhook subscriptions as its plan allows.
-    WebhookLimit {
-        /// The caller's plan.
-        plan: String,
-        /// Its subscriptions per key.
-        limit: u32,
-    },
-    /// 404 `unknown_webhook`: the key has no webhook subscription with this id.
-    UnknownWebhook {
-        /// The id asked for, cut to 100 characters.
-        id: String,
-    },
-    /// 400 `invalid_webhook_url`: a webhook URL the server will not deliver to (not
-    /// https, a private or metadata address, not a URL).
-    InvalidWebhookUrl {
-        /// Why, for a person.
-        reason: String,
-    },
-    /// 503 `not_saved`: a change could not be written to the data directory (disk full,
-    /// I/O error); nothing changed.
-    NotSaved {
-        /// The error, for a person.
-        reason: String,
-    },
 }
 
 impl Problem {
@@ -326,9 +326,9 @@ impl Problem {
             Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
             Problem::TldNotInPlan { .. }
             | Problem::EventsNotInPlan { .. }
-            | Problem::LookupNotInPlan { .. }
             | Problem::WebhooksNotInPlan { .. }
-            | Problem::WebhookLimit { .. } => StatusCode::FORBIDDEN,
+            | Problem::WebhookLimit { .. }
+            | Problem::LookupNotInPlan { .. } => StatusCode::FORBIDDEN,
             Problem::LiveUnavailable | Problem::NoRdapService { .. } => StatusCode::NOT_FOUND,
             Problem::TargetRefused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Problem::UpstreamTimeout { .. } | Problem::UpstreamError { .. } => {
@@ -386,17 +386,17 @@ impl Problem {
             Problem::EventsNotInPlan { .. } => "events_not_in_plan",
             Problem::EventsUnavailable => "events_unavailable",
             Problem::CursorExpired { .. } => "cursor_expired",
+            Problem::WebhooksNotInPlan { .. } => "webhooks_not_in_plan",
+            Problem::WebhookLimit { .. } => "webhook_limit",
+            Problem::UnknownWebhook { .. } => "unknown_webhook",
+            Problem::InvalidWebhookUrl { .. } => "invalid_webhook_url",
+            Problem::NotSaved { .. } => "not_saved",
             Problem::LookupNotInPlan { .. } => "lookup_not_in_plan",
             Problem::LiveUnavailable => "live_unavailable",
             Problem::NoRdapService { .. } => "no_rdap_service",
             Problem::TargetRefused { .. } => "target_refused",
             Problem::UpstreamTimeout { .. } => "upstream_timeout",
             Problem::UpstreamError { .. } => "upstream_error",
-            Problem::WebhooksNotInPlan { .. } => "webhooks_not_in_plan",
-            Problem::WebhookLimit { .. } => "webhook_limit",
-            Problem::UnknownWebhook { .. } => "unknown_webhook",
-            Problem::InvalidWebhookUrl { .. } => "invalid_webhook_url",
-            Problem::NotSaved { .. } => "not_saved",
         }
     }
 
@@ -431,17 +431,17 @@ impl Problem {
             Problem::EventsNotInPlan { .. } => "Events not in plan",
             Problem::EventsUnavailable => "Events unavailable",
             Problem::CursorExpired { .. } => "Cursor expired",
+            Problem::WebhooksNotInPlan { .. } => "Webhooks not in plan",
+            Problem::WebhookLimit { .. } => "Webhook limit reached",
+            Problem::UnknownWebhook { .. } => "Unknown webhook",
+            Problem::InvalidWebhookUrl { .. } => "Invalid webhook URL",
+            Problem::NotSaved { .. } => "Not saved",
             Problem::LookupNotInPlan { .. } => "Lookup not in plan",
             Problem::LiveUnavailable => "Live lookups unavailable",
             Problem::NoRdapService { .. } => "No registration data service",
             Problem::TargetRefused { .. } => "Target refused",
             Problem::UpstreamTimeout { .. } => "Upstream timeout",
             Problem::UpstreamError { .. } => "Upstream error",
-            Problem::WebhooksNotInPlan { .. } => "Webhooks not in plan",
-            Problem::WebhookLimit { .. } => "Webhook limit reached",
-            Problem::UnknownWebhook { .. } => "Unknown webhook",
-            Problem::InvalidWebhookUrl { .. } => "Invalid webhook URL",
-            Problem::NotSaved { .. } => "Not saved",
         }
     }
 
@@ -563,6 +563,24 @@ impl Problem {
                  removed by the retention, or it is past the last event id; the oldest kept \
                  is {oldest}); start again from after=0 and reconcile with the prices endpoints"
             ),
+            Problem::WebhooksNotInPlan { plan } => format!(
+                "the {plan} plan does not include webhooks; the pro and enterprise plans do \
+                 (polling and streaming are in every paid plan)"
+            ),
+            Problem::WebhookLimit { plan, limit } => format!(
+                "this key has the {limit} webhook subscriptions the {plan} plan allows; delete \
+                 one, or use a plan that allows more"
+            ),
+            Problem::UnknownWebhook { id } => format!(
+                "this key has no webhook subscription {:?}; GET /api/v1/client/webhooks lists them",
+                echo(id)
+            ),
+            Problem::InvalidWebhookUrl { reason } => {
+                format!("the webhook url is not one this server delivers to: {reason}")
+            }
+            Problem::NotSaved { reason } => {
+                format!("the change could not be saved, nothing changed; try again: {reason}")
+            }
             Problem::LookupNotInPlan {
                 lookup,
                 plan,
@@ -593,24 +611,6 @@ impl Problem {
             Problem::UpstreamError {
                 upstream, detail, ..
             } => format!("{upstream}: {detail}"),
-            Problem::WebhooksNotInPlan { plan } => format!(
-                "the {plan} plan does not include webhooks; the pro and enterprise plans do \
-                 (polling and streaming are in every paid plan)"
-            ),
-            Problem::WebhookLimit { plan, limit } => format!(
-                "this key has the {limit} webhook subscriptions the {plan} plan allows; delete \
-                 one, or use a plan that allows more"
-            ),
-            Problem::UnknownWebhook { id } => format!(
-                "this key has no webhook subscription {:?}; GET /api/v1/client/webhooks lists them",
-                echo(id)
-            ),
-            Problem::InvalidWebhookUrl { reason } => {
-                format!("the webhook url is not one this server delivers to: {reason}")
-            }
-            Problem::NotSaved { reason } => {
-                format!("the change could not be saved, nothing changed; try again: {reason}")
-            }
         }
     }
 
@@ -727,6 +727,22 @@ impl Problem {
                 num("after", *after, &mut out);
                 num("oldest_id", *oldest, &mut out);
             }
+            Problem::WebhooksNotInPlan { plan } => {
+                member("plan", &mut out);
+                write_str(plan, &mut out);
+            }
+            Problem::WebhookLimit { plan, limit } => {
+                member("plan", &mut out);
+                write_str(plan, &mut out);
+                num("limit", u64::from(*limit), &mut out);
+            }
+            Problem::UnknownWebhook { id } => {
+                member("webhook", &mut out);
+                write_str(&echo(id), &mut out);
+            }
+            Problem::InvalidWebhookUrl { .. }
+            | Problem::NotSaved { .. }
+            | Problem::MalformedRequest { .. } => {}
             Problem::LookupNotInPlan {
                 lookup,
                 plan,
@@ -762,22 +778,6 @@ impl Problem {
                     num("retry_after", *secs, &mut out);
                 }
             }
-            Problem::WebhooksNotInPlan { plan } => {
-                member("plan", &mut out);
-                write_str(plan, &mut out);
-            }
-            Problem::WebhookLimit { plan, limit } => {
-                member("plan", &mut out);
-                write_str(plan, &mut out);
-                num("limit", u64::from(*limit), &mut out);
-            }
-            Problem::UnknownWebhook { id } => {
-                member("webhook", &mut out);
-                write_str(&echo(id), &mut out);
-            }
-            Problem::InvalidWebhookUrl { .. }
-            | Problem::NotSaved { .. }
-            | Problem::MalformedRequest { .. } => {}
             Problem::MissingApiKey
             | Problem::LiveUnavailable
             | Problem::EventsUnavailable
@@ -1037,6 +1037,16 @@ mod tests {
                 after: 3,
                 oldest: 10,
             },
+            Problem::WebhooksNotInPlan {
+                plan: "basic".into(),
+            },
+            Problem::WebhookLimit {
+                plan: "pro".into(),
+                limit: 10,
+            },
+            Problem::UnknownWebhook { id: "wh_x".into() },
+            Problem::InvalidWebhookUrl { reason: "x".into() },
+            Problem::NotSaved { reason: "x".into() },
             Problem::LookupNotInPlan {
                 lookup: "tls",
                 plan: "free".into(),
@@ -1057,16 +1067,6 @@ mod tests {
                 detail: "answered HTTP 429".into(),
                 retry_after_secs: Some(120),
             },
-            Problem::WebhooksNotInPlan {
-                plan: "basic".into(),
-            },
-            Problem::WebhookLimit {
-                plan: "pro".into(),
-                limit: 10,
-            },
-            Problem::UnknownWebhook { id: "wh_x".into() },
-            Problem::InvalidWebhookUrl { reason: "x".into() },
-            Problem::NotSaved { reason: "x".into() },
         ]
     }
 

@@ -73,10 +73,6 @@ pub enum RouteId {
     ClientEvents,
     /// `GET /api/v1/client/events/stream`
     ClientEventsStream,
-    /// `GET /api/v1/client/domains/{domain}/rdap`: registration data (live).
-    DomainRdap,
-    /// `GET /api/v1/client/domains/{domain}/status`: EPP status codes (live).
-    DomainStatus,
     /// `GET, POST /api/v1/client/webhooks`
     ClientWebhooks,
     /// `GET, PATCH, DELETE /api/v1/client/webhooks/{id}`
@@ -85,10 +81,22 @@ pub enum RouteId {
     ClientWebhookTest,
     /// `POST /api/v1/client/webhooks/{id}/rotate-secret`
     ClientWebhookRotate,
+    /// `GET /api/v1/client/domains/{domain}/rdap`: registration data (live).
+    DomainRdap,
+    /// `GET /api/v1/client/domains/{domain}/status`: EPP status codes (live).
+    DomainStatus,
+    /// `GET /api/v1/client/domains/{domain}/dns`: DNS records (live).
+    DomainDns,
+    /// `GET /api/v1/client/domains/{domain}/availability` (live).
+    DomainAvailability,
+    /// `POST /api/v1/client/domains/availability`: up to 100 names (live).
+    DomainsAvailability,
+    /// `GET /api/v1/client/domains/{domain}/tls`: the certificate of `https://{domain}` (live).
+    DomainTls,
 }
 
 /// Number of routes; per-route counters have one more slot for unmatched paths.
-pub const ROUTE_COUNT: usize = 37;
+pub const ROUTE_COUNT: usize = 41;
 
 /// One entry of the route table.
 #[derive(Debug)]
@@ -344,20 +352,6 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         page: false,
     },
     Route {
-        id: RouteId::DomainRdap,
-        path: "/api/v1/client/domains/{domain}/rdap",
-        requires_key: true,
-        allow: GET_HEAD,
-        page: false,
-    },
-    Route {
-        id: RouteId::DomainStatus,
-        path: "/api/v1/client/domains/{domain}/status",
-        requires_key: true,
-        allow: GET_HEAD,
-        page: false,
-    },
-    Route {
         id: RouteId::ClientWebhooks,
         path: "/api/v1/client/webhooks",
         requires_key: true,
@@ -385,6 +379,48 @@ pub static ROUTES: [Route; ROUTE_COUNT] = [
         allow: POST,
         page: false,
     },
+    Route {
+        id: RouteId::DomainRdap,
+        path: "/api/v1/client/domains/{domain}/rdap",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainStatus,
+        path: "/api/v1/client/domains/{domain}/status",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainDns,
+        path: "/api/v1/client/domains/{domain}/dns",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainAvailability,
+        path: "/api/v1/client/domains/{domain}/availability",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainsAvailability,
+        path: "/api/v1/client/domains/availability",
+        requires_key: true,
+        allow: POST,
+        page: false,
+    },
+    Route {
+        id: RouteId::DomainTls,
+        path: "/api/v1/client/domains/{domain}/tls",
+        requires_key: true,
+        allow: GET_HEAD,
+        page: false,
+    },
 ];
 
 impl RouteId {
@@ -397,49 +433,109 @@ impl RouteId {
 impl Route {
     /// Whether the route answers `method` (HEAD wherever GET is).
     pub fn allows(&self, method: &hyper::Method) -> bool {
+        // A byte split, not `str::split(", ")`, whose substring searcher cost ~140
+        // instructions to set up on every request.
+        let method = method.as_str().as_bytes();
         self.allow
-            .split(", ")
-            .any(|m| m.as_bytes() == method.as_str().as_bytes())
+            .as_bytes()
+            .split(|&b| b == b',')
+            .any(|m| m.trim_ascii_start() == method)
     }
 
     /// For a route with a path parameter (`{name}` in its template), the part of the
     /// path before it.
     pub fn prefix(&self) -> Option<&'static str> {
-        self.path.find('{').map(|i| &self.path[..i])
+        let t = &TEMPLATES[self.id as usize];
+        t.parameter.map(|_| t.prefix)
     }
 
     /// The part of the template after its path parameter (`""` when it ends the path).
     pub fn suffix(&self) -> &'static str {
-        self.path.find('}').map_or("", |i| &self.path[i + 1..])
+        TEMPLATES[self.id as usize].suffix
     }
 
     /// The name of the path parameter (`tld` of `{tld}`).
     pub fn parameter(&self) -> Option<&'static str> {
-        let start = self.path.find('{')?;
-        let end = self.path.find('}')?;
-        Some(&self.path[start + 1..end])
+        TEMPLATES[self.id as usize].parameter
     }
 }
 
+/// A route's path template split at its parameter, once, at compile time: matching a
+/// request no longer looks for `{` in every template it passes.
+#[derive(Clone, Copy)]
+struct Template {
+    /// The whole path, or the part before `{`.
+    prefix: &'static str,
+    /// The parameter's name, without braces.
+    parameter: Option<&'static str>,
+    /// The part after `}` (`""` without a parameter).
+    suffix: &'static str,
+}
+
+impl Template {
+    const fn of(path: &'static str) -> Template {
+        let bytes = path.as_bytes();
+        let mut open = 0;
+        while open < bytes.len() && bytes[open] != b'{' {
+            open += 1;
+        }
+        if open == bytes.len() {
+            return Template {
+                prefix: path,
+                parameter: None,
+                suffix: "",
+            };
+        }
+        let mut close = open;
+        while bytes[close] != b'}' {
+            close += 1;
+        }
+        let (prefix, rest) = path.split_at(open);
+        let (braced, suffix) = rest.split_at(close + 1 - open);
+        let (name, _) = braced.split_at(braced.len() - 1);
+        let (_, name) = name.split_at(1);
+        Template {
+            prefix,
+            parameter: Some(name),
+            suffix,
+        }
+    }
+}
+
+/// [`Template`]s of [`ROUTES`], in the same order.
+static TEMPLATES: [Template; ROUTE_COUNT] = {
+    let mut out = [Template {
+        prefix: "",
+        parameter: None,
+        suffix: "",
+    }; ROUTE_COUNT];
+    let mut i = 0;
+    while i < ROUTE_COUNT {
+        out[i] = Template::of(ROUTES[i].path);
+        i += 1;
+    }
+    out
+};
+
 /// Finds the route of a raw request path. Returns the route and, for a route with a
 /// path parameter, the raw (still percent-encoded) segment: exactly one non-empty
-/// segment, no `/` in it, between the template's prefix and suffix.
+/// segment, no `/` in it.
 pub fn find(path: &str) -> Option<(RouteId, &str)> {
-    for route in &ROUTES {
-        match route.prefix() {
-            None if route.path == path => return Some((route.id, "")),
-            None => {}
-            Some(prefix) => {
-                let segment = path
-                    .strip_prefix(prefix)
-                    .and_then(|rest| rest.strip_suffix(route.suffix()));
-                if let Some(segment) = segment
-                    && !segment.is_empty()
-                    && !segment.contains('/')
-                {
-                    return Some((route.id, segment));
-                }
+    for (route, template) in ROUTES.iter().zip(&TEMPLATES) {
+        if template.parameter.is_none() {
+            if template.prefix == path {
+                return Some((route.id, ""));
             }
+            continue;
+        }
+        let segment = path
+            .strip_prefix(template.prefix)
+            .and_then(|rest| rest.strip_suffix(template.suffix));
+        if let Some(segment) = segment
+            && !segment.is_empty()
+            && !segment.bytes().any(|b| b == b'/')
+        {
+            return Some((route.id, segment));
         }
     }
     None
@@ -455,6 +551,47 @@ mod tests {
             assert_eq!(route.id as usize, i);
             assert_eq!(route.id.route().path, route.path);
         }
+    }
+
+    #[test]
+    fn allows_exactly_the_methods_of_its_allow_header() {
+        use hyper::Method;
+        let methods = [
+            Method::GET,
+            Method::HEAD,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+            Method::OPTIONS,
+            Method::from_bytes(b"GE").unwrap(),
+            Method::from_bytes(b"GETX").unwrap(),
+        ];
+        for route in &ROUTES {
+            let listed: Vec<&str> = route.allow.split(", ").collect();
+            for m in &methods {
+                assert_eq!(
+                    route.allows(m),
+                    listed.contains(&m.as_str()),
+                    "{} {m}",
+                    route.path
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn templates_split_at_their_parameter() {
+        let r = RouteId::ClientWebhookRotate.route();
+        assert_eq!(r.prefix(), Some("/api/v1/client/webhooks/"));
+        assert_eq!(r.parameter(), Some("id"));
+        assert_eq!(r.suffix(), "/rotate-secret");
+        let r = RouteId::ClientRegistrars.route();
+        assert_eq!(r.prefix(), Some("/api/v1/client/registrars/tld/"));
+        assert_eq!(r.parameter(), Some("tld"));
+        assert_eq!(r.suffix(), "");
+        let r = RouteId::Healthz.route();
+        assert_eq!((r.prefix(), r.parameter(), r.suffix()), (None, None, ""));
     }
 
     #[test]
@@ -540,6 +677,14 @@ mod tests {
         assert_eq!(
             find("/api/v1/client/domains/b%C3%BCcher.de/status"),
             Some((RouteId::DomainStatus, "b%C3%BCcher.de"))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/availability"),
+            Some((RouteId::DomainsAvailability, ""))
+        );
+        assert_eq!(
+            find("/api/v1/client/domains/example.com/availability"),
+            Some((RouteId::DomainAvailability, "example.com"))
         );
         // The static routes under the same prefix keep their paths.
         assert_eq!(

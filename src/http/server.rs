@@ -237,43 +237,169 @@ pub async fn run<H: Handler>(
     config: Config,
     shutdown: impl Future,
 ) -> io::Result<()> {
-    let mut builder = http1::Builder::new();
-    builder
-        // No hyper timer: the header read timeout is the connection watchdog's (see
-        // `serve`), so hyper arms no timer per request.
-        .keep_alive(true)
-        // A client that shuts down its write side after the request (`nc -N`, some
-        // proxies) still gets the answer.
-        .half_close(true)
-        // Off: see "Bounded output" in the module docs.
-        .pipeline_flush(false)
-        .max_buf_size(config.max_buf_size.max(8192))
-        .max_headers(config.max_headers);
-    let builder = Arc::new(builder);
-    let table = Arc::new(Table::new(
-        config.max_connections.max(1),
-        config.max_connections_per_address.max(1),
-    ));
-    let refusals = Arc::new(Semaphore::new(MAX_REFUSALS_IN_FLIGHT));
+    let shared = Shared::new(handler, &config);
+    let _ticker = shared.start_ticker();
     // Tells connections to finish up; `true` once shutdown begins.
     let (drain_tx, drain_rx) = watch::channel(false);
     // Each connection holds a sender; `recv` returns `None` once all have dropped theirs.
-    let (closed_tx, mut closed_rx) = mpsc::channel::<()>(1);
+    let (closed_tx, closed_rx) = mpsc::channel::<()>(1);
+    accept(listener, &shared, &drain_rx, &closed_tx, shutdown).await;
+    // Stop accepting (the listener is closed): new connections are refused from here on.
+    shared.handler.draining();
+    let _ = drain_tx.send(true);
+    drop(closed_tx);
+    wait_closed(closed_rx, config.drain_timeout).await;
+    Ok(())
+}
 
-    // The coarse clock of idle eviction.
-    let _ticker = AbortOnDrop(tokio::spawn({
-        let table = Arc::clone(&table);
-        async move {
+/// Serves connections from several listeners bound to one address with `SO_REUSEPORT`
+/// ([`reuseport_listeners`]), each on a thread of its own running a `current_thread`
+/// runtime (thread per core: the kernel spreads new connections over the listeners, and
+/// a connection lives on the thread that accepted it, with no work stealing). The limits
+/// of [`Config`] hold for the server as a whole: the connection table is shared.
+///
+/// Runs until `shutdown` resolves, then drains every thread as [`run`] does. The calling
+/// runtime keeps only the idle-eviction clock; the handler's own background work stays
+/// wherever it was spawned.
+pub async fn run_threads<H: Handler>(
+    listeners: Vec<std::net::TcpListener>,
+    handler: Arc<H>,
+    config: Config,
+    shutdown: impl Future,
+) -> io::Result<()> {
+    let shared = Arc::new(Shared::new(handler, &config));
+    let _ticker = shared.start_ticker();
+    let (drain_tx, drain_rx) = watch::channel(false);
+    // Each serving thread holds a sender until its connections are closed.
+    let (done_tx, done_rx) = mpsc::channel::<()>(1);
+    for (i, listener) in listeners.into_iter().enumerate() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let shared = Arc::clone(&shared);
+        let drain = drain_rx.clone();
+        let done = done_tx.clone();
+        let drain_timeout = config.drain_timeout;
+        std::thread::Builder::new()
+            .name(format!("tldsnap-serve-{i}"))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = match TcpListener::from_std(listener) {
+                        Ok(listener) => listener,
+                        Err(err) => {
+                            eprintln!("tldsnap: serving thread {i}: {err}");
+                            return;
+                        }
+                    };
+                    let (closed_tx, closed_rx) = mpsc::channel::<()>(1);
+                    let mut stop = drain.clone();
+                    let stop = async move {
+                        let _ = stop.wait_for(|draining| *draining).await;
+                    };
+                    accept(listener, &shared, &drain, &closed_tx, stop).await;
+                    drop(closed_tx);
+                    // This thread's connections are tasks of this runtime: drive them
+                    // until they close.
+                    wait_closed(closed_rx, drain_timeout).await;
+                    drop(done);
+                });
+            })?;
+    }
+    drop(done_tx);
+    shutdown.await;
+    shared.handler.draining();
+    let _ = drain_tx.send(true);
+    // Each thread waits at most the drain timeout; a little more for the thread itself.
+    wait_closed(done_rx, config.drain_timeout + Duration::from_secs(1)).await;
+    Ok(())
+}
+
+/// `n` listeners bound to `addr` with `SO_REUSEPORT` (and `SO_REUSEADDR`), for
+/// [`run_threads`]. With port 0 the first listener picks the port and the others bind
+/// to the same one. Call it inside a tokio runtime.
+pub fn reuseport_listeners(addr: SocketAddr, n: usize) -> io::Result<Vec<std::net::TcpListener>> {
+    let mut addr = addr;
+    let mut listeners = Vec::with_capacity(n);
+    for _ in 0..n.max(1) {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        socket.set_reuseport(true)?;
+        socket.bind(addr)?;
+        let listener = socket.listen(1024)?;
+        addr = listener.local_addr()?;
+        listeners.push(listener.into_std()?);
+    }
+    Ok(listeners)
+}
+
+/// What the accept loops of one server share.
+struct Shared<H> {
+    handler: Arc<H>,
+    builder: Arc<http1::Builder>,
+    table: Arc<Table>,
+    refusals: Arc<Semaphore>,
+    limits: Limits,
+}
+
+impl<H: Handler> Shared<H> {
+    fn new(handler: Arc<H>, config: &Config) -> Shared<H> {
+        let mut builder = http1::Builder::new();
+        builder
+            // No hyper timer: the header read timeout is the connection watchdog's (see
+            // `serve`), so hyper arms no timer per request.
+            .keep_alive(true)
+            // A client that shuts down its write side after the request (`nc -N`, some
+            // proxies) still gets the answer.
+            .half_close(true)
+            // Off: see "Bounded output" in the module docs.
+            .pipeline_flush(false)
+            .max_buf_size(config.max_buf_size.max(8192))
+            .max_headers(config.max_headers);
+        Shared {
+            handler,
+            builder: Arc::new(builder),
+            table: Arc::new(Table::new(
+                config.max_connections.max(1),
+                config.max_connections_per_address.max(1),
+            )),
+            refusals: Arc::new(Semaphore::new(MAX_REFUSALS_IN_FLIGHT)),
+            limits: Limits {
+                idle_timeout: config.idle_timeout,
+                max_head_bytes: config.max_buf_size.max(8192),
+                max_headers: config.max_headers,
+            },
+        }
+    }
+
+    /// The coarse clock of idle eviction, on the calling runtime, stopped when dropped.
+    fn start_ticker(&self) -> AbortOnDrop {
+        let table = Arc::clone(&self.table);
+        AbortOnDrop(tokio::spawn(async move {
             let mut every = tokio::time::interval(TICK);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 every.tick().await;
                 table.ticks.fetch_add(1, Ordering::Relaxed);
             }
-        }
-    }));
+        }))
+    }
+}
 
-    tokio::pin!(shutdown);
+/// Accepts connections from `listener` and spawns a task for each (on the current
+/// runtime) until `stop` resolves; then closes the listener. Each connection task holds
+/// a clone of `closed` until it ends.
+async fn accept<H: Handler>(
+    listener: TcpListener,
+    shared: &Shared<H>,
+    drain: &watch::Receiver<bool>,
+    closed: &mpsc::Sender<()>,
+    stop: impl Future,
+) {
+    tokio::pin!(stop);
     let mut backoff = Duration::from_millis(5);
     loop {
         let (stream, peer) = tokio::select! {
@@ -288,19 +414,19 @@ pub async fn run<H: Handler>(
                     continue;
                 }
             },
-            _ = &mut shutdown => break,
+            _ = &mut stop => break,
         };
         backoff = Duration::from_millis(5);
         let client = peer.ip().to_canonical();
-        let slot = match table.admit(client) {
+        let slot = match shared.table.admit(client) {
             Ok(slot) => slot,
             Err(why) => {
-                handler.event(ConnectionEvent::Error(match why {
+                shared.handler.event(ConnectionEvent::Error(match why {
                     Refusal::PerAddress => ConnectionError::RefusedPerAddress,
                     Refusal::Full => ConnectionError::RefusedFull,
                 }));
-                if let Ok(permit) = Arc::clone(&refusals).try_acquire_owned() {
-                    let answer = handler.refusal(why);
+                if let Ok(permit) = Arc::clone(&shared.refusals).try_acquire_owned() {
+                    let answer = shared.handler.refusal(why);
                     tokio::spawn(async move {
                         refuse(stream, answer).await;
                         drop(permit);
@@ -309,18 +435,14 @@ pub async fn run<H: Handler>(
                 continue;
             }
         };
-        let handler = Arc::clone(&handler);
-        let builder = Arc::clone(&builder);
-        let drain = drain_rx.clone();
-        let closed = closed_tx.clone();
-        let limits = Limits {
-            idle_timeout: config.idle_timeout,
-            max_head_bytes: config.max_buf_size.max(8192),
-            max_headers: config.max_headers,
-        };
+        let handler = Arc::clone(&shared.handler);
+        let builder = Arc::clone(&shared.builder);
+        let drain = drain.clone();
+        let closed = closed.clone();
+        let limits = shared.limits;
         // Frees the slot however the connection ends (even if a task unwinds).
         let place = Place {
-            table: Arc::clone(&table),
+            table: Arc::clone(&shared.table),
             slot,
         };
         tokio::spawn(async move {
@@ -329,20 +451,13 @@ pub async fn run<H: Handler>(
             drop(closed);
         });
     }
+}
 
-    // Stop accepting: new connections are refused from here on.
-    drop(listener);
-    handler.draining();
-    let _ = drain_tx.send(true);
-    drop(closed_tx);
-    let drained = tokio::time::timeout(config.drain_timeout, closed_rx.recv()).await;
-    if drained.is_err() {
-        eprintln!(
-            "tldsnap: shutdown: connections still open after {:?}; closing them",
-            config.drain_timeout
-        );
+/// Waits until every sender of `closed` is dropped, at most `timeout`.
+async fn wait_closed(mut closed: mpsc::Receiver<()>, timeout: Duration) {
+    if tokio::time::timeout(timeout, closed.recv()).await.is_err() {
+        eprintln!("tldsnap: shutdown: connections still open after {timeout:?}; closing them");
     }
-    Ok(())
 }
 
 /// Sends a refused connection its answer, then reads (and drops) what the client sent

@@ -9,6 +9,7 @@
 use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 /// An answer type the cache holds: each has its own [`Kind`], so a key never holds
@@ -29,6 +30,30 @@ pub enum Kind {
     Dns,
     /// The TLS certificate of a host.
     Tls,
+    /// Whether the resolver validates DNSSEC (one key).
+    DnssecProbe,
+}
+
+impl Kind {
+    /// Every kind, in slot order.
+    pub const ALL: [Kind; 5] = [
+        Kind::Registry,
+        Kind::WhoisReferral,
+        Kind::Dns,
+        Kind::Tls,
+        Kind::DnssecProbe,
+    ];
+
+    /// The `cache` label of the metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Registry => "registry",
+            Kind::WhoisReferral => "whois_referral",
+            Kind::Dns => "dns",
+            Kind::Tls => "tls",
+            Kind::DnssecProbe => "dnssec_probe",
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -55,6 +80,9 @@ impl moka::Expiry<(Kind, String), Entry> for ByEntry {
 #[derive(Clone)]
 pub struct Cache {
     entries: moka::future::Cache<(Kind, String), Entry>,
+    /// Per kind: answers served without a lookup of this caller's (from the cache, or
+    /// by joining a lookup already on its way), and lookups run.
+    counts: Arc<[[AtomicU64; 2]; Kind::ALL.len()]>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -87,7 +115,19 @@ impl Cache {
                 })
                 .expire_after(ByEntry)
                 .build(),
+            counts: Arc::new(std::array::from_fn(|_| {
+                std::array::from_fn(|_| AtomicU64::new(0))
+            })),
         }
+    }
+
+    /// Per kind ([`Kind::ALL`]): hits (answers served without a lookup of the
+    /// caller's own: from the cache, or by joining a lookup already on its way) and
+    /// misses (lookups run, failed ones included).
+    pub fn counts(&self) -> [[u64; 2]; Kind::ALL.len()] {
+        self.counts
+            .each_ref()
+            .map(|c| c.each_ref().map(|a| a.load(Relaxed)))
     }
 
     /// The answer of type `T` for `name`: from the cache, or from `lookup` (run once
@@ -100,9 +140,11 @@ impl Cache {
         F: Future<Output = Result<Fresh<T>, E>>,
     {
         let key = (T::KIND, name.to_owned());
+        let ran = AtomicBool::new(false);
         let entry = self
             .entries
             .try_get_with(key.clone(), async {
+                ran.store(true, Relaxed);
                 let fresh = lookup.await?;
                 Ok::<_, E>(Entry {
                     value: Arc::new(fresh.value) as Arc<dyn Any + Send + Sync>,
@@ -110,8 +152,10 @@ impl Cache {
                     weight: u32::try_from(fresh.bytes).unwrap_or(u32::MAX),
                 })
             })
-            .await
-            .map_err(|e| E::clone(&e))?;
+            .await;
+        let miss = usize::from(ran.load(Relaxed));
+        self.counts[T::KIND as usize][miss].fetch_add(1, Relaxed);
+        let entry = entry.map_err(|e| E::clone(&e))?;
         if entry.ttl.is_zero() {
             self.entries.invalidate(&key).await;
         }
@@ -208,6 +252,11 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(*later, Reg(1));
+        // Hits: the 19 callers that joined the one lookup; misses: the lookups run.
+        let counts = cache.counts();
+        assert_eq!(counts[Kind::Registry as usize], [19, 3]);
+        assert_eq!(counts[Kind::Dns as usize], [0, 1]);
+        assert_eq!(counts[Kind::Tls as usize], [0, 0]);
     }
 
     #[tokio::test]

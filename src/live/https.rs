@@ -1,9 +1,14 @@
 //! One HTTPS GET, the way RDAP is fetched: a connection through the outbound guard
 //! ([`crate::net::Guard`]), TLS with rustls against the configured roots, HTTP/1.1 with
 //! hyper, and a deadline on every step (connect, TLS handshake, first byte, whole)
-//! and a cap on the body. One connection per request, closed after it: RDAP lookups
-//! of one registry are paced seconds apart ([`super::limits`]), so a pool would hold
-//! idle connections more than it would save handshakes.
+//! and a cap on the body.
+//!
+//! Connections are kept alive and reused: after an answer read whole, the connection
+//! waits idle (at most [`IDLE_TIMEOUT`], at most [`MAX_IDLE_PER_SERVER`] per server) for
+//! the next request to the same `host:port`, which spares the registry a TCP and TLS
+//! handshake per lookup. A connection the server closed meanwhile is found out before
+//! or while sending, and the GET (idempotent) goes once more over a new one. A
+//! connection whose answer was cut short (too large, a timeout, an error) is closed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,13 +119,33 @@ pub struct Fetched {
     pub body: Bytes,
 }
 
-/// An HTTPS client with one configuration.
+/// How long a connection is kept idle for the next request to its server. Shorter than
+/// the keep-alive timeouts servers commonly use (Apache 5 s is shorter: such a server
+/// closes first, which is found out when the connection is taken).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Most idle connections kept per server (the default concurrency per upstream).
+pub const MAX_IDLE_PER_SERVER: usize = 4;
+
+/// An open HTTP/1.1 connection: the request half, and the task driving the socket
+/// (stopped when this is dropped).
+struct Conn {
+    sender: hyper::client::conn::http1::SendRequest<Empty<Bytes>>,
+    _driver: AbortOnDrop,
+    idle_since: Instant,
+}
+
+/// Idle connections by `host:port`.
+type Idle = Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<Conn>>>>;
+
+/// An HTTPS client with one configuration. Clones share the idle connections.
 #[derive(Clone)]
 pub struct Client {
     tls: tokio_rustls::TlsConnector,
     guard: Guard,
     timeouts: Timeouts,
     max_body: usize,
+    idle: Idle,
 }
 
 impl std::fmt::Debug for Client {
@@ -150,7 +175,85 @@ impl Client {
             },
             timeouts,
             max_body,
+            idle: Idle::default(),
         }
+    }
+
+    /// An idle connection to `key` that is still open and ready, if any (the newest
+    /// first; expired and closed ones are dropped on the way).
+    async fn take_idle(&self, key: &str) -> Option<Conn> {
+        loop {
+            let mut conn = {
+                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+                idle.get_mut(key)?.pop()?
+            };
+            if conn.idle_since.elapsed() >= IDLE_TIMEOUT || conn.sender.is_closed() {
+                continue;
+            }
+            // A healthy idle connection is ready at once; one the server is closing
+            // fails here.
+            let ready = tokio::time::timeout(Duration::from_millis(50), conn.sender.ready());
+            if let Ok(Ok(())) = ready.await {
+                return Some(conn);
+            }
+        }
+    }
+
+    /// Keeps `conn` for the next request to `key`; drops what has expired or closed,
+    /// and the oldest beyond [`MAX_IDLE_PER_SERVER`].
+    fn put_idle(&self, key: String, mut conn: Conn) {
+        conn.idle_since = Instant::now();
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        idle.retain(|_, conns| {
+            conns.retain(|c| c.idle_since.elapsed() < IDLE_TIMEOUT && !c.sender.is_closed());
+            !conns.is_empty()
+        });
+        let conns = idle.entry(key).or_default();
+        conns.push(conn);
+        if conns.len() > MAX_IDLE_PER_SERVER {
+            conns.remove(0);
+        }
+    }
+
+    /// A new connection to `host:port`: through the guard, TLS, the HTTP/1.1 handshake.
+    async fn connect(
+        &self,
+        host: &str,
+        port: u16,
+        server_name: ServerName<'static>,
+        deadline: Instant,
+    ) -> Result<Conn, FetchError> {
+        let step_deadline = |step: Duration| deadline.min(Instant::now() + step);
+        let tcp = tokio::time::timeout_at(
+            step_deadline(self.timeouts.connect),
+            self.guard.connect_host(host, port),
+        )
+        .await
+        .map_err(|_| FetchError::Timeout(Step::Connect))?
+        .map_err(|e| match e {
+            crate::net::GuardError::Timeout { .. } => FetchError::Timeout(Step::Connect),
+            e if e.is_refusal() => FetchError::Refused(e.to_string()),
+            e => FetchError::Failed(e.to_string()),
+        })?;
+        let tls = tokio::time::timeout_at(
+            step_deadline(self.timeouts.tls),
+            self.tls.connect(server_name, tcp),
+        )
+        .await
+        .map_err(|_| FetchError::Timeout(Step::Tls))?
+        .map_err(|e| FetchError::Failed(format!("TLS: {e}")))?;
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tls))
+                .await
+                .map_err(|e| FetchError::Failed(format!("HTTP: {e}")))?;
+        // The connection is driven beside the requests; it ends when the server closes
+        // it, or when the connection is dropped (a deadline, an answer cut short, idle
+        // too long).
+        Ok(Conn {
+            sender,
+            _driver: AbortOnDrop(tokio::spawn(connection)),
+            idle_since: Instant::now(),
+        })
     }
 
     /// GETs `url` (`https://` only) with `accept`, before `deadline` and within the
@@ -173,50 +276,43 @@ impl Client {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         let server_name = ServerName::try_from(bare.to_owned())
             .map_err(|_| FetchError::Refused(format!("{host} is not a TLS server name")))?;
-
-        let tcp = tokio::time::timeout_at(
-            step_deadline(self.timeouts.connect),
-            self.guard.connect_host(host, port),
-        )
-        .await
-        .map_err(|_| FetchError::Timeout(Step::Connect))?
-        .map_err(|e| match e {
-            crate::net::GuardError::Timeout { .. } => FetchError::Timeout(Step::Connect),
-            e if e.is_refusal() => FetchError::Refused(e.to_string()),
-            e => FetchError::Failed(e.to_string()),
-        })?;
-        let tls = tokio::time::timeout_at(
-            step_deadline(self.timeouts.tls),
-            self.tls.connect(server_name, tcp),
-        )
-        .await
-        .map_err(|_| FetchError::Timeout(Step::Tls))?
-        .map_err(|e| FetchError::Failed(format!("TLS: {e}")))?;
-
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tls))
-                .await
-                .map_err(|e| FetchError::Failed(format!("HTTP: {e}")))?;
-        // The connection is driven beside the request; it ends when the request ends
-        // (`Connection: close`) or when this future is dropped at a deadline.
-        let driver = tokio::spawn(connection);
-        let _abort = AbortOnDrop(driver);
+        let key = format!("{host}:{port}");
         let path = url.path_and_query().map_or("/", |p| p.as_str());
         let authority = url.authority().map_or(host, |a| a.as_str());
-        let request = hyper::Request::get(path)
-            .header(header::HOST, authority)
-            .header(header::ACCEPT, accept)
-            .header(header::USER_AGENT, USER_AGENT)
-            .header(header::CONNECTION, "close")
-            .body(Empty::<Bytes>::new())
-            .map_err(|e| FetchError::Failed(format!("HTTP: {e}")))?;
-        let response = tokio::time::timeout_at(
-            step_deadline(self.timeouts.first_byte),
-            sender.send_request(request),
-        )
-        .await
-        .map_err(|_| FetchError::Timeout(Step::FirstByte))?
-        .map_err(|e| FetchError::Failed(format!("HTTP: {e}")))?;
+        let request = || {
+            hyper::Request::get(path)
+                .header(header::HOST, authority)
+                .header(header::ACCEPT, accept)
+                .header(header::USER_AGENT, USER_AGENT)
+                .body(Empty::<Bytes>::new())
+                .map_err(|e| FetchError::Failed(format!("HTTP: {e}")))
+        };
+        // A kept connection first; when the server closed it before answering, once
+        // more over a new one.
+        let mut reused = self.take_idle(&key).await;
+        let (conn, response) = loop {
+            let fresh = reused.is_none();
+            let mut conn = match reused.take() {
+                Some(conn) => conn,
+                None => {
+                    self.connect(host, port, server_name.clone(), deadline)
+                        .await?
+                }
+            };
+            let sent = tokio::time::timeout_at(
+                step_deadline(self.timeouts.first_byte),
+                conn.sender.send_request(request()?),
+            )
+            .await
+            .map_err(|_| FetchError::Timeout(Step::FirstByte))?;
+            match sent {
+                Ok(response) => break (conn, response),
+                Err(e)
+                    if !fresh
+                        && (e.is_canceled() || e.is_closed() || e.is_incomplete_message()) => {}
+                Err(e) => return Err(FetchError::Failed(format!("HTTP: {e}"))),
+            }
+        };
         let (parts, body) = response.into_parts();
         let text = |h: Option<&HeaderValue>| {
             h.and_then(|v| v.to_str().ok())
@@ -241,6 +337,17 @@ impl Client {
                 }
             })?
             .to_bytes();
+        // Read whole: the connection can serve the next request, unless either side
+        // said it closes.
+        let closes = |h: &hyper::HeaderMap| {
+            h.get_all(header::CONNECTION).iter().any(|v| {
+                v.to_str()
+                    .is_ok_and(|v| v.to_ascii_lowercase().contains("close"))
+            })
+        };
+        if !closes(&parts.headers) && !conn.sender.is_closed() {
+            self.put_idle(key, conn);
+        }
         Ok(Fetched {
             status: parts.status.as_u16(),
             retry_after: text(parts.headers.get(header::RETRY_AFTER)),

@@ -145,10 +145,22 @@ struct State {
     probing: bool,
 }
 
-/// Leave to send one request; dropping it frees the concurrency slot.
+/// Leave to send one request; dropping it frees the concurrency slot (and, for the
+/// breaker's probe, lets another probe go should this one end without an outcome: a
+/// request dropped at its deadline must not leave the upstream shut for good).
 #[derive(Debug)]
 pub struct Permit<'a> {
     _slot: SemaphorePermit<'a>,
+    upstream: &'a Upstream,
+    probe: bool,
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        if self.probe {
+            self.upstream.state().probing = false;
+        }
+    }
 }
 
 impl Upstream {
@@ -181,6 +193,7 @@ impl Upstream {
     /// either comes after the deadline.
     pub async fn admit(&self, deadline: Instant) -> Result<Permit<'_>, Refusal> {
         let now = Instant::now();
+        let mut probe = false;
         let start_at = {
             let mut s = self.state();
             if let Some(until) = s.resting_until {
@@ -199,6 +212,7 @@ impl Upstream {
                         });
                     }
                     s.probing = true;
+                    probe = true;
                 } else {
                     s.resting_until = None;
                 }
@@ -221,7 +235,11 @@ impl Upstream {
         };
         tokio::time::sleep_until(start_at).await;
         match tokio::time::timeout_at(deadline, self.permits.acquire()).await {
-            Ok(Ok(slot)) => Ok(Permit { _slot: slot }),
+            Ok(Ok(slot)) => Ok(Permit {
+                _slot: slot,
+                upstream: self,
+                probe,
+            }),
             _ => {
                 self.state().probing = false;
                 Err(Refusal::Busy {
@@ -369,6 +387,10 @@ mod tests {
         u.record(Outcome::Failure);
         assert!(matches!(u.admit(far()).await, Err(Refusal::Resting { .. })));
         tokio::time::advance(Duration::from_secs(31)).await;
+        // A probe dropped without an outcome (its request cut off at a deadline) lets
+        // the next one through.
+        drop(u.admit(far()).await.unwrap());
+        tokio::time::advance(Duration::from_secs(1)).await;
         drop(u.admit(far()).await.unwrap());
         u.record(Outcome::Success);
         drop(u.admit(far()).await.unwrap());

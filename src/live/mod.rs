@@ -10,6 +10,7 @@
 //!
 //! ```text
 //!  name ──cache (moka: TTL from the answer, bounded, one lookup per key at a time)
+//!       ──dns──▶ hickory-resolver (the system's, or --resolver)
 //!       ──registry──▶ bootstrap: RDAP base URL? ──▶ limits (pace, permits, breaker)
 //!                        │                          ──https (guard, rustls, hyper)──▶ rdap::read_answer
 //!                        └─ none ──▶ IANA WHOIS referral ──▶ whois::exchange ──▶ whois::read_answer
@@ -25,18 +26,26 @@
 //! | [`registration`] | the one shape of registration data, whichever protocol brought it |
 //! | [`status`] | EPP status codes: spelling, meaning, grace / hold / pending-delete |
 //! | [`registry`] | the registration lookup: RDAP, else WHOIS; the status answer |
+//! | [`dns`] | DNS records through hickory-resolver: TTLs, NXDOMAIN / SERVFAIL told apart; the resolver's DNSSEC verdict (AD, CD) |
+//! | [`availability`] | registry and DNS as two witnesses: available only when both agree |
+//! | [`tls`] | the certificate `https://{domain}` presents, parsed and judged against the roots |
 //! | [`https`] | one HTTPS GET through the outbound guard, every step under a deadline |
 //! | [`limits`] | per upstream: concurrency, token bucket, `Retry-After`, circuit breaker |
 //! | [`cache`] | answers kept for their TTL, bounded in bytes |
+//! | [`stats`] | per kind of upstream: requests by outcome, their durations (`/metrics`) |
 
+pub mod availability;
 pub mod bootstrap;
 pub mod cache;
+pub mod dns;
 pub mod https;
 pub mod limits;
 pub mod rdap;
 pub mod registration;
 pub mod registry;
+pub mod stats;
 pub mod status;
+pub mod tls;
 pub mod whois;
 
 use std::time::Duration;
@@ -55,6 +64,10 @@ pub struct Config {
     /// The port WHOIS servers named by the referral are asked on (43; tests use their
     /// own).
     pub whois_port: u16,
+    /// The port a domain's TLS certificate is read on (443; tests use their own).
+    pub tls_port: u16,
+    /// The DNS resolver (`--resolver ADDR`); `None`: the system's (`/etc/resolv.conf`).
+    pub resolver: Option<std::net::SocketAddr>,
     /// Trusted roots for every TLS connection (RDAP, and the verdict on a domain's
     /// certificate); `None`: Mozilla's roots (webpki-roots).
     pub tls_roots: Option<Vec<rustls::pki_types::CertificateDer<'static>>>,
@@ -88,6 +101,8 @@ impl Config {
             bootstrap,
             whois_referral: whois::IANA_SERVER.to_owned(),
             whois_port: whois::PORT,
+            tls_port: tls::PORT,
+            resolver: None,
             tls_roots: None,
             allow_private_targets: false,
             limits: limits::Limits::default(),
@@ -156,14 +171,31 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// The live lookups of one server: configuration, HTTPS client, per-upstream limits
-/// and the cache. One per process, shared by every request.
-#[derive(Debug)]
+/// The live lookups of one server: configuration, HTTPS client, DNS resolver,
+/// per-upstream limits and the cache. One per process, shared by every request.
 pub struct Live {
     config: Config,
     https: https::Client,
     upstreams: limits::Upstreams,
     cache: cache::Cache,
+    resolver: hickory_resolver::TokioResolver,
+    /// The verdict on a domain's certificate chain (the trusted roots).
+    webpki: std::sync::Arc<rustls::client::WebPkiServerVerifier>,
+    /// The resolver as problems name it.
+    resolver_name: String,
+    /// The resolver's name servers, asked directly for the DNSSEC verdict.
+    dns_servers: Vec<std::net::SocketAddr>,
+    /// What the lookups did, for `/metrics`.
+    stats: stats::Stats,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("config", &self.config)
+            .field("resolver", &self.resolver_name)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Live {
@@ -171,12 +203,29 @@ impl Live {
     pub fn new(config: Config) -> Result<Live, String> {
         let tls = https::client_config(config.tls_roots.as_deref())?;
         let guard = crate::net::Guard::new(config.allow_private_targets);
+        let dns = dns::resolver(config.resolver, config.timeouts.first_byte)?;
+        let webpki = tls::webpki_verifier(config.tls_roots.as_deref())?;
         Ok(Live {
+            webpki,
+            resolver: dns.resolver,
+            resolver_name: dns.name,
+            dns_servers: dns.servers,
             https: https::Client::new(tls, guard, config.timeouts, config.max_body_bytes),
             upstreams: limits::Upstreams::new(config.limits),
             cache: cache::Cache::new(config.cache_bytes),
+            stats: stats::Stats::default(),
             config,
         })
+    }
+
+    /// What the lookups did since start: requests per kind of upstream and outcome,
+    /// their durations, and the cache's hits and misses.
+    pub fn report(&self) -> stats::Report {
+        stats::Report {
+            upstreams: self.stats.counts(),
+            cache: self.cache.counts(),
+            cache_entries: self.cache.len(),
+        }
     }
 
     /// The configuration in force.

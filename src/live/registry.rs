@@ -19,7 +19,7 @@ use super::https::FetchError;
 use super::limits::{Outcome, Refusal, Upstream};
 use super::registration::Registration;
 use super::status::{self, SetBy, State};
-use super::{Failure, Live, now_ms, rdap, whois};
+use super::{Failure, Live, now_ms, rdap, stats, whois};
 
 /// Most redirects followed from one RDAP query.
 pub const MAX_REDIRECTS: usize = 3;
@@ -155,6 +155,24 @@ impl StatusAnswer {
 }
 
 impl Live {
+    /// What the registry of `name`'s suffix says about it: [`Live::registry`], except
+    /// that a name under a PRIVATE-section suffix tldsnap prices (`example.us.com`) is
+    /// registered with the company that runs the suffix, which IANA's data does not name:
+    /// no service (asking the TLD's registry would answer "not found" for a name it
+    /// never held).
+    pub async fn registry_of(
+        &self,
+        name: &crate::audit::Split,
+        deadline: Instant,
+    ) -> Result<Arc<RegistryAnswer>, Failure> {
+        if name.private {
+            return Err(Failure::NoService {
+                tld: name.suffix().to_owned(),
+            });
+        }
+        self.registry(&name.domain, deadline).await
+    }
+
     /// What the registry says about `domain` (a registrable name, canonical), within
     /// `deadline`: from the cache, else from RDAP or WHOIS.
     pub async fn registry(
@@ -236,25 +254,37 @@ impl Live {
                 .authority()
                 .map_or_else(|| host_of(&url), |a| a.as_str().to_owned());
             let upstream = self.upstreams.get(&name);
-            let permit = upstream
-                .admit(deadline)
-                .await
-                .map_err(|r| refused(&name, r, &self.config.limits))?;
+            let permit = upstream.admit(deadline).await.map_err(|r| {
+                self.stats
+                    .count(stats::Upstream::Rdap, stats::Outcome::Refused);
+                refused(&name, r, &self.config.limits)
+            })?;
+            let started = Instant::now();
             let fetched = self.https.get(&uri, RDAP_JSON, deadline).await;
+            let took = started.elapsed();
             drop(permit);
+            let sent = |outcome| self.stats.sent(stats::Upstream::Rdap, outcome, took);
             let fetched = match fetched {
                 Ok(f) => f,
-                Err(e) => return Err(fetch_failure(&upstream, &name, e)),
+                Err(e) => {
+                    self.fetch_failed(stats::Upstream::Rdap, &e, took);
+                    return Err(fetch_failure(&upstream, &name, e));
+                }
             };
             match fetched.status {
                 200 | 404 => {
                     return match rdap::read_answer(domain, fetched.status, &fetched.body) {
                         Ok(answer) => {
                             upstream.record(Outcome::Success);
+                            sent(match answer {
+                                rdap::Answer::Found(_) => stats::Outcome::Ok,
+                                rdap::Answer::NotFound => stats::Outcome::NotFound,
+                            });
                             Ok(registry_answer(domain, answer, &url))
                         }
                         Err(e) => {
                             upstream.record(Outcome::Failure);
+                            sent(stats::Outcome::Error);
                             Err(Failure::Upstream {
                                 upstream: name,
                                 detail: format!("answered with what is not RDAP: {e}"),
@@ -265,6 +295,7 @@ impl Live {
                 }
                 301 | 302 | 303 | 307 | 308 => {
                     upstream.record(Outcome::Success);
+                    sent(stats::Outcome::Ok);
                     let next = fetched.location.as_deref().and_then(|l| redirect(&uri, l));
                     url = next.ok_or_else(|| Failure::Upstream {
                         upstream: name.clone(),
@@ -284,6 +315,7 @@ impl Live {
                         .unwrap_or(DEFAULT_PAUSE)
                         .min(self.config.limits.max_retry_after);
                     upstream.record(Outcome::RetryAfter(pause));
+                    sent(stats::Outcome::RateLimited);
                     return Err(Failure::Upstream {
                         upstream: name,
                         detail: format!(
@@ -300,6 +332,7 @@ impl Live {
                 }
                 status => {
                     upstream.record(Outcome::Failure);
+                    sent(stats::Outcome::Error);
                     return Err(Failure::Upstream {
                         upstream: name,
                         detail: format!("answered HTTP {status}"),
@@ -323,6 +356,7 @@ impl Live {
             .get_or_lookup(tld, async {
                 let (host, port) = split_host_port(&self.config.whois_referral, whois::PORT);
                 let text = self.whois_exchange(host, port, tld, deadline).await?;
+                self.stats.count(stats::Upstream::Whois, stats::Outcome::Ok);
                 let server = whois::read_referral(&text);
                 let bytes = server.as_ref().map_or(0, String::len);
                 Ok::<_, Failure>(Fresh {
@@ -345,6 +379,11 @@ impl Live {
             whois::Answer::NotFound => (Some(false), None, None),
             whois::Answer::Unrecognised(raw) => (None, None, Some(raw)),
         };
+        let outcome = match registered {
+            Some(false) => stats::Outcome::NotFound,
+            _ => stats::Outcome::Ok,
+        };
+        self.stats.count(stats::Upstream::Whois, outcome);
         Ok(RegistryAnswer {
             domain: domain.to_owned(),
             registered,
@@ -359,7 +398,21 @@ impl Live {
         })
     }
 
-    /// One WHOIS query to `host:port`, paced and bounded like an RDAP query.
+    /// Counts a request that got no answer ([`FetchError`]): timed when it was sent,
+    /// not when the outbound guard refused the address.
+    pub(crate) fn fetch_failed(&self, kind: stats::Upstream, e: &FetchError, took: Duration) {
+        match e {
+            FetchError::Refused(_) => self.stats.count(kind, stats::Outcome::Refused),
+            FetchError::Timeout(_) => self.stats.sent(kind, stats::Outcome::Timeout, took),
+            FetchError::Failed(_) | FetchError::TooLarge(_) => {
+                self.stats.sent(kind, stats::Outcome::Error, took);
+            }
+        }
+    }
+
+    /// One WHOIS query to `host:port`, paced and bounded like an RDAP query. A failure
+    /// is counted here; an answer is timed here and counted by the caller, which knows
+    /// what it said.
     async fn whois_exchange(
         &self,
         host: &str,
@@ -368,10 +421,12 @@ impl Live {
         deadline: Instant,
     ) -> Result<String, Failure> {
         let upstream = self.upstreams.get(&format!("{host}:{port}"));
-        let _permit = upstream
-            .admit(deadline)
-            .await
-            .map_err(|r| refused(host, r, &self.config.limits))?;
+        let _permit = upstream.admit(deadline).await.map_err(|r| {
+            self.stats
+                .count(stats::Upstream::Whois, stats::Outcome::Refused);
+            refused(host, r, &self.config.limits)
+        })?;
+        let started = Instant::now();
         let deadline = deadline.min(Instant::now() + self.config.timeouts.whole);
         let guard = self.guard();
         let exchange = async {
@@ -389,12 +444,17 @@ impl Live {
         let result = tokio::time::timeout_at(deadline, exchange)
             .await
             .unwrap_or(Err(FetchError::Timeout(super::https::Step::Body)));
+        let took = started.elapsed();
         match result {
             Ok(text) => {
                 upstream.record(Outcome::Success);
+                self.stats.took(stats::Upstream::Whois, took);
                 Ok(text)
             }
-            Err(e) => Err(fetch_failure(&upstream, host, e)),
+            Err(e) => {
+                self.fetch_failed(stats::Upstream::Whois, &e, took);
+                Err(fetch_failure(&upstream, host, e))
+            }
         }
     }
 }

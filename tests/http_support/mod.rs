@@ -250,13 +250,13 @@ pub struct Options {
     /// the system clock, which signatures are checked against; private targets and
     /// `http://` allowed, for receivers on 127.0.0.1).
     pub data_dir: Option<PathBuf>,
-    /// Live lookups (`serve --live`): when given, the server makes them with this
-    /// configuration.
-    pub live: Option<tldsnap::live::Config>,
     /// The webhook retry schedule (default: at once, 100 ms, 200 ms).
     pub webhook_schedule: Vec<Duration>,
     /// `--allow-private-webhooks` (default true: receivers on 127.0.0.1).
     pub webhooks_allow_private: bool,
+    /// Live lookups (`serve --live`): when given, the server makes them with this
+    /// configuration.
+    pub live: Option<tldsnap::live::Config>,
 }
 
 impl Options {
@@ -273,13 +273,13 @@ impl Options {
             },
             server: server::Config::default(),
             data_dir: None,
-            live: None,
             webhook_schedule: vec![
                 Duration::ZERO,
                 Duration::from_millis(100),
                 Duration::from_millis(200),
             ],
             webhooks_allow_private: true,
+            live: None,
         }
     }
 }

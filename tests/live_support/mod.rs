@@ -8,12 +8,34 @@
 //!
 //! | TLD | upstream | names |
 //! |---|---|---|
-//! | `lvt` | RDAP server "good" | `taken` registered (redacted registrant), `nic` reserved, anything else 404 |
+//! | `lvt` | RDAP server "good" | `taken…` registered (redacted registrant), `nic…` reserved, anything else 404 |
 //! | `lvs` | RDAP server "slow" | every name: the head after 30 s (the client's timeout comes first) |
 //! | `lvg` | RDAP server "garbage" | `huge`: 10 MiB with Content-Length; `flood`: 10 MiB chunked; else HTML |
 //! | `lvr` | RDAP server "limited" | every name: 429 with `Retry-After: 120` |
-//! | `lvw` | WHOIS (IANA referral names `localhost`) | `taken` registered, `held` reserved, `odd` unrecognised, else "No match" |
+//! | `lvc` | RDAP server "closing" | as `lvt`, and an idle kept-alive connection is closed after 200 ms |
+//! | `lvw` | WHOIS (IANA referral names `localhost`) | `taken…` registered, `held…` reserved, `odd…` unrecognised, else "No match" |
 //! | `lvx` | none (IANA's answer names no WHOIS server) | — |
+//!
+//! And an authoritative DNS server (UDP, hickory's wire format) for every name of the
+//! test TLDs (a label matches by its start: `taken7` is a `taken`): `taken`, `nic`,
+//! `secure`, `expired`, `wronghost` and `selfsigned` have records (A 127.0.0.1; AAAA ::1,
+//! MX, NS, TXT, CAA and SOA for `taken`); `intranet` has A 169.254.169.254 (a cloud
+//! metadata address: refused even with --allow-private-targets); `servfail` answers
+//! SERVFAIL; `slowdns` is never answered; every other name is NXDOMAIN with the zone's
+//! SOA (negative TTL 60).
+//!
+//! It acts as a validating recursive resolver for the DNSSEC verdict (RFC 4035 section
+//! 3.2, RFC 6840 section 5.7): to a query with DO or AD set it answers with AD for the
+//! root zone and for every name under a `signed…` second-level name (`signed.lvt`,
+//! `www.signed.lvt`: a signed zone, its names and its NXDOMAINs authenticated), and
+//! without AD elsewhere (unsigned zones); `bogus` has records whose validation "fails":
+//! SERVFAIL unless the query has CD (checking disabled), then the records without AD.
+//! A second server (`dns_plain`) answers the same names as a resolver that does not
+//! validate: never AD, `bogus` answered like any name.
+//!
+//! And a TLS server choosing its certificate by SNI: `secure.lvt` a valid chain to the
+//! test CA, `expired.lvt` one that ended in 2020, `wronghost.lvt` one for
+//! `other.example`, `selfsigned.lvt` a self-signed one.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -133,6 +155,12 @@ pub struct Upstreams {
     pub rdap: HashMap<&'static str, SocketAddr>,
     /// The WHOIS server (IANA's referral and the registry's, on one port).
     pub whois: SocketAddr,
+    /// The DNS server of the test TLDs (UDP), a validating resolver.
+    pub dns: SocketAddr,
+    /// The same names from a resolver that does not validate DNSSEC.
+    pub dns_plain: SocketAddr,
+    /// The TLS server (certificates by SNI).
+    pub tls: SocketAddr,
     /// Requests each RDAP server received, by path.
     pub hits: Arc<Mutex<HashMap<String, usize>>>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -149,21 +177,29 @@ impl Upstreams {
             .unwrap();
         let hits = Arc::new(Mutex::new(HashMap::new()));
         let mut rdap = HashMap::new();
-        for (name, behaviour) in [
-            ("good", Behaviour::Good),
-            ("slow", Behaviour::Slow),
-            ("garbage", Behaviour::Garbage),
-            ("limited", Behaviour::Limited),
+        for (name, behaviour, idle_close) in [
+            ("good", Behaviour::Good, None),
+            ("slow", Behaviour::Slow, None),
+            ("garbage", Behaviour::Garbage, None),
+            ("limited", Behaviour::Limited, None),
+            ("closing", Behaviour::Good, Some(Duration::from_millis(200))),
         ] {
             let config = server_config(ca.leaf(&["localhost"], false));
-            let addr = runtime.block_on(serve_rdap(config, behaviour, Arc::clone(&hits)));
+            let addr =
+                runtime.block_on(serve_rdap(config, behaviour, Arc::clone(&hits), idle_close));
             rdap.insert(name, addr);
         }
         let whois = runtime.block_on(serve_whois());
+        let dns = runtime.block_on(serve_dns(true));
+        let dns_plain = runtime.block_on(serve_dns(false));
+        let tls = runtime.block_on(serve_tls(&ca));
         Upstreams {
             ca,
             rdap,
             whois,
+            dns,
+            dns_plain,
+            tls,
             hits,
             runtime: Some(runtime),
         }
@@ -181,6 +217,7 @@ impl Upstreams {
                 [["lvs"], [url("slow")]],
                 [["lvg"], [url("garbage")]],
                 [["lvr"], [url("limited")]],
+                [["lvc"], [url("closing")]],
             ]
         })
         .to_string()
@@ -196,6 +233,8 @@ impl Upstreams {
             Config::new(Bootstrap::from_dns_json(&self.bootstrap_json(), "test").unwrap());
         config.whois_referral = format!("127.0.0.1:{}", self.whois.port());
         config.whois_port = self.whois.port();
+        config.resolver = Some(self.dns);
+        config.tls_port = self.tls.port();
         config.tls_roots = Some(vec![self.ca.der.clone()]);
         config.allow_private_targets = true;
         config.limits = Limits {
@@ -208,16 +247,23 @@ impl Upstreams {
         config.timeouts = Timeouts {
             connect: Duration::from_secs(1),
             tls: Duration::from_secs(1),
-            first_byte: Duration::from_millis(500),
-            whole: Duration::from_secs(1),
+            // Generous for the healthy test upstreams on a loaded 2-core machine (a
+            // debug build, tests in parallel), short beside the slow one's 30 s.
+            first_byte: Duration::from_secs(1),
+            whole: Duration::from_secs(2),
         };
-        config.budget = Duration::from_secs(2);
+        config.budget = Duration::from_secs(3);
         config
     }
 
     /// Requests the RDAP servers received for `path` (`/rdap/domain/taken.lvt`).
     pub fn hits(&self, path: &str) -> usize {
         self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+
+    /// TLS handshakes (connections) the RDAP server `name` ("good", ...) accepted.
+    pub fn handshakes(&self, name: &str) -> usize {
+        self.hits(&format!("handshake {}", self.rdap[name].port()))
     }
 }
 
@@ -231,10 +277,13 @@ impl Drop for Upstreams {
 
 type Body = Either<Full<Bytes>, http_body_util::channel::Channel<Bytes>>;
 
+/// An RDAP server; `idle_close`: it closes a kept-alive connection that sends no
+/// request for that long (silently, as servers' keep-alive timeouts do).
 async fn serve_rdap(
     config: Arc<rustls::ServerConfig>,
     behaviour: Behaviour,
     hits: Arc<Mutex<HashMap<String, usize>>>,
+    idle_close: Option<Duration>,
 ) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -250,6 +299,11 @@ async fn serve_rdap(
                 let Ok(tls) = acceptor.accept(tcp).await else {
                     return;
                 };
+                *hits
+                    .lock()
+                    .unwrap()
+                    .entry(format!("handshake {}", addr.port()))
+                    .or_default() += 1;
                 let service =
                     hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                         let hits = Arc::clone(&hits);
@@ -262,9 +316,13 @@ async fn serve_rdap(
                             Ok::<_, Infallible>(rdap_answer(behaviour, &req).await)
                         }
                     });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(tls), service)
-                    .await;
+                let mut builder = hyper::server::conn::http1::Builder::new();
+                if let Some(idle) = idle_close {
+                    builder
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(idle);
+                }
+                let _ = builder.serve_connection(TokioIo::new(tls), service).await;
             });
         }
     });
@@ -287,6 +345,7 @@ async fn rdap_answer(behaviour: Behaviour, req: &Request<hyper::body::Incoming>)
         .unwrap_or("")
         .to_ascii_lowercase();
     let label = name.split('.').next().unwrap_or("");
+    let label = kind_of(label);
     match behaviour {
         Behaviour::Slow => {
             tokio::time::sleep(Duration::from_secs(30)).await;
@@ -402,18 +461,291 @@ async fn serve_whois() -> SocketAddr {
     addr
 }
 
+/// The kind a test label names: its known start (`taken7` → `taken`), else itself.
+pub fn kind_of(label: &str) -> &str {
+    const KINDS: [&str; 16] = [
+        "taken",
+        "nic",
+        "free",
+        "huge",
+        "flood",
+        "held",
+        "odd",
+        "secure",
+        "expired",
+        "wronghost",
+        "selfsigned",
+        "intranet",
+        "servfail",
+        "slowdns",
+        "signed",
+        "bogus",
+    ];
+    KINDS
+        .into_iter()
+        .find(|k| label.starts_with(k))
+        .unwrap_or(label)
+}
+
 fn whois_answer(query: &str) -> String {
+    let (label, rest) = query.split_once('.').unwrap_or((query, ""));
+    let kind = if rest.is_empty() {
+        query
+    } else {
+        kind_of(label)
+    };
+    let upper = query.to_ascii_uppercase();
+    match (kind, rest) {
+        ("taken", "lvw") => format!(
+            "Domain Name: {upper}\r\nRegistrar: Test Registrar\r\nCreation Date: 2010-05-06T07:08:09Z\r\n\
+             Registry Expiry Date: 2031-05-06T07:08:09Z\r\nDomain Status: clientHold https://icann.org/epp#clientHold\r\n\
+             Name Server: ns1.{query}\r\nRegistrant Name: REDACTED FOR PRIVACY\r\nDNSSEC: unsigned\r\n"
+        ),
+        ("held", "lvw") => format!("The name {query} is reserved by the registry.\n"),
+        ("odd", "lvw") => "Welcome to the LVW registry. holder: someone\n".into(),
+        _ => whois_iana(query),
+    }
+}
+
+fn whois_iana(query: &str) -> String {
     match query {
         // IANA's answers about TLDs.
         "lvw" => "% IANA WHOIS server\n\ndomain:       LVW\nwhois:        localhost\nstatus:       ACTIVE\n".into(),
         "lvx" => "% IANA WHOIS server\n\ndomain:       LVX\nstatus:       ACTIVE\n".into(),
-        // The registry's answers.
-        "taken.lvw" => "Domain Name: TAKEN.LVW\r\nRegistrar: Test Registrar\r\nCreation Date: 2010-05-06T07:08:09Z\r\n\
-             Registry Expiry Date: 2031-05-06T07:08:09Z\r\nDomain Status: clientHold https://icann.org/epp#clientHold\r\n\
-             Name Server: ns1.taken.lvw\r\nRegistrant Name: REDACTED FOR PRIVACY\r\nDNSSEC: unsigned\r\n"
-            .into(),
-        "held.lvw" => "The name held.lvw is reserved by the registry.\n".into(),
-        "odd.lvw" => "Welcome to the LVW registry. holder: someone\n".into(),
         q => format!("No match for \"{}\".\r\n", q.to_ascii_uppercase()),
     }
+}
+
+/// A DNS server on UDP; `validating`: as a resolver that validates DNSSEC.
+async fn serve_dns(validating: bool) -> SocketAddr {
+    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = socket.local_addr().unwrap();
+    let socket = Arc::new(socket);
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let Ok((len, from)) = socket.recv_from(&mut buf).await else {
+                continue;
+            };
+            if let Some(answer) = dns_answer(&buf[..len], validating) {
+                let _ = socket.send_to(&answer, from).await;
+            }
+        }
+    });
+    addr
+}
+
+/// The answer to one DNS query, or `None` to leave it unanswered.
+fn dns_answer(query: &[u8], validating: bool) -> Option<Vec<u8>> {
+    use hickory_resolver::proto::op::{Edns, Message, OpCode, ResponseCode};
+    use hickory_resolver::proto::rr::rdata::{A, AAAA, CAA, MX, NS, SOA, TXT};
+    use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
+    let request = Message::from_vec(query).ok()?;
+    let q = request.queries.first()?.clone();
+    let qname = q.name().to_ascii().to_ascii_lowercase();
+    let qname = qname.trim_end_matches('.');
+    let label = kind_of(qname.split('.').next().unwrap_or(""));
+    let tld = qname.rsplit('.').next().unwrap_or("");
+    let mut response = Message::response(request.metadata.id, OpCode::Query);
+    response.metadata.authoritative = true;
+    response.metadata.recursion_desired = request.metadata.recursion_desired;
+    response.metadata.recursion_available = true;
+    response.add_query(q.clone());
+    // DNSSEC: the client says it understands AD with DO (RFC 3225) or AD (RFC 6840).
+    let dnssec_ok = request.edns.as_ref().is_some_and(|e| e.flags().dnssec_ok);
+    let wants_ad = dnssec_ok || request.metadata.authentic_data;
+    if request.edns.is_some() {
+        let mut edns = Edns::new();
+        edns.set_max_payload(1232).set_dnssec_ok(dnssec_ok);
+        response.set_edns(edns);
+    }
+    let signed = qname.is_empty() || kind_of(qname.rsplit('.').nth(1).unwrap_or("")) == "signed";
+    let bogus = label == "bogus" && validating && !request.metadata.checking_disabled;
+    let name = |n: &str| Name::from_ascii(n).unwrap();
+    let owner = q.name().clone();
+    // The zone of the name: its TLD, or the root ("").
+    let zone = if tld.is_empty() {
+        String::new()
+    } else {
+        format!("{tld}.")
+    };
+    let zone_soa = Record::from_rdata(
+        name(if zone.is_empty() { "." } else { &zone }),
+        60,
+        RData::SOA(SOA::new(
+            name(&format!("ns.nic.{zone}")),
+            name(&format!("hostmaster.nic.{zone}")),
+            2026010101,
+            3600,
+            600,
+            86400,
+            60,
+        )),
+    );
+    let record = |ttl: u32, data: RData| Record::from_rdata(owner.clone(), ttl, data);
+    let exists = matches!(
+        label,
+        "taken"
+            | "nic"
+            | "secure"
+            | "expired"
+            | "wronghost"
+            | "selfsigned"
+            | "intranet"
+            | "signed"
+            | "bogus"
+    ) && qname.matches('.').count() == 1;
+    match label {
+        "slowdns" => return None,
+        "servfail" => response.metadata.response_code = ResponseCode::ServFail,
+        _ if bogus => response.metadata.response_code = ResponseCode::ServFail,
+        _ if !exists && qname != tld => {
+            response.metadata.response_code = ResponseCode::NXDomain;
+            response.add_authority(zone_soa);
+        }
+        _ => {
+            let answers: Vec<Record> = match (label, q.query_type()) {
+                ("intranet", RecordType::A) => {
+                    vec![record(300, RData::A(A("169.254.169.254".parse().unwrap())))]
+                }
+                (_, RecordType::A) if label != "intranet" && qname != tld => {
+                    vec![record(300, RData::A(A("127.0.0.1".parse().unwrap())))]
+                }
+                ("taken", RecordType::AAAA) => {
+                    vec![record(300, RData::AAAA(AAAA("::1".parse().unwrap())))]
+                }
+                ("taken", RecordType::MX) => vec![
+                    record(
+                        3600,
+                        RData::MX(MX::new(10, name(&format!("mail.{qname}.")))),
+                    ),
+                    record(
+                        3600,
+                        RData::MX(MX::new(20, name(&format!("backup.{qname}.")))),
+                    ),
+                ],
+                ("taken", RecordType::NS) => vec![
+                    record(86400, RData::NS(NS(name(&format!("ns1.{qname}."))))),
+                    record(86400, RData::NS(NS(name(&format!("ns2.{qname}."))))),
+                ],
+                ("taken", RecordType::TXT) => {
+                    vec![record(
+                        120,
+                        RData::TXT(TXT::new(vec!["v=spf1 -all".into()])),
+                    )]
+                }
+                ("taken", RecordType::CAA) => vec![record(
+                    3600,
+                    RData::CAA(CAA::new_issue(false, Some(name("letsencrypt.org")), vec![])),
+                )],
+                (_, RecordType::SOA) if qname.is_empty() => vec![record(
+                    86400,
+                    RData::SOA(SOA::new(
+                        name("a.root-servers.net."),
+                        name("nstld.verisign-grs.com."),
+                        2026010100,
+                        1800,
+                        900,
+                        604800,
+                        86400,
+                    )),
+                )],
+                ("taken", RecordType::SOA) => vec![record(
+                    3600,
+                    RData::SOA(SOA::new(
+                        name(&format!("ns1.{qname}.")),
+                        name(&format!("hostmaster.{qname}.")),
+                        7,
+                        7200,
+                        900,
+                        1209600,
+                        300,
+                    )),
+                )],
+                _ => Vec::new(),
+            };
+            if answers.is_empty() {
+                response.add_authority(zone_soa);
+            } else {
+                response.add_answers(answers);
+            }
+        }
+    }
+    // A validating resolver sets AD on answers it authenticated (NXDOMAIN included:
+    // authenticated denial), never on a SERVFAIL.
+    response.metadata.authentic_data = validating
+        && wants_ad
+        && signed
+        && response.metadata.response_code != ResponseCode::ServFail;
+    response.to_vec().ok()
+}
+
+/// Certificates by SNI name; a name without one gets no certificate.
+#[derive(Debug)]
+struct BySni(HashMap<String, Arc<rustls::sign::CertifiedKey>>);
+
+impl rustls::server::ResolvesServerCert for BySni {
+    fn resolve(
+        &self,
+        hello: rustls::server::ClientHello<'_>,
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        self.0.get(hello.server_name()?).cloned()
+    }
+}
+
+async fn serve_tls(ca: &Ca) -> SocketAddr {
+    let provider = rustls::crypto::ring::default_provider();
+    let certified = |leaf: Leaf| {
+        Arc::new(rustls::sign::CertifiedKey::from_der(leaf.chain, leaf.key, &provider).unwrap())
+    };
+    let self_signed = {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["selfsigned.lvt".to_string()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        Leaf {
+            chain: vec![cert.der().clone()],
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        }
+    };
+    let by_sni = BySni(HashMap::from([
+        (
+            "secure.lvt".to_owned(),
+            certified(ca.leaf(&["secure.lvt"], false)),
+        ),
+        (
+            "expired.lvt".to_owned(),
+            certified(ca.leaf(&["expired.lvt"], true)),
+        ),
+        (
+            "wronghost.lvt".to_owned(),
+            certified(ca.leaf(&["other.example"], false)),
+        ),
+        ("selfsigned.lvt".to_owned(), certified(self_signed)),
+    ]));
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(provider.clone()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(by_sni));
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                continue;
+            };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                // The handshake is all a client of this server wants.
+                if let Ok(mut tls) = acceptor.accept(tcp).await {
+                    let mut buf = [0u8; 64];
+                    let _ = tokio::io::AsyncReadExt::read(&mut tls, &mut buf).await;
+                }
+            });
+        }
+    });
+    addr
 }

@@ -97,13 +97,17 @@ pub fn add_key(keys: &Path, plan: &str, extra: &[&str]) -> String {
     run_ok(&args).trim().to_string()
 }
 
-/// A private `redis-server` on a free loopback port, without persistence.
+/// A private `redis-server` on a free loopback port, without persistence unless started
+/// with [`Redis::start_persistent`].
 pub struct Redis {
     child: Option<Child>,
+    persistent: bool,
     /// Its port.
     pub port: u16,
     /// Its working directory (also a convenient place for test files).
     pub dir: Dir,
+    /// `--requirepass`, when the server asks for one.
+    password: Option<String>,
 }
 
 fn redis_binary() -> Option<PathBuf> {
@@ -114,16 +118,20 @@ fn redis_binary() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Whether a redis-server answers on `port` (through the `redis` crate, like the code
+/// under test). A server that wants a password refuses PING with NOAUTH: up all the same.
 fn ping(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+    let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else {
         return false;
     };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"PING\r\n").is_err() {
+    let Ok(mut con) = client.get_connection_with_timeout(Duration::from_secs(2)) else {
         return false;
+    };
+    let _ = con.set_read_timeout(Some(Duration::from_secs(2)));
+    match redis::cmd("PING").query::<String>(&mut con) {
+        Ok(pong) => pong == "PONG",
+        Err(e) => e.code() == Some("NOAUTH"),
     }
-    let mut buf = [0u8; 7];
-    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
 }
 
 impl Redis {
@@ -131,6 +139,23 @@ impl Redis {
     /// printed note) when there is none and `CI` is not set. With `CI` set, a missing
     /// redis-server fails the test.
     pub fn start(tag: &str) -> Option<Redis> {
+        Redis::start_with(tag, false, None)
+    }
+
+    /// Like [`Redis::start`], with an append-only file fsynced at every write: a
+    /// restart (or a kill and a restart) keeps the data, as docs/DEPLOY.md asks of a
+    /// Redis that holds credits.
+    pub fn start_persistent(tag: &str) -> Option<Redis> {
+        Redis::start_with(tag, true, None)
+    }
+
+    /// Like [`Redis::start`], for a server that requires `password` (`--requirepass`,
+    /// the `default` user's password).
+    pub fn start_with_password(tag: &str, password: &str) -> Option<Redis> {
+        Redis::start_with(tag, false, Some(password.to_owned()))
+    }
+
+    fn start_with(tag: &str, persistent: bool, password: Option<String>) -> Option<Redis> {
         if redis_binary().is_none() {
             if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
                 panic!(
@@ -142,18 +167,31 @@ impl Redis {
         }
         let mut r = Redis {
             child: None,
+            persistent,
             port: free_port(),
             dir: temp_dir(&format!("redis-{tag}")),
+            password,
         };
         r.restart();
         Some(r)
     }
 
-    /// Starts the server again on the same port (empty: nothing was saved).
+    /// Starts the server again on the same port (empty unless persistent).
     pub fn restart(&mut self) {
+        let aof: &[&str] = if self.persistent {
+            &["--appendonly", "yes", "--appendfsync", "always"]
+        } else {
+            &["--appendonly", "no"]
+        };
         let child = Command::new(redis_binary().unwrap())
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
+            .args(["--save", ""])
+            .args(aof)
+            .args(
+                self.password
+                    .iter()
+                    .flat_map(|p| ["--requirepass", p.as_str()]),
+            )
             .arg("--dir")
             .arg(&self.dir.0)
             .stdout(Stdio::null())
@@ -191,6 +229,24 @@ impl Drop for Redis {
     }
 }
 
+/// `keys list --usage-store` as the operator sees it: this month's usage of the first
+/// key in the keys file, summed over every replica's field.
+pub fn used_in_redis(keys: &Path, plans: &Path, url: &str) -> u64 {
+    let table = run_ok(&[
+        "keys".as_ref(),
+        "list".as_ref(),
+        "--keys".as_ref(),
+        keys.as_os_str(),
+        "--plans".as_ref(),
+        plans.as_os_str(),
+        "--usage-store".as_ref(),
+        url.as_ref(),
+    ]);
+    let row = table.lines().nth(1).expect(&table);
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    cols[cols.len() - 2].parse().expect(&table)
+}
+
 /// A running `tldsnap serve`.
 pub struct Server {
     /// The process.
@@ -208,6 +264,12 @@ pub const CHEAPEST: &str = "/api/v1/client/prices/cheapest?tlds=com";
 impl Server {
     /// Starts `tldsnap serve --addr 127.0.0.1:FREE ARGS` and waits until `/healthz` is 200.
     pub fn start<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Server {
+        Server::start_with_stderr(args, Stdio::null())
+    }
+
+    /// [`Server::start`] with its standard error sent to `stderr` (`Stdio::piped()`: the
+    /// log lines are then read from `child.stderr`).
+    pub fn start_with_stderr<S: AsRef<std::ffi::OsStr>>(args: &[S], stderr: Stdio) -> Server {
         let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
         let child = Command::new(BIN)
             .arg("serve")
@@ -215,7 +277,7 @@ impl Server {
             .arg(addr.to_string())
             .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut s = Server { child, addr };

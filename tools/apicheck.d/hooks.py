@@ -2,7 +2,7 @@
 
 Positive cases
 
-Some answers depend on more than the one value a schema describes, so a request that
+Three answers depend on more than the one value a schema describes, so a request that
 the document allows is still refused with a 400 that is right:
 
 - `at` after the snapshot's data date (the prices of a day not yet seen);
@@ -19,15 +19,13 @@ the document allows is still refused with a 400 that is right:
   machine: no generated host name is ever looked up). Negative cases are sent as
   generated: a url outside the pattern is refused before any lookup.
 
-And a `{domain}` that is a public suffix alone (`co.uk`, `a.ck` under the PSL's
+A fourth: a `{domain}` that is a public suffix alone (`co.uk`, `a.ck` under the PSL's
 `*.ck`) is a 400 `invalid_parameter`, and which names are suffixes is the Public Suffix
-List's to say, not a pattern's; so is a `{domain}` whose last label is all digits (an IP
-address, not a name: RFC 3696 section 2), which a pattern with the label's length
-bounds cannot exclude without look-ahead.
+List's to say, not a pattern's.
 
 For the cases schemathesis generates as *valid* (positive mode) this hook makes them
 valid for those rules too: a `{domain}` gets a `www.` label in front (a name under any
-suffix) and the last digit of an all-digit last label becomes `a`, `at` is moved back to the data date, `from` and `to` are
+suffix), `at` is moved back to the data date, `from` and `to` are
 swapped, an event `after` becomes 0, and a made-up cursor is dropped (the stateful paging of real cursors is tested
 by tests/http_api.rs). Negative cases are sent as generated, so every malformed value
 is still checked for its 400. That these three rules answer 400 is tested in
@@ -56,8 +54,8 @@ DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 NAME_PARAMETERS = ("tlds", "q")
-PATH_NAME_PARAMETERS = ("tld", "domain")
 WEBHOOK_URL = "http://127.0.0.1:9/apicheck"
+PATH_NAME_PARAMETERS = ("tld", "domain")
 
 
 def _mode(case):
@@ -85,19 +83,14 @@ def before_call(ctx, case, **kwargs):
                 if name in case.query and not (name == "q" and "domains/search" not in case.operation.path):
                     case.query[name] = _not_a_name(case.query[name])
         return
+    if mode == GenerationMode.POSITIVE and isinstance(case.body, dict) and "url" in case.body:
+        case.body["url"] = WEBHOOK_URL
     domain = (case.path_parameters or {}).get("domain")
     # Only while the name stays short: a name over 253 characters (in its xn-- form,
     # longer than the Unicode one) is a 400 of its own.
-    if mode == GenerationMode.POSITIVE and isinstance(domain, str):
-        # The same length and still a label (letters and digits at its ends).
-        head, dot, last = domain.rpartition(".")
-        if last.isascii() and last.isdigit():
-            domain = head + dot + last[:-1] + "a"
-            case.path_parameters["domain"] = domain
-        if len(domain) <= 120:
-            case.path_parameters["domain"] = "www." + domain
-    if mode == GenerationMode.POSITIVE and isinstance(case.body, dict) and "url" in case.body:
-        case.body["url"] = WEBHOOK_URL
+    if mode == GenerationMode.POSITIVE and isinstance(domain, str) and len(domain) <= 120:
+        name = domain.strip(" \t")
+        case.path_parameters["domain"] = "www." + (name[1:] if name.startswith(".") else name)
     query = case.query
     if not query or mode != GenerationMode.POSITIVE:
         return

@@ -19,11 +19,6 @@ import sys
 import time
 from collections import defaultdict
 
-# A lease is at most this many credits (docs/METERING.md: a thousandth of what is left,
-# at least 1, at most 1,000).
-MAX_LEASE = 1000
-
-
 def load(path):
     with open(path) as f:
         return json.load(f)
@@ -169,50 +164,94 @@ def report(state, out_dir):
                   r["name"], r["went_away"], r["back"]))
 
     # ---- credits
-    delivered = defaultdict(int)           # (label) -> keyed 200s nginx delivered
-    via = defaultdict(int)                 # (label, replica) -> keyed 200s answered by it
-    lost_attempts = defaultdict(int)       # (label) -> failed attempts on the killed replica
+    # Each replica run has its own field; the killed replica has two runs: the one
+    # killed (its field set to what it spent by the restarted run) and the restarted one.
+    kill = state["kill"]
+
+    def run_of(name, t):
+        if name != killed:
+            return name
+        return killed + (" killed" if t < kill["restart"] else " restarted")
+
+    runs = []                               # (run name, field)
+    for r in state["replicas"]:
+        if r["name"] == killed:
+            runs += [(killed + " killed", kill["field"]), (killed + " restarted", r["field"])]
+        else:
+            runs.append((r["name"], r["field"]))
+    window = (kill["at"] - 1, kill["ready"] + 3)
+    delivered = defaultdict(int)            # label -> keyed 200s nginx delivered
+    via = defaultdict(int)                  # (label, run) -> keyed 200s that run answered
+    cut = defaultdict(int)                  # label -> requests nginx took away from the killed replica
     for l in lines:
         if not keyed(l):
             continue
         if l[2] == 200:
             delivered[l[1]] += 1
-            via[(l[1], name_of.get(l[3][-1], l[3][-1]))] += 1
-        for addr in l[3][:-1]:
-            if name_of.get(addr) == killed:
-                lost_attempts[l[1]] += 1
-    field_of = {r["name"]: r["field"] for r in state["replicas"]}
+            via[(l[1], run_of(name_of.get(l[3][-1], l[3][-1]), l[0]))] += 1
+        if window[0] <= l[0] <= window[1] and any(name_of.get(a) == killed for a in l[3][:-1]):
+            cut[l[1]] += 1
+    # nginx's own account of the requests in flight on the killed replica when it died:
+    # an attempt that had reached it and got no answer (refused connections excluded).
+    killed_addr = "http://%s/" % port_of[killed]
+    in_flight = 0
+    with open(state["error_log"]) as f:
+        for line in f:
+            # One [error] line per attempt (a [warn] line follows when nginx marks the
+            # replica down).
+            if (killed_addr not in line or " [error] " not in line
+                    or "while connecting to upstream" in line):
+                continue
+            try:
+                t = time.mktime(time.strptime(line[:19], "%Y/%m/%d %H:%M:%S"))
+            except ValueError:
+                continue
+            if int(window[0]) <= t <= window[1]:
+                in_flight += 1
     credit_rows = []
+    twice_total = 0
     for i, label in enumerate(labels):
         seen = sum(w["keys"][i]["ok"] for w in wrk.values())
         credits = sum(fields[label].values())
         row = {"key": label, "wrk_200": seen, "nginx_200": delivered[label], "credits": credits,
-               "replicas": {}}
+               "runs": {}}
         check(seen == delivered[label],
               "%s: the 200s wrk saw (%d) are the keyed 200s nginx delivered (%d)" % (label, seen, delivered[label]))
-        over = 0
-        for r in state["replicas"]:
-            f = fields[label].get(field_of[r["name"]], 0)
-            answered = via[(label, r["name"])]
-            row["replicas"][r["name"]] = {"credits": f, "answered": answered}
-            if r["name"] == killed:
-                over = f - answered
-                bound = MAX_LEASE + lost_attempts[label]
-                check(0 <= over <= bound,
-                      "%s: %s (kill -9) claimed %d credits for %d answers: %d more, within its unspent "
-                      "lease plus the %d attempts cut by the kill (<= %d)" % (
-                          label, r["name"], f, answered, over, lost_attempts[label], bound))
+        twice = 0
+        for name, field in runs:
+            f = fields[label].get(field, 0)
+            answered = via[(label, name)]
+            row["runs"][name] = {"credits": f, "answered": answered}
+            if name == killed + " killed":
+                twice = f - answered
+                claimed = kill["claimed_at_kill"][label]
+                row["runs"][name]["claimed_at_kill"] = claimed
+                check(kill["handed_back"][label] == f and claimed >= f,
+                      "%s: %s's field claimed %d credits at the kill; the restarted run set it to the %d "
+                      "it spent (%d unspent credits handed back before it served)" % (
+                          label, killed, claimed, f, claimed - f))
+                check(0 <= twice <= cut[label],
+                      "%s: the killed run spent %d credits for %d answers delivered: %d charged for requests "
+                      "the kill cut off (nginx took %d request(s) away from %s around the kill)" % (
+                          label, f, answered, twice, cut[label], killed))
             else:
                 check(f == answered,
-                      "%s: %s (clean shutdown) recorded %d credits for %d answers" % (label, r["name"], f, answered))
-        row["killed_over"] = over
-        check(credits == seen + over,
-              "%s: credits in Redis (%d) = 200s seen (%d) + the killed replica's claim beyond its answers (%d)" % (
-                  label, credits, seen, over))
+                      "%s: %s (clean shutdown) recorded %d credits for %d answers" % (label, name, f, answered))
+        row["charged_twice"] = twice
+        twice_total += twice
+        check(credits == seen + twice,
+              "%s: credits in Redis (%d) = 200s seen (%d)%s" % (
+                  label, credits, seen,
+                  "" if twice == 0 else " + %d answered twice: charged by %s, cut off by the kill, retried "
+                  "and charged again" % (twice, killed)))
         credit_rows.append(row)
+    check(twice_total <= in_flight,
+          "requests charged by %s and cut off by the kill: %d, of the %d nginx saw in flight on it when it died" % (
+              killed, twice_total, in_flight))
 
     results = {"phases": phase_rows, "convergence": conv, "redis_outage": {
-        k: v for k, v in ro.items() if k != "logs"}, "credits": credit_rows, "checks": checks,
+        k: v for k, v in ro.items() if k != "logs"}, "credits": credit_rows,
+        "kill": dict(kill, in_flight_at_kill=in_flight), "checks": checks,
         "memory": state.get("memory", {}), "snapshot_bytes": state.get("snapshot_bytes"),
         "loadavg": state.get("loadavg")}
     with open("%s/results.json" % out_dir, "w") as f:
@@ -231,14 +270,22 @@ def report(state, out_dir):
     for r in conv["replicas"]:
         md.append("| %s | %s |" % (r["name"], "never" if r["seconds"] is None else "%.2f s" % r["seconds"]))
     md.append("")
-    names = [r["name"] for r in state["replicas"]]
-    md.append("| key | 200s seen (wrk) | delivered (nginx) | credits (Redis) | %s |" % " | ".join(
-        "%s credits / answers" % (n + (" (killed)" if n == killed else "")) for n in names))
-    md.append("|---|---:|---:|---:|%s|" % "|".join("---:" for _ in names))
+    names = [name for name, _ in runs]
+    md.append("| key | 200s seen (wrk) | delivered (nginx) | credits (Redis) | %s | charged twice (cut off by the kill) |" % " | ".join(
+        "%s: claimed at the kill → spent / answers" % n if n == killed + " killed" else "%s credits / answers" % n
+        for n in names))
+    md.append("|---|---:|---:|---:|%s|---:|" % "|".join("---:" for _ in names))
     for row in credit_rows:
-        md.append("| %s | %d | %d | %d | %s |" % (
-            row["key"], row["wrk_200"], row["nginx_200"], row["credits"],
-            " | ".join("%d / %d" % (row["replicas"][n]["credits"], row["replicas"][n]["answered"]) for n in names)))
+        cells = []
+        for n in names:
+            r = row["runs"][n]
+            if "claimed_at_kill" in r:
+                cells.append("%d → %d / %d" % (r["claimed_at_kill"], r["credits"], r["answered"]))
+            else:
+                cells.append("%d / %d" % (r["credits"], r["answered"]))
+        md.append("| %s | %d | %d | %d | %s | %d |" % (
+            row["key"], row["wrk_200"], row["nginx_200"], row["credits"], " | ".join(cells),
+            row["charged_twice"]))
     md.append("")
     for c in checks:
         md.append("- %s %s" % ("ok  " if c["ok"] else "FAIL", c["what"]))
