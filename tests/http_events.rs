@@ -317,9 +317,14 @@ fn event_problems() {
     server
         .get(EVENTS, None)
         .assert_problem(401, "missing_api_key");
-    server
+    let doc = server
         .get(EVENTS, Some(&free))
         .assert_problem(403, "events_not_in_plan");
+    let including = doc["plans_including"].as_array().unwrap();
+    assert!(
+        including.contains(&"pro".into()) && !including.contains(&"free".into()),
+        "{doc}"
+    );
     let err = Sse::open(server.addr, "", &free, None).err().unwrap();
     err.assert_problem(403, "events_not_in_plan");
     for (query, parameter) in [

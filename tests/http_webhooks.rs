@@ -815,9 +815,21 @@ fn subscriptions_belong_to_their_key_and_every_problem_is_answered() {
         (doc["limit"].as_u64(), doc["plan"].as_str()),
         (Some(1), Some("basic"))
     );
-    server
+    let doc = server
         .request("POST", HOOKS, Some(free), Some(&hook))
         .assert_problem(403, "webhooks_not_in_plan");
+    // Named from the plans in force: this server's basic plan has a subscription.
+    let including: Vec<&str> = doc["plans_including"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(
+        including.contains(&"basic") && including.contains(&"pro") && !including.contains(&"free"),
+        "{doc}"
+    );
+    assert!(doc["detail"].as_str().unwrap().contains("basic"), "{doc}");
     server
         .request("GET", HOOKS, None, None)
         .assert_problem(401, "missing_api_key");

@@ -116,6 +116,22 @@ pub fn streams_open(state: &State) -> usize {
 }
 
 /// Parameters, plan, log and cursor: what to read, or the problem to answer.
+/// The plans in force (not `public`) that `has`, sorted: what a refused caller can move
+/// to, named in the problem from the plans file rather than from fixed words.
+pub(super) fn plans_with(
+    state: &State,
+    has: impl Fn(&crate::access::plans::Plan) -> bool,
+) -> Vec<String> {
+    let plans = state.access.plans();
+    plans
+        .names()
+        .into_iter()
+        .filter(|&name| name != crate::access::plans::PUBLIC_PLAN)
+        .filter(|&name| plans.get(name).is_some_and(|p| has(p)))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The contract's checks up to the answer (key, rate limit, then the parameters and the
 /// plan): the caller, the log and what it asks of it, or the refusal to send.
 async fn admitted<B>(
@@ -191,6 +207,7 @@ fn prepare<B>(
     if !caller.plan.events {
         return Err(Problem::EventsNotInPlan {
             plan: caller.tier().to_owned(),
+            including: plans_with(state, |p| p.events),
         });
     }
     if caller.plan.tlds == TldScope::Free {

@@ -92,6 +92,7 @@ async fn answer(
         Some(0) => {
             return Err(Problem::WebhooksNotInPlan {
                 plan: caller.tier().to_owned(),
+                including: super::events::plans_with(state, |p| p.webhooks != Some(0)),
             });
         }
         limit => limit,

@@ -962,7 +962,7 @@ fn components_base() -> Value {
                     "limit": { "type": "integer", "description": "The plan's audit limit (too_many_domains) or daily searches (daily_limit)." },
                     "accept": { "type": "string", "description": "Media types taken (415)." },
                     "lookup": { "type": "string", "description": "The live lookup the plan does not include (403 lookup_not_in_plan)." },
-                    "plans_including": { "type": "array", "items": { "type": "string" }, "description": "The plans in force that include it (403 lookup_not_in_plan)." },
+                    "plans_including": { "type": "array", "items": { "type": "string" }, "description": "The plans in force that include it (403 lookup_not_in_plan, events_not_in_plan, webhooks_not_in_plan)." },
                     "tld": { "type": "string", "description": "The TLD without a registration data service (404 no_rdap_service)." },
                     "target": { "type": "string", "description": "The target tldsnap does not connect to (422 target_refused)." },
                     "upstream": { "type": "string", "description": "The upstream that failed (424)." }

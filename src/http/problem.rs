@@ -219,6 +219,8 @@ pub enum Problem {
     EventsNotInPlan {
         /// The caller's plan.
         plan: String,
+        /// The plans in force that include them.
+        including: Vec<String>,
     },
     /// 503 `events_unavailable`: the server keeps no event log (no `--data-dir`).
     EventsUnavailable,
@@ -235,6 +237,8 @@ pub enum Problem {
     WebhooksNotInPlan {
         /// The caller's plan.
         plan: String,
+        /// The plans in force that include them.
+        including: Vec<String>,
     },
     /// 403 `webhook_limit`: the key has as many webhook subscriptions as its plan allows.
     WebhookLimit {
@@ -551,9 +555,9 @@ impl Problem {
                 "this key's {limit} domain searches of today (UTC) are used; they renew in \
                  {retry_after_secs} s, at midnight UTC"
             ),
-            Problem::EventsNotInPlan { plan } => format!(
-                "the {plan} plan does not include price-change events; every paid plan (basic, \
-                 pro, enterprise) does"
+            Problem::EventsNotInPlan { plan, including } => format!(
+                "the {plan} plan does not include price-change events; these plans do: {}",
+                or_none(including)
             ),
             Problem::EventsUnavailable => "this server keeps no event log (it was started \
                 without --data-dir), so it has no price-change events to serve"
@@ -563,9 +567,10 @@ impl Problem {
                  removed by the retention, or it is past the last event id; the oldest kept \
                  is {oldest}); start again from after=0 and reconcile with the prices endpoints"
             ),
-            Problem::WebhooksNotInPlan { plan } => format!(
-                "the {plan} plan does not include webhooks; the pro and enterprise plans do \
-                 (polling and streaming are in every paid plan)"
+            Problem::WebhooksNotInPlan { plan, including } => format!(
+                "the {plan} plan does not include webhooks; these plans do: {} (polling and \
+                 streaming come with every plan that includes events)",
+                or_none(including)
             ),
             Problem::WebhookLimit { plan, limit } => format!(
                 "this key has the {limit} webhook subscriptions the {plan} plan allows; delete \
@@ -587,11 +592,7 @@ impl Problem {
                 including,
             } => format!(
                 "the {plan} plan does not include {lookup} lookups; these plans do: {}",
-                if including.is_empty() {
-                    "none".to_owned()
-                } else {
-                    including.join(", ")
-                }
+                or_none(including)
             ),
             Problem::LiveUnavailable => "this server makes no live lookups of registries, name \
                 servers or web servers (it was started without --live)"
@@ -719,17 +720,21 @@ impl Problem {
                 num("limit", u64::from(*limit), &mut out);
                 num("retry_after", *retry_after_secs, &mut out);
             }
-            Problem::EventsNotInPlan { plan } => {
+            Problem::EventsNotInPlan { plan, including } => {
                 member("plan", &mut out);
                 write_str(plan, &mut out);
+                member("plans_including", &mut out);
+                write_list(including, &mut out);
             }
             Problem::CursorExpired { after, oldest } => {
                 num("after", *after, &mut out);
                 num("oldest_id", *oldest, &mut out);
             }
-            Problem::WebhooksNotInPlan { plan } => {
+            Problem::WebhooksNotInPlan { plan, including } => {
                 member("plan", &mut out);
                 write_str(plan, &mut out);
+                member("plans_including", &mut out);
+                write_list(including, &mut out);
             }
             Problem::WebhookLimit { plan, limit } => {
                 member("plan", &mut out);
@@ -923,6 +928,15 @@ fn member(name: &str, out: &mut Vec<u8>) {
     out.push(b':');
 }
 
+/// `items` joined by commas, or `none`.
+fn or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
 fn write_list(items: &[String], out: &mut Vec<u8>) {
     out.push(b'[');
     for (i, item) in items.iter().enumerate() {
@@ -1031,6 +1045,7 @@ mod tests {
             },
             Problem::EventsNotInPlan {
                 plan: "free".into(),
+                including: vec!["basic".into(), "pro".into()],
             },
             Problem::EventsUnavailable,
             Problem::CursorExpired {
@@ -1039,6 +1054,7 @@ mod tests {
             },
             Problem::WebhooksNotInPlan {
                 plan: "basic".into(),
+                including: vec![],
             },
             Problem::WebhookLimit {
                 plan: "pro".into(),

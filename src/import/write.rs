@@ -11,11 +11,12 @@
 //! temporary files removed). The directory is fsynced after the renames so that the
 //! new names survive a crash.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{Offer, Source};
+use crate::files::{Mode, Pending};
 use crate::price::cents_to_decimal;
 use crate::time;
 
@@ -136,31 +137,18 @@ pub fn write_source(dir: &Path, source: &Source) -> io::Result<()> {
         (HISTORY_FILE, history_csv(source)),
         (TLDS_FILE, tlds_csv(source)),
     ];
-    let pid = std::process::id();
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let result = (|| {
-        for (name, bytes) in &files {
-            let tmp = dir.join(format!(".{name}.{pid}.tmp"));
-            staged.push((tmp.clone(), dir.join(name)));
-            let mut f = File::create(&tmp)?;
-            f.write_all(bytes)?;
-            f.sync_data()?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        for (tmp, _) in &staged {
-            let _ = fs::remove_file(tmp);
-        }
-        return Err(e);
+    // Every file written and synced under a temporary name first (the one atomic-write
+    // helper, `files::Pending`); only then is each renamed into place, so a failure
+    // leaves the previous source whole and no temporary file behind.
+    let mut staged = Vec::with_capacity(files.len());
+    for (name, bytes) in &files {
+        let mut pending = Pending::create(&dir.join(name), Mode::Shared)?;
+        pending.write_all(bytes)?;
+        pending.sync()?;
+        staged.push(pending);
     }
-    for (tmp, target) in &staged {
-        fs::rename(tmp, target)?;
-    }
-    // The renames live in the directory: flush it so they survive a crash. Opening a
-    // directory for fsync is not possible on every platform; the data is safe anyway.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
+    for pending in staged {
+        pending.publish()?;
     }
     Ok(())
 }
