@@ -285,6 +285,24 @@ fn every_operation_answers_what_its_schema_says() {
         ),
         Call::get("/api/v1/client/domains/taken.lvt/rdap", Some(pro), 200),
         Call::get("/api/v1/client/domains/taken.lvt/status", Some(pro), 200),
+        Call::get(
+            "/api/v1/client/domains/taken.lvt/dns?types=A",
+            Some(pro),
+            200,
+        ),
+        Call::get(
+            "/api/v1/client/domains/taken.lvt/availability",
+            Some(pro),
+            200,
+        ),
+        Call::get("/api/v1/client/domains/secure.lvt/tls", Some(pro), 200),
+        Call::with(
+            "POST",
+            "/api/v1/client/domains/availability",
+            pro,
+            Some(serde_json::json!({"domains": ["taken.lvt", "free.lvt"]})),
+            200,
+        ),
         Call::with(
             "POST",
             "/api/v1/client/domains/lookup?limit=2",
