@@ -67,7 +67,7 @@ pub async fn poll<B>(
         out.extend_from_slice(e.json.as_bytes());
     }
     out.extend_from_slice(b"],\"next_after\":");
-    out.extend_from_slice(itoa::Buffer::new().format(page.cursor).as_bytes());
+    crate::json::write_int(page.cursor, &mut out);
     out.extend_from_slice(b",\"has_more\":");
     out.extend_from_slice(if page.more { b"true" } else { b"false" });
     out.push(b'}');
@@ -247,7 +247,7 @@ fn empty(name: &'static str, what: &str) -> Problem {
 /// Appends one event in the `text/event-stream` format.
 fn write_sse(e: &Stored, out: &mut Vec<u8>) {
     out.extend_from_slice(b"id: ");
-    out.extend_from_slice(itoa::Buffer::new().format(e.id).as_bytes());
+    crate::json::write_int(e.id, out);
     out.extend_from_slice(b"\nevent: ");
     out.extend_from_slice(e.kind.as_str().as_bytes());
     // The JSON is one line: no newline inside it needs a second `data:` field.

@@ -119,7 +119,7 @@ pub fn lookup(
         out.extend_from_slice(snap.span(&t.client_tail));
     }
     out.extend_from_slice(b"],\"meta\":{\"total\":");
-    out.extend_from_slice(itoa::Buffer::new().format(written).as_bytes());
+    crate::json::write_int(written, out);
     if let Some(tier) = req.tier {
         out.extend_from_slice(b",\"tier\":");
         json::write_str(tier, out);

@@ -190,7 +190,7 @@ pub fn search(
         written += 1;
     }
     out.extend_from_slice(b"],\"meta\":{\"total\":");
-    out.extend_from_slice(itoa::Buffer::new().format(written).as_bytes());
+    crate::json::write_int(written as u64, out);
     out.extend_from_slice(
         b",\"availability\":\"unknown: prices say nothing about whether a name is taken\"",
     );

@@ -70,7 +70,7 @@ pub struct Envelope {
 /// Appends the whole event: `{"id":…,"type":…,"timestamp":…,"snapshot":{…},"data":{…}}`.
 pub fn write_event(env: &Envelope, c: &Change<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"id\":");
-    out.extend_from_slice(itoa::Buffer::new().format(env.id).as_bytes());
+    crate::json::write_int(env.id, out);
     out.extend_from_slice(b",\"type\":\"");
     out.extend_from_slice(c.kind.as_str().as_bytes());
     out.extend_from_slice(b"\",\"timestamp\":\"");

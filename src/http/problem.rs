@@ -627,11 +627,7 @@ impl Problem {
         out.extend_from_slice(b"\",\"title\":");
         write_str(self.title(), &mut out);
         out.extend_from_slice(b",\"status\":");
-        out.extend_from_slice(
-            itoa::Buffer::new()
-                .format(self.status().as_u16())
-                .as_bytes(),
-        );
+        crate::json::write_int(u64::from(self.status().as_u16()), &mut out);
         out.extend_from_slice(b",\"detail\":");
         write_str(&self.detail(), &mut out);
         out.extend_from_slice(b",\"code\":\"");
@@ -639,7 +635,7 @@ impl Problem {
         out.push(b'"');
         let num = |name: &str, n: u64, out: &mut Vec<u8>| {
             member(name, out);
-            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            crate::json::write_int(n, out);
         };
         match self {
             Problem::MissingParameter { name } => {
