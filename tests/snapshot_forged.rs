@@ -184,6 +184,14 @@ fn forged_snapshots_are_refused_at_open() {
             let o = &d.offers[t.first_offer.to_native() as usize];
             vec![at(&o.client_end, &u32_le(o.client_end.to_native() - 3))]
         }),
+        ("price list not in TLD name order", |d| {
+            // Two entries of a registrar's price list swapped: still its own offers.
+            let r = &d.registrars[0];
+            let f = r.first_listed.to_native() as usize;
+            assert!(r.sells.to_native() + r.renewal_only.to_native() >= 2);
+            let (a, b) = (&d.registrar_offers[f], &d.registrar_offers[f + 1]);
+            vec![at(a, &u32_le(b.to_native())), at(b, &u32_le(a.to_native()))]
+        }),
         ("data date", |d| {
             vec![at(
                 &d.data_updated_ms,
