@@ -224,18 +224,52 @@ fn sync_dir(dir: &Path) {
     }
 }
 
+/// A new directory of a unit test's own under the system's temporary directory,
+/// `tldsnap-TAG-RANDOM`, removed with what it holds when dropped.
+#[cfg(test)]
+pub(crate) struct TestDir(pub(crate) PathBuf);
+
+#[cfg(test)]
+impl TestDir {
+    pub(crate) fn new(tag: &str) -> TestDir {
+        let mut r = [0u8; 6];
+        getrandom::fill(&mut r).expect("random");
+        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
+        let p = std::env::temp_dir().join(format!("tldsnap-{tag}-{hex}"));
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TestDir(p)
+    }
+}
+
+#[cfg(test)]
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn temp_dir(tag: &str) -> PathBuf {
-        let mut r = [0u8; 6];
-        getrandom::fill(&mut r).unwrap();
-        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
-        let p = std::env::temp_dir().join(format!("tldsnap-files-{tag}-{hex}"));
-        std::fs::create_dir_all(&p).unwrap();
-        p
+    fn temp_dir(tag: &str) -> TestDir {
+        TestDir::new(&format!("files-{tag}"))
     }
 
     fn mode_of(p: &Path) -> u32 {
@@ -263,7 +297,6 @@ mod tests {
         remove_durably(&shared).unwrap();
         assert!(!shared.exists());
         remove_durably(&shared).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -282,7 +315,6 @@ mod tests {
         assert!(try_lock_in(&data, "x.lock").unwrap().is_none(), "held");
         drop(held);
         assert!(try_lock_in(&data, "x.lock").unwrap().is_some(), "released");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -309,7 +341,6 @@ mod tests {
         drop(refused);
         assert!(!tmp.exists());
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -508,13 +508,8 @@ impl Journal {
 mod tests {
     use super::*;
 
-    fn temp_dir(tag: &str) -> PathBuf {
-        let mut r = [0u8; 6];
-        getrandom::fill(&mut r).unwrap();
-        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
-        let p = std::env::temp_dir().join(format!("tldsnap-journal-{tag}-{hex}"));
-        std::fs::create_dir_all(&p).unwrap();
-        p
+    fn temp_dir(tag: &str) -> crate::files::TestDir {
+        crate::files::TestDir::new(&format!("journal-{tag}"))
     }
 
     #[test]
@@ -562,7 +557,6 @@ mod tests {
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].spent.len(), 152);
         drop(pending);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -598,6 +592,5 @@ mod tests {
         .unwrap();
         let err = Journal::open(&dir, "dddd", 0).unwrap_err().to_string();
         assert!(err.contains("not a tldsnap credit journal"), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,7 +1,7 @@
 //! The room's own tests, on `object_store`'s in-memory store (the S3 client against a
 //! real S3-compatible server is tested in `tests/remote.rs`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -54,19 +54,8 @@ fn location(url: &str) -> Location {
     Location::parse(url).expect("parses")
 }
 
-struct Dir(PathBuf);
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-fn temp_dir(tag: &str) -> Dir {
-    let mut r = [0u8; 6];
-    getrandom::fill(&mut r).expect("random");
-    let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
-    let p = std::env::temp_dir().join(format!("tldsnap-remote-{tag}-{hex}"));
-    std::fs::create_dir_all(&p).expect("temp dir");
-    Dir(p)
+fn temp_dir(tag: &str) -> crate::files::TestDir {
+    crate::files::TestDir::new(&format!("remote-{tag}"))
 }
 
 #[test]
