@@ -419,3 +419,62 @@ fn no_byte_of_the_pre_rendered_json_can_be_edited() {
     }
     assert!(edits > 1_000, "{edits} edits");
 }
+
+/// The shipped snapshot is large enough for the text check to run in chunks on several
+/// threads: an edited record in the first, a middle or the last TLD is refused, and
+/// with two edits the error names the earlier TLD, however the threads ran.
+#[test]
+fn the_text_check_in_chunks_finds_every_edit_and_tells_the_first() {
+    let source = tldsnap::build::embedded_source().unwrap();
+    let bytes = build(&source, &BuildOptions::default()).unwrap().0;
+    let snapshot = Snapshot::from_bytes(&bytes).expect("the shipped snapshot opens");
+    let d = snapshot.data();
+    assert!(
+        d.offer_count() > 3 * 2048,
+        "{} offers: too few for several chunks",
+        d.offer_count()
+    );
+    // The first digit of the first price record of the TLD at position `i`.
+    let record_of = |i: usize| -> Option<(String, usize)> {
+        let t = &d.tlds[i];
+        (t.rows.to_native() > 0).then(|| {
+            let o = &d.offers[t.first_offer.to_native() as usize];
+            let name = std::str::from_utf8(d.span(&t.name)).unwrap().to_string();
+            let digit = d
+                .span(&o.record)
+                .iter()
+                .position(u8::is_ascii_digit)
+                .unwrap();
+            (name, o.record.start.to_native() as usize + digit)
+        })
+    };
+    let other = |at: usize| if d.text[at] == b'7' { b'8' } else { b'7' };
+    let n = d.tlds.len();
+    let first = (0..n).find_map(record_of).unwrap();
+    let middle = (n / 2..n).find_map(record_of).unwrap();
+    let last = (0..n).rev().find_map(record_of).unwrap();
+    for (name, at) in [&first, &middle, &last] {
+        match forge_text(&bytes, *at, other(*at)) {
+            Err(OpenError::Corrupt(e)) => assert!(e.contains("a price record"), "{name}: {e}"),
+            Ok(_) => panic!("{name}: an edited record opened"),
+            Err(other) => panic!("{name}: refused for another reason: {other}"),
+        }
+    }
+    // Two edits, in the middle TLD and the last: the middle one is told, every time.
+    let (text, _) = text_in_file(&bytes);
+    let mut twice = bytes.clone();
+    twice[text + middle.1] = other(middle.1);
+    twice[text + last.1] = other(last.1);
+    let mut header = Header::parse(&twice).unwrap();
+    header.content_hash = xxhash_rust::xxh3::xxh3_128(&twice[HEADER_LEN..]);
+    twice[..HEADER_LEN].copy_from_slice(&header.to_bytes());
+    let middle_at = d.tld_index(&middle.0).unwrap();
+    for _ in 0..20 {
+        match Snapshot::from_bytes(&twice) {
+            Err(OpenError::Corrupt(e)) => {
+                assert!(e.starts_with(&format!("TLD {middle_at}:")), "{e}")
+            }
+            other => panic!("two edits: {other:?}"),
+        }
+    }
+}

@@ -251,6 +251,30 @@ impl fmt::Debug for Snapshot {
     }
 }
 
+fn hash_matches(header: &Header, got: u128) -> Result<(), OpenError> {
+    if got == header.content_hash {
+        Ok(())
+    } else {
+        Err(OpenError::Checksum {
+            expected: header.content_hash,
+            got,
+        })
+    }
+}
+
+/// Bytecheck, then the invariants, of the payload behind `header`.
+fn check_payload(payload: &[u8], header: &Header) -> Result<(), OpenError> {
+    let data = rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
+        .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))?;
+    data.check_invariants().map_err(OpenError::Corrupt)?;
+    if data.data_updated_ms != header.data_updated_ms {
+        return Err(OpenError::Corrupt(
+            "the header's data date differs from the archive's".into(),
+        ));
+    }
+    Ok(())
+}
+
 impl Snapshot {
     /// Maps `path` and verifies it completely (see the module docs).
     pub fn open(path: &Path) -> Result<Snapshot, OpenError> {
@@ -266,29 +290,32 @@ impl Snapshot {
         Snapshot::verify(Backing::Heap(v))
     }
 
+    /// The content hash on a second thread while this one checks the archive (the two
+    /// only read the bytes); a wrong hash is the error whatever the checks found.
     fn verify(backing: Backing) -> Result<Snapshot, OpenError> {
         let header = Header::parse(backing.bytes())?;
-        let got = xxhash_rust::xxh3::xxh3_128(&backing.bytes()[HEADER_LEN..]);
-        Snapshot::verify_hashed(backing, header, got)
+        let payload = &backing.bytes()[HEADER_LEN..];
+        let (got, checked) = std::thread::scope(|s| {
+            let hash = || xxhash_rust::xxh3::xxh3_128(payload);
+            match std::thread::Builder::new().spawn_scoped(s, hash) {
+                Ok(h) => {
+                    let checked = check_payload(payload, &header);
+                    let got = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    (got, checked)
+                }
+                // No thread to be had (the process is at a limit): one after the other.
+                Err(_) => (hash(), check_payload(payload, &header)),
+            }
+        });
+        hash_matches(&header, got)?;
+        checked?;
+        Ok(Snapshot { backing, header })
     }
 
     /// The checks after the content hash: the hash itself, bytecheck, the invariants.
     fn verify_hashed(backing: Backing, header: Header, got: u128) -> Result<Snapshot, OpenError> {
-        if got != header.content_hash {
-            return Err(OpenError::Checksum {
-                expected: header.content_hash,
-                got,
-            });
-        }
-        let payload = &backing.bytes()[HEADER_LEN..];
-        let data = rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
-            .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))?;
-        data.check_invariants().map_err(OpenError::Corrupt)?;
-        if data.data_updated_ms != header.data_updated_ms {
-            return Err(OpenError::Corrupt(
-                "the header's data date differs from the archive's".into(),
-            ));
-        }
+        hash_matches(&header, got)?;
+        check_payload(&backing.bytes()[HEADER_LEN..], &header)?;
         Ok(Snapshot { backing, header })
     }
 
@@ -483,6 +510,11 @@ impl<'a> Expect<'a> {
 
 /// Entries of [`Expect`]'s price cache.
 const CENTS_SLOTS: usize = 4096;
+
+/// How many offers make one chunk of the pre-rendered text check at open (see
+/// `check_text_content`): a few hundred microseconds of work, so that threads finish
+/// close together, and few enough chunks that taking one costs nothing.
+const TEXT_CHUNK_OFFERS: usize = 2048;
 
 impl Out for Expect<'_> {
     #[inline(always)]
@@ -926,9 +958,10 @@ impl ArchivedSnapshotData {
         if table.iter().filter(|v| **v != 0).count() != n_tld {
             return Err("TLD table does not hold every TLD once".into());
         }
-        self.check_orders_and_aggregates()?;
-        self.check_text_layout()?;
-        self.check_text_content()
+        self.check_text_content(|| {
+            self.check_orders_and_aggregates()?;
+            self.check_text_layout()
+        })
     }
 
     /// The pre-rendered JSON against what the builder renders from the integers and
@@ -941,10 +974,76 @@ impl ArchivedSnapshotData {
     /// homepages, the catalogue's words) are only ever written through
     /// [`crate::json::write_str`], which escapes them. Run after
     /// [`Self::check_text_layout`], which put every span where the builder puts it.
-    fn check_text_content(&self) -> Result<(), String> {
+    ///
+    /// The TLDs are checked in chunks of about [`TEXT_CHUNK_OFFERS`] offers, taken in
+    /// turn by this thread and by up to three others (the check is two thirds of an
+    /// open's work: ~1,500 instructions per offer); this thread first runs `beside`,
+    /// the other checks, whose error comes first. Of the chunks' errors, the first
+    /// chunk's is told, so the message does not depend on the threads' timing.
+    fn check_text_content(
+        &self,
+        beside: impl FnOnce() -> Result<(), String>,
+    ) -> Result<(), String> {
+        let (keys, names) = match self.check_registrar_text() {
+            Ok(v) => v,
+            Err(e) => return beside().and(Err(e)),
+        };
+        let mut chunks: Vec<std::ops::Range<usize>> = Vec::new();
+        let (mut from, mut offers) = (0usize, 0usize);
+        for (i, t) in self.tlds.iter().enumerate() {
+            offers += t.rows.to_native() as usize;
+            if offers >= TEXT_CHUNK_OFFERS || i + 1 == self.tlds.len() {
+                chunks.push(from..i + 1);
+                (from, offers) = (i + 1, 0);
+            }
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        // Takes chunks until none is left; its first error (chunks are taken in
+        // increasing order, so its first is its lowest).
+        let work = || -> Option<(usize, String)> {
+            let mut expect = Expect::new();
+            let mut found = None;
+            loop {
+                let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(range) = chunks.get(c) else {
+                    return found;
+                };
+                if found.is_none()
+                    && let Err(e) = self.check_tld_text(range.clone(), &keys, &names, &mut expect)
+                {
+                    found = Some((c, e));
+                }
+            }
+        };
+        let helpers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4)
+            .min(chunks.len())
+            .saturating_sub(1);
+        let (other, found) = std::thread::scope(|s| {
+            let spawned: Vec<_> = (0..helpers)
+                .filter_map(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
+                .collect();
+            let other = beside();
+            let mut found = vec![work()];
+            for h in spawned {
+                found.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            }
+            (other, found)
+        });
+        other?;
+        match found.into_iter().flatten().min_by_key(|(c, _)| *c) {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Each registrar's quoted name and listing pieces; its key and quoted name, for the
+    /// offers, which all render them.
+    #[allow(clippy::type_complexity)]
+    fn check_registrar_text(&self) -> Result<(Vec<&str>, Vec<&[u8]>), String> {
         use crate::query::render;
         let mut expect = Expect::new();
-        // Each registrar's key and quoted name, once: every offer renders them.
         let mut keys: Vec<&str> = Vec::with_capacity(self.registrars.len());
         let mut names: Vec<&[u8]> = Vec::with_capacity(self.registrars.len());
         for (i, r) in self.registrars.iter().enumerate() {
@@ -963,7 +1062,20 @@ impl ArchivedSnapshotData {
             keys.push(key);
             names.push(name_json);
         }
-        for (i, t) in self.tlds.iter().enumerate() {
+        Ok((keys, names))
+    }
+
+    /// The pre-rendered text of the TLDs at positions `tlds`.
+    fn check_tld_text<'a>(
+        &'a self,
+        tlds: std::ops::Range<usize>,
+        keys: &[&'a str],
+        names: &[&'a [u8]],
+        expect: &mut Expect<'a>,
+    ) -> Result<(), String> {
+        use crate::query::render;
+        for i in tlds {
+            let t = &self.tlds[i];
             let err = |what: &str| {
                 Err(format!(
                     "TLD {i}: {what} in the text is not what the prices render to"
