@@ -512,8 +512,8 @@ impl<'a> Expect<'a> {
 const CENTS_SLOTS: usize = 4096;
 
 /// How many offers make one chunk of the pre-rendered text check at open (see
-/// `check_text_content`): a few hundred microseconds of work, so that threads finish
-/// close together, and few enough chunks that taking one costs nothing.
+/// `check_text_content`): ~3 M instructions, about a millisecond, so that threads
+/// finish close together, and few enough chunks that taking one costs nothing.
 const TEXT_CHUNK_OFFERS: usize = 2048;
 
 impl Out for Expect<'_> {
