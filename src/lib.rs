@@ -54,3 +54,9 @@ pub mod time;
 pub mod tld;
 pub mod web;
 pub mod webhooks;
+
+/// Locks `m`, also when a panic elsewhere poisoned it, taking the data as it is: the
+/// lock of the modules whose state is not left half-updated by a panic.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -44,6 +44,8 @@ use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
 
+// A poisoned lock only means a reload panicked; the data it guards stays valid.
+use crate::lock;
 use crate::snapshot::{OpenError, Opening, Snapshot};
 
 /// Bytes hashed between two yields of [`Store::reload_async`]: 256 KiB, ~30-60 µs of
@@ -365,11 +367,6 @@ fn open_file(path: &Path) -> Result<Snapshot, ReloadError> {
 
 /// What identifies one version of a file: (device, inode, length, mtime in ns).
 type FileId = (u64, u64, u64, i128);
-
-/// A poisoned lock only means a reload panicked; the data it guards stays valid.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn file_identity(path: &Path) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;

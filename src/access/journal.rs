@@ -56,6 +56,7 @@ use super::AccessError;
 use super::month::month_label;
 use super::remote::Remote;
 use crate::files;
+use crate::lock;
 
 /// The directory of the journals, inside the data directory.
 pub const DIR: &str = "credits";
@@ -177,10 +178,6 @@ fn io_error(path: &Path, action: &'static str) -> impl FnOnce(std::io::Error) ->
         action,
         source,
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn word(bytes: &[u8], at: usize) -> u64 {

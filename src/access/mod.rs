@@ -63,6 +63,8 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 
+use crate::lock;
+
 pub mod clock;
 pub mod journal;
 pub mod keys;
@@ -450,13 +452,6 @@ fn lock_data_dir(dir: &std::path::Path) -> Result<std::fs::File, AccessError> {
 pub struct Access {
     inner: Arc<Inner>,
     stop: tokio::sync::watch::Sender<bool>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
 }
 
 fn unlimited_rate() -> Decision {

@@ -54,8 +54,11 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use super::diff::{Change, Kind, diff};
 use super::render::{Envelope, write_event, write_hash};
 use super::shared::Shared;
+// A poisoned lock only means a panic elsewhere; the log's state is updated in an order
+// that keeps it consistent (memory after the file).
 use crate::access::clock::Clock;
 use crate::files::{self, Mode};
+use crate::lock;
 use crate::snapshot::Snapshot;
 use crate::store::SwapObserver;
 
@@ -878,12 +881,6 @@ fn parse_hash(s: &str) -> Option<u128> {
     (s.len() == 32)
         .then(|| u128::from_str_radix(s, 16).ok())
         .flatten()
-}
-
-/// A poisoned lock only means a panic elsewhere; the log's state is updated in an order
-/// that keeps it consistent (memory after the file).
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {

@@ -50,9 +50,11 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use url::Url;
 
+// A poisoned lock only means a panic elsewhere; every update leaves the state whole.
 use crate::access::clock::Clock;
 use crate::events::EventLog;
 use crate::files::{self, Mode};
+use crate::lock;
 
 pub mod journal;
 pub mod send;
@@ -671,9 +673,4 @@ fn check_description(d: &str) -> Result<(), WebhookError> {
         ));
     }
     Ok(())
-}
-
-/// A poisoned lock only means a panic elsewhere; every update leaves the state whole.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
