@@ -15,13 +15,13 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use tldsnap::build::{BuildOptions, build};
 use tldsnap::query::{
     self, CatalogueRequest, CatalogueSort, CheapestRequest, HistoryRequest, OverviewRequest,
     PricesRequest, RegistrarRequest, RegistrarsRequest, Shape,
 };
-use tldsnap::snapshot::Snapshot;
+use tldsnap::snapshot::{Opening, Snapshot};
 use tldsnap::source::{self, Source};
 
 struct Size {
@@ -81,6 +81,40 @@ fn benches(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("hash_only", s.name), |b| {
             b.iter(|| black_box(xxhash_rust::xxh3::xxh3_128(black_box(&bytes[64..]))))
         });
+    }
+    // A reload in steps (`Opening`, as `Store::reload_async` runs it between requests):
+    // each step after the hash that does not itself step (bytecheck, then the four
+    // checks of `PIECES`), and one step of the TLDs' text, on the shipped data too.
+    let real = std::env::temp_dir().join("tldsnap-bench-real.tldsnap");
+    let shipped = source::read_dir(std::path::Path::new("snapshots/source")).expect("source");
+    let (bytes, _) = build(&shipped, &BuildOptions::default()).expect("build real");
+    tldsnap::build::write_atomic(&real, &bytes).expect("write");
+    let files: Vec<(&str, &std::path::Path)> = std::iter::once(("real", real.as_path()))
+        .chain(sizes.iter().map(|s| (s.name, s.path.as_path())))
+        .collect();
+    let steps = [
+        "bytecheck",
+        "structure",
+        "orders",
+        "layout",
+        "registrar_text",
+        "text_step",
+    ];
+    for (name, path) in files {
+        for (k, step) in steps.iter().enumerate() {
+            // Hashed, then the `k` steps before this one.
+            let before = || {
+                let mut o = Opening::start(path).expect("start");
+                o.step(usize::MAX);
+                for _ in 0..k {
+                    assert!(!o.step(0), "a check before {step} failed");
+                }
+                o
+            };
+            g.bench_function(BenchmarkId::new(format!("step_{step}"), name), |b| {
+                b.iter_batched(before, |mut o| (o.step(0), o), BatchSize::LargeInput)
+            });
+        }
     }
     g.finish();
 

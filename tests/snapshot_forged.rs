@@ -5,12 +5,14 @@
 //! with an error that says what is wrong; the unforged bytes must open. (A span is an
 //! integer too: one that points elsewhere in the text than the builder's layout is
 //! refused. The text's pre-rendered JSON is rendered again at open and compared, so an
-//! edited byte of it is refused too: the last two tests.)
+//! edited byte of it is refused too: the last two tests.) Every forgery is opened twice:
+//! whole, as `serve` opens at start, and in steps from a file, as a reload does
+//! (`Opening`); both must come to the same verdict with the same message.
 
 use std::path::Path;
 
 use tldsnap::build::{BuildOptions, build};
-use tldsnap::snapshot::{ArchivedSnapshotData, HEADER_LEN, Header, OpenError, Snapshot};
+use tldsnap::snapshot::{ArchivedSnapshotData, HEADER_LEN, Header, OpenError, Opening, Snapshot};
 
 fn fixture() -> Vec<u8> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/source");
@@ -27,6 +29,33 @@ fn at<T>(field: &T, bytes: &[u8]) -> Edit {
 
 fn u32_le(v: u32) -> Vec<u8> {
     v.to_le_bytes().to_vec()
+}
+
+/// Opens `bytes` as [`Snapshot::from_bytes`] does, after checking that a reload's open
+/// in steps (`Opening`, from a file) comes to the same verdict with the same message.
+fn open_both(bytes: &[u8]) -> Result<Snapshot, OpenError> {
+    let whole = Snapshot::from_bytes(bytes);
+    let path = std::env::temp_dir().join(format!(
+        "tldsnap-forged-{}-{:?}.snap",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::write(&path, bytes).unwrap();
+    let stepped = Opening::start(&path).and_then(|mut opening| {
+        while !opening.step(64 * 1024) {}
+        opening.finish()
+    });
+    std::fs::remove_file(&path).unwrap();
+    match (&whole, &stepped) {
+        (Ok(_), Ok(_)) => {}
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "stepped open differs"),
+        (a, b) => panic!(
+            "whole open: {:?}; stepped open: {:?}",
+            a.as_ref().err(),
+            b.as_ref().err()
+        ),
+    }
+    whole
 }
 
 /// `bytes` with the edits `edits` chooses (by the address of a field of the archive
@@ -55,7 +84,7 @@ fn forge(
     let mut header = Header::parse(&forged).unwrap();
     header.content_hash = xxhash_rust::xxh3::xxh3_128(&forged[HEADER_LEN..]);
     forged[..HEADER_LEN].copy_from_slice(&header.to_bytes());
-    Snapshot::from_bytes(&forged)
+    open_both(&forged)
 }
 
 /// The position of the TLD called `name`.
@@ -260,7 +289,7 @@ fn forge_text(bytes: &[u8], at: usize, to: u8) -> Result<Snapshot, OpenError> {
     let mut header = Header::parse(&forged).unwrap();
     header.content_hash = xxhash_rust::xxh3::xxh3_128(&forged[HEADER_LEN..]);
     forged[..HEADER_LEN].copy_from_slice(&header.to_bytes());
-    Snapshot::from_bytes(&forged)
+    open_both(&forged)
 }
 
 #[test]
@@ -470,7 +499,7 @@ fn the_text_check_in_chunks_finds_every_edit_and_tells_the_first() {
     twice[..HEADER_LEN].copy_from_slice(&header.to_bytes());
     let middle_at = d.tld_index(&middle.0).unwrap();
     for _ in 0..20 {
-        match Snapshot::from_bytes(&twice) {
+        match open_both(&twice) {
             Err(OpenError::Corrupt(e)) => {
                 assert!(e.starts_with(&format!("TLD {middle_at}:")), "{e}")
             }

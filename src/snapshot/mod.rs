@@ -262,17 +262,22 @@ fn hash_matches(header: &Header, got: u128) -> Result<(), OpenError> {
     }
 }
 
-/// Bytecheck, then the invariants, of the payload behind `header`.
-fn check_payload(payload: &[u8], header: &Header) -> Result<(), OpenError> {
-    let data = rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
-        .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))?;
-    data.check_invariants().map_err(OpenError::Corrupt)?;
+/// The header's data date is the archive's.
+fn check_data_date(data: &ArchivedSnapshotData, header: &Header) -> Result<(), OpenError> {
     if data.data_updated_ms != header.data_updated_ms {
         return Err(OpenError::Corrupt(
             "the header's data date differs from the archive's".into(),
         ));
     }
     Ok(())
+}
+
+/// Bytecheck, then the invariants, of the payload behind `header`.
+fn check_payload(payload: &[u8], header: &Header) -> Result<(), OpenError> {
+    let data = rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
+        .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))?;
+    data.check_invariants().map_err(OpenError::Corrupt)?;
+    check_data_date(data, header)
 }
 
 impl Snapshot {
@@ -309,13 +314,6 @@ impl Snapshot {
         });
         hash_matches(&header, got)?;
         checked?;
-        Ok(Snapshot { backing, header })
-    }
-
-    /// The checks after the content hash: the hash itself, bytecheck, the invariants.
-    fn verify_hashed(backing: Backing, header: Header, got: u128) -> Result<Snapshot, OpenError> {
-        hash_matches(&header, got)?;
-        check_payload(&backing.bytes()[HEADER_LEN..], &header)?;
         Ok(Snapshot { backing, header })
     }
 
@@ -377,10 +375,14 @@ fn map_file(path: &Path, populate: bool) -> Result<memmap2::Mmap, OpenError> {
     unsafe { options.map(&file) }.map_err(io)
 }
 
-/// A snapshot file being verified in steps: the same checks as [`Snapshot::open`], but
-/// the content hash — the one check that reads every byte — advances a chunk at a time,
-/// so an async server can answer requests between chunks instead of stalling behind a
-/// whole-file hash (see `store::Store::reload_async`).
+/// A snapshot file being verified in steps: the same checks as [`Snapshot::open`], cut
+/// into pieces that each take a few tens of microseconds, so an async server can answer
+/// requests between them instead of stalling behind a whole open (see
+/// `store::Store::reload_async`). The content hash advances `max_bytes` at a time; then
+/// one step each: bytecheck, the structure, the orders and aggregates, the text's
+/// layout, the registrars' text (these grow with the snapshot: see docs/PERFORMANCE.md,
+/// "Hot swap"); then the TLDs' text, the largest check, [`TEXT_STEP_OFFERS`] offers at
+/// a time. A check that fails ends the steps; [`Opening::finish`] tells it.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), tldsnap::snapshot::OpenError> {
@@ -394,15 +396,56 @@ fn map_file(path: &Path, populate: bool) -> Result<memmap2::Mmap, OpenError> {
 pub struct Opening {
     backing: Backing,
     header: Header,
-    hasher: Box<xxhash_rust::xxh3::Xxh3>,
-    hashed: usize,
+    stage: Stage,
 }
+
+/// How far an [`Opening`] has got.
+enum Stage {
+    /// The content hash has read `hashed` bytes of the payload.
+    Hashing {
+        hasher: Box<xxhash_rust::xxh3::Xxh3>,
+        hashed: usize,
+    },
+    /// The hash, bytecheck and the first `done` of [`PIECES`] passed.
+    Pieces { done: usize },
+    /// Every check but the TLDs' text passed, and so did the text of the TLDs before
+    /// position `next`. The checker's caches carry over.
+    Text {
+        next: usize,
+        expect: Box<Expect<'static>>,
+    },
+    /// Every check passed.
+    Passed,
+    /// A check failed.
+    Failed(OpenError),
+}
+
+/// The checks after bytecheck that a stepped open runs one per step, in the order
+/// `check_invariants` tells their errors; the TLDs' text comes after them.
+type Piece = fn(&ArchivedSnapshotData) -> Result<(), String>;
+const PIECES: [Piece; 4] = [
+    ArchivedSnapshotData::check_structure,
+    ArchivedSnapshotData::check_orders_and_aggregates,
+    ArchivedSnapshotData::check_text_layout,
+    ArchivedSnapshotData::check_registrar_text,
+];
+
+/// How many offers one step of an [`Opening`] checks the pre-rendered text of: ~1,500
+/// instructions each, so a step is about as long as hashing a 256 KiB step.
+pub const TEXT_STEP_OFFERS: usize = 128;
 
 impl fmt::Debug for Opening {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            Stage::Hashing { hashed, .. } => format!("hashed {hashed} bytes"),
+            Stage::Pieces { done } => format!("{done} of the checks after bytecheck passed"),
+            Stage::Text { next, .. } => format!("text checked up to TLD {next}"),
+            Stage::Passed => "passed".into(),
+            Stage::Failed(e) => format!("failed: {e}"),
+        };
         f.debug_struct("Opening")
             .field("header", &self.header)
-            .field("hashed", &self.hashed)
+            .field("stage", &stage)
             .finish_non_exhaustive()
     }
 }
@@ -416,26 +459,91 @@ impl Opening {
         Ok(Opening {
             backing,
             header,
-            hasher: Box::new(xxhash_rust::xxh3::Xxh3::new()),
-            hashed: 0,
+            stage: Stage::Hashing {
+                hasher: Box::new(xxhash_rust::xxh3::Xxh3::new()),
+                hashed: 0,
+            },
         })
     }
 
-    /// Hashes up to `max_bytes` more of the payload. True once all of it is hashed.
+    /// Runs the next piece of the checks: up to `max_bytes` more of the content hash,
+    /// or one of the checks after it, or the text of [`TEXT_STEP_OFFERS`] more offers.
+    /// True once nothing is left to do (all passed, or one failed).
     pub fn step(&mut self, max_bytes: usize) -> bool {
         let payload = &self.backing.bytes()[HEADER_LEN..];
-        let end = payload.len().min(self.hashed.saturating_add(max_bytes));
-        self.hasher.update(&payload[self.hashed..end]);
-        self.hashed = end;
-        self.hashed == payload.len()
+        self.stage = match std::mem::replace(&mut self.stage, Stage::Passed) {
+            Stage::Hashing { mut hasher, hashed } if hashed < payload.len() => {
+                let end = payload.len().min(hashed.saturating_add(max_bytes));
+                hasher.update(&payload[hashed..end]);
+                Stage::Hashing {
+                    hasher,
+                    hashed: end,
+                }
+            }
+            Stage::Hashing { hasher, .. } => {
+                let checked = hash_matches(&self.header, hasher.digest128()).and_then(|()| {
+                    rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
+                        .map(drop)
+                        .map_err(|e| OpenError::Corrupt(format!("archive check failed: {e}")))
+                });
+                match checked {
+                    Ok(()) => Stage::Pieces { done: 0 },
+                    Err(e) => Stage::Failed(e),
+                }
+            }
+            Stage::Pieces { done } => {
+                // SAFETY: the `Pieces` stage is entered only after `rkyv::access` (full
+                // bytecheck validation) passed on exactly these bytes, which do not
+                // change while `self.backing` lives (the argument of `Snapshot::data`).
+                let data = unsafe { rkyv::access_unchecked::<ArchivedSnapshotData>(payload) };
+                match PIECES[done](data) {
+                    Err(e) => Stage::Failed(OpenError::Corrupt(e)),
+                    Ok(()) if done + 1 < PIECES.len() => Stage::Pieces { done: done + 1 },
+                    Ok(()) => Stage::Text {
+                        next: 0,
+                        expect: Box::new(Expect::new()),
+                    },
+                }
+            }
+            Stage::Text { next, expect } => {
+                // SAFETY: as for `Pieces`, which comes before.
+                let data = unsafe { rkyv::access_unchecked::<ArchivedSnapshotData>(payload) };
+                let end = data.tld_chunk_end(next, TEXT_STEP_OFFERS);
+                let (keys, names) = data.registrar_keys_and_names();
+                let mut expect = (*expect).rebind();
+                match data.check_tld_text(next..end, &keys, &names, &mut expect) {
+                    Err(e) => Stage::Failed(OpenError::Corrupt(e)),
+                    // Last, as `check_payload` runs it.
+                    Ok(()) if end == data.tlds.len() => match check_data_date(data, &self.header) {
+                        Ok(()) => Stage::Passed,
+                        Err(e) => Stage::Failed(e),
+                    },
+                    Ok(()) => Stage::Text {
+                        next: end,
+                        expect: Box::new(expect.rebind()),
+                    },
+                }
+            }
+            done @ (Stage::Passed | Stage::Failed(_)) => done,
+        };
+        matches!(self.stage, Stage::Passed | Stage::Failed(_))
     }
 
-    /// Hashes whatever is left, then runs the remaining checks (hash, bytecheck,
-    /// invariants) and hands out the verified snapshot.
+    /// Runs whatever checks are left and hands out the verified snapshot. Called before
+    /// any step, it is [`Snapshot::open`] (the checks on several threads); otherwise the
+    /// rest runs here, in order.
     pub fn finish(mut self) -> Result<Snapshot, OpenError> {
-        self.step(usize::MAX);
-        let got = self.hasher.digest128();
-        Snapshot::verify_hashed(self.backing, self.header, got)
+        if let Stage::Hashing { hashed: 0, .. } = self.stage {
+            return Snapshot::verify(self.backing);
+        }
+        while !self.step(usize::MAX) {}
+        match self.stage {
+            Stage::Failed(e) => Err(e),
+            _ => Ok(Snapshot {
+                backing: self.backing,
+                header: self.header,
+            }),
+        }
     }
 }
 
@@ -499,6 +607,19 @@ impl<'a> Expect<'a> {
         let mut bytes = [0u8; 24];
         bytes[..24 - at].copy_from_slice(&buf[at..]);
         (cents, (24 - at) as u8, bytes)
+    }
+
+    /// The same checker, caches and all, for text of another lifetime (the caches hold
+    /// no borrowed bytes, only copies keyed by address, which stay right while the one
+    /// snapshot being checked stays mapped).
+    fn rebind<'b>(self) -> Expect<'b> {
+        Expect {
+            rest: &[],
+            ok: true,
+            days: self.days,
+            quoted: self.quoted,
+            cents: self.cents,
+        }
     }
 
     #[cold]
@@ -831,6 +952,16 @@ impl ArchivedSnapshotData {
 
     /// Checks everything the query code indexes without checking: run once at open.
     fn check_invariants(&self) -> Result<(), String> {
+        self.check_structure()?;
+        self.check_text_content(|| {
+            self.check_orders_and_aggregates()?;
+            self.check_text_layout()
+        })
+    }
+
+    /// Every span inside the text, every index in range, every group inside its array,
+    /// the history's order, the registrar lists, the catalogue and the TLD table.
+    fn check_structure(&self) -> Result<(), String> {
         let text_len = self.text.len();
         let span_ok = |s: &ArchivedSpan| {
             let (a, b) = (s.start.to_native() as usize, s.end.to_native() as usize);
@@ -958,10 +1089,7 @@ impl ArchivedSnapshotData {
         if table.iter().filter(|v| **v != 0).count() != n_tld {
             return Err("TLD table does not hold every TLD once".into());
         }
-        self.check_text_content(|| {
-            self.check_orders_and_aggregates()?;
-            self.check_text_layout()
-        })
+        Ok(())
     }
 
     /// The pre-rendered JSON against what the builder renders from the integers and
@@ -984,18 +1112,16 @@ impl ArchivedSnapshotData {
         &self,
         beside: impl FnOnce() -> Result<(), String>,
     ) -> Result<(), String> {
-        let (keys, names) = match self.check_registrar_text() {
-            Ok(v) => v,
-            Err(e) => return beside().and(Err(e)),
-        };
+        if let Err(e) = self.check_registrar_text() {
+            return beside().and(Err(e));
+        }
+        let (keys, names) = self.registrar_keys_and_names();
         let mut chunks: Vec<std::ops::Range<usize>> = Vec::new();
-        let (mut from, mut offers) = (0usize, 0usize);
-        for (i, t) in self.tlds.iter().enumerate() {
-            offers += t.rows.to_native() as usize;
-            if offers >= TEXT_CHUNK_OFFERS || i + 1 == self.tlds.len() {
-                chunks.push(from..i + 1);
-                (from, offers) = (i + 1, 0);
-            }
+        let mut from = 0;
+        while from < self.tlds.len() {
+            let to = self.tld_chunk_end(from, TEXT_CHUNK_OFFERS);
+            chunks.push(from..to);
+            from = to;
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
         // Takes chunks until none is left; its first error (chunks are taken in
@@ -1038,14 +1164,33 @@ impl ArchivedSnapshotData {
         }
     }
 
-    /// Each registrar's quoted name and listing pieces; its key and quoted name, for the
-    /// offers, which all render them.
+    /// The end of the chunk of TLDs that starts at position `from`: the TLDs up to and
+    /// including the one at which the chunk holds `offers` offers, or the last.
+    fn tld_chunk_end(&self, from: usize, offers: usize) -> usize {
+        let mut held = 0;
+        for (i, t) in self.tlds.iter().enumerate().skip(from) {
+            held += t.rows.to_native() as usize;
+            if held >= offers {
+                return i + 1;
+            }
+        }
+        self.tlds.len()
+    }
+
+    /// Each registrar's key and quoted name, by position, for the check of the offers'
+    /// text, which all render them.
     #[allow(clippy::type_complexity)]
-    fn check_registrar_text(&self) -> Result<(Vec<&str>, Vec<&[u8]>), String> {
+    fn registrar_keys_and_names(&self) -> (Vec<&str>, Vec<&[u8]>) {
+        self.registrars
+            .iter()
+            .map(|r| (self.span_str(&r.key), self.span(&r.name_json)))
+            .unzip()
+    }
+
+    /// Each registrar's quoted name and listing pieces.
+    fn check_registrar_text(&self) -> Result<(), String> {
         use crate::query::render;
         let mut expect = Expect::new();
-        let mut keys: Vec<&str> = Vec::with_capacity(self.registrars.len());
-        let mut names: Vec<&[u8]> = Vec::with_capacity(self.registrars.len());
         for (i, r) in self.registrars.iter().enumerate() {
             let (key, name) = (self.span_str(&r.key), self.span_str(&r.name));
             let name_json = self.span(&r.name_json);
@@ -1059,10 +1204,8 @@ impl ArchivedSnapshotData {
                     "registrar {i}: its JSON text is not what its name and key render to"
                 ));
             }
-            keys.push(key);
-            names.push(name_json);
         }
-        Ok((keys, names))
+        Ok(())
     }
 
     /// The pre-rendered text of the TLDs at positions `tlds`.
