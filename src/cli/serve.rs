@@ -486,7 +486,8 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
             "tldsnap: usage store: this replica's credits are field {field} of each key's hash"
         );
     }
-    warm_pages(&state);
+    let warmer = Warmer::start(Arc::clone(&state));
+    warmer.ask();
     eprintln!(
         "tldsnap: {} API key(s); listening on http://{local} (SIGHUP reloads, SIGTERM stops)",
         access.key_count()
@@ -495,7 +496,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
     let reloader = {
         let store = Arc::clone(&store);
         let access = Arc::clone(&access);
-        let state = Arc::clone(&state);
+        let warmer = warmer.clone();
         let replica = replica.clone();
         let source = source.clone();
         tokio::spawn(async move {
@@ -503,12 +504,12 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
                 eprintln!("tldsnap: SIGHUP: reloading");
                 if let Some(replica) = &replica {
                     let outcome = replica.poll().await;
-                    report_poll(&outcome, &state, &source);
+                    report_poll(&outcome, &warmer, &source);
                 } else if store.path().is_some() {
                     let outcome = store.reload_async().await;
                     report(&outcome, &source);
                     if outcome.is_ok() {
-                        warm_pages(&state);
+                        warmer.ask();
                     }
                 }
                 match access.reload_keys() {
@@ -521,7 +522,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
     let watcher = if let Some(replica) = &replica {
         // Always started: without --watch it stops once a snapshot is served (it
         // retries until then); with --watch it keeps polling.
-        let state = Arc::clone(&state);
+        let warmer = warmer.clone();
         let source = source.clone();
         let every = args
             .watch_interval_ms
@@ -530,12 +531,12 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
             every,
             args.watch,
             std::future::pending::<()>(),
-            move |outcome| report_poll(outcome, &state, &source),
+            move |outcome| report_poll(outcome, &warmer, &source),
         )))
     } else {
         args.watch.then(|| {
             let store = Arc::clone(&store);
-            let state = Arc::clone(&state);
+            let warmer = warmer.clone();
             let source = source.clone();
             tokio::spawn(store.watch(
                 Duration::from_millis(args.watch_interval_ms.unwrap_or(1000)),
@@ -543,7 +544,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
                 move |outcome| {
                     report(outcome, &source);
                     if outcome.is_ok() {
-                        warm_pages(&state);
+                        warmer.ask();
                     }
                 },
             ))
@@ -585,9 +586,38 @@ enum Listeners {
 
 /// Renders the most visited web pages of the snapshot just loaded, off the request
 /// path (a blocking thread), so their first visitor does not wait for them.
-fn warm_pages(state: &Arc<State>) {
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || tldsnap::web::warm(&state));
+/// Renders the website's most visited pages for the snapshot served now, after a start
+/// and after each reload: one task on the runtime that renders a page at a time and
+/// yields between pages ([`tldsnap::web::warm_in_steps`]), so requests are answered in
+/// between. On a blocking thread (even one at `SCHED_IDLE` priority) the kernel gave it
+/// whole scheduler slices (4 ms) on a worker's core after every reload: hot swap every
+/// 100 ms under load had p99 4.0 ms instead of 1.7 ms without warming
+/// (docs/PERFORMANCE.md, "Hot swap"). Asks while it renders are folded into one more
+/// round, for the snapshot served by then.
+#[derive(Clone)]
+struct Warmer {
+    state: Arc<State>,
+    /// One pending ask at most: a full channel means a round is already due.
+    asks: tokio::sync::mpsc::Sender<()>,
+}
+
+impl Warmer {
+    /// Starts the warming task (on the current runtime).
+    fn start(state: Arc<State>) -> Warmer {
+        let (asks, mut rounds) = tokio::sync::mpsc::channel::<()>(1);
+        let for_task = Arc::clone(&state);
+        tokio::spawn(async move {
+            while rounds.recv().await.is_some() {
+                tldsnap::web::warm_in_steps(&for_task).await;
+            }
+        });
+        Warmer { state, asks }
+    }
+
+    fn ask(&self) {
+        // Full: a round not yet started will see the snapshot served now.
+        let _ = self.asks.try_send(());
+    }
 }
 
 fn describe(loaded: &Loaded, from: &str) -> String {
@@ -616,14 +646,15 @@ fn report(outcome: &Result<Arc<Loaded>, ReloadError>, source: &str) {
 }
 
 /// Logs a poll of the pointer in object storage (a 304 is silent), and renders the pages of a snapshot swapped in.
-fn report_poll(outcome: &Result<Polled, RemoteError>, state: &Arc<State>, source: &str) {
+fn report_poll(outcome: &Result<Polled, RemoteError>, warmer: &Warmer, source: &str) {
+    let state = &warmer.state;
     match outcome {
         Ok(Polled::Swapped(loaded)) => {
             eprintln!(
                 "tldsnap: reloaded: now serving {}",
                 describe(loaded, source)
             );
-            warm_pages(state);
+            warmer.ask();
         }
         Ok(Polled::Unchanged) => {
             if let Some(loaded) = state.store.load() {
