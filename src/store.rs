@@ -232,14 +232,14 @@ impl Store {
     /// than one step (~50 µs), where a blocking thread beside a pinned worker would take
     /// whole scheduler slices (milliseconds) while requests wait. Reloads through this
     /// method are serialised with each other; `tldsnap serve` uses only this one.
-    pub async fn reload_async(&self) -> Result<Arc<Loaded>, ReloadError> {
+    pub async fn reload_async(self: &Arc<Self>) -> Result<Arc<Loaded>, ReloadError> {
         let Some(path) = &self.path else {
             return Err(ReloadError::NoPath);
         };
         let _one_at_a_time = self.reloading_async.lock().await;
         *lock(&self.tried) = file_identity(path);
         let opened = Store::verify_async(path).await;
-        self.install(opened)
+        self.install(opened).await
     }
 
     /// Opens and verifies the snapshot file at `path` as [`Store::reload_async`] does
@@ -265,18 +265,29 @@ impl Store {
     /// Ends a reload from async code: swaps in a snapshot that opened and that the
     /// observer accepts, or counts the refusal (the old snapshot keeps serving), exactly
     /// as [`Store::reload_async`] does with the file it opened.
-    pub fn install(
-        &self,
+    ///
+    /// The observer compares snapshots and may write and sync a file: when there is one,
+    /// the swap runs on a blocking thread while this task waits, so the worker answers
+    /// requests meanwhile (on a `current_thread` runtime, `serve`'s, an fsync there
+    /// stalled every connection of the worker; `block_in_place` exists only on the
+    /// multi-thread runtime).
+    pub async fn install(
+        self: &Arc<Self>,
         opened: Result<Snapshot, ReloadError>,
     ) -> Result<Arc<Loaded>, ReloadError> {
-        // The observer may write and sync a file: off the async workers when it can be
-        // (a current-thread runtime has no other worker to hand requests to).
-        let multi_thread = tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        if multi_thread && self.observer.is_some() {
-            tokio::task::block_in_place(|| self.settle(opened))
-        } else {
-            self.settle(opened)
+        if self.observer.is_none() {
+            return self.settle(opened);
+        }
+        let me = Arc::clone(self);
+        match tokio::task::spawn_blocking(move || me.settle(opened)).await {
+            Ok(settled) => settled,
+            Err(e) => match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                // Only a runtime shutting down cancels it: nothing was swapped.
+                Err(_) => Err(ReloadError::Refused(
+                    "the runtime stopped before the swap".into(),
+                )),
+            },
         }
     }
 

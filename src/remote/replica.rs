@@ -337,6 +337,7 @@ impl Replica {
         let loaded = self
             .store
             .install(opened)
+            .await
             .map_err(|e| RemoteError::Refused(e.to_string()))?;
         // Only a snapshot that is served becomes the cached copy.
         let record = self.dir.join(CACHE_POINTER_FILE);
