@@ -208,6 +208,66 @@ fn the_breaker_stops_asking_a_failing_upstream() {
     });
 }
 
+/// A TLS server whose connects time out (a listener with a full accept queue drops
+/// further SYNs) trips the breaker like one that refuses, by the connect guard's
+/// timeout and by the step's: the third lookup is answered at once, without a connect.
+#[test]
+fn tls_connect_timeouts_trip_the_breaker() {
+    let up = Upstreams::start();
+    let stalled = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    stalled
+        .bind(
+            &"127.0.0.1:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+    stalled.listen(0).unwrap();
+    let port = stalled.local_addr().unwrap().as_socket().unwrap().port();
+    // Fill the accept queue (never accepted) until a connect no longer completes.
+    let mut queued = Vec::new();
+    while let Ok(c) = std::net::TcpStream::connect_timeout(
+        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Duration::from_millis(200),
+    ) {
+        queued.push(c);
+        assert!(queued.len() < 64, "the listener's queue never filled");
+    }
+    let mut config = up.config();
+    config.tls_port = port;
+    config.limits.breaker_failures = 2;
+    config.timeouts.connect = Duration::from_millis(200);
+    let live = Live::new(config).unwrap();
+    runtime().block_on(async {
+        // The connect guard's own timeout (200 ms), then the step's: a lookup whose
+        // deadline comes first (100 ms) times out in the step.
+        for deadline in [Duration::from_secs(3), Duration::from_millis(100)] {
+            let deadline = tokio::time::Instant::now() + deadline;
+            let err = live.tls("secure.lvt", deadline).await.unwrap_err();
+            let timed_out = match &err {
+                Failure::Timeout { detail, .. } => detail == "connect",
+                Failure::Upstream {
+                    detail,
+                    retry_after: None,
+                    ..
+                } => detail.contains("no connection within"),
+                _ => false,
+            };
+            assert!(timed_out, "{err:?}");
+        }
+        let started = Instant::now();
+        let err = live.tls("secure.lvt", live.deadline()).await.unwrap_err();
+        let held_back = matches!(&err, Failure::Upstream { detail, retry_after: Some(_), .. }
+            if detail.contains("holding back"));
+        assert!(held_back, "{err:?}");
+        assert!(
+            started.elapsed() < Duration::from_millis(150),
+            "it waited for a connect"
+        );
+    });
+}
+
 #[test]
 fn untrusted_certificates_and_private_targets_are_refused() {
     let up = Upstreams::start();

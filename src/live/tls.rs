@@ -216,6 +216,9 @@ impl Live {
         let tcp = tokio::time::timeout_at(connect_by, guard.connect(&checked))
             .await
             .map_err(|_| {
+                // A server that never accepts counts against it, as a refused connect
+                // and a stalled handshake do (and as RDAP's and WHOIS's timeouts do).
+                upstream.record(Outcome::Failure);
                 sent(stats::Outcome::Timeout);
                 Failure::Timeout {
                     upstream: target.clone(),
