@@ -31,7 +31,9 @@
 //! The snapshot is taken once per request and held (an `Arc`) until the body is
 //! written, so a request answered during a swap is answered wholly from one snapshot.
 
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -46,7 +48,7 @@ use crate::http::body::Body;
 use crate::http::metrics::Metrics;
 use crate::http::problem::Problem;
 use crate::http::router::{self, ROUTE_COUNT, RouteId};
-use crate::http::server::{ConnectionEvent, Handler, Refusal, Unparsable};
+use crate::http::server::{ConnectionEvent, Handler, Refusal, Reply, Unparsable};
 use crate::query::Shape;
 use crate::store::{Loaded, Store};
 
@@ -256,13 +258,14 @@ impl Connection {
 
 impl Handler for State {
     type Connection = Connection;
+    type Later = Later;
 
     fn connect(&self, peer: SocketAddr) -> Connection {
         Connection::new(peer.ip().to_canonical())
     }
 
-    async fn handle(&self, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
-        handle(self, req, conn).await
+    fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
+        handle(state, req, conn)
     }
 
     fn refusal(&self, why: Refusal) -> Vec<u8> {
@@ -301,15 +304,42 @@ impl Handler for State {
     }
 }
 
+/// The answer to a request whose handler waits: a future that owns what it needs.
+pub type Later = Pin<Box<dyn Future<Output = HttpResponse> + Send>>;
+
 /// Answers one request and records it in the metrics. Never fails: every error is a
-/// problem response.
-pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
+/// problem response. The price and catalogue answers are made here, at once
+/// ([`answer_now`]); only a credit kept in Redis, and the routes whose handlers wait,
+/// leave a future.
+pub fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
     let started = Instant::now();
-    let (route, response) = match answer_now(state, &req, conn, started) {
-        Now::Done(route, response) => (route, response),
-        Now::Spend(route, step) => (Some(route), step.finish(state).await),
-        Now::Later(route) => dispatch(state, req, conn, route, started).await,
-    };
+    match answer_now(state, &req, conn, started) {
+        Now::Done(route, response) => Reply::Now(recorded(state, route, response, started)),
+        Now::Spend(route, step) => {
+            let state = Arc::clone(state);
+            Reply::Later(Box::pin(async move {
+                let response = step.finish(&state).await;
+                recorded(&state, Some(route), response, started)
+            }))
+        }
+        Now::Later(route) => {
+            let state = Arc::clone(state);
+            let conn = Arc::clone(conn);
+            Reply::Later(Box::pin(async move {
+                let (route, response) = dispatch(&state, req, &conn, route, started).await;
+                recorded(&state, route, response, started)
+            }))
+        }
+    }
+}
+
+/// `response`, recorded in the metrics under its route and status.
+fn recorded(
+    state: &State,
+    route: Option<RouteId>,
+    response: HttpResponse,
+    started: Instant,
+) -> HttpResponse {
     state.metrics.record(
         route.map(|r| r as usize),
         response.status().as_u16(),
@@ -830,16 +860,23 @@ mod tests {
     }
 
     #[test]
-    fn the_future_of_a_request_stays_small() {
-        // Only the type is needed: the function is never called.
+    fn the_future_of_a_waiting_request_stays_small() {
+        // Only the type is needed: the function is never called. The future is boxed
+        // (`Later`), once per waiting request; the dispatcher's own routes box theirs.
         fn size<F, Fut>(_: F) -> usize
         where
-            F: FnOnce(&'static State, Request<Incoming>, &'static Connection) -> Fut,
+            F: FnOnce(
+                &'static State,
+                Request<Incoming>,
+                &'static Connection,
+                Option<RouteId>,
+                Instant,
+            ) -> Fut,
         {
             std::mem::size_of::<Fut>()
         }
-        let bytes = size(handle);
-        assert!(bytes <= 4096, "the request future is {bytes} bytes");
+        let bytes = size(dispatch);
+        assert!(bytes <= 4096, "the dispatch future is {bytes} bytes");
     }
 
     #[test]

@@ -435,9 +435,17 @@ impl Route {
     pub fn allows(&self, method: &hyper::Method) -> bool {
         // A byte split, not `str::split(", ")`, whose substring searcher cost ~140
         // instructions to set up on every request.
+        let allow = self.allow.as_bytes();
+        // Nearly every request is a GET, and a route's list starts with it when it
+        // takes it: one comparison instead of the walk below (~100 instructions).
+        if *method == hyper::Method::GET
+            && allow.starts_with(b"GET")
+            && allow.get(3).is_none_or(|&b| b == b',')
+        {
+            return true;
+        }
         let method = method.as_str().as_bytes();
-        self.allow
-            .as_bytes()
+        allow
             .split(|&b| b == b',')
             .any(|m| m.trim_ascii_start() == method)
     }

@@ -185,12 +185,18 @@ pub trait Handler: Send + Sync + 'static {
     /// The context of a new connection from `peer`.
     fn connect(&self, peer: SocketAddr) -> Self::Connection;
 
-    /// Answers one request. Never fails: every error is a response.
+    /// The answer to a request that waits (on a store, a registry, a body): a future
+    /// that owns what it needs.
+    type Later: Future<Output = Response<Body>> + Send + Unpin + 'static;
+
+    /// Answers one request. Never fails: every error is a response. An answer that
+    /// needs no waiting is given at once ([`Reply::Now`]): hyper then keeps no future
+    /// of it, which is most requests' whole cost beside parsing and writing.
     fn handle(
-        &self,
+        this: &Arc<Self>,
         req: Request<Incoming>,
-        conn: &Self::Connection,
-    ) -> impl Future<Output = Response<Body>> + Send;
+        conn: &Arc<Self::Connection>,
+    ) -> Reply<Self::Later>;
 
     /// The complete HTTP/1.1 response (status line, headers, body) sent to a
     /// connection refused before any request was read. It must close the connection
@@ -212,6 +218,14 @@ pub trait Handler: Send + Sync + 'static {
     /// so the drain ends them cleanly instead of cutting them at the drain timeout.
     /// The default does nothing.
     fn draining(&self) {}
+}
+
+/// What [`Handler::handle`] gives back.
+pub enum Reply<F> {
+    /// The answer, made while the request was handed over.
+    Now(Response<Body>),
+    /// The answer, once the future resolves.
+    Later(F),
 }
 
 /// Refused connections being answered at once; past this, a refused connection is
@@ -511,25 +525,19 @@ async fn serve<H: Handler>(
     let service_slot = Arc::clone(slot);
     let service_table = Arc::clone(&place.table);
     let service = service_fn(move |req| {
-        let handler = Arc::clone(&service_handler);
-        let connection = Arc::clone(&connection);
-        let slot = Arc::clone(&service_slot);
-        let table = Arc::clone(&service_table);
-        async move {
-            // One task serves the connection, so a plain load and store is enough.
-            slot.stamp.store(slot.stamp() + 1, Ordering::Relaxed);
-            let mut response = handler.handle(req, &connection).await;
-            let answered = Answered { slot, table };
-            if response.body().is_streamed() {
-                // A streamed answer is still being answered until its body ends (or the
-                // client goes away): the watchdog must not take it for idle, nor
-                // eviction for a free place.
-                let body = std::mem::take(response.body_mut());
-                *response.body_mut() = body.with_guard(answered);
-            } else {
-                drop(answered);
+        // One task serves the connection, so a plain load and store is enough.
+        service_slot
+            .stamp
+            .store(service_slot.stamp() + 1, Ordering::Relaxed);
+        match H::handle(&service_handler, req, &connection) {
+            Reply::Now(response) => {
+                Served::Now(Some(guarded(response, &service_slot, &service_table)))
             }
-            Ok::<_, Infallible>(response)
+            Reply::Later(answer) => Served::Later {
+                answer,
+                slot: Arc::clone(&service_slot),
+                table: Arc::clone(&service_table),
+            },
         }
     });
     // Not pinned in place (it is `Unpin`): after a parse error its I/O object is taken
@@ -745,6 +753,61 @@ impl hyper::rt::Write for Io {
     }
 }
 
+/// The future hyper keeps for a request: the answer itself when the handler gave it at
+/// once (a few hundred bytes, where a future of the whole handling was kilobytes that
+/// hyper wrote into its box for every request), or the handler's future.
+enum Served<F> {
+    Now(Option<Response<Body>>),
+    Later {
+        answer: F,
+        slot: Arc<Slot>,
+        table: Arc<Table>,
+    },
+}
+
+impl<F: Future<Output = Response<Body>> + Unpin> Future for Served<F> {
+    type Output = Result<Response<Body>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            Served::Now(response) => Poll::Ready(Ok(response
+                .take()
+                .expect("hyper polls a request's future only until it is ready"))),
+            Served::Later {
+                answer,
+                slot,
+                table,
+            } => Pin::new(answer)
+                .poll(cx)
+                .map(|response| Ok(guarded(response, slot, table))),
+        }
+    }
+}
+
+/// The answer, marked answered: at once, or for a streamed body when the body ends (or
+/// the client goes away). Until then the watchdog must not take the connection for
+/// idle, nor eviction for a free place.
+fn guarded(mut response: Response<Body>, slot: &Arc<Slot>, table: &Arc<Table>) -> Response<Body> {
+    if response.body().is_streamed() {
+        let answered = Answered {
+            slot: Arc::clone(slot),
+            table: Arc::clone(table),
+        };
+        let body = std::mem::take(response.body_mut());
+        *response.body_mut() = body.with_guard(answered);
+    } else {
+        mark_answered(slot, table);
+    }
+    response
+}
+
+/// The connection is idle again from now.
+fn mark_answered(slot: &Slot, table: &Table) {
+    slot.stamp.store(slot.stamp() + 1, Ordering::Relaxed);
+    slot.active_tick
+        .store(table.ticks.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
 /// Marks the end of an answer when dropped: the connection is idle again from then.
 struct Answered {
     slot: Arc<Slot>,
@@ -753,10 +816,7 @@ struct Answered {
 
 impl Drop for Answered {
     fn drop(&mut self) {
-        let slot = &self.slot;
-        slot.stamp.store(slot.stamp() + 1, Ordering::Relaxed);
-        slot.active_tick
-            .store(self.table.ticks.load(Ordering::Relaxed), Ordering::Relaxed);
+        mark_answered(&self.slot, &self.table);
     }
 }
 
