@@ -412,9 +412,10 @@ struct Inner {
     meters: Mutex<ahash::AHashMap<Arc<str>, Arc<Meter>>>,
     clock: Arc<dyn Clock>,
     addresses: AddressLimiter,
-    /// Embedded store: the usage file and the bytes last written to it. The async mutex
-    /// orders flushes, so an older picture never overwrites a newer one.
-    usage: Option<(PathBuf, tokio::sync::Mutex<Vec<u8>>)>,
+    /// Embedded store: the usage file and the bytes last written to it. The mutex orders
+    /// flushes (each runs whole on a blocking thread), so an older picture never
+    /// overwrites a newer one.
+    usage: Option<(PathBuf, Mutex<Vec<u8>>)>,
     remote: Option<remote::Remote>,
     /// Redis with a data directory: what this run spends, and earlier runs to hand back.
     journal: Option<Arc<journal::Journal>>,
@@ -513,7 +514,7 @@ impl Access {
                     written = usage::encode(&usage::UsageMap::new());
                     usage::write(&path, &written)?;
                 }
-                Some((path, tokio::sync::Mutex::new(written)))
+                Some((path, Mutex::new(written)))
             }
             _ => None,
         };
@@ -966,30 +967,20 @@ async fn background(inner: Weak<Inner>, mut stopped: tokio::sync::watch::Receive
     }
 }
 
-async fn sync_once(inner: &Inner, final_sync: bool) -> Result<(), AccessError> {
-    if let Some((path, last)) = &inner.usage {
-        let mut last = last.lock().await;
-        let mut map = usage::UsageMap::new();
-        for (id, m) in lock(&inner.meters).iter() {
-            let (month, used) = m.used.raw();
-            if used > 0 {
-                map.insert(id.to_string(), (month, used));
+async fn sync_once(inner: &Arc<Inner>, final_sync: bool) -> Result<(), AccessError> {
+    if inner.usage.is_some() {
+        // The picture of every key's count, its encoding and the write run on a blocking
+        // thread: with 10,000 keys they are milliseconds of work, which on the serving
+        // thread stalled every connection once a second.
+        let me = Arc::clone(inner);
+        match tokio::task::spawn_blocking(move || persist_usage(&me)).await {
+            Ok(r) => r?,
+            Err(e) => {
+                return Err(AccessError::UsageFile {
+                    path: path_of(inner),
+                    message: format!("writer task failed: {e}"),
+                });
             }
-        }
-        let bytes = usage::encode(&map);
-        if bytes != *last {
-            let path = path.clone();
-            let b = bytes.clone();
-            match tokio::task::spawn_blocking(move || usage::write(&path, &b)).await {
-                Ok(r) => r?,
-                Err(e) => {
-                    return Err(AccessError::UsageFile {
-                        path: path_of(inner),
-                        message: format!("writer task failed: {e}"),
-                    });
-                }
-            }
-            *last = bytes;
         }
     }
     if let Some(r) = &inner.remote {
@@ -1011,6 +1002,28 @@ async fn sync_once(inner: &Inner, final_sync: bool) -> Result<(), AccessError> {
                 Err(e) => eprintln!("tldsnap: usage store: the journal flush failed: {e}"),
             }
         }
+    }
+    Ok(())
+}
+
+/// Writes every key's count for its month to the usage file, when it differs from what
+/// was last written (blocking: the caller runs it on a blocking thread).
+fn persist_usage(inner: &Inner) -> Result<(), AccessError> {
+    let Some((path, last)) = &inner.usage else {
+        return Ok(());
+    };
+    let mut last = lock(last);
+    let mut counts: Vec<(Arc<str>, u32, u64)> = lock(&inner.meters)
+        .iter()
+        .filter_map(|(id, m)| {
+            let (month, used) = m.used.raw();
+            (used > 0).then(|| (Arc::clone(id), month, used))
+        })
+        .collect();
+    let bytes = usage::encode_counts(&mut counts);
+    if bytes != *last {
+        usage::write(path, &bytes)?;
+        *last = bytes;
     }
     Ok(())
 }

@@ -84,25 +84,39 @@ fn parse(text: &str) -> Result<UsageMap, String> {
 
 /// The bytes of a usage file holding `usage`.
 pub fn encode(usage: &UsageMap) -> Vec<u8> {
-    let doc = Doc {
-        format: FORMAT.into(),
-        version: VERSION,
-        keys: usage
-            .iter()
-            .map(|(id, &(month, used))| {
-                (
-                    id.clone(),
-                    Entry {
-                        month: month_label(month),
-                        used,
-                    },
-                )
-            })
-            .collect(),
-    };
-    let mut v = serde_json::to_vec_pretty(&doc).unwrap_or_default();
-    v.push(b'\n');
-    v
+    let mut counts: Vec<(&str, u32, u64)> = usage
+        .iter()
+        .map(|(id, &(month, used))| (id.as_str(), month, used))
+        .collect();
+    encode_counts(&mut counts)
+}
+
+/// The bytes of a usage file holding `counts` (key id, month number, credits used),
+/// which it sorts by id (ids are unique). Written directly, one line a key: the
+/// background task writes the file once a second, and with 10,000 keys a `BTreeMap` of
+/// owned strings and serde's pretty printer cost ~100 M instructions each time.
+pub fn encode_counts<K: AsRef<str>>(counts: &mut [(K, u32, u64)]) -> Vec<u8> {
+    counts.sort_unstable_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+    let mut out = Vec::with_capacity(64 + counts.len() * 64);
+    out.extend_from_slice(b"{\"format\": \"");
+    out.extend_from_slice(FORMAT.as_bytes());
+    out.extend_from_slice(b"\", \"version\": ");
+    crate::json::write_int(VERSION.into(), &mut out);
+    out.extend_from_slice(b", \"keys\": {");
+    for (i, (id, month, used)) in counts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\n  ");
+        crate::json::write_str(id.as_ref(), &mut out);
+        out.extend_from_slice(b": {\"month\": \"");
+        out.extend_from_slice(month_label(*month).as_bytes());
+        out.extend_from_slice(b"\", \"used\": ");
+        crate::json::write_int(*used, &mut out);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"\n}}\n");
+    out
 }
 
 /// Where the usage file of a data directory lives, creating the directory if needed.
@@ -144,7 +158,18 @@ mod tests {
         let mut m = UsageMap::new();
         m.insert("key_a".into(), (24_310, 7));
         m.insert("we\"ird".into(), (24_311, 0));
-        assert_eq!(parse(std::str::from_utf8(&encode(&m)).unwrap()).unwrap(), m);
+        let text = String::from_utf8(encode(&m)).unwrap();
+        assert_eq!(parse(&text).unwrap(), m);
+        assert_eq!(
+            text,
+            "{\"format\": \"tldsnap-usage\", \"version\": 1, \"keys\": {\n  \
+             \"key_a\": {\"month\": \"2025-11\", \"used\": 7},\n  \
+             \"we\\\"ird\": {\"month\": \"2025-12\", \"used\": 0}\n}}\n"
+        );
+        assert_eq!(
+            parse(std::str::from_utf8(&encode(&UsageMap::new())).unwrap()).unwrap(),
+            UsageMap::new()
+        );
         assert!(parse("").unwrap_err().contains("move it aside"));
         assert!(
             parse(r#"{"format":"tldsnap-usage","version":9,"keys":{}}"#)
