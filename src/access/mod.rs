@@ -354,21 +354,79 @@ pub(crate) struct Meter {
 struct KeyEntry {
     id: Arc<str>,
     plan: Arc<Plan>,
-    digest: [u8; 32],
     meter: Arc<Meter>,
 }
 
 /// The keys in force, read on every request through an `ArcSwap` (no lock).
 #[derive(Default)]
 struct KeyTable {
-    /// Keyed by the first 8 bytes of the digest; the full digest is then compared in
-    /// constant time. The map's own probing can only reveal digest prefixes, which say
-    /// nothing about any key without a SHA-256 preimage.
-    by_prefix: ahash::AHashMap<u64, Vec<Arc<KeyEntry>>>,
+    /// By SHA-256 digest of the raw key.
+    by_digest: DigestIndex,
     by_id: ahash::AHashMap<Arc<str>, Arc<KeyEntry>>,
     /// Unique per table built in this process, so a [`KeyCache`] can tell that the keys
     /// changed (a reload) since it remembered one.
     generation: u64,
+}
+
+/// Key entries by digest: open addressing with linear probing over a power-of-two table
+/// at most 70% full, the digest held in the slot beside its entry, the first 8 bytes of
+/// the digest choosing the first slot. Each digest met while probing is compared in
+/// constant time; what probing can reveal is where digests sit in the table, which says
+/// nothing about any key without a SHA-256 preimage.
+///
+/// A lookup reads one slot (40 bytes) where a map of vectors read three places (the
+/// map's control bytes and bucket, the vector, the entry holding the digest): with
+/// 10,000 keys in turn each was a cache miss (`docs/PERFORMANCE.md`, "Key population").
+#[derive(Default)]
+struct DigestIndex {
+    slots: Box<[DigestSlot]>,
+}
+
+#[derive(Default)]
+struct DigestSlot {
+    digest: [u8; 32],
+    /// `None`: an empty slot, which ends a probe.
+    entry: Option<Arc<KeyEntry>>,
+}
+
+impl DigestIndex {
+    /// The index of `entries`; a digest listed twice keeps the later entry.
+    fn new(entries: Vec<([u8; 32], Arc<KeyEntry>)>) -> DigestIndex {
+        if entries.is_empty() {
+            return DigestIndex::default();
+        }
+        let len = (entries.len() * 10 / 7 + 1).next_power_of_two().max(8);
+        let mut slots: Box<[DigestSlot]> = (0..len).map(|_| DigestSlot::default()).collect();
+        let mask = len - 1;
+        for (digest, entry) in entries {
+            let mut i = prefix(&digest) as usize & mask;
+            loop {
+                let slot = &mut slots[i];
+                if slot.entry.is_none() || slot.digest == digest {
+                    slot.digest = digest;
+                    slot.entry = Some(entry);
+                    break;
+                }
+                i = (i + 1) & mask;
+            }
+        }
+        DigestIndex { slots }
+    }
+
+    /// The entry of the key whose digest is `digest`.
+    fn get(&self, digest: &[u8; 32]) -> Option<&Arc<KeyEntry>> {
+        let mask = self.slots.len().checked_sub(1)?;
+        let mut i = prefix(digest) as usize & mask;
+        // Never more than 30% of the slots are free, and at least one is: the probe ends.
+        loop {
+            let slot = &self.slots[i];
+            let entry = slot.entry.as_ref()?;
+            if keys::ct_eq(&slot.digest, digest) {
+                return Some(entry);
+            }
+            i = (i + 1) & mask;
+        }
+    }
 }
 
 /// Source of [`KeyTable::generation`].
@@ -796,14 +854,7 @@ impl Access {
         }
         let table = self.inner.table.load();
         let digest = keys::hash_key(raw);
-        let mut found = None;
-        if let Some(list) = table.by_prefix.get(&prefix(&digest)) {
-            for e in list {
-                if keys::ct_eq(&e.digest, &digest) {
-                    found = Some(e.clone());
-                }
-            }
-        }
+        let found = table.by_digest.get(&digest).cloned();
         cache.raw.clear();
         cache.raw.extend_from_slice(raw);
         cache.generation = table.generation;
@@ -923,6 +974,7 @@ fn build_table(
         generation: TABLE_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         ..KeyTable::default()
     };
+    let mut by_digest = Vec::with_capacity(file.keys.len());
     for rec in &file.keys {
         // KeysFile::load checked digests and plans; re-check so no path can panic.
         let (Ok(digest), Some(plan)) = (rec.digest(), plans.get(&rec.plan)) else {
@@ -936,15 +988,12 @@ fn build_table(
         let e = Arc::new(KeyEntry {
             id: id.clone(),
             plan: plan.clone(),
-            digest,
             meter,
         });
-        t.by_prefix
-            .entry(prefix(&digest))
-            .or_default()
-            .push(e.clone());
+        by_digest.push((digest, e.clone()));
         t.by_id.insert(id, e);
     }
+    t.by_digest = DigestIndex::new(by_digest);
     Ok(t)
 }
 
@@ -1034,4 +1083,67 @@ fn path_of(inner: &Inner) -> PathBuf {
         .as_ref()
         .map(|(p, _)| p.clone())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str) -> Arc<KeyEntry> {
+        Arc::new(KeyEntry {
+            id: Arc::from(id),
+            plan: Plans::default().get("pro").expect("a default plan").clone(),
+            meter: Arc::default(),
+        })
+    }
+
+    #[test]
+    fn the_digest_index_finds_every_key_and_no_other() {
+        assert!(DigestIndex::default().get(&[0; 32]).is_none());
+        assert!(DigestIndex::new(Vec::new()).get(&[0; 32]).is_none());
+        for n in [1usize, 7, 8, 100, 1_000, 10_000] {
+            let digests: Vec<[u8; 32]> = (0..n)
+                .map(|i| keys::hash_key(format!("key {i}").as_bytes()))
+                .collect();
+            let index = DigestIndex::new(
+                digests
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| (*d, entry(&i.to_string())))
+                    .collect(),
+            );
+            assert!(
+                index.slots.len() * 7 >= n * 10,
+                "{n} keys in {} slots",
+                index.slots.len()
+            );
+            for (i, d) in digests.iter().enumerate() {
+                assert_eq!(&*index.get(d).expect("listed").id, i.to_string().as_str());
+            }
+            for i in 0..1_000 {
+                assert!(
+                    index
+                        .get(&keys::hash_key(format!("other {i}").as_bytes()))
+                        .is_none()
+                );
+            }
+        }
+        // Clustered first slots (equal prefixes, other digests) are probed past.
+        let mut a = [7u8; 32];
+        let mut b = a;
+        b[31] = 8;
+        let index = DigestIndex::new(vec![(a, entry("a")), (b, entry("b"))]);
+        assert_eq!(&*index.get(&a).unwrap().id, "a");
+        assert_eq!(&*index.get(&b).unwrap().id, "b");
+        a[30] = 0;
+        assert!(index.get(&a).is_none());
+    }
+
+    #[test]
+    fn a_digest_listed_twice_keeps_the_later_entry() {
+        let d = keys::hash_key(b"twice");
+        let index = DigestIndex::new(vec![(d, entry("first")), (d, entry("second"))]);
+        assert_eq!(&*index.get(&d).unwrap().id, "second");
+        assert_eq!(index.slots.iter().filter(|s| s.entry.is_some()).count(), 1);
+    }
 }
