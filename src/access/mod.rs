@@ -354,6 +354,7 @@ pub(crate) struct Meter {
 struct KeyEntry {
     id: Arc<str>,
     plan: Arc<Plan>,
+    digest: [u8; 32],
     meter: Arc<Meter>,
 }
 
@@ -369,14 +370,15 @@ struct KeyTable {
 }
 
 /// Key entries by digest: open addressing with linear probing over a power-of-two table
-/// at most 70% full, the digest held in the slot beside its entry, the first 8 bytes of
-/// the digest choosing the first slot. Each digest met while probing is compared in
-/// constant time; what probing can reveal is where digests sit in the table, which says
+/// at most 70% full, each slot the first 8 bytes of a digest (which also choose the
+/// first slot) and its entry. The whole digest of an entry whose prefix matches is then
+/// compared in constant time; what probing can reveal is digest prefixes, which say
 /// nothing about any key without a SHA-256 preimage.
 ///
-/// A lookup reads one slot (40 bytes) where a map of vectors read three places (the
-/// map's control bytes and bucket, the vector, the entry holding the digest): with
-/// 10,000 keys in turn each was a cache miss (`docs/PERFORMANCE.md`, "Key population").
+/// A lookup reads one slot (16 bytes) and the entry it needs anyway, where a map of
+/// vectors read the map's control bytes and bucket, a vector and the entry: with 10,000
+/// keys in turn each was a cache miss (`docs/PERFORMANCE.md`, "Key population"). 16
+/// bytes a slot: 256 KiB for 10,000 keys (the map of vectors took ~0.8 MB).
 #[derive(Default)]
 struct DigestIndex {
     slots: Box<[DigestSlot]>,
@@ -384,26 +386,28 @@ struct DigestIndex {
 
 #[derive(Default)]
 struct DigestSlot {
-    digest: [u8; 32],
+    prefix: u64,
     /// `None`: an empty slot, which ends a probe.
     entry: Option<Arc<KeyEntry>>,
 }
 
 impl DigestIndex {
     /// The index of `entries`; a digest listed twice keeps the later entry.
-    fn new(entries: Vec<([u8; 32], Arc<KeyEntry>)>) -> DigestIndex {
+    fn new(entries: Vec<Arc<KeyEntry>>) -> DigestIndex {
         if entries.is_empty() {
             return DigestIndex::default();
         }
         let len = (entries.len() * 10 / 7 + 1).next_power_of_two().max(8);
         let mut slots: Box<[DigestSlot]> = (0..len).map(|_| DigestSlot::default()).collect();
         let mask = len - 1;
-        for (digest, entry) in entries {
-            let mut i = prefix(&digest) as usize & mask;
+        for entry in entries {
+            let p = prefix(&entry.digest);
+            let mut i = p as usize & mask;
             loop {
                 let slot = &mut slots[i];
-                if slot.entry.is_none() || slot.digest == digest {
-                    slot.digest = digest;
+                let same = slot.entry.as_ref().map(|e| e.digest == entry.digest);
+                if same != Some(false) {
+                    slot.prefix = p;
                     slot.entry = Some(entry);
                     break;
                 }
@@ -416,12 +420,13 @@ impl DigestIndex {
     /// The entry of the key whose digest is `digest`.
     fn get(&self, digest: &[u8; 32]) -> Option<&Arc<KeyEntry>> {
         let mask = self.slots.len().checked_sub(1)?;
-        let mut i = prefix(digest) as usize & mask;
-        // Never more than 30% of the slots are free, and at least one is: the probe ends.
+        let p = prefix(digest);
+        let mut i = p as usize & mask;
+        // At least 30% of the slots are free: the probe ends.
         loop {
             let slot = &self.slots[i];
             let entry = slot.entry.as_ref()?;
-            if keys::ct_eq(&slot.digest, digest) {
+            if slot.prefix == p && keys::ct_eq(&entry.digest, digest) {
                 return Some(entry);
             }
             i = (i + 1) & mask;
@@ -988,9 +993,10 @@ fn build_table(
         let e = Arc::new(KeyEntry {
             id: id.clone(),
             plan: plan.clone(),
+            digest,
             meter,
         });
-        by_digest.push((digest, e.clone()));
+        by_digest.push(e.clone());
         t.by_id.insert(id, e);
     }
     t.by_digest = DigestIndex::new(by_digest);
@@ -1089,10 +1095,11 @@ fn path_of(inner: &Inner) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn entry(id: &str) -> Arc<KeyEntry> {
+    fn entry(digest: [u8; 32], id: &str) -> Arc<KeyEntry> {
         Arc::new(KeyEntry {
             id: Arc::from(id),
             plan: Plans::default().get("pro").expect("a default plan").clone(),
+            digest,
             meter: Arc::default(),
         })
     }
@@ -1109,7 +1116,7 @@ mod tests {
                 digests
                     .iter()
                     .enumerate()
-                    .map(|(i, d)| (*d, entry(&i.to_string())))
+                    .map(|(i, d)| entry(*d, &i.to_string()))
                     .collect(),
             );
             assert!(
@@ -1132,7 +1139,7 @@ mod tests {
         let mut a = [7u8; 32];
         let mut b = a;
         b[31] = 8;
-        let index = DigestIndex::new(vec![(a, entry("a")), (b, entry("b"))]);
+        let index = DigestIndex::new(vec![entry(a, "a"), entry(b, "b")]);
         assert_eq!(&*index.get(&a).unwrap().id, "a");
         assert_eq!(&*index.get(&b).unwrap().id, "b");
         a[30] = 0;
@@ -1142,7 +1149,7 @@ mod tests {
     #[test]
     fn a_digest_listed_twice_keeps_the_later_entry() {
         let d = keys::hash_key(b"twice");
-        let index = DigestIndex::new(vec![(d, entry("first")), (d, entry("second"))]);
+        let index = DigestIndex::new(vec![entry(d, "first"), entry(d, "second")]);
         assert_eq!(&*index.get(&d).unwrap().id, "second");
         assert_eq!(index.slots.iter().filter(|s| s.entry.is_some()).count(), 1);
     }
