@@ -34,6 +34,13 @@ pub trait Out {
         escape_str(s, self);
     }
 
+    /// Appends an unsigned integer as a JSON number (see [`write_int`]); a checker may
+    /// write small ones from a table.
+    #[inline]
+    fn put_uint(&mut self, v: u64) {
+        self.put(itoa::Buffer::new().format(v).as_bytes());
+    }
+
     /// Appends a price in cents as a JSON number (see [`crate::price::write_cents`]);
     /// a checker may remember the numbers it has rendered.
     #[inline]
@@ -129,7 +136,7 @@ static ESCAPED: [bool; 256] = {
 
 /// Writes an unsigned integer as a JSON number.
 pub fn write_int(v: u64, out: &mut impl Out) {
-    out.put(itoa::Buffer::new().format(v).as_bytes());
+    out.put_uint(v);
 }
 
 /// Writes a JSON string, or `null` for `None`.

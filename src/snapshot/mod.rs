@@ -410,10 +410,7 @@ enum Stage {
     Pieces { done: usize },
     /// Every check but the TLDs' text passed, and so did the text of the TLDs before
     /// position `next`. The checker's caches carry over.
-    Text {
-        next: usize,
-        expect: Box<Expect<'static>>,
-    },
+    Text { next: usize, scratch: Box<Scratch> },
     /// Every check passed.
     Passed,
     /// A check failed.
@@ -501,27 +498,23 @@ impl Opening {
                     Ok(()) if done + 1 < PIECES.len() => Stage::Pieces { done: done + 1 },
                     Ok(()) => Stage::Text {
                         next: 0,
-                        expect: Box::new(Expect::new()),
+                        scratch: Box::new(Scratch::new()),
                     },
                 }
             }
-            Stage::Text { next, expect } => {
+            Stage::Text { next, mut scratch } => {
                 // SAFETY: as for `Pieces`, which comes before.
                 let data = unsafe { rkyv::access_unchecked::<ArchivedSnapshotData>(payload) };
                 let end = data.tld_chunk_end(next, TEXT_STEP_OFFERS);
                 let (keys, names) = data.registrar_keys_and_names();
-                let mut expect = (*expect).rebind();
-                match data.check_tld_text(next..end, &keys, &names, &mut expect) {
+                match data.check_tld_text(next..end, &keys, &names, &mut scratch) {
                     Err(e) => Stage::Failed(OpenError::Corrupt(e)),
                     // Last, as `check_payload` runs it.
                     Ok(()) if end == data.tlds.len() => match check_data_date(data, &self.header) {
                         Ok(()) => Stage::Passed,
                         Err(e) => Stage::Failed(e),
                     },
-                    Ok(()) => Stage::Text {
-                        next: end,
-                        expect: Box::new(expect.rebind()),
-                    },
+                    Ok(()) => Stage::Text { next: end, scratch },
                 }
             }
             done @ (Stage::Passed | Stage::Failed(_)) => done,
@@ -559,176 +552,257 @@ pub fn name_hash(name: &[u8]) -> u64 {
     h
 }
 
-/// The check of pre-rendered text at open: the crate's writers write into it as into
-/// a buffer ([`Out`]), and it compares what they write with the bytes already there
-/// instead of appending, so no piece is copied to be checked.
-struct Expect<'a> {
-    /// What is still to be written.
-    rest: &'a [u8],
-    /// Nothing differed so far.
-    ok: bool,
+/// The check of pre-rendered text at open: the crate's writers write a fragment into a
+/// buffer ([`Render`], an [`Out`]), and [`Scratch::same`] then compares the whole
+/// fragment with the bytes in the file, in one comparison. The buffer is reused for
+/// every fragment and is always at least [`SLACK`] bytes longer than the fragment being
+/// checked, so short pieces are copied in whole words (a price, a date or a quoted key
+/// as its fixed-size array, the length then advanced by what it holds), and a rendering
+/// longer than the buffer stops at its end: it is longer than the fragment, so differs.
+struct Scratch {
+    /// Where a fragment is rendered; never shorter than the fragment being checked
+    /// plus [`SLACK`].
+    buf: Vec<u8>,
+    caches: Caches,
+}
+
+/// What [`Scratch`] remembers from one fragment to the next.
+struct Caches {
     /// Days rendered recently, `YYYY-MM-DD` (a direct-mapped cache by the day number):
     /// the prices of a snapshot carry few distinct days.
     days: [(i64, [u8; 10]); 64],
-    /// Strings quoted recently, by address and length (direct-mapped), and their JSON:
-    /// the registrar keys, which each offer renders twice. Only the snapshot's own
-    /// text is quoted through a checker, and it does not move while it is checked, so
-    /// an address and length stand for the same bytes.
-    quoted: Box<[(usize, usize, Vec<u8>)]>,
+    /// Strings quoted recently, by address and length (direct-mapped), and their JSON
+    /// when it is at most [`QUOTED_MAX`] bytes: the registrar keys, which each offer
+    /// renders twice. Only the snapshot's own text is quoted through a checker, and it
+    /// does not move while it is checked, so an address and length stand for the same
+    /// bytes.
+    quoted: Box<[Quoted]>,
     /// Prices rendered recently (direct-mapped by the cents): (cents, length, bytes).
-    /// Offers share few distinct prices; a hit is one comparison of a few words.
+    /// Offers share few distinct prices.
     cents: Box<[(u64, u8, [u8; 24])]>,
+    /// A string's JSON on its way into `quoted` (kept for its allocation).
+    escaped: Vec<u8>,
 }
 
-impl<'a> Expect<'a> {
-    fn new() -> Expect<'a> {
+/// An entry of [`Caches::quoted`]: the string's address and length, and its JSON
+/// (`json[..n]`).
+#[derive(Clone, Copy)]
+struct Quoted {
+    at: usize,
+    len: usize,
+    n: u8,
+    json: [u8; QUOTED_MAX],
+}
+
+/// The longest JSON string [`Caches::quoted`] keeps (keys and short names).
+const QUOTED_MAX: usize = 32;
+/// Entries of [`Caches::quoted`] (a power of two).
+const QUOTED_SLOTS: usize = 1024;
+/// Entries of [`Caches::cents`].
+const CENTS_SLOTS: usize = 4096;
+/// Room kept after a fragment's length in [`Scratch`]'s buffer: at least the largest
+/// piece copied whole ([`QUOTED_MAX`]).
+const SLACK: usize = 64;
+
+impl Scratch {
+    fn new() -> Scratch {
         let never = i64::MIN;
-        Expect {
-            rest: &[],
-            ok: true,
-            days: [(never, crate::time::date_array(never)); 64],
-            cents: vec![Self::render_cents(0); CENTS_SLOTS].into_boxed_slice(),
-            quoted: vec![(0, 0, b"\"\"".to_vec()); 64].into_boxed_slice(),
+        let mut empty = Quoted {
+            at: 0,
+            len: 0,
+            n: 2,
+            json: [0; QUOTED_MAX],
+        };
+        empty.json[..2].copy_from_slice(b"\"\"");
+        Scratch {
+            buf: vec![0; 512],
+            caches: Caches {
+                days: [(never, crate::time::date_array(never)); 64],
+                quoted: vec![empty; QUOTED_SLOTS].into_boxed_slice(),
+                cents: vec![render_cents(0); CENTS_SLOTS].into_boxed_slice(),
+                escaped: Vec::new(),
+            },
         }
     }
 
     /// Whether `render` writes exactly `piece`.
-    #[inline]
-    fn same(&mut self, piece: &'a [u8], render: impl FnOnce(&mut Self)) -> bool {
-        self.rest = piece;
-        self.ok = true;
-        render(self);
-        self.ok && self.rest.is_empty()
-    }
-
-    /// A cache entry of the price `cents`, rendered by the one writer.
-    fn render_cents(cents: u64) -> (u64, u8, [u8; 24]) {
-        let (buf, at) = crate::price::cents_bytes(cents);
-        let mut bytes = [0u8; 24];
-        bytes[..24 - at].copy_from_slice(&buf[at..]);
-        (cents, (24 - at) as u8, bytes)
-    }
-
-    /// The same checker, caches and all, for text of another lifetime (the caches hold
-    /// no borrowed bytes, only copies keyed by address, which stay right while the one
-    /// snapshot being checked stays mapped).
-    fn rebind<'b>(self) -> Expect<'b> {
-        Expect {
-            rest: &[],
-            ok: true,
-            days: self.days,
-            quoted: self.quoted,
-            cents: self.cents,
+    #[inline(always)]
+    fn same(&mut self, piece: &[u8], render: impl FnOnce(&mut Render<'_>)) -> bool {
+        if self.buf.len() < piece.len() + SLACK {
+            self.grow(piece.len() + SLACK);
         }
+        let mut out = Render {
+            to: &mut self.buf,
+            len: 0,
+            caches: &mut self.caches,
+        };
+        render(&mut out);
+        // A rendering that overflowed is longer than the buffer, so than the piece.
+        out.to.get(..out.len) == Some(piece)
     }
 
     #[cold]
-    fn differs(&mut self) {
-        self.ok = false;
-        self.rest = &[];
+    fn grow(&mut self, room: usize) {
+        self.buf.resize(room, 0);
     }
 }
 
-/// Entries of [`Expect`]'s price cache.
-const CENTS_SLOTS: usize = 4096;
+/// A cache entry of the price `cents`, rendered by the one writer.
+#[inline(never)]
+fn render_cents(cents: u64) -> (u64, u8, [u8; 24]) {
+    let (buf, at) = crate::price::cents_bytes(cents);
+    let mut bytes = [0u8; 24];
+    bytes[..24 - at].copy_from_slice(&buf[at..]);
+    (cents, (24 - at) as u8, bytes)
+}
+
+/// One fragment being rendered into [`Scratch`]'s buffer (a local value, so that the
+/// compiler keeps its length in a register).
+struct Render<'s> {
+    to: &'s mut [u8],
+    /// Bytes rendered so far; more than `to.len()` once the rendering overflowed.
+    len: usize,
+    caches: &'s mut Caches,
+}
+
+impl Render<'_> {
+    /// Appends `bytes[..n]` by copying all of `bytes` (a fixed-size copy) when there is
+    /// room for it; the bytes after `n` are overwritten by what comes next, or ignored.
+    #[inline(always)]
+    fn put_first<const N: usize>(&mut self, bytes: &[u8; N], n: usize) {
+        let at = self.len;
+        match self.to.get_mut(at..at + N) {
+            Some(to) => {
+                to.copy_from_slice(bytes);
+                self.len = at + n;
+            }
+            None => append(self.to, &mut self.len, &bytes[..n]),
+        }
+    }
+}
+
+/// Appends `bytes` at `*len` in `to`, or marks the rendering as longer than `to`.
+#[inline(always)]
+fn append(to: &mut [u8], len: &mut usize, bytes: &[u8]) {
+    let at = *len;
+    match to.get_mut(at..at + bytes.len()) {
+        Some(to) => {
+            to.copy_from_slice(bytes);
+            *len = at + bytes.len();
+        }
+        // Past the end of the buffer: longer than the piece.
+        None => *len = to.len() + 1,
+    }
+}
+
+/// `s` quoted by [`crate::json::escape_str`], kept in `caches.quoted[slot]` when it
+/// fits (a miss of the cache, or JSON too long to keep). Takes the caches alone, so
+/// that the [`Render`] whose cache missed stays in registers.
+#[cold]
+#[inline(never)]
+fn quote_slow<'c>(caches: &'c mut Caches, s: &str, slot: usize) -> &'c [u8] {
+    let escaped = &mut caches.escaped;
+    escaped.clear();
+    crate::json::escape_str(s, escaped);
+    if escaped.len() <= QUOTED_MAX {
+        let q = &mut caches.quoted[slot];
+        (q.at, q.len, q.n) = (s.as_ptr() as usize, s.len(), escaped.len() as u8);
+        q.json[..escaped.len()].copy_from_slice(escaped);
+    }
+    escaped
+}
+
+/// `0`..`99` as digits, two bytes each (the ranks of the cheapest entries).
+static SMALL: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut v = 0;
+    while v < 100 {
+        t[v] = if v < 10 {
+            [b'0' + v as u8, 0]
+        } else {
+            [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]
+        };
+        v += 1;
+    }
+    t
+};
 
 /// How many offers make one chunk of the pre-rendered text check at open (see
-/// `check_text_content`): ~3 M instructions, about a millisecond, so that threads
-/// finish close together, and few enough chunks that taking one costs nothing.
+/// `check_text_content`): about a millisecond's work, so that threads finish close
+/// together, and few enough chunks that taking one costs nothing.
 const TEXT_CHUNK_OFFERS: usize = 2048;
 
-impl Out for Expect<'_> {
+impl Out for Render<'_> {
     #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
-        if starts_with(self.rest, bytes) {
-            self.rest = &self.rest[bytes.len()..];
-        } else {
-            self.differs();
-        }
+        append(self.to, &mut self.len, bytes);
     }
 
     #[inline(always)]
     fn put_byte(&mut self, b: u8) {
-        match self.rest.split_first() {
-            Some((&first, rest)) if first == b => self.rest = rest,
-            _ => self.differs(),
+        match self.to.get_mut(self.len) {
+            Some(to) => {
+                *to = b;
+                self.len += 1;
+            }
+            None => self.len = self.to.len() + 1,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn put_str(&mut self, s: &str) {
-        let key = (s.as_ptr() as usize, s.len());
-        let slot = &mut self.quoted[(key.0 >> 2) % 64];
-        if (slot.0, slot.1) != key {
-            slot.2.clear();
-            crate::json::escape_str(s, &mut slot.2);
-            (slot.0, slot.1) = key;
+        let at = s.as_ptr() as usize;
+        let slot = ((at as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize % QUOTED_SLOTS;
+        let q = &self.caches.quoted[slot];
+        if (q.at, q.len) != (at, s.len()) {
+            let json = quote_slow(self.caches, s, slot);
+            return append(self.to, &mut self.len, json);
         }
-        let len = slot.2.len();
-        if starts_with(self.rest, &slot.2) {
-            self.rest = &self.rest[len..];
-        } else {
-            self.differs();
+        let (json, n) = (&q.json, q.n as usize);
+        let at = self.len;
+        match self.to.get_mut(at..at + QUOTED_MAX) {
+            Some(to) => {
+                to.copy_from_slice(json);
+                self.len = at + n;
+            }
+            None => append(self.to, &mut self.len, &json[..n]),
         }
     }
 
-    #[inline]
+    #[inline(always)]
+    fn put_uint(&mut self, v: u64) {
+        match SMALL.get(v as usize) {
+            Some(digits) => self.put_first(digits, 1 + usize::from(v >= 10)),
+            None => self.put(itoa::Buffer::new().format(v).as_bytes()),
+        }
+    }
+
+    #[inline(always)]
     fn put_cents(&mut self, cents: u64) {
-        let slot = &mut self.cents[(cents % CENTS_SLOTS as u64) as usize];
+        let slot = &mut self.caches.cents[(cents % CENTS_SLOTS as u64) as usize];
         if slot.0 != cents {
-            *slot = Self::render_cents(cents);
+            *slot = render_cents(cents);
         }
-        let len = slot.1 as usize;
-        if starts_with(self.rest, &slot.2[..len]) {
-            self.rest = &self.rest[len..];
-        } else {
-            self.differs();
+        let (bytes, n) = (&slot.2, slot.1 as usize);
+        let at = self.len;
+        match self.to.get_mut(at..at + 24) {
+            Some(to) => {
+                to.copy_from_slice(bytes);
+                self.len = at + n;
+            }
+            None => append(self.to, &mut self.len, &bytes[..n]),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn put_iso_millis(&mut self, ms: i64) {
         let day = ms.div_euclid(crate::time::MS_PER_DAY);
-        let slot = &mut self.days[(day as u64 % 64) as usize];
+        let slot = &mut self.caches.days[(day as u64 % 64) as usize];
         if slot.0 != day {
             *slot = (day, crate::time::date_array(day));
         }
         let bytes = crate::time::iso_millis_on(slot.1, ms);
-        self.put(&bytes);
-    }
-}
-
-/// `text.starts_with(prefix)`, a word at a time and without a call: the prefixes are
-/// the writers' short literals and numbers, and a `memcmp` call (or a byte loop) per
-/// piece cost more than the comparison itself.
-#[inline(always)]
-fn starts_with(text: &[u8], prefix: &[u8]) -> bool {
-    let n = prefix.len();
-    if text.len() < n {
-        return false;
-    }
-    let text = &text[..n];
-    // Two loads of a word, at the start and at the end (overlapping), cover any length
-    // from one word to two.
-    let w2 = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]);
-    let w4 = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4"));
-    let w8 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8"));
-    match n {
-        0 => true,
-        1 => text[0] == prefix[0],
-        2..=3 => w2(text, 0) == w2(prefix, 0) && w2(text, n - 2) == w2(prefix, n - 2),
-        4..=7 => w4(text, 0) == w4(prefix, 0) && w4(text, n - 4) == w4(prefix, n - 4),
-        8..=16 => w8(text, 0) == w8(prefix, 0) && w8(text, n - 8) == w8(prefix, n - 8),
-        _ => {
-            let mut at = 0;
-            while at + 8 <= n {
-                if w8(text, at) != w8(prefix, at) {
-                    return false;
-                }
-                at += 8;
-            }
-            w8(text, n - 8) == w8(prefix, n - 8)
-        }
+        self.put_first(&bytes, bytes.len());
     }
 }
 
@@ -1127,7 +1201,7 @@ impl ArchivedSnapshotData {
         // Takes chunks until none is left; its first error (chunks are taken in
         // increasing order, so its first is its lowest).
         let work = || -> Option<(usize, String)> {
-            let mut expect = Expect::new();
+            let mut scratch = Scratch::new();
             let mut found = None;
             loop {
                 let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1135,7 +1209,7 @@ impl ArchivedSnapshotData {
                     return found;
                 };
                 if found.is_none()
-                    && let Err(e) = self.check_tld_text(range.clone(), &keys, &names, &mut expect)
+                    && let Err(e) = self.check_tld_text(range.clone(), &keys, &names, &mut scratch)
                 {
                     found = Some((c, e));
                 }
@@ -1190,15 +1264,15 @@ impl ArchivedSnapshotData {
     /// Each registrar's quoted name and listing pieces.
     fn check_registrar_text(&self) -> Result<(), String> {
         use crate::query::render;
-        let mut expect = Expect::new();
+        let mut scratch = Scratch::new();
         for (i, r) in self.registrars.iter().enumerate() {
             let (key, name) = (self.span_str(&r.key), self.span_str(&r.name));
             let name_json = self.span(&r.name_json);
-            if !expect.same(name_json, |o| crate::json::write_str(name, o))
-                || !expect.same(self.span(&r.listing_head), |o| {
+            if !scratch.same(name_json, |o| crate::json::write_str(name, o))
+                || !scratch.same(self.span(&r.listing_head), |o| {
                     render::listing_head(name_json, key, o)
                 })
-                || !expect.same(self.span(&r.listing_path), |o| render::listing_path(key, o))
+                || !scratch.same(self.span(&r.listing_path), |o| render::listing_path(key, o))
             {
                 return Err(format!(
                     "registrar {i}: its JSON text is not what its name and key render to"
@@ -1214,7 +1288,7 @@ impl ArchivedSnapshotData {
         tlds: std::ops::Range<usize>,
         keys: &[&'a str],
         names: &[&'a [u8]],
-        expect: &mut Expect<'a>,
+        scratch: &mut Scratch,
     ) -> Result<(), String> {
         use crate::query::render;
         for i in tlds {
@@ -1224,7 +1298,7 @@ impl ArchivedSnapshotData {
                     "TLD {i}: {what} in the text is not what the prices render to"
                 ))
             };
-            if !expect.same(self.span(&t.key_json), |o| {
+            if !scratch.same(self.span(&t.key_json), |o| {
                 crate::json::write_str(self.span_str(&t.name), o)
             }) {
                 return err("the quoted name");
@@ -1236,7 +1310,7 @@ impl ArchivedSnapshotData {
             for (k, o) in group[..sellers].iter().enumerate() {
                 let end = o.client_end.to_native();
                 let r = o.registrar.to_native() as usize;
-                if !expect.same(self.text_range(start, end), |out| {
+                if !scratch.same(self.text_range(start, end), |out| {
                     if k > 0 {
                         out.put_byte(b',');
                     }
@@ -1258,9 +1332,9 @@ impl ArchivedSnapshotData {
                 t.avg_renew.to_native(),
                 t.avg_transfer.to_native(),
             );
-            if !expect.same(self.span(&t.client_tail), |o| {
+            if !scratch.same(self.span(&t.client_tail), |o| {
                 render::client_tail(sellers, o)
-            }) || !expect.same(self.span(&t.public_tail), |o| {
+            }) || !scratch.same(self.span(&t.public_tail), |o| {
                 render::public_tail(sellers, averages, o)
             }) {
                 return err("the end of its cheapest entries");
@@ -1272,7 +1346,7 @@ impl ArchivedSnapshotData {
                     o.renew.to_native(),
                     o.transfer.to_native(),
                 );
-                if !expect.same(self.span(&o.record), |out| {
+                if !scratch.same(self.span(&o.record), |out| {
                     render::record(
                         key,
                         register,
@@ -1291,7 +1365,7 @@ impl ArchivedSnapshotData {
                     return err("a quoted currency");
                 }
                 if k < sellers
-                    && !expect.same(self.span(&o.listing_prices), |out| {
+                    && !scratch.same(self.span(&o.listing_prices), |out| {
                         render::listing_prices((register, renew, transfer), self.original(o), out)
                     })
                 {
@@ -1750,5 +1824,66 @@ mod tests {
                 other => panic!("{expected}: {other:?}"),
             }
         }
+    }
+
+    /// The text checker's buffer and caches: a rendering is the same as a piece exactly
+    /// when a `Vec<u8>` gets the same bytes, whatever the lengths (longer or shorter
+    /// than the piece, than the buffer, than what the caches keep) and whether the
+    /// caches hit or miss.
+    #[test]
+    fn the_text_checker_agrees_with_a_buffer() {
+        use crate::json::{write_int, write_str};
+        use crate::price::write_cents;
+        use crate::time::write_iso_millis;
+        fn write(s: &str, v: u64, out: &mut impl Out) {
+            write_str(s, out);
+            out.put_byte(b',');
+            write_int(v, out);
+            out.put(b",");
+            write_cents(v, out);
+            out.put_byte(b',');
+            write_iso_millis(v as i64 * 7_919, out);
+            write_str(s, out);
+        }
+        let text = format!("com\"quote\"{}k{}", "n".repeat(700), "\u{e9}".repeat(20));
+        let strs = [&text[0..3], &text[3..10], &text[10..710], &text[710..]];
+        let values = [
+            0,
+            9,
+            10,
+            99,
+            100,
+            12_345,
+            1_000_000_007,
+            u64::from(u32::MAX),
+        ];
+        let mut scratch = Scratch::new();
+        // Twice: the second round hits the caches the first filled.
+        for _ in 0..2 {
+            for s in strs {
+                for v in values {
+                    let mut expected = Vec::new();
+                    write(s, v, &mut expected);
+                    assert!(scratch.same(&expected, |o| write(s, v, o)), "{s:?} {v}");
+                    let mut shorter = expected.clone();
+                    shorter.pop();
+                    assert!(!scratch.same(&shorter, |o| write(s, v, o)), "{s:?} {v}");
+                    assert!(!scratch.same(&[], |o| write(s, v, o)), "{s:?} {v}");
+                    let mut longer = expected.clone();
+                    longer.push(b'}');
+                    assert!(!scratch.same(&longer, |o| write(s, v, o)), "{s:?} {v}");
+                    let mut other = expected.clone();
+                    let at = other.len() / 2;
+                    other[at] ^= 1;
+                    assert!(!scratch.same(&other, |o| write(s, v, o)), "{s:?} {v}");
+                }
+            }
+        }
+        // A rendering far longer than the piece and than the buffer.
+        assert!(!scratch.same(b"\"\"", |o| {
+            for _ in 0..100 {
+                write_str(strs[2], o)
+            }
+        }));
     }
 }
