@@ -1,8 +1,9 @@
 //! Opens a snapshot file `N` times and prints each open's wall time (ms), for timing
 //! and for instruction counts of one open (`valgrind --tool=callgrind`).
 //!
-//! `cargo run --release --example open_s -- FILE [N] [open|hash|map|stepped]`:
+//! `cargo run --release --example open_s -- FILE [N] [open|stepped|hash|hash-lazy|map]`:
 //! `open` is `Snapshot::open`; `hash` maps the file and hashes it (the floor);
+//! `hash-lazy` the same without `MAP_POPULATE` (the pages mapped as the hash reads them);
 //! `map` only maps it (with `MAP_POPULATE`'s page reads: what the other modes share);
 //! `stepped` runs `Opening::step(256 KiB)` to the end, as a reload does.
 
@@ -26,13 +27,16 @@ fn main() {
                 while !o.step(256 * 1024) {}
                 drop(black_box(o.finish().expect("finish")));
             }
-            "hash" | "map" => {
+            "hash" | "map" | "hash-lazy" => {
                 let file = std::fs::File::open(&path).expect("file");
+                let mut options = memmap2::MmapOptions::new();
+                if mode != "hash-lazy" {
+                    options.populate();
+                }
                 // SAFETY: the file is only read here and is not written while it is
                 // mapped (it is made once by `tldsnap build`, which renames into place).
-                let map =
-                    unsafe { memmap2::MmapOptions::new().populate().map(&file) }.expect("map");
-                if mode == "hash" {
+                let map = unsafe { options.map(&file) }.expect("map");
+                if mode != "map" {
                     black_box(xxhash_rust::xxh3::xxh3_128(&map[64..]));
                 }
                 drop(black_box(map));

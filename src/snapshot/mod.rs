@@ -283,8 +283,7 @@ fn check_payload(payload: &[u8], header: &Header) -> Result<(), OpenError> {
 impl Snapshot {
     /// Maps `path` and verifies it completely (see the module docs).
     pub fn open(path: &Path) -> Result<Snapshot, OpenError> {
-        // Pre-faulting the map is faster when the whole file is about to be read at once.
-        Snapshot::verify(Backing::Mmap(map_file(path, true)?))
+        Snapshot::verify(Backing::Mmap(map_file(path)?))
     }
 
     /// Verifies a snapshot held in memory (tests, the embedded default). Copies the bytes
@@ -345,7 +344,15 @@ impl Snapshot {
 }
 
 /// Maps `path` read-only after checking it is a file long enough to hold a header.
-fn map_file(path: &Path, populate: bool) -> Result<memmap2::Mmap, OpenError> {
+///
+/// Without `MAP_POPULATE`: the pages are mapped as the checks first read them, on
+/// whichever of the opening threads gets there first (mostly the content hash's). Mapping
+/// a file's pages costs the kernel from ~0.1 ms for S (53 MB) right after the file was
+/// written to 3-4 ms once the page cache has held it a while (measured on this VM, see
+/// docs/PERFORMANCE.md, "Open S"); populating does all of it on the opening thread
+/// before any check starts, faulting spreads it over the threads that run beside each
+/// other.
+fn map_file(path: &Path) -> Result<memmap2::Mmap, OpenError> {
     let io = |source| OpenError::Io {
         path: path.to_path_buf(),
         source,
@@ -359,10 +366,7 @@ fn map_file(path: &Path, populate: bool) -> Result<memmap2::Mmap, OpenError> {
         // mmap of an empty file fails on some systems; say what it really is.
         return Err(OpenError::TooShort { len: meta.len() });
     }
-    let mut options = memmap2::MmapOptions::new();
-    if populate {
-        options.populate();
-    }
+    let options = memmap2::MmapOptions::new();
     // SAFETY: `MmapOptions::map` makes a read-only *shared* mapping (MAP_SHARED): we
     // never write through it, but a write to this file by anyone else would show
     // through it, so the bytes stay valid only while nobody writes into this inode.
@@ -451,7 +455,7 @@ impl Opening {
     /// Maps `path` and checks its header (constant time). Pages are read as the hash
     /// reaches them, not up front.
     pub fn start(path: &Path) -> Result<Opening, OpenError> {
-        let backing = Backing::Mmap(map_file(path, false)?);
+        let backing = Backing::Mmap(map_file(path)?);
         let header = Header::parse(backing.bytes())?;
         Ok(Opening {
             backing,
