@@ -557,15 +557,22 @@ pub fn name_hash(name: &[u8]) -> u64 {
 }
 
 /// The check of pre-rendered text at open: the crate's writers write a fragment into a
-/// buffer ([`Render`], an [`Out`]), and [`Scratch::same`] then compares the whole
-/// fragment with the bytes in the file, in one comparison. The buffer is reused for
-/// every fragment and is always at least [`SLACK`] bytes longer than the fragment being
-/// checked, so short pieces are copied in whole words (a price, a date or a quoted key
-/// as its fixed-size array, the length then advanced by what it holds), and a rendering
-/// longer than the buffer stops at its end: it is longer than the fragment, so differs.
+/// buffer (an [`Out`]), and the whole fragment is then compared with the bytes in the
+/// file, in one comparison ([`same!`]). The buffer and the caches of rendered prices,
+/// dates and quoted keys are reused from one fragment to the next.
+///
+/// A fragment of at most [`WINDOW`] bytes (all of them in a snapshot the builder made,
+/// but for very long names) is rendered into a fixed window ([`Short`]): every write
+/// lands at the rendered length modulo [`WINDOW`], in an array [`SLACK`] bytes longer,
+/// so no write needs a bounds check and short pieces are copied in whole words (a
+/// price, a date or a quoted key as its fixed-size array, the length then advanced by
+/// what it holds). A rendering of at most [`WINDOW`] bytes never wraps, so it is exact;
+/// a longer one is longer than the fragment, so differs whatever the window holds. A
+/// longer fragment is rendered into a buffer grown to its length ([`Render`]), every
+/// write checked.
 struct Scratch {
-    /// Where a fragment is rendered; never shorter than the fragment being checked
-    /// plus [`SLACK`].
+    window: Box<[u8; WINDOW + SLACK]>,
+    /// Where a long fragment is rendered: never shorter than it plus [`SLACK`].
     buf: Vec<u8>,
     caches: Caches,
 }
@@ -598,15 +605,32 @@ struct Quoted {
     json: [u8; QUOTED_MAX],
 }
 
+/// The longest fragment rendered into [`Scratch`]'s fixed window (a power of two).
+const WINDOW: usize = 512;
 /// The longest JSON string [`Caches::quoted`] keeps (keys and short names).
 const QUOTED_MAX: usize = 32;
 /// Entries of [`Caches::quoted`] (a power of two).
 const QUOTED_SLOTS: usize = 1024;
 /// Entries of [`Caches::cents`].
 const CENTS_SLOTS: usize = 4096;
-/// Room kept after a fragment's length in [`Scratch`]'s buffer: at least the largest
-/// piece copied whole ([`QUOTED_MAX`]).
+/// Room after the window (and after a long fragment's length): the longest piece
+/// copied whole ([`QUOTED_MAX`]) at least.
 const SLACK: usize = 64;
+
+/// Whether `$render`, written with `$out` an [`Out`], writes exactly `$piece`, through
+/// the checker `$scratch` (see [`Scratch`]). The rendering is written out twice, for
+/// the fixed window and for a long fragment's buffer.
+macro_rules! same {
+    ($scratch:expr, $piece:expr, |$out:ident| $render:expr) => {{
+        let piece: &[u8] = $piece;
+        let scratch: &mut Scratch = $scratch;
+        if piece.len() <= WINDOW {
+            scratch.same_short(piece, |$out: &mut Short<'_>| $render)
+        } else {
+            scratch.same_long(piece, |$out: &mut Render<'_>| $render)
+        }
+    }};
+}
 
 impl Scratch {
     fn new() -> Scratch {
@@ -619,7 +643,8 @@ impl Scratch {
         };
         empty.json[..2].copy_from_slice(b"\"\"");
         Scratch {
-            buf: vec![0; 512],
+            window: Box::new([0; WINDOW + SLACK]),
+            buf: Vec::new(),
             caches: Caches {
                 days: [(never, crate::time::date_array(never)); 64],
                 quoted: vec![empty; QUOTED_SLOTS].into_boxed_slice(),
@@ -629,11 +654,25 @@ impl Scratch {
         }
     }
 
-    /// Whether `render` writes exactly `piece`.
+    /// [`same!`] for a piece of at most [`WINDOW`] bytes.
     #[inline(always)]
-    fn same(&mut self, piece: &[u8], render: impl FnOnce(&mut Render<'_>)) -> bool {
+    fn same_short(&mut self, piece: &[u8], render: impl FnOnce(&mut Short<'_>)) -> bool {
+        let mut out = Short {
+            to: &mut self.window,
+            len: 0,
+            caches: &mut self.caches,
+        };
+        render(&mut out);
+        // At most WINDOW bytes rendered: none wrapped.
+        out.len == piece.len() && out.to[..piece.len()] == *piece
+    }
+
+    /// [`same!`] for a longer piece.
+    #[cold]
+    #[inline(never)]
+    fn same_long(&mut self, piece: &[u8], render: impl FnOnce(&mut Render<'_>)) -> bool {
         if self.buf.len() < piece.len() + SLACK {
-            self.grow(piece.len() + SLACK);
+            self.buf.resize(piece.len() + SLACK, 0);
         }
         let mut out = Render {
             to: &mut self.buf,
@@ -644,10 +683,42 @@ impl Scratch {
         // A rendering that overflowed is longer than the buffer, so than the piece.
         out.to.get(..out.len) == Some(piece)
     }
+}
 
-    #[cold]
-    fn grow(&mut self, room: usize) {
-        self.buf.resize(room, 0);
+impl Caches {
+    /// `cents` as [`crate::price::cents_bytes`] writes it: `bytes[..n]` of `(bytes, n)`.
+    #[inline(always)]
+    fn cents(&mut self, cents: u64) -> (&[u8; 24], usize) {
+        let slot = &mut self.cents[(cents % CENTS_SLOTS as u64) as usize];
+        if slot.0 != cents {
+            *slot = render_cents(cents);
+        }
+        (&slot.2, slot.1 as usize)
+    }
+
+    /// `s` quoted: `Ok((json, n))`, its JSON `json[..n]` from the cache, or `Err(json)`
+    /// when it was not there (and is kept now if it fits).
+    #[inline(always)]
+    fn quoted(&mut self, s: &str) -> Result<(&[u8; QUOTED_MAX], usize), &[u8]> {
+        let at = s.as_ptr() as usize;
+        let slot = ((at as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize % QUOTED_SLOTS;
+        let q = &self.quoted[slot];
+        if (q.at, q.len) == (at, s.len()) {
+            Ok((&self.quoted[slot].json, q.n as usize))
+        } else {
+            Err(quote_slow(self, s, slot))
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` of `ms`, the day's date from the cache.
+    #[inline(always)]
+    fn iso_millis(&mut self, ms: i64) -> [u8; 24] {
+        let day = ms.div_euclid(crate::time::MS_PER_DAY);
+        let slot = &mut self.days[(day as u64 % 64) as usize];
+        if slot.0 != day {
+            *slot = (day, crate::time::date_array(day));
+        }
+        crate::time::iso_millis_on(slot.1, ms)
     }
 }
 
@@ -660,48 +731,8 @@ fn render_cents(cents: u64) -> (u64, u8, [u8; 24]) {
     (cents, (24 - at) as u8, bytes)
 }
 
-/// One fragment being rendered into [`Scratch`]'s buffer (a local value, so that the
-/// compiler keeps its length in a register).
-struct Render<'s> {
-    to: &'s mut [u8],
-    /// Bytes rendered so far; more than `to.len()` once the rendering overflowed.
-    len: usize,
-    caches: &'s mut Caches,
-}
-
-impl Render<'_> {
-    /// Appends `bytes[..n]` by copying all of `bytes` (a fixed-size copy) when there is
-    /// room for it; the bytes after `n` are overwritten by what comes next, or ignored.
-    #[inline(always)]
-    fn put_first<const N: usize>(&mut self, bytes: &[u8; N], n: usize) {
-        let at = self.len;
-        match self.to.get_mut(at..at + N) {
-            Some(to) => {
-                to.copy_from_slice(bytes);
-                self.len = at + n;
-            }
-            None => append(self.to, &mut self.len, &bytes[..n]),
-        }
-    }
-}
-
-/// Appends `bytes` at `*len` in `to`, or marks the rendering as longer than `to`.
-#[inline(always)]
-fn append(to: &mut [u8], len: &mut usize, bytes: &[u8]) {
-    let at = *len;
-    match to.get_mut(at..at + bytes.len()) {
-        Some(to) => {
-            to.copy_from_slice(bytes);
-            *len = at + bytes.len();
-        }
-        // Past the end of the buffer: longer than the piece.
-        None => *len = to.len() + 1,
-    }
-}
-
 /// `s` quoted by [`crate::json::escape_str`], kept in `caches.quoted[slot]` when it
-/// fits (a miss of the cache, or JSON too long to keep). Takes the caches alone, so
-/// that the [`Render`] whose cache missed stays in registers.
+/// fits (a miss of the cache, or JSON too long to keep).
 #[cold]
 #[inline(never)]
 fn quote_slow<'c>(caches: &'c mut Caches, s: &str, slot: usize) -> &'c [u8] {
@@ -731,45 +762,60 @@ static SMALL: [[u8; 2]; 100] = {
     t
 };
 
-/// How many offers make one chunk of the pre-rendered text check at open (see
-/// `check_text_content`): about a millisecond's work, so that threads finish close
-/// together, and few enough chunks that taking one costs nothing.
-const TEXT_CHUNK_OFFERS: usize = 2048;
+/// A fragment of at most [`WINDOW`] bytes being rendered into [`Scratch`]'s window (a
+/// local value, so that the compiler keeps its length in a register).
+struct Short<'s> {
+    to: &'s mut [u8; WINDOW + SLACK],
+    /// Bytes rendered so far (also past [`WINDOW`]: the writes then wrap).
+    len: usize,
+    caches: &'s mut Caches,
+}
 
-impl Out for Render<'_> {
+impl Short<'_> {
+    /// Appends `bytes[..n]` by copying all of `bytes` (a fixed-size copy); the bytes
+    /// after `n` are overwritten by what comes next, or ignored.
+    #[inline(always)]
+    fn put_first<const N: usize>(&mut self, bytes: &[u8; N], n: usize) {
+        const { assert!(N <= SLACK) };
+        let at = self.len % WINDOW;
+        self.to[at..at + N].copy_from_slice(bytes);
+        self.len += n.min(N);
+    }
+}
+
+impl Out for Short<'_> {
     #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
-        append(self.to, &mut self.len, bytes);
+        let at = self.len % WINDOW;
+        if bytes.len() <= SLACK {
+            self.to[at..at + bytes.len()].copy_from_slice(bytes);
+        } else if let Some(to) = self.to.get_mut(at..at + bytes.len()) {
+            to.copy_from_slice(bytes);
+        }
+        // (Else past the end of the window: longer than the piece, whatever is written.)
+        self.len += bytes.len();
     }
 
     #[inline(always)]
     fn put_byte(&mut self, b: u8) {
-        match self.to.get_mut(self.len) {
-            Some(to) => {
-                *to = b;
-                self.len += 1;
-            }
-            None => self.len = self.to.len() + 1,
-        }
+        self.to[self.len % WINDOW] = b;
+        self.len += 1;
     }
 
     #[inline(always)]
     fn put_str(&mut self, s: &str) {
-        let at = s.as_ptr() as usize;
-        let slot = ((at as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize % QUOTED_SLOTS;
-        let q = &self.caches.quoted[slot];
-        if (q.at, q.len) != (at, s.len()) {
-            let json = quote_slow(self.caches, s, slot);
-            return append(self.to, &mut self.len, json);
-        }
-        let (json, n) = (&q.json, q.n as usize);
-        let at = self.len;
-        match self.to.get_mut(at..at + QUOTED_MAX) {
-            Some(to) => {
-                to.copy_from_slice(json);
-                self.len = at + n;
+        match self.caches.quoted(s) {
+            Ok((json, n)) => {
+                let json = *json;
+                self.put_first(&json, n);
             }
-            None => append(self.to, &mut self.len, &json[..n]),
+            Err(json) => {
+                let at = self.len % WINDOW;
+                if let Some(to) = self.to.get_mut(at..at + json.len()) {
+                    to.copy_from_slice(json);
+                }
+                self.len += json.len();
+            }
         }
     }
 
@@ -783,32 +829,68 @@ impl Out for Render<'_> {
 
     #[inline(always)]
     fn put_cents(&mut self, cents: u64) {
-        let slot = &mut self.caches.cents[(cents % CENTS_SLOTS as u64) as usize];
-        if slot.0 != cents {
-            *slot = render_cents(cents);
-        }
-        let (bytes, n) = (&slot.2, slot.1 as usize);
-        let at = self.len;
-        match self.to.get_mut(at..at + 24) {
-            Some(to) => {
-                to.copy_from_slice(bytes);
-                self.len = at + n;
-            }
-            None => append(self.to, &mut self.len, &bytes[..n]),
-        }
+        let (bytes, n) = self.caches.cents(cents);
+        let bytes = *bytes;
+        self.put_first(&bytes, n);
     }
 
     #[inline(always)]
     fn put_iso_millis(&mut self, ms: i64) {
-        let day = ms.div_euclid(crate::time::MS_PER_DAY);
-        let slot = &mut self.caches.days[(day as u64 % 64) as usize];
-        if slot.0 != day {
-            *slot = (day, crate::time::date_array(day));
-        }
-        let bytes = crate::time::iso_millis_on(slot.1, ms);
+        let bytes = self.caches.iso_millis(ms);
         self.put_first(&bytes, bytes.len());
     }
 }
+
+/// A fragment longer than [`WINDOW`] being rendered into [`Scratch`]'s growing buffer.
+struct Render<'s> {
+    to: &'s mut [u8],
+    /// Bytes rendered so far; more than `to.len()` once the rendering overflowed.
+    len: usize,
+    caches: &'s mut Caches,
+}
+
+impl Out for Render<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        let at = self.len;
+        match self.to.get_mut(at..at + bytes.len()) {
+            Some(to) => {
+                to.copy_from_slice(bytes);
+                self.len = at + bytes.len();
+            }
+            // Past the end of the buffer: longer than the piece.
+            None => self.len = self.to.len() + 1,
+        }
+    }
+
+    fn put_str(&mut self, s: &str) {
+        match self.caches.quoted(s) {
+            Ok((json, n)) => {
+                let json = *json;
+                self.put(&json[..n]);
+            }
+            Err(json) => {
+                let json = json.to_vec();
+                self.put(&json);
+            }
+        }
+    }
+
+    fn put_cents(&mut self, cents: u64) {
+        let (bytes, n) = self.caches.cents(cents);
+        let bytes = *bytes;
+        self.put(&bytes[..n]);
+    }
+
+    fn put_iso_millis(&mut self, ms: i64) {
+        let bytes = self.caches.iso_millis(ms);
+        self.put(&bytes);
+    }
+}
+
+/// How many offers make one chunk of the pre-rendered text check at open (see
+/// `check_text_content`): about a millisecond's work, so that threads finish close
+/// together, and few enough chunks that taking one costs nothing.
+const TEXT_CHUNK_OFFERS: usize = 2048;
 
 impl ArchivedSnapshotData {
     /// Bytes of a span. Spans were checked against `text` when the snapshot was opened.
@@ -1272,11 +1354,13 @@ impl ArchivedSnapshotData {
         for (i, r) in self.registrars.iter().enumerate() {
             let (key, name) = (self.span_str(&r.key), self.span_str(&r.name));
             let name_json = self.span(&r.name_json);
-            if !scratch.same(name_json, |o| crate::json::write_str(name, o))
-                || !scratch.same(self.span(&r.listing_head), |o| {
+            if !same!(&mut scratch, name_json, |o| crate::json::write_str(name, o))
+                || !same!(&mut scratch, self.span(&r.listing_head), |o| {
                     render::listing_head(name_json, key, o)
                 })
-                || !scratch.same(self.span(&r.listing_path), |o| render::listing_path(key, o))
+                || !same!(&mut scratch, self.span(&r.listing_path), |o| {
+                    render::listing_path(key, o)
+                })
             {
                 return Err(format!(
                     "registrar {i}: its JSON text is not what its name and key render to"
@@ -1302,7 +1386,7 @@ impl ArchivedSnapshotData {
                     "TLD {i}: {what} in the text is not what the prices render to"
                 ))
             };
-            if !scratch.same(self.span(&t.key_json), |o| {
+            if !same!(scratch, self.span(&t.key_json), |o| {
                 crate::json::write_str(self.span_str(&t.name), o)
             }) {
                 return err("the quoted name");
@@ -1314,7 +1398,7 @@ impl ArchivedSnapshotData {
             for (k, o) in group[..sellers].iter().enumerate() {
                 let end = o.client_end.to_native();
                 let r = o.registrar.to_native() as usize;
-                if !scratch.same(self.text_range(start, end), |out| {
+                if !same!(scratch, self.text_range(start, end), |out| {
                     if k > 0 {
                         out.put_byte(b',');
                     }
@@ -1336,9 +1420,9 @@ impl ArchivedSnapshotData {
                 t.avg_renew.to_native(),
                 t.avg_transfer.to_native(),
             );
-            if !scratch.same(self.span(&t.client_tail), |o| {
+            if !same!(scratch, self.span(&t.client_tail), |o| {
                 render::client_tail(sellers, o)
-            }) || !scratch.same(self.span(&t.public_tail), |o| {
+            }) || !same!(scratch, self.span(&t.public_tail), |o| {
                 render::public_tail(sellers, averages, o)
             }) {
                 return err("the end of its cheapest entries");
@@ -1350,7 +1434,7 @@ impl ArchivedSnapshotData {
                     o.renew.to_native(),
                     o.transfer.to_native(),
                 );
-                if !scratch.same(self.span(&o.record), |out| {
+                if !same!(scratch, self.span(&o.record), |out| {
                     render::record(
                         key,
                         register,
@@ -1369,7 +1453,7 @@ impl ArchivedSnapshotData {
                     return err("a quoted currency");
                 }
                 if k < sellers
-                    && !scratch.same(self.span(&o.listing_prices), |out| {
+                    && !same!(scratch, self.span(&o.listing_prices), |out| {
                         render::listing_prices((register, renew, transfer), self.original(o), out)
                     })
                 {
@@ -1868,23 +1952,35 @@ mod tests {
                 for v in values {
                     let mut expected = Vec::new();
                     write(s, v, &mut expected);
-                    assert!(scratch.same(&expected, |o| write(s, v, o)), "{s:?} {v}");
+                    assert!(
+                        same!(&mut scratch, &expected, |o| write(s, v, o)),
+                        "{s:?} {v}"
+                    );
                     let mut shorter = expected.clone();
                     shorter.pop();
-                    assert!(!scratch.same(&shorter, |o| write(s, v, o)), "{s:?} {v}");
-                    assert!(!scratch.same(&[], |o| write(s, v, o)), "{s:?} {v}");
+                    assert!(
+                        !same!(&mut scratch, &shorter, |o| write(s, v, o)),
+                        "{s:?} {v}"
+                    );
+                    assert!(!same!(&mut scratch, &[], |o| write(s, v, o)), "{s:?} {v}");
                     let mut longer = expected.clone();
                     longer.push(b'}');
-                    assert!(!scratch.same(&longer, |o| write(s, v, o)), "{s:?} {v}");
+                    assert!(
+                        !same!(&mut scratch, &longer, |o| write(s, v, o)),
+                        "{s:?} {v}"
+                    );
                     let mut other = expected.clone();
                     let at = other.len() / 2;
                     other[at] ^= 1;
-                    assert!(!scratch.same(&other, |o| write(s, v, o)), "{s:?} {v}");
+                    assert!(
+                        !same!(&mut scratch, &other, |o| write(s, v, o)),
+                        "{s:?} {v}"
+                    );
                 }
             }
         }
         // A rendering far longer than the piece and than the buffer.
-        assert!(!scratch.same(b"\"\"", |o| {
+        assert!(!same!(&mut scratch, b"\"\"", |o| {
             for _ in 0..100 {
                 write_str(strs[2], o)
             }
