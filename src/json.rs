@@ -6,8 +6,8 @@
 //! [`write_str`], which escapes exactly as RFC 8259 requires.
 
 /// Where JSON is written: a buffer (`Vec<u8>`: the builder, every request), or at a
-/// snapshot's open a check that bytes already written are exactly what would be written
-/// now. The writers of this crate ([`write_str`], [`crate::price::write_cents`],
+/// snapshot's open the checker's reused buffer, whose fragment is then compared with the
+/// bytes already written. The writers of this crate ([`write_str`], [`crate::price::write_cents`],
 /// [`crate::time::write_iso_millis`], the fragments of [`crate::query::render`], ...)
 /// write through it, so each shape is described once and can be both written and
 /// checked.

@@ -431,8 +431,9 @@ const PIECES: [Piece; 4] = [
     ArchivedSnapshotData::check_registrar_text,
 ];
 
-/// How many offers one step of an [`Opening`] checks the pre-rendered text of: ~1,500
-/// instructions each, so a step is about as long as hashing a 256 KiB step.
+/// How many offers one step of an [`Opening`] checks the pre-rendered text of: ~900
+/// instructions each (S, callgrind), so a step is a little shorter than hashing a
+/// 256 KiB step (~170,000).
 pub const TEXT_STEP_OFFERS: usize = 128;
 
 impl fmt::Debug for Opening {
@@ -1265,7 +1266,7 @@ impl ArchivedSnapshotData {
     ///
     /// The TLDs are checked in chunks of about [`TEXT_CHUNK_OFFERS`] offers, taken in
     /// turn by this thread and by up to three others (the check is two thirds of an
-    /// open's work: ~1,500 instructions per offer); this thread first runs `beside`,
+    /// open's work: ~900 instructions per offer); this thread first runs `beside`,
     /// the other checks, whose error comes first. Of the chunks' errors, the first
     /// chunk's is told, so the message does not depend on the threads' timing.
     fn check_text_content(
