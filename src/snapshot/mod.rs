@@ -588,10 +588,10 @@ struct Caches {
     /// renders twice. Only the snapshot's own text is quoted through a checker, and it
     /// does not move while it is checked, so an address and length stand for the same
     /// bytes.
-    quoted: Box<[Quoted]>,
+    quoted: Box<[Quoted; QUOTED_SLOTS]>,
     /// Prices rendered recently (direct-mapped by the cents): (cents, length, bytes).
     /// Offers share few distinct prices.
-    cents: Box<[(u64, u8, [u8; 24])]>,
+    cents: Box<[(u64, u8, [u8; 24]); CENTS_SLOTS]>,
     /// A string's JSON on its way into `quoted` (kept for its allocation).
     escaped: Vec<u8>,
 }
@@ -648,8 +648,8 @@ impl Scratch {
             buf: Vec::new(),
             caches: Caches {
                 days: [(never, crate::time::date_array(never)); 64],
-                quoted: vec![empty; QUOTED_SLOTS].into_boxed_slice(),
-                cents: vec![render_cents(0); CENTS_SLOTS].into_boxed_slice(),
+                quoted: Box::new([empty; QUOTED_SLOTS]),
+                cents: Box::new([render_cents(0); CENTS_SLOTS]),
                 escaped: Vec::new(),
             },
         }
