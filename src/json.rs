@@ -6,8 +6,8 @@
 //! [`write_str`], which escapes exactly as RFC 8259 requires.
 
 /// Where JSON is written: a buffer (`Vec<u8>`: the builder, every request), or at a
-/// snapshot's open a check that bytes already written are exactly what would be written
-/// now. The writers of this crate ([`write_str`], [`crate::price::write_cents`],
+/// snapshot's open the checker's reused buffer, whose fragment is then compared with the
+/// bytes already written. The writers of this crate ([`write_str`], [`crate::price::write_cents`],
 /// [`crate::time::write_iso_millis`], the fragments of [`crate::query::render`], ...)
 /// write through it, so each shape is described once and can be both written and
 /// checked.
@@ -32,6 +32,13 @@ pub trait Out {
     #[inline]
     fn put_str(&mut self, s: &str) {
         escape_str(s, self);
+    }
+
+    /// Appends an unsigned integer as a JSON number (see [`write_int`]); a checker may
+    /// write small ones from a table.
+    #[inline]
+    fn put_uint(&mut self, v: u64) {
+        self.put(itoa::Buffer::new().format(v).as_bytes());
     }
 
     /// Appends a price in cents as a JSON number (see [`crate::price::write_cents`]);
@@ -129,7 +136,7 @@ static ESCAPED: [bool; 256] = {
 
 /// Writes an unsigned integer as a JSON number.
 pub fn write_int(v: u64, out: &mut impl Out) {
-    out.put(itoa::Buffer::new().format(v).as_bytes());
+    out.put_uint(v);
 }
 
 /// Writes a JSON string, or `null` for `None`.

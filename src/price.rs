@@ -145,6 +145,7 @@ pub fn json_number_cents(n: &serde_json::Number) -> Result<Option<u32>, PriceErr
 }
 
 /// Appends a price in cents as a JSON number, as `serde_json` prints `cents as f64 / 100.0`.
+#[inline]
 pub fn write_cents(cents: u64, out: &mut impl Out) {
     out.put_cents(cents);
 }
@@ -176,6 +177,7 @@ pub fn cents_bytes(cents: u64) -> ([u8; 24], usize) {
 }
 
 /// Appends `write_cents` of the value or `null`.
+#[inline]
 pub fn write_opt_cents(cents: Option<u64>, out: &mut impl Out) {
     match cents {
         Some(c) => write_cents(c, out),
@@ -185,6 +187,7 @@ pub fn write_opt_cents(cents: Option<u64>, out: &mut impl Out) {
 
 /// Appends `{"register":…,"renew":…,"transfer":…}` (the seed's price-triple object of
 /// `avg_prices` and listing `prices`), each price in cents or [`NOT_OFFERED`] for `null`.
+#[inline]
 pub fn write_triple(register: u32, renew: u32, transfer: u32, out: &mut impl Out) {
     out.put(b"{\"register\":");
     write_opt_cents(offered(register), out);

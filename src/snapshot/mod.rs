@@ -283,8 +283,7 @@ fn check_payload(payload: &[u8], header: &Header) -> Result<(), OpenError> {
 impl Snapshot {
     /// Maps `path` and verifies it completely (see the module docs).
     pub fn open(path: &Path) -> Result<Snapshot, OpenError> {
-        // Pre-faulting the map is faster when the whole file is about to be read at once.
-        Snapshot::verify(Backing::Mmap(map_file(path, true)?))
+        Snapshot::verify(Backing::Mmap(map_file(path)?))
     }
 
     /// Verifies a snapshot held in memory (tests, the embedded default). Copies the bytes
@@ -345,7 +344,15 @@ impl Snapshot {
 }
 
 /// Maps `path` read-only after checking it is a file long enough to hold a header.
-fn map_file(path: &Path, populate: bool) -> Result<memmap2::Mmap, OpenError> {
+///
+/// Without `MAP_POPULATE`: the pages are mapped as the checks first read them, on
+/// whichever of the opening threads gets there first (mostly the content hash's). Mapping
+/// a file's pages costs the kernel from ~0.1 ms for S (53 MB) right after the file was
+/// written to 3-4 ms once the page cache has held it a while (measured on this VM, see
+/// docs/PERFORMANCE.md, "Open S"); populating does all of it on the opening thread
+/// before any check starts, faulting spreads it over the threads that run beside each
+/// other.
+fn map_file(path: &Path) -> Result<memmap2::Mmap, OpenError> {
     let io = |source| OpenError::Io {
         path: path.to_path_buf(),
         source,
@@ -359,10 +366,7 @@ fn map_file(path: &Path, populate: bool) -> Result<memmap2::Mmap, OpenError> {
         // mmap of an empty file fails on some systems; say what it really is.
         return Err(OpenError::TooShort { len: meta.len() });
     }
-    let mut options = memmap2::MmapOptions::new();
-    if populate {
-        options.populate();
-    }
+    let options = memmap2::MmapOptions::new();
     // SAFETY: `MmapOptions::map` makes a read-only *shared* mapping (MAP_SHARED): we
     // never write through it, but a write to this file by anyone else would show
     // through it, so the bytes stay valid only while nobody writes into this inode.
@@ -410,10 +414,7 @@ enum Stage {
     Pieces { done: usize },
     /// Every check but the TLDs' text passed, and so did the text of the TLDs before
     /// position `next`. The checker's caches carry over.
-    Text {
-        next: usize,
-        expect: Box<Expect<'static>>,
-    },
+    Text { next: usize, scratch: Box<Scratch> },
     /// Every check passed.
     Passed,
     /// A check failed.
@@ -430,8 +431,9 @@ const PIECES: [Piece; 4] = [
     ArchivedSnapshotData::check_registrar_text,
 ];
 
-/// How many offers one step of an [`Opening`] checks the pre-rendered text of: ~1,500
-/// instructions each, so a step is about as long as hashing a 256 KiB step.
+/// How many offers one step of an [`Opening`] checks the pre-rendered text of: ~900
+/// instructions each (S, callgrind), so a step is a little shorter than hashing a
+/// 256 KiB step (~170,000).
 pub const TEXT_STEP_OFFERS: usize = 128;
 
 impl fmt::Debug for Opening {
@@ -454,7 +456,7 @@ impl Opening {
     /// Maps `path` and checks its header (constant time). Pages are read as the hash
     /// reaches them, not up front.
     pub fn start(path: &Path) -> Result<Opening, OpenError> {
-        let backing = Backing::Mmap(map_file(path, false)?);
+        let backing = Backing::Mmap(map_file(path)?);
         let header = Header::parse(backing.bytes())?;
         Ok(Opening {
             backing,
@@ -501,27 +503,23 @@ impl Opening {
                     Ok(()) if done + 1 < PIECES.len() => Stage::Pieces { done: done + 1 },
                     Ok(()) => Stage::Text {
                         next: 0,
-                        expect: Box::new(Expect::new()),
+                        scratch: Box::new(Scratch::new()),
                     },
                 }
             }
-            Stage::Text { next, expect } => {
+            Stage::Text { next, mut scratch } => {
                 // SAFETY: as for `Pieces`, which comes before.
                 let data = unsafe { rkyv::access_unchecked::<ArchivedSnapshotData>(payload) };
                 let end = data.tld_chunk_end(next, TEXT_STEP_OFFERS);
                 let (keys, names) = data.registrar_keys_and_names();
-                let mut expect = (*expect).rebind();
-                match data.check_tld_text(next..end, &keys, &names, &mut expect) {
+                match data.check_tld_text(next..end, &keys, &names, &mut scratch) {
                     Err(e) => Stage::Failed(OpenError::Corrupt(e)),
                     // Last, as `check_payload` runs it.
                     Ok(()) if end == data.tlds.len() => match check_data_date(data, &self.header) {
                         Ok(()) => Stage::Passed,
                         Err(e) => Stage::Failed(e),
                     },
-                    Ok(()) => Stage::Text {
-                        next: end,
-                        expect: Box::new(expect.rebind()),
-                    },
+                    Ok(()) => Stage::Text { next: end, scratch },
                 }
             }
             done @ (Stage::Passed | Stage::Failed(_)) => done,
@@ -559,178 +557,341 @@ pub fn name_hash(name: &[u8]) -> u64 {
     h
 }
 
-/// The check of pre-rendered text at open: the crate's writers write into it as into
-/// a buffer ([`Out`]), and it compares what they write with the bytes already there
-/// instead of appending, so no piece is copied to be checked.
-struct Expect<'a> {
-    /// What is still to be written.
-    rest: &'a [u8],
-    /// Nothing differed so far.
-    ok: bool,
+/// The check of pre-rendered text at open: the crate's writers write a fragment into a
+/// buffer (an [`Out`]), and the whole fragment is then compared with the bytes in the
+/// file, in one comparison ([`same!`]). The buffer and the caches of rendered prices,
+/// dates and quoted keys are reused from one fragment to the next.
+///
+/// A fragment of at most [`WINDOW`] bytes (all of them in a snapshot the builder made,
+/// but for very long names) is rendered into a fixed window ([`Short`]): every write
+/// lands at the rendered length modulo [`WINDOW`], in an array [`SLACK`] bytes longer,
+/// so no write needs a bounds check and short pieces are copied in whole words (a
+/// price, a date or a quoted key as its fixed-size array, the length then advanced by
+/// what it holds). A rendering of at most [`WINDOW`] bytes never wraps, so it is exact;
+/// a longer one is longer than the fragment, so differs whatever the window holds. A
+/// longer fragment is rendered into a buffer grown to its length ([`Render`]), every
+/// write checked.
+struct Scratch {
+    window: Box<[u8; WINDOW + SLACK]>,
+    /// Where a long fragment is rendered: never shorter than it plus [`SLACK`].
+    buf: Vec<u8>,
+    caches: Caches,
+}
+
+/// What [`Scratch`] remembers from one fragment to the next.
+struct Caches {
     /// Days rendered recently, `YYYY-MM-DD` (a direct-mapped cache by the day number):
     /// the prices of a snapshot carry few distinct days.
     days: [(i64, [u8; 10]); 64],
-    /// Strings quoted recently, by address and length (direct-mapped), and their JSON:
-    /// the registrar keys, which each offer renders twice. Only the snapshot's own
-    /// text is quoted through a checker, and it does not move while it is checked, so
-    /// an address and length stand for the same bytes.
-    quoted: Box<[(usize, usize, Vec<u8>)]>,
+    /// Strings quoted recently, by address and length (direct-mapped), and their JSON
+    /// when it is at most [`QUOTED_MAX`] bytes: the registrar keys, which each offer
+    /// renders twice. Only the snapshot's own text is quoted through a checker, and it
+    /// does not move while it is checked, so an address and length stand for the same
+    /// bytes.
+    quoted: Box<[Quoted; QUOTED_SLOTS]>,
     /// Prices rendered recently (direct-mapped by the cents): (cents, length, bytes).
-    /// Offers share few distinct prices; a hit is one comparison of a few words.
-    cents: Box<[(u64, u8, [u8; 24])]>,
+    /// Offers share few distinct prices.
+    cents: Box<[(u64, u8, [u8; 24]); CENTS_SLOTS]>,
+    /// A string's JSON on its way into `quoted` (kept for its allocation).
+    escaped: Vec<u8>,
 }
 
-impl<'a> Expect<'a> {
-    fn new() -> Expect<'a> {
-        let never = i64::MIN;
-        Expect {
-            rest: &[],
-            ok: true,
-            days: [(never, crate::time::date_array(never)); 64],
-            cents: vec![Self::render_cents(0); CENTS_SLOTS].into_boxed_slice(),
-            quoted: vec![(0, 0, b"\"\"".to_vec()); 64].into_boxed_slice(),
-        }
-    }
-
-    /// Whether `render` writes exactly `piece`.
-    #[inline]
-    fn same(&mut self, piece: &'a [u8], render: impl FnOnce(&mut Self)) -> bool {
-        self.rest = piece;
-        self.ok = true;
-        render(self);
-        self.ok && self.rest.is_empty()
-    }
-
-    /// A cache entry of the price `cents`, rendered by the one writer.
-    fn render_cents(cents: u64) -> (u64, u8, [u8; 24]) {
-        let (buf, at) = crate::price::cents_bytes(cents);
-        let mut bytes = [0u8; 24];
-        bytes[..24 - at].copy_from_slice(&buf[at..]);
-        (cents, (24 - at) as u8, bytes)
-    }
-
-    /// The same checker, caches and all, for text of another lifetime (the caches hold
-    /// no borrowed bytes, only copies keyed by address, which stay right while the one
-    /// snapshot being checked stays mapped).
-    fn rebind<'b>(self) -> Expect<'b> {
-        Expect {
-            rest: &[],
-            ok: true,
-            days: self.days,
-            quoted: self.quoted,
-            cents: self.cents,
-        }
-    }
-
-    #[cold]
-    fn differs(&mut self) {
-        self.ok = false;
-        self.rest = &[];
-    }
+/// An entry of [`Caches::quoted`]: the string's address and length, and its JSON
+/// (`json[..n]`).
+#[derive(Clone, Copy)]
+struct Quoted {
+    at: usize,
+    len: usize,
+    n: u8,
+    json: [u8; QUOTED_MAX],
 }
 
-/// Entries of [`Expect`]'s price cache.
+/// The longest fragment rendered into [`Scratch`]'s fixed window (a power of two).
+const WINDOW: usize = 512;
+/// The longest JSON string [`Caches::quoted`] keeps (keys and short names).
+const QUOTED_MAX: usize = 32;
+/// Entries of [`Caches::quoted`] (a power of two).
+const QUOTED_SLOTS: usize = 1024;
+/// Entries of [`Caches::cents`].
 const CENTS_SLOTS: usize = 4096;
+/// Room after the window (and after a long fragment's length): the longest piece
+/// copied whole ([`QUOTED_MAX`]) at least.
+const SLACK: usize = 64;
 
-/// How many offers make one chunk of the pre-rendered text check at open (see
-/// `check_text_content`): ~3 M instructions, about a millisecond, so that threads
-/// finish close together, and few enough chunks that taking one costs nothing.
-const TEXT_CHUNK_OFFERS: usize = 2048;
-
-impl Out for Expect<'_> {
-    #[inline(always)]
-    fn put(&mut self, bytes: &[u8]) {
-        if starts_with(self.rest, bytes) {
-            self.rest = &self.rest[bytes.len()..];
+/// Whether `$render`, written with `$out` an [`Out`], writes exactly `$piece`, through
+/// the checker `$scratch` (see [`Scratch`]). The rendering is written out twice, for
+/// the fixed window and for a long fragment's buffer.
+macro_rules! same {
+    ($scratch:expr, $piece:expr, |$out:ident| $render:expr) => {{
+        let piece: &[u8] = $piece;
+        let scratch: &mut Scratch = $scratch;
+        if piece.len() <= WINDOW {
+            scratch.same_short(piece, |$out: &mut Short<'_>| $render)
         } else {
-            self.differs();
+            scratch.same_long(piece, |$out: &mut Render<'_>| $render)
+        }
+    }};
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let never = i64::MIN;
+        let mut empty = Quoted {
+            at: 0,
+            len: 0,
+            n: 2,
+            json: [0; QUOTED_MAX],
+        };
+        empty.json[..2].copy_from_slice(b"\"\"");
+        Scratch {
+            window: Box::new([0; WINDOW + SLACK]),
+            buf: Vec::new(),
+            caches: Caches {
+                days: [(never, crate::time::date_array(never)); 64],
+                quoted: Box::new([empty; QUOTED_SLOTS]),
+                cents: Box::new([render_cents(0); CENTS_SLOTS]),
+                escaped: Vec::new(),
+            },
         }
     }
 
+    /// [`same!`] for a piece of at most [`WINDOW`] bytes.
     #[inline(always)]
-    fn put_byte(&mut self, b: u8) {
-        match self.rest.split_first() {
-            Some((&first, rest)) if first == b => self.rest = rest,
-            _ => self.differs(),
-        }
+    fn same_short(&mut self, piece: &[u8], render: impl FnOnce(&mut Short<'_>)) -> bool {
+        let mut out = Short {
+            to: &mut self.window,
+            len: 0,
+            caches: &mut self.caches,
+        };
+        render(&mut out);
+        // At most WINDOW bytes rendered: none wrapped.
+        out.len == piece.len() && out.to[..piece.len()] == *piece
     }
 
-    #[inline]
-    fn put_str(&mut self, s: &str) {
-        let key = (s.as_ptr() as usize, s.len());
-        let slot = &mut self.quoted[(key.0 >> 2) % 64];
-        if (slot.0, slot.1) != key {
-            slot.2.clear();
-            crate::json::escape_str(s, &mut slot.2);
-            (slot.0, slot.1) = key;
+    /// [`same!`] for a longer piece.
+    #[cold]
+    #[inline(never)]
+    fn same_long(&mut self, piece: &[u8], render: impl FnOnce(&mut Render<'_>)) -> bool {
+        if self.buf.len() < piece.len() + SLACK {
+            self.buf.resize(piece.len() + SLACK, 0);
         }
-        let len = slot.2.len();
-        if starts_with(self.rest, &slot.2) {
-            self.rest = &self.rest[len..];
-        } else {
-            self.differs();
-        }
+        let mut out = Render {
+            to: &mut self.buf,
+            len: 0,
+            caches: &mut self.caches,
+        };
+        render(&mut out);
+        // A rendering that overflowed is longer than the buffer, so than the piece.
+        out.to.get(..out.len) == Some(piece)
     }
+}
 
-    #[inline]
-    fn put_cents(&mut self, cents: u64) {
+impl Caches {
+    /// `cents` as [`crate::price::cents_bytes`] writes it: `bytes[..n]` of `(bytes, n)`.
+    #[inline(always)]
+    fn cents(&mut self, cents: u64) -> (&[u8; 24], usize) {
         let slot = &mut self.cents[(cents % CENTS_SLOTS as u64) as usize];
         if slot.0 != cents {
-            *slot = Self::render_cents(cents);
+            *slot = render_cents(cents);
         }
-        let len = slot.1 as usize;
-        if starts_with(self.rest, &slot.2[..len]) {
-            self.rest = &self.rest[len..];
+        (&slot.2, slot.1 as usize)
+    }
+
+    /// `s` quoted: `Ok((json, n))`, its JSON `json[..n]` from the cache, or `Err(json)`
+    /// when it was not there (and is kept now if it fits).
+    #[inline(always)]
+    fn quoted(&mut self, s: &str) -> Result<(&[u8; QUOTED_MAX], usize), &[u8]> {
+        let at = s.as_ptr() as usize;
+        let slot = ((at as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize % QUOTED_SLOTS;
+        let q = &self.quoted[slot];
+        if (q.at, q.len) == (at, s.len()) {
+            Ok((&self.quoted[slot].json, q.n as usize))
         } else {
-            self.differs();
+            Err(quote_slow(self, s, slot))
         }
     }
 
-    #[inline]
-    fn put_iso_millis(&mut self, ms: i64) {
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` of `ms`, the day's date from the cache.
+    #[inline(always)]
+    fn iso_millis(&mut self, ms: i64) -> [u8; 24] {
         let day = ms.div_euclid(crate::time::MS_PER_DAY);
         let slot = &mut self.days[(day as u64 % 64) as usize];
         if slot.0 != day {
             *slot = (day, crate::time::date_array(day));
         }
-        let bytes = crate::time::iso_millis_on(slot.1, ms);
+        crate::time::iso_millis_on(slot.1, ms)
+    }
+}
+
+/// A cache entry of the price `cents`, rendered by the one writer.
+#[inline(never)]
+fn render_cents(cents: u64) -> (u64, u8, [u8; 24]) {
+    let (buf, at) = crate::price::cents_bytes(cents);
+    let mut bytes = [0u8; 24];
+    bytes[..24 - at].copy_from_slice(&buf[at..]);
+    (cents, (24 - at) as u8, bytes)
+}
+
+/// `s` quoted by [`crate::json::escape_str`], kept in `caches.quoted[slot]` when it
+/// fits (a miss of the cache, or JSON too long to keep).
+#[cold]
+#[inline(never)]
+fn quote_slow<'c>(caches: &'c mut Caches, s: &str, slot: usize) -> &'c [u8] {
+    let escaped = &mut caches.escaped;
+    escaped.clear();
+    crate::json::escape_str(s, escaped);
+    if escaped.len() <= QUOTED_MAX {
+        let q = &mut caches.quoted[slot];
+        (q.at, q.len, q.n) = (s.as_ptr() as usize, s.len(), escaped.len() as u8);
+        q.json[..escaped.len()].copy_from_slice(escaped);
+    }
+    escaped
+}
+
+/// `0`..`99` as digits, two bytes each (the ranks of the cheapest entries).
+static SMALL: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut v = 0;
+    while v < 100 {
+        t[v] = if v < 10 {
+            [b'0' + v as u8, 0]
+        } else {
+            [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]
+        };
+        v += 1;
+    }
+    t
+};
+
+/// A fragment of at most [`WINDOW`] bytes being rendered into [`Scratch`]'s window (a
+/// local value, so that the compiler keeps its length in a register).
+struct Short<'s> {
+    to: &'s mut [u8; WINDOW + SLACK],
+    /// Bytes rendered so far (also past [`WINDOW`]: the writes then wrap).
+    len: usize,
+    caches: &'s mut Caches,
+}
+
+impl Short<'_> {
+    /// Appends `bytes[..n]` by copying all of `bytes` (a fixed-size copy); the bytes
+    /// after `n` are overwritten by what comes next, or ignored.
+    #[inline(always)]
+    fn put_first<const N: usize>(&mut self, bytes: &[u8; N], n: usize) {
+        const { assert!(N <= SLACK) };
+        let at = self.len % WINDOW;
+        self.to[at..at + N].copy_from_slice(bytes);
+        self.len += n.min(N);
+    }
+}
+
+impl Out for Short<'_> {
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        let at = self.len % WINDOW;
+        if bytes.len() <= SLACK {
+            self.to[at..at + bytes.len()].copy_from_slice(bytes);
+        } else if let Some(to) = self.to.get_mut(at..at + bytes.len()) {
+            to.copy_from_slice(bytes);
+        }
+        // (Else past the end of the window: longer than the piece, whatever is written.)
+        self.len += bytes.len();
+    }
+
+    #[inline(always)]
+    fn put_byte(&mut self, b: u8) {
+        self.to[self.len % WINDOW] = b;
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn put_str(&mut self, s: &str) {
+        match self.caches.quoted(s) {
+            Ok((json, n)) => {
+                let json = *json;
+                self.put_first(&json, n);
+            }
+            Err(json) => {
+                let at = self.len % WINDOW;
+                if let Some(to) = self.to.get_mut(at..at + json.len()) {
+                    to.copy_from_slice(json);
+                }
+                self.len += json.len();
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn put_uint(&mut self, v: u64) {
+        match SMALL.get(v as usize) {
+            Some(digits) => self.put_first(digits, 1 + usize::from(v >= 10)),
+            None => self.put(itoa::Buffer::new().format(v).as_bytes()),
+        }
+    }
+
+    #[inline(always)]
+    fn put_cents(&mut self, cents: u64) {
+        let (bytes, n) = self.caches.cents(cents);
+        let bytes = *bytes;
+        self.put_first(&bytes, n);
+    }
+
+    #[inline(always)]
+    fn put_iso_millis(&mut self, ms: i64) {
+        let bytes = self.caches.iso_millis(ms);
+        self.put_first(&bytes, bytes.len());
+    }
+}
+
+/// A fragment longer than [`WINDOW`] being rendered into [`Scratch`]'s growing buffer.
+struct Render<'s> {
+    to: &'s mut [u8],
+    /// Bytes rendered so far; more than `to.len()` once the rendering overflowed.
+    len: usize,
+    caches: &'s mut Caches,
+}
+
+impl Out for Render<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        let at = self.len;
+        match self.to.get_mut(at..at + bytes.len()) {
+            Some(to) => {
+                to.copy_from_slice(bytes);
+                self.len = at + bytes.len();
+            }
+            // Past the end of the buffer: longer than the piece.
+            None => self.len = self.to.len() + 1,
+        }
+    }
+
+    fn put_str(&mut self, s: &str) {
+        match self.caches.quoted(s) {
+            Ok((json, n)) => {
+                let json = *json;
+                self.put(&json[..n]);
+            }
+            Err(json) => {
+                let json = json.to_vec();
+                self.put(&json);
+            }
+        }
+    }
+
+    fn put_cents(&mut self, cents: u64) {
+        let (bytes, n) = self.caches.cents(cents);
+        let bytes = *bytes;
+        self.put(&bytes[..n]);
+    }
+
+    fn put_iso_millis(&mut self, ms: i64) {
+        let bytes = self.caches.iso_millis(ms);
         self.put(&bytes);
     }
 }
 
-/// `text.starts_with(prefix)`, a word at a time and without a call: the prefixes are
-/// the writers' short literals and numbers, and a `memcmp` call (or a byte loop) per
-/// piece cost more than the comparison itself.
-#[inline(always)]
-fn starts_with(text: &[u8], prefix: &[u8]) -> bool {
-    let n = prefix.len();
-    if text.len() < n {
-        return false;
-    }
-    let text = &text[..n];
-    // Two loads of a word, at the start and at the end (overlapping), cover any length
-    // from one word to two.
-    let w2 = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]);
-    let w4 = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4"));
-    let w8 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8"));
-    match n {
-        0 => true,
-        1 => text[0] == prefix[0],
-        2..=3 => w2(text, 0) == w2(prefix, 0) && w2(text, n - 2) == w2(prefix, n - 2),
-        4..=7 => w4(text, 0) == w4(prefix, 0) && w4(text, n - 4) == w4(prefix, n - 4),
-        8..=16 => w8(text, 0) == w8(prefix, 0) && w8(text, n - 8) == w8(prefix, n - 8),
-        _ => {
-            let mut at = 0;
-            while at + 8 <= n {
-                if w8(text, at) != w8(prefix, at) {
-                    return false;
-                }
-                at += 8;
-            }
-            w8(text, n - 8) == w8(prefix, n - 8)
-        }
-    }
-}
+/// How many offers make one chunk of the pre-rendered text check at open (see
+/// `check_text_content`): about a millisecond's work, so that threads finish close
+/// together, and few enough chunks that taking one costs nothing.
+const TEXT_CHUNK_OFFERS: usize = 2048;
 
 impl ArchivedSnapshotData {
     /// Bytes of a span. Spans were checked against `text` when the snapshot was opened.
@@ -1105,7 +1266,7 @@ impl ArchivedSnapshotData {
     ///
     /// The TLDs are checked in chunks of about [`TEXT_CHUNK_OFFERS`] offers, taken in
     /// turn by this thread and by up to three others (the check is two thirds of an
-    /// open's work: ~1,500 instructions per offer); this thread first runs `beside`,
+    /// open's work: ~900 instructions per offer); this thread first runs `beside`,
     /// the other checks, whose error comes first. Of the chunks' errors, the first
     /// chunk's is told, so the message does not depend on the threads' timing.
     fn check_text_content(
@@ -1127,7 +1288,7 @@ impl ArchivedSnapshotData {
         // Takes chunks until none is left; its first error (chunks are taken in
         // increasing order, so its first is its lowest).
         let work = || -> Option<(usize, String)> {
-            let mut expect = Expect::new();
+            let mut scratch = Scratch::new();
             let mut found = None;
             loop {
                 let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1135,7 +1296,7 @@ impl ArchivedSnapshotData {
                     return found;
                 };
                 if found.is_none()
-                    && let Err(e) = self.check_tld_text(range.clone(), &keys, &names, &mut expect)
+                    && let Err(e) = self.check_tld_text(range.clone(), &keys, &names, &mut scratch)
                 {
                     found = Some((c, e));
                 }
@@ -1190,15 +1351,17 @@ impl ArchivedSnapshotData {
     /// Each registrar's quoted name and listing pieces.
     fn check_registrar_text(&self) -> Result<(), String> {
         use crate::query::render;
-        let mut expect = Expect::new();
+        let mut scratch = Scratch::new();
         for (i, r) in self.registrars.iter().enumerate() {
             let (key, name) = (self.span_str(&r.key), self.span_str(&r.name));
             let name_json = self.span(&r.name_json);
-            if !expect.same(name_json, |o| crate::json::write_str(name, o))
-                || !expect.same(self.span(&r.listing_head), |o| {
+            if !same!(&mut scratch, name_json, |o| crate::json::write_str(name, o))
+                || !same!(&mut scratch, self.span(&r.listing_head), |o| {
                     render::listing_head(name_json, key, o)
                 })
-                || !expect.same(self.span(&r.listing_path), |o| render::listing_path(key, o))
+                || !same!(&mut scratch, self.span(&r.listing_path), |o| {
+                    render::listing_path(key, o)
+                })
             {
                 return Err(format!(
                     "registrar {i}: its JSON text is not what its name and key render to"
@@ -1214,7 +1377,7 @@ impl ArchivedSnapshotData {
         tlds: std::ops::Range<usize>,
         keys: &[&'a str],
         names: &[&'a [u8]],
-        expect: &mut Expect<'a>,
+        scratch: &mut Scratch,
     ) -> Result<(), String> {
         use crate::query::render;
         for i in tlds {
@@ -1224,7 +1387,7 @@ impl ArchivedSnapshotData {
                     "TLD {i}: {what} in the text is not what the prices render to"
                 ))
             };
-            if !expect.same(self.span(&t.key_json), |o| {
+            if !same!(scratch, self.span(&t.key_json), |o| {
                 crate::json::write_str(self.span_str(&t.name), o)
             }) {
                 return err("the quoted name");
@@ -1236,7 +1399,7 @@ impl ArchivedSnapshotData {
             for (k, o) in group[..sellers].iter().enumerate() {
                 let end = o.client_end.to_native();
                 let r = o.registrar.to_native() as usize;
-                if !expect.same(self.text_range(start, end), |out| {
+                if !same!(scratch, self.text_range(start, end), |out| {
                     if k > 0 {
                         out.put_byte(b',');
                     }
@@ -1258,9 +1421,9 @@ impl ArchivedSnapshotData {
                 t.avg_renew.to_native(),
                 t.avg_transfer.to_native(),
             );
-            if !expect.same(self.span(&t.client_tail), |o| {
+            if !same!(scratch, self.span(&t.client_tail), |o| {
                 render::client_tail(sellers, o)
-            }) || !expect.same(self.span(&t.public_tail), |o| {
+            }) || !same!(scratch, self.span(&t.public_tail), |o| {
                 render::public_tail(sellers, averages, o)
             }) {
                 return err("the end of its cheapest entries");
@@ -1272,7 +1435,7 @@ impl ArchivedSnapshotData {
                     o.renew.to_native(),
                     o.transfer.to_native(),
                 );
-                if !expect.same(self.span(&o.record), |out| {
+                if !same!(scratch, self.span(&o.record), |out| {
                     render::record(
                         key,
                         register,
@@ -1291,7 +1454,7 @@ impl ArchivedSnapshotData {
                     return err("a quoted currency");
                 }
                 if k < sellers
-                    && !expect.same(self.span(&o.listing_prices), |out| {
+                    && !same!(scratch, self.span(&o.listing_prices), |out| {
                         render::listing_prices((register, renew, transfer), self.original(o), out)
                     })
                 {
@@ -1750,5 +1913,78 @@ mod tests {
                 other => panic!("{expected}: {other:?}"),
             }
         }
+    }
+
+    /// The text checker's buffer and caches: a rendering is the same as a piece exactly
+    /// when a `Vec<u8>` gets the same bytes, whatever the lengths (longer or shorter
+    /// than the piece, than the buffer, than what the caches keep) and whether the
+    /// caches hit or miss.
+    #[test]
+    fn the_text_checker_agrees_with_a_buffer() {
+        use crate::json::{write_int, write_str};
+        use crate::price::write_cents;
+        use crate::time::write_iso_millis;
+        fn write(s: &str, v: u64, out: &mut impl Out) {
+            write_str(s, out);
+            out.put_byte(b',');
+            write_int(v, out);
+            out.put(b",");
+            write_cents(v, out);
+            out.put_byte(b',');
+            write_iso_millis(v as i64 * 7_919, out);
+            write_str(s, out);
+        }
+        let text = format!("com\"quote\"{}k{}", "n".repeat(700), "\u{e9}".repeat(20));
+        let strs = [&text[0..3], &text[3..10], &text[10..710], &text[710..]];
+        let values = [
+            0,
+            9,
+            10,
+            99,
+            100,
+            12_345,
+            1_000_000_007,
+            u64::from(u32::MAX),
+        ];
+        let mut scratch = Scratch::new();
+        // Twice: the second round hits the caches the first filled.
+        for _ in 0..2 {
+            for s in strs {
+                for v in values {
+                    let mut expected = Vec::new();
+                    write(s, v, &mut expected);
+                    assert!(
+                        same!(&mut scratch, &expected, |o| write(s, v, o)),
+                        "{s:?} {v}"
+                    );
+                    let mut shorter = expected.clone();
+                    shorter.pop();
+                    assert!(
+                        !same!(&mut scratch, &shorter, |o| write(s, v, o)),
+                        "{s:?} {v}"
+                    );
+                    assert!(!same!(&mut scratch, &[], |o| write(s, v, o)), "{s:?} {v}");
+                    let mut longer = expected.clone();
+                    longer.push(b'}');
+                    assert!(
+                        !same!(&mut scratch, &longer, |o| write(s, v, o)),
+                        "{s:?} {v}"
+                    );
+                    let mut other = expected.clone();
+                    let at = other.len() / 2;
+                    other[at] ^= 1;
+                    assert!(
+                        !same!(&mut scratch, &other, |o| write(s, v, o)),
+                        "{s:?} {v}"
+                    );
+                }
+            }
+        }
+        // A rendering far longer than the piece and than the buffer.
+        assert!(!same!(&mut scratch, b"\"\"", |o| {
+            for _ in 0..100 {
+                write_str(strs[2], o)
+            }
+        }));
     }
 }
