@@ -31,11 +31,14 @@
 //! The snapshot is taken once per request and held (an `Arc`) until the body is
 //! written, so a request answered during a swap is answered wholly from one snapshot.
 
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
+
+use futures_util::future::Either;
 
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -261,8 +264,14 @@ impl Handler for State {
         Connection::new(peer.ip().to_canonical())
     }
 
-    async fn handle(&self, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
-        handle(self, req, conn).await
+    // Not an `async fn` around `handle`: a future of its own would hold a second copy
+    // of the request (hyper keeps a box of this future's size per connection).
+    fn handle(
+        &self,
+        req: Request<Incoming>,
+        conn: &Connection,
+    ) -> impl Future<Output = HttpResponse> + Send {
+        handle(self, req, conn)
     }
 
     fn refusal(&self, why: Refusal) -> Vec<u8> {
@@ -303,24 +312,56 @@ impl Handler for State {
 
 /// Answers one request and records it in the metrics. Never fails: every error is a
 /// problem response.
-pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
+///
+/// Not an `async fn`: hyper keeps the future of a connection's request in a box it
+/// allocates once per connection and keeps while the connection is open, as large as
+/// this future. The price and catalogue answers (`Now::Done`) are ready when this
+/// returns; only what waits is boxed. With `dispatch` (the request, the route's state)
+/// and a credit spent in Redis awaited in an `async fn` here, it was 2.2 KB for every
+/// open connection (issue 20).
+pub fn handle(
+    state: &State,
+    req: Request<Incoming>,
+    conn: &Connection,
+) -> impl Future<Output = HttpResponse> + Send {
     let started = Instant::now();
-    // The two awaits are boxed: hyper keeps the future of a connection's request in a
-    // box it allocates once per connection and keeps while the connection is open, as
-    // large as this future. Unboxed, `dispatch` (the request, the route's state) and a
-    // credit spent in Redis made it 2.2 KB for every open connection; the price and
-    // catalogue answers, `Now::Done`, await nothing (issue 20).
-    let (route, response) = match answer_now(state, &req, conn, started) {
-        Now::Done(route, response) => (route, response),
-        Now::Spend(route, step) => (Some(route), Box::pin(step.finish(state)).await),
-        Now::Later(route) => Box::pin(dispatch(state, req, conn, route, started)).await,
-    };
+    match answer_now(state, &req, conn, started) {
+        Now::Done(route, response) => {
+            record(state, route, &response, started);
+            Either::Left(std::future::ready(response))
+        }
+        now => Either::Right(Box::pin(async move {
+            let (route, response) = later(state, req, conn, now, started).await;
+            record(state, route, &response, started);
+            response
+        })),
+    }
+}
+
+fn record(state: &State, route: Option<RouteId>, response: &HttpResponse, started: Instant) {
     state.metrics.record(
         route.map(|r| r as usize),
         response.status().as_u16(),
         started.elapsed(),
     );
-    response
+}
+
+/// The rest of [`handle`] when [`answer_now`] left something to wait for.
+async fn later(
+    state: &State,
+    req: Request<Incoming>,
+    conn: &Connection,
+    now: Now,
+    started: Instant,
+) -> (Option<RouteId>, HttpResponse) {
+    match now {
+        Now::Done(route, response) => (route, response),
+        Now::Spend(route, step) => {
+            drop(req);
+            (Some(route), step.finish(state).await)
+        }
+        Now::Later(route) => dispatch(state, req, conn, route, started).await,
+    }
 }
 
 /// What [`answer_now`] did.
@@ -846,10 +887,9 @@ mod tests {
             std::mem::size_of::<Fut>()
         }
         let bytes = size(handle);
-        // Every open connection keeps one (issue 20): 2,224 bytes on 2026-11-26 before
-        // `dispatch` and the Redis spend were boxed.
-        eprintln!("SIZE request future {bytes}");
-        assert!(bytes <= 512, "the request future is {bytes} bytes");
+        // Every open connection keeps one (issue 20): 184 bytes on 2026-11-26, 2,224
+        // before `handle` boxed what waits.
+        assert!(bytes <= 384, "the request future is {bytes} bytes");
     }
 
     #[test]
