@@ -709,9 +709,7 @@ pub async fn finish_costing(
 async fn finish_body(state: &State, mut caller: Caller, body: Body, credits: u64) -> HttpResponse {
     let spent = match state.access.spend_now(&mut caller, credits) {
         Some(spent) => spent,
-        // Boxed: the Redis client's future is kilobytes, and an unboxed one would sit in
-        // the future of every request (hyper keeps one per connection, issue 20).
-        None => Box::pin(state.access.spend_n(&mut caller, credits)).await,
+        None => state.access.spend_n(&mut caller, credits).await,
     };
     respond(caller, body, spent)
 }
