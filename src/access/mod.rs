@@ -341,14 +341,22 @@ pub(crate) struct Meter {
     pub(crate) used: MonthCounter,
     /// Rate-limit state.
     pub(crate) bucket: Bucket,
-    /// Redis lease state (unused by the embedded store).
-    pub(crate) lease: remote::Lease,
+    /// Redis lease state, made on first use ([`Meter::lease`]): the embedded store
+    /// never makes it, which saves ~70 bytes per key (0.6 MB for 10,000 keys, issue 20).
+    lease: std::sync::OnceLock<Box<remote::Lease>>,
     /// Redis with a data directory: this month's record in the credit journal.
     pub(crate) journal: journal::Slot,
     /// Domain searches today: a [`MonthCounter`] keyed by UTC day number instead of
     /// month (the same one-word "count of the newest period" logic). Held in memory
     /// only: a restart forgives the day's searches (see `docs/METERING.md`).
     pub(crate) searches: MonthCounter,
+}
+
+impl Meter {
+    /// The Redis lease state (made on first use).
+    pub(crate) fn lease(&self) -> &remote::Lease {
+        self.lease.get_or_init(Box::default)
+    }
 }
 
 struct KeyEntry {
@@ -737,7 +745,7 @@ impl Access {
         let now = caller.admitted_ms;
         let month = month_of(now);
         let limit = caller.plan.credits_per_month;
-        let left = limit.map(|l| l.saturating_sub(meter.lease.used_estimate(month)));
+        let left = limit.map(|l| l.saturating_sub(meter.lease().used_estimate(month)));
         let result = if left.is_some_and(|left| left < n) {
             Err(())
         } else {
@@ -837,7 +845,7 @@ impl Access {
         let meter = meter_for(&self.inner.meters, id);
         match &self.inner.remote {
             None => meter.used.get(month),
-            Some(_) => meter.lease.used_estimate(month),
+            Some(_) => meter.lease().used_estimate(month),
         }
     }
 
@@ -845,7 +853,7 @@ impl Access {
         let limit = plan.credits_per_month?;
         let used = match &self.inner.remote {
             None => meter.used.get(month),
-            Some(_) => meter.lease.used_estimate(month),
+            Some(_) => meter.lease().used_estimate(month),
         };
         Some(limit.saturating_sub(used))
     }

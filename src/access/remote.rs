@@ -352,7 +352,7 @@ impl Remote {
         limit: Option<u64>,
     ) -> Result<Option<u64>, ()> {
         let month = month_of(now_ms);
-        let l = &meter.lease;
+        let l = meter.lease();
         let cap = limit.unwrap_or(UNLIMITED).min(UNLIMITED).min(MAX_COUNT);
         let remaining = |l: &Lease| limit.map(|lim| lim.saturating_sub(l.used_estimate(month)));
         loop {
@@ -419,7 +419,7 @@ impl Remote {
         }
         let month = month_of(now_ms);
         for (id, meter) in meters {
-            let l = &meter.lease;
+            let l = meter.lease();
             let idle = now_ms - l.last_use_ms.load(Ordering::Relaxed) >= IDLE_LEASE_MS;
             let has_lease = l.lease.get(month) > 0;
             // After a reconnection every field this replica owns is written again: Redis

@@ -283,6 +283,12 @@ impl Metrics {
         self.connections_open.fetch_sub(1, Relaxed);
     }
 
+    /// Connections that have ended since the server started.
+    pub fn connections_ended(&self) -> u64 {
+        let open = u64::try_from(self.connections_open.load(Relaxed)).unwrap_or(0);
+        self.connections_total.load(Relaxed).saturating_sub(open)
+    }
+
     /// A connection ended with an error.
     pub fn connection_error(&self, kind: ConnectionError) {
         self.connection_errors[kind as usize].fetch_add(1, Relaxed);
@@ -559,6 +565,20 @@ fn counter(out: &mut String, name: &str, help: &str, value: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ended_connections_are_the_closed_ones() {
+        let m = Metrics::new();
+        assert_eq!(m.connections_ended(), 0);
+        for _ in 0..3 {
+            m.connection_event(ConnectionEvent::Opened);
+        }
+        m.connection_event(ConnectionEvent::Error(ConnectionError::Timeout));
+        m.connection_event(ConnectionEvent::Closed);
+        assert_eq!(m.connections_ended(), 1);
+        m.connection_event(ConnectionEvent::Closed);
+        assert_eq!(m.connections_ended(), 2);
+    }
 
     #[test]
     fn records_and_renders() {

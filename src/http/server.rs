@@ -585,7 +585,9 @@ async fn serve<H: Handler>(
     if let Some(err) = failed {
         let io = conn.into_parts().io;
         if let Some(what) = io.unparsable(&err, limits) {
-            refuse(io.inner.into_inner(), handler.unparsable(what)).await;
+            // Boxed: its 4 KiB read buffer would otherwise sit in every connection's
+            // task for a path taken only after a malformed request (issue 20).
+            Box::pin(refuse(io.inner.into_inner(), handler.unparsable(what))).await;
         }
     }
     handler.event(ConnectionEvent::Closed);
@@ -1094,6 +1096,60 @@ mod tests {
 
     fn ip(last: u8) -> IpAddr {
         IpAddr::from([127, 0, 0, last])
+    }
+
+    /// A handler that answers every request with an empty body.
+    struct Empty;
+
+    impl Handler for Empty {
+        type Connection = ();
+        type Later = std::future::Ready<Response<Body>>;
+
+        fn connect(&self, _: SocketAddr) {}
+
+        fn handle(_: &Arc<Empty>, _: Request<Incoming>, _: &Arc<()>) -> Reply<Self::Later> {
+            Reply::Now(Response::new(Body::default()))
+        }
+
+        fn refusal(&self, _: Refusal) -> Vec<u8> {
+            Vec::new()
+        }
+
+        fn unparsable(&self, _: Unparsable) -> Vec<u8> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn the_task_of_a_connection_stays_small() {
+        // Every open connection keeps its task (this future) allocated: what is rarely
+        // needed (a refusal's read buffer) is boxed where it is needed (issue 20).
+        fn size<F, Fut>(_: F) -> usize
+        where
+            F: FnOnce(
+                TcpStream,
+                SocketAddr,
+                &'static Arc<Empty>,
+                &'static http1::Builder,
+                &'static Place,
+                Limits,
+                watch::Receiver<bool>,
+            ) -> Fut,
+        {
+            std::mem::size_of::<Fut>()
+        }
+        let bytes = size(serve::<Empty>);
+        // 1,024 bytes on 2026-11-26 (5.7 KB before the refusal was boxed).
+        assert!(bytes <= 1536, "the connection's future is {bytes} bytes");
+    }
+
+    #[test]
+    fn the_future_hyper_keeps_for_a_request_stays_small() {
+        // hyper keeps it in a box per connection, and writes it there for every request:
+        // an answer made at once, or a boxed future (issue 20).
+        type Later = Pin<Box<dyn Future<Output = Response<Body>> + Send>>;
+        let bytes = std::mem::size_of::<Served<Later>>();
+        assert!(bytes <= 384, "the request's future is {bytes} bytes");
     }
 
     #[test]

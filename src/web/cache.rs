@@ -25,7 +25,13 @@ pub struct Page {
 
 impl Page {
     /// A page of `html`.
+    ///
+    /// Kept without the spare capacity left by writing it (up to as much again: a
+    /// `Bytes` made from a `Vec` keeps the whole allocation), since a page stays cached
+    /// for the life of its snapshot (issue 20).
     pub fn new(html: String) -> Page {
+        let mut html = html.into_bytes();
+        html.shrink_to_fit();
         Page {
             html: Bytes::from(html),
             gzip: OnceLock::new(),
@@ -34,8 +40,11 @@ impl Page {
 
     /// The HTML, gzip-compressed (once).
     pub fn gzip(&self) -> &Bytes {
-        self.gzip
-            .get_or_init(|| Bytes::from(super::gzip(&self.html)))
+        self.gzip.get_or_init(|| {
+            let mut gz = super::gzip(&self.html);
+            gz.shrink_to_fit();
+            Bytes::from(gz)
+        })
     }
 }
 

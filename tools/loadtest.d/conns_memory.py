@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Resident memory of a server holding many keep-alive connections (issue 20).
 
-    conns_memory.py PID URL HEADER [--conns N] [--rounds R]
+    conns_memory.py PID URL HEADER [--conns N] [--rounds R] [--hold S]
 
 Opens N connections (default 1,000) to URL's host and port, sends one GET of URL's path
 with HEADER (e.g. "X-API-Key: tsk_...") on each, reads each whole answer (it must be a
 200), and keeps every connection open. Then it reads the server's VmRSS and VmHWM from
 /proc/PID/status and prints one JSON line. With --rounds R it sends R requests on every
-connection (all connections busy at once, round after round) before reading.
+connection (all connections busy at once, round after round) before reading. With
+--hold S the connections stay open S seconds after the line is printed (to read
+/proc/PID/smaps meanwhile).
 
 Everything stays on loopback; the connections are closed when the script ends.
 """
@@ -57,6 +59,7 @@ def main():
     pid, url, header = args[0], args[1], args[2]
     conns = int(args[args.index("--conns") + 1]) if "--conns" in args else 1000
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 1
+    hold = float(args[args.index("--hold") + 1]) if "--hold" in args else 0.0
     u = urlsplit(url)
     target = u.path + ("?" + u.query if u.query else "")
     request = (
@@ -90,6 +93,8 @@ def main():
         "vmhwm_kb": after["VmHWM"],
         "per_connection_kb": round((after["VmRSS"] - before["VmRSS"]) / conns, 1),
     }))
+    sys.stdout.flush()
+    time.sleep(hold)
     for s in socks:
         s.close()
 
