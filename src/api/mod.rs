@@ -537,11 +537,22 @@ fn admit_now<B>(
         (Some(v), None) if v.is_empty() => None,
         (Some(v), None) => Some(v.as_bytes()),
     };
-    let mut cache = conn.take_key_cache();
-    let admitted = state
-        .access
-        .admit_now(&mut cache, key, conn.client, route.route().requires_key);
-    conn.put_key_cache(cache);
+    let requires_key = route.route().requires_key;
+    let admitted = if key.is_some() {
+        let mut cache = conn.take_key_cache();
+        let admitted = state
+            .access
+            .admit_now(&mut cache, key, conn.client, requires_key);
+        conn.put_key_cache(cache);
+        admitted
+    } else {
+        // No key to remember: the connection's cache is left alone (two locks less for
+        // every public request).
+        let mut none = KeyCache::default();
+        state
+            .access
+            .admit_now(&mut none, None, conn.client, requires_key)
+    };
     admitted.map_err(|denial| {
         let (problem, meter) = Problem::from_denial(denial);
         with_meter(problem.into_response(), meter.as_ref())
