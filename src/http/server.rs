@@ -190,8 +190,8 @@ pub trait Handler: Send + Sync + 'static {
     type Later: Future<Output = Response<Body>> + Send + Unpin + 'static;
 
     /// Answers one request. Never fails: every error is a response. An answer that
-    /// needs no waiting is given at once ([`Reply::Now`]): hyper then keeps no future
-    /// of it, which is most requests' whole cost beside parsing and writing.
+    /// needs no waiting is given at once ([`Reply::Now`]): hyper then keeps the finished
+    /// response, not a future of the handling that it would move into its box.
     fn handle(
         this: &Arc<Self>,
         req: Request<Incoming>,
