@@ -263,15 +263,11 @@ fn real_data_events_reach_sse_and_a_verified_webhook_through_failures_and_kill_9
             .all(|r| r["payload"]["id"] == 8 && r["verified"] == true),
         "retries are of the first undelivered event, each signed afresh: {refused:#?}"
     );
-    // The third refusal is bookkept once the server has read it: polled, as below.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let shown = loop {
-        let shown = request(addr, "GET", &format!("{HOOKS}/{id}"), Some(&pro), None).json();
-        if shown["delivery"]["attempts"].as_u64() >= Some(3) || Instant::now() > deadline {
-            break shown;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    // The third refusal is bookkept once the server has read it.
+    let shown = wait_json(
+        || request(addr, "GET", &format!("{HOOKS}/{id}"), Some(&pro), None).json(),
+        |s| s["delivery"]["attempts"].as_u64() >= Some(3),
+    );
     assert_eq!(shown["status"], "active");
     assert_eq!(shown["delivery"]["last_event_id"], 7);
     assert_eq!(shown["delivery"]["pending_event_id"], 8);
@@ -341,16 +337,12 @@ fn real_data_events_reach_sse_and_a_verified_webhook_through_failures_and_kill_9
         assert_eq!(payloads[&e["id"].as_u64().unwrap()], e);
     }
     // The receiver records a request before the server has read its answer: the
-    // subscription's bookkeeping follows that answer, so it is polled until it does
-    // (CI once read 13 here, between the receiver's record and the worker's).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let shown = loop {
-        let shown = request(addr, "GET", &format!("{HOOKS}/{id}"), Some(&pro), None).json();
-        if shown["delivery"]["last_event_id"] == 14 || Instant::now() > deadline {
-            break shown;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    // subscription's bookkeeping follows that answer (CI once read 13 here, between
+    // the receiver's record and the worker's).
+    let shown = wait_json(
+        || request(addr, "GET", &format!("{HOOKS}/{id}"), Some(&pro), None).json(),
+        |s| s["delivery"]["last_event_id"] == 14,
+    );
     assert_eq!(shown["delivery"]["last_event_id"], 14, "{shown:#}");
     assert_eq!(shown["delivery"]["pending_event_id"], Value::Null);
     server.signal("TERM");
@@ -501,9 +493,15 @@ fn show(server: &Server, key: &str, id: &str) -> Value {
 
 /// Waits (30 s at most) until the subscription's JSON satisfies `done`.
 fn wait_show(server: &Server, key: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    wait_json(|| show(server, key, id), done)
+}
+
+/// Waits (30 s at most) until what `look` reads satisfies `done`: what a server
+/// bookkeeps after a receiver's answer follows it a moment later.
+fn wait_json(look: impl Fn() -> Value, done: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let v = show(server, key, id);
+        let v = look();
         if done(&v) {
             return v;
         }
