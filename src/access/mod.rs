@@ -411,16 +411,14 @@ impl DigestIndex {
         for entry in entries {
             let p = prefix(&entry.digest);
             let mut i = p as usize & mask;
-            loop {
-                let slot = &mut slots[i];
-                let same = slot.entry.as_ref().map(|e| e.digest == entry.digest);
-                if same != Some(false) {
-                    slot.prefix = p;
-                    slot.entry = Some(entry);
-                    break;
-                }
+            // The first slot that is empty or holds the same digest (replaced).
+            while slot_taken_by_another(&slots[i], &entry) {
                 i = (i + 1) & mask;
             }
+            slots[i] = DigestSlot {
+                prefix: p,
+                entry: Some(entry),
+            };
         }
         DigestIndex { slots }
     }
@@ -440,6 +438,13 @@ impl DigestIndex {
             i = (i + 1) & mask;
         }
     }
+}
+
+/// Whether `slot` holds the entry of another digest than `entry`'s.
+fn slot_taken_by_another(slot: &DigestSlot, entry: &KeyEntry) -> bool {
+    slot.entry
+        .as_ref()
+        .is_some_and(|e| e.digest != entry.digest)
 }
 
 /// Source of [`KeyTable::generation`].

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::AccessError;
 use super::month::{month_label, parse_month_label};
@@ -25,7 +25,7 @@ pub const USAGE_FILE: &str = "usage.json";
 const FORMAT: &str = "tldsnap-usage";
 const VERSION: u32 = 1;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Doc {
     format: String,
@@ -33,7 +33,7 @@ struct Doc {
     keys: BTreeMap<String, Entry>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Entry {
     month: String,
