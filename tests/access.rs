@@ -101,7 +101,7 @@ async fn missing_and_unknown_keys_are_401_and_public_calls_are_the_public_plan()
     }
     let public = a.admit(None, c, false).await.unwrap();
     assert_eq!(public.tier(), "public");
-    assert!(public.key_id.is_none());
+    assert!(public.key_id().is_none());
     assert!(public.tld_allowed("com") && !public.tld_allowed("co.uk"));
     assert_eq!(public.registrar_list_limit(), Some(5));
     assert_eq!(public.headers.unwrap().credits_remaining, None);

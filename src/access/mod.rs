@@ -296,40 +296,80 @@ impl std::error::Error for AccessError {
 /// An admitted caller: who it is, on which plan, and its meter readings.
 #[derive(Clone, Debug)]
 pub struct Caller {
-    /// The plan whose rules apply.
-    pub plan: Arc<Plan>,
-    /// The key's id; `None` for an unauthenticated public caller.
-    pub key_id: Option<Arc<str>>,
+    /// The key's entry (id, plan, meter) found at admission, or the public plan for a
+    /// caller without a key: one reference count taken per request, not one for each
+    /// of the three.
+    who: Who,
     /// Meter headers; `Some` for every keyed caller (and for public callers, with
     /// `credits_remaining: None`).
     pub headers: Option<MeterHeaders>,
-    /// The key's meter, found once at admission so that [`Access::spend`] need not look
-    /// the key up again.
-    meter: Option<Arc<Meter>>,
     /// The clock reading at admission, reused by [`Access::spend`]: one clock read per
     /// request, and a request is charged to the month it was admitted in.
     admitted_ms: i64,
 }
 
+/// Who an admitted [`Caller`] is.
+#[derive(Clone)]
+enum Who {
+    /// A key in force at admission (a key revoked since is still charged on its meter,
+    /// so that [`Access::spend`] need not look it up again).
+    Key(Arc<KeyEntry>),
+    /// An unauthenticated public caller, on the public plan.
+    Public(Arc<Plan>),
+}
+
+impl std::fmt::Debug for Who {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key's id and plan: never its digest.
+        match self {
+            Who::Key(entry) => f
+                .debug_struct("Key")
+                .field("id", &entry.id)
+                .field("plan", &entry.plan.name)
+                .finish_non_exhaustive(),
+            Who::Public(plan) => f.debug_tuple("Public").field(&plan.name).finish(),
+        }
+    }
+}
+
 impl Caller {
     /// The plan's name, for `meta.tier`.
     pub fn tier(&self) -> &str {
-        &self.plan.name
+        &self.plan().name
     }
 
     /// Whether the plan may query `tld` (canonical form).
     pub fn tld_allowed(&self, tld: &str) -> bool {
-        self.plan.covers(tld)
+        self.plan().covers(tld)
     }
 
     /// The caller's plan.
-    pub fn plan(&self) -> &Plan {
-        &self.plan
+    pub fn plan(&self) -> &Arc<Plan> {
+        match &self.who {
+            Who::Key(entry) => &entry.plan,
+            Who::Public(plan) => plan,
+        }
+    }
+
+    /// The key's id; `None` for an unauthenticated public caller.
+    pub fn key_id(&self) -> Option<&Arc<str>> {
+        match &self.who {
+            Who::Key(entry) => Some(&entry.id),
+            Who::Public(_) => None,
+        }
+    }
+
+    /// The key's meter; `None` for an unauthenticated public caller.
+    fn meter(&self) -> Option<&Arc<Meter>> {
+        match &self.who {
+            Who::Key(entry) => Some(&entry.meter),
+            Who::Public(_) => None,
+        }
     }
 
     /// Most entries in a registrar listing (`None`: all).
     pub fn registrar_list_limit(&self) -> Option<usize> {
-        self.plan.registrar_list_limit.map(|n| n as usize)
+        self.plan().registrar_list_limit.map(|n| n as usize)
     }
 }
 
@@ -699,10 +739,8 @@ impl Access {
                 });
             }
             return Ok(Caller {
-                plan,
-                key_id: None,
+                who: Who::Public(plan),
                 headers,
-                meter: None,
                 admitted_ms: now,
             });
         };
@@ -720,10 +758,8 @@ impl Access {
             });
         }
         Ok(Caller {
-            plan: entry.plan.clone(),
-            key_id: Some(entry.id.clone()),
+            who: Who::Key(entry),
             headers: Some(headers),
-            meter: Some(entry.meter.clone()),
             admitted_ms: now,
         })
     }
@@ -742,14 +778,16 @@ impl Access {
         if let Some(done) = self.spend_now(caller, n) {
             return done;
         }
-        let (Some(id), Some(meter), Some(r)) =
-            (&caller.key_id, caller.meter.clone(), &self.inner.remote)
-        else {
+        let (Some(id), Some(meter), Some(r)) = (
+            caller.key_id().cloned(),
+            caller.meter().cloned(),
+            &self.inner.remote,
+        ) else {
             return Ok(());
         };
         let now = caller.admitted_ms;
         let month = month_of(now);
-        let limit = caller.plan.credits_per_month;
+        let limit = caller.plan().credits_per_month;
         let left = limit.map(|l| l.saturating_sub(meter.lease().used_estimate(month)));
         let result = if left.is_some_and(|left| left < n) {
             Err(())
@@ -757,11 +795,11 @@ impl Access {
             // The journal's record exists before anything is claimed in Redis, and a
             // credit is journaled as soon as it is taken.
             if let Some(j) = &self.inner.journal {
-                j.prepare(&meter.journal, id, month);
+                j.prepare(&meter.journal, &id, month);
             }
             let mut result = Ok(left);
             for _ in 0..n.max(1) {
-                result = r.spend(id, &meter, now, limit).await;
+                result = r.spend(&id, &meter, now, limit).await;
                 if result.is_err() {
                     break;
                 }
@@ -779,13 +817,13 @@ impl Access {
     pub fn spend_now(&self, caller: &mut Caller, n: u64) -> Option<Result<(), Denial>> {
         // Keyed callers carry the meter found at admission (a key revoked since is still
         // charged on it); unauthenticated public callers spend nothing.
-        let (Some(_), Some(meter)) = (&caller.key_id, &caller.meter) else {
+        let Some(meter) = caller.meter() else {
             return Some(Ok(()));
         };
         if self.inner.remote.is_some() {
             return None;
         }
-        let limit = caller.plan.credits_per_month;
+        let limit = caller.plan().credits_per_month;
         let result = meter
             .used
             .try_add(month_of(caller.admitted_ms), n, limit)
@@ -800,9 +838,9 @@ impl Access {
         let now = caller.admitted_ms;
         let mut headers = caller.headers.unwrap_or_else(|| {
             let d = match (
-                &caller.meter,
-                caller.plan.rate_per_second,
-                caller.plan.burst,
+                caller.meter(),
+                caller.plan().rate_per_second,
+                caller.plan().burst,
             ) {
                 (Some(meter), Some(r), Some(b)) => meter.bucket.peek(now, r, b),
                 _ => unlimited_rate(),
@@ -831,7 +869,7 @@ impl Access {
     /// UTC midnight, for `Retry-After`. Callers without a key or a daily limit always
     /// pass. Returns the searches left today (`None`: unlimited).
     pub fn take_search(&self, caller: &Caller) -> Result<Option<u64>, u64> {
-        let (Some(limit), Some(meter)) = (caller.plan.searches_per_day, &caller.meter) else {
+        let (Some(limit), Some(meter)) = (caller.plan().searches_per_day, caller.meter()) else {
             return Ok(None);
         };
         let now = caller.admitted_ms;

@@ -73,7 +73,7 @@ fn snapshot_id(loaded: &Loaded) -> u64 {
 }
 
 fn all_tlds(caller: &Caller) -> bool {
-    caller.plan.tlds == TldScope::All
+    caller.plan().tlds == TldScope::All
 }
 
 fn answer(

@@ -115,7 +115,7 @@ pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> 
         Err(problem) => return refuse(problem, &caller),
     };
     // The plan's limit stops the parser at the first entry too many: no audit work.
-    let limit = caller.plan.audit_limit as usize;
+    let limit = caller.plan().audit_limit as usize;
     let parsed = match kind {
         Kind::Json => portfolio::parse_json(&body, limit),
         Kind::Csv => portfolio::parse_csv(&body, limit),
@@ -290,7 +290,7 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
     let left = match state.access.take_search(&caller) {
         Ok(left) => left,
         Err(retry_after_secs) => {
-            let limit = caller.plan.searches_per_day.unwrap_or(0);
+            let limit = caller.plan().searches_per_day.unwrap_or(0);
             return refuse(
                 Problem::DailyLimit {
                     limit,

@@ -204,13 +204,13 @@ fn prepare<B>(
             filter.kinds |= kind.bit();
         }
     }
-    if !caller.plan.events {
+    if !caller.plan().events {
         return Err(Problem::EventsNotInPlan {
             plan: caller.tier().to_owned(),
             including: plans_with(state, |p| p.events),
         });
     }
-    if caller.plan.tlds == TldScope::Free {
+    if caller.plan().tlds == TldScope::Free {
         // A plan limited to the free TLDs sees only their events.
         let asked: Vec<Cow<'_, str>> = filter.tlds.iter().map(|t| Cow::from(t.as_str())).collect();
         super::prices::check_plan(state, caller, &asked)?;

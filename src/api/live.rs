@@ -511,7 +511,7 @@ fn in_plan<'a>(
     suffixes: impl IntoIterator<Item = &'a str>,
 ) -> Result<u32, Problem> {
     let credits = lookup_cost(state, caller, lookup)?;
-    match Problem::tld_not_in_plan(state.access.plans(), &caller.plan, suffixes) {
+    match Problem::tld_not_in_plan(state.access.plans(), caller.plan(), suffixes) {
         Some(problem) => Err(problem),
         None => Ok(credits),
     }
@@ -520,7 +520,7 @@ fn in_plan<'a>(
 /// The credits of `lookup` on the caller's plan, or 403 `lookup_not_in_plan`.
 fn lookup_cost(state: &State, caller: &Caller, lookup: Lookup) -> Result<u32, Problem> {
     caller
-        .plan
+        .plan()
         .live
         .cost(lookup)
         .ok_or_else(|| Problem::LookupNotInPlan {

@@ -244,15 +244,11 @@ impl Connection {
         }
     }
 
-    /// Takes the key cache out (HTTP/1 answers a connection's requests one at a time,
-    /// so it is always there); [`Connection::put_key_cache`] puts it back. The lock is
-    /// never held across an `.await`.
-    fn take_key_cache(&self) -> KeyCache {
-        std::mem::take(&mut *self.key_cache.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    fn put_key_cache(&self, cache: KeyCache) {
-        *self.key_cache.lock().unwrap_or_else(|e| e.into_inner()) = cache;
+    /// The key cache, locked for one admission (HTTP/1 answers a connection's requests
+    /// one at a time, so the lock is never contended). Admission never waits, so the
+    /// guard is never held across an `.await`.
+    fn key_cache(&self) -> std::sync::MutexGuard<'_, KeyCache> {
+        self.key_cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -539,14 +535,11 @@ fn admit_now<B>(
     };
     let requires_key = route.route().requires_key;
     let admitted = if key.is_some() {
-        let mut cache = conn.take_key_cache();
-        let admitted = state
+        state
             .access
-            .admit_now(&mut cache, key, conn.client, requires_key);
-        conn.put_key_cache(cache);
-        admitted
+            .admit_now(&mut conn.key_cache(), key, conn.client, requires_key)
     } else {
-        // No key to remember: the connection's cache is left alone (two locks less for
+        // No key to remember: the connection's cache is left alone (a lock less for
         // every public request).
         let mut none = KeyCache::default();
         state

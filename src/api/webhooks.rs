@@ -88,7 +88,7 @@ async fn answer(
     } else if method == Method::PATCH {
         change = Some(patch(read_fields(req).await?)?);
     }
-    let limit = match caller.plan.webhooks {
+    let limit = match caller.plan().webhooks {
         Some(0) => {
             return Err(Problem::WebhooksNotInPlan {
                 plan: caller.tier().to_owned(),
@@ -104,7 +104,7 @@ async fn answer(
         scope(state, caller, tlds)?;
     }
     let hooks = state.webhooks.clone().ok_or(Problem::EventsUnavailable)?;
-    let owner = caller.key_id.as_deref().unwrap_or_default();
+    let owner = caller.key_id().map_or("", |id| &**id);
     let id = segment;
     if route != RouteId::ClientWebhooks && !subscription::is_id(id) {
         return Err(unknown(id));
@@ -291,7 +291,7 @@ fn patch(f: Fields) -> Result<Patch, Problem> {
 
 /// A plan limited to the free TLDs subscribes to their events only.
 fn scope(state: &State, caller: &Caller, tlds: &mut Vec<String>) -> Result<(), Problem> {
-    if caller.plan.tlds != TldScope::Free {
+    if caller.plan().tlds != TldScope::Free {
         return Ok(());
     }
     let asked: Vec<Cow<'_, str>> = tlds.iter().map(|t| Cow::from(t.as_str())).collect();
