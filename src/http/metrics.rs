@@ -34,7 +34,7 @@
 //! | `live_cache_entries` | gauge | |
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 use super::router::{ROUTE_COUNT, ROUTES};
@@ -214,15 +214,52 @@ pub fn render_webhooks(out: &mut String, facts: &WebhookFacts) {
 }
 
 /// The server's counters. One per server, shared by every connection.
+///
+/// The per-request counters are split into shards, one per worker thread as far as
+/// there are cores (at most [`MAX_SHARDS`]): a thread adds only to its own shard, so
+/// the counters of every request do not move one cache line from core to core
+/// (`cargo bench --bench metrics`: 92 ns a record from two threads on shared counters,
+/// against 11 from one). Reading sums the shards.
 #[derive(Debug)]
 pub struct Metrics {
+    shards: Box<[Shard]>,
+    connections_open: AtomicI64,
+    connections_total: AtomicU64,
+    connection_errors: [AtomicU64; CONNECTION_ERRORS.len()],
+}
+
+/// Most shards of [`Metrics`]: ~10 KB each.
+const MAX_SHARDS: usize = 16;
+
+/// The per-request counters added to by one worker thread (or, past [`MAX_SHARDS`]
+/// threads, by a few): on cache lines of their own.
+#[derive(Debug)]
+#[repr(align(128))]
+struct Shard {
     requests: [[AtomicU64; STATUSES.len()]; SLOTS],
     latency_buckets: [[AtomicU64; BUCKETS_US.len()]; SLOTS],
     latency_count: [AtomicU64; SLOTS],
     latency_sum_us: [AtomicU64; SLOTS],
-    connections_open: AtomicI64,
-    connections_total: AtomicU64,
-    connection_errors: [AtomicU64; CONNECTION_ERRORS.len()],
+}
+
+impl Shard {
+    fn new() -> Shard {
+        Shard {
+            requests: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+            latency_buckets: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
+            latency_count: std::array::from_fn(|_| AtomicU64::new(0)),
+            latency_sum_us: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+/// This thread's number, given on its first record: threads take the shards in turn.
+fn thread_number() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static NUMBER: usize = NEXT.fetch_add(1, Relaxed);
+    }
+    NUMBER.with(|n| *n)
 }
 
 /// The `kind` labels, in the order of [`ConnectionError`]'s variants.
@@ -245,11 +282,11 @@ impl Default for Metrics {
 impl Metrics {
     /// All counters at zero.
     pub fn new() -> Metrics {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // A power of two, so that a thread finds its shard with a mask.
+        let shards = cores.min(MAX_SHARDS).next_power_of_two();
         Metrics {
-            requests: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
-            latency_buckets: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
-            latency_count: std::array::from_fn(|_| AtomicU64::new(0)),
-            latency_sum_us: std::array::from_fn(|_| AtomicU64::new(0)),
+            shards: (0..shards).map(|_| Shard::new()).collect(),
             connections_open: AtomicI64::new(0),
             connections_total: AtomicU64::new(0),
             connection_errors: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -263,13 +300,22 @@ impl Metrics {
             .iter()
             .position(|s| *s == status)
             .unwrap_or(STATUSES.len() - 1);
-        self.requests[slot][status_slot].fetch_add(1, Relaxed);
+        let shard = &self.shards[thread_number() & (self.shards.len() - 1)];
+        shard.requests[slot][status_slot].fetch_add(1, Relaxed);
         let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         if let Some(bucket) = BUCKETS_US.iter().position(|b| us <= *b) {
-            self.latency_buckets[slot][bucket].fetch_add(1, Relaxed);
+            shard.latency_buckets[slot][bucket].fetch_add(1, Relaxed);
         }
-        self.latency_count[slot].fetch_add(1, Relaxed);
-        self.latency_sum_us[slot].fetch_add(us, Relaxed);
+        shard.latency_count[slot].fetch_add(1, Relaxed);
+        shard.latency_sum_us[slot].fetch_add(us, Relaxed);
+    }
+
+    /// The sum over the shards of one counter.
+    fn sum(&self, counter: impl Fn(&Shard) -> &AtomicU64) -> u64 {
+        self.shards
+            .iter()
+            .map(|shard| counter(shard).load(Relaxed))
+            .fold(0, u64::wrapping_add)
     }
 
     /// A connection was accepted.
@@ -309,7 +355,7 @@ impl Metrics {
         STATUSES
             .iter()
             .position(|s| *s == status)
-            .map_or(0, |i| self.requests[slot][i].load(Relaxed))
+            .map_or(0, |i| self.sum(|shard| &shard.requests[slot][i]))
     }
 
     /// The Prometheus text exposition (format 0.0.4) of every series.
@@ -323,7 +369,7 @@ impl Metrics {
         out.push_str("# TYPE tldsnap_http_requests_total counter\n");
         for slot in 0..SLOTS {
             for (i, status) in STATUSES.iter().enumerate() {
-                let n = self.requests[slot][i].load(Relaxed);
+                let n = self.sum(|shard| &shard.requests[slot][i]);
                 if n == 0 {
                     continue;
                 }
@@ -344,7 +390,7 @@ impl Metrics {
         out.push_str("# TYPE tldsnap_http_request_duration_seconds histogram\n");
         let bounds = BUCKETS_US.map(|us| us as f64 / 1e6);
         for slot in 0..SLOTS {
-            let count = self.latency_count[slot].load(Relaxed);
+            let count = self.sum(|shard| &shard.latency_count[slot]);
             if count == 0 {
                 continue;
             }
@@ -353,11 +399,11 @@ impl Metrics {
                 "http_request_duration_seconds",
                 ("route", label(slot)),
                 &bounds,
-                &self.latency_buckets[slot]
-                    .each_ref()
-                    .map(|b| b.load(Relaxed)),
+                &std::array::from_fn::<_, { BUCKETS_US.len() }, _>(|bucket| {
+                    self.sum(|shard| &shard.latency_buckets[slot][bucket])
+                }),
                 count,
-                self.latency_sum_us[slot].load(Relaxed) as f64 / 1e6,
+                self.sum(|shard| &shard.latency_sum_us[slot]) as f64 / 1e6,
             );
         }
 
@@ -578,6 +624,32 @@ mod tests {
         assert_eq!(m.connections_ended(), 1);
         m.connection_event(ConnectionEvent::Closed);
         assert_eq!(m.connections_ended(), 2);
+    }
+
+    #[test]
+    fn records_from_many_threads_add_up_across_the_shards() {
+        let m = Metrics::new();
+        // More threads than shards: some share one, and still nothing is lost.
+        let threads = MAX_SHARDS + 3;
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    for _ in 0..1000 {
+                        m.record(Some(0), 200, Duration::from_micros(30));
+                    }
+                });
+            }
+        });
+        let n = (threads * 1000) as u64;
+        assert_eq!(m.requests(Some(0), 200), n);
+        let text = m.render(None, ReloadFacts::default());
+        let cheapest = "route=\"/api/v1/client/prices/cheapest\"";
+        assert!(text.contains(&format!(
+            "tldsnap_http_request_duration_seconds_bucket{{{cheapest},le=\"0.00005\"}} {n}\n"
+        )));
+        assert!(text.contains(&format!(
+            "tldsnap_http_request_duration_seconds_count{{{cheapest}}} {n}\n"
+        )));
     }
 
     #[test]
