@@ -12,7 +12,7 @@ a request meets them; several profiles print side by side (tldsnap and a baselin
 
 | stage | what | functions (inclusive) |
 |---|---|---|
-| parse | read the request from the socket, parse the head, build the `Request` | hyper `Conn::poll_read_head` |
+| parse | read the request from the socket, parse the head, build the `Request` | hyper `Conn::poll_read_head` (where it is inlined: the head's `parse`, the socket read, `te_is_trailers`) |
 | route | the route table and the method | `router::find`, `Route::allows` |
 | auth | find the `X-API-Key` header, the key cache, the key table | `api::admit_now` (or `admit`) minus `rate` |
 | rate | the clock and the key's rate bucket | `Bucket::check`, `AddressLimiter::check`, `SystemClock::now_ms` |
@@ -119,6 +119,14 @@ def stage_costs(total, calls, inclusive):
         return calls.get(caller, {}).get(callee, [0, 0])[1]
 
     parse_ = incl("re:^hyper::proto::h1::conn::Conn<.*>::poll_read_head$")
+    if not parse_:
+        # `poll_read_head` inlined into the connection's poll (tldsnap's build since
+        # 2026-11): what it calls instead, the head's parse and the socket read.
+        parse_ = incl(
+            "re:^<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::parse$",
+            "re:^<tokio::net::tcp::stream::TcpStream as tokio::io::async_read::AsyncRead>::poll_read$",
+            "hyper::headers::te_is_trailers",
+        )
     write = incl(
         "re:^<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode$",
         "re:^hyper::proto::h1::io::Buffered<.*>::poll_flush$",
@@ -145,7 +153,8 @@ def stage_costs(total, calls, inclusive):
             or incl("tldsnap::access::Access::spend_n::{{closure}}")
             or incl("tldsnap::access::month::MonthCounter::try_add")
         )
-        render_in_answer = incl("re:^tldsnap::json::write_", "re:^<u64 as itoa::Unsigned>::fmt$")
+        # (itoa is not counted here: hyper formats `Content-Length` with it too.)
+        render_in_answer = incl("re:^tldsnap::json::write_")
         headers = incl("tldsnap::api::answer_headers", "tldsnap::api::answers::Cached::with_elapsed")
         # The query: the parameters, the plan, the snapshot and the body, or the kept
         # answer that stands for all of them.
@@ -154,7 +163,13 @@ def stage_costs(total, calls, inclusive):
             "re:^tldsnap::api::catalogue::answer",
             "tldsnap::api::answers::get",
             "tldsnap::api::answers::put",
+        ) + sum(
+            called(f, "std::thread::local::LocalKey<T>::with")
+            for f in ("tldsnap::api::answered", "tldsnap::api::immediate::{{closure}}")
         )
+        # (`answers::get` is inlined into `answered`, and that into the route's closure
+        # in some builds: the kept answer's thread-local table is the `LocalKey::with`
+        # they call.)
         query = answer - render_in_answer
         render = render_in_answer + headers
         rows = [
