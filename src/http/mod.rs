@@ -11,7 +11,7 @@
 //! | [`router`] | the route table, the one list of paths (also used by metrics and the OpenAPI test) |
 //! | [`params`] | percent-decoding and the contract's parameter rules |
 //! | [`problem`] | the one place that maps errors to status and `application/problem+json` |
-//! | [`metrics`] | lock-free counters and the Prometheus text |
+//! | [`metrics`] | lock-free counters (the per-request ones sharded per worker thread) and the Prometheus text |
 //! | [`openapi`] | the OpenAPI 3.1 document of every route |
 //!
 //! The HTTP layer knows nothing of rkyv: it hands canonical names to [`crate::query`]
