@@ -707,22 +707,22 @@ impl Access {
         client: IpAddr,
         requires_key: bool,
     ) -> Result<Caller, Denial> {
-        self.admit_now(cache, api_key, client, requires_key)
+        self.admit_now(api_key.map(|raw| (raw, cache)), client, requires_key)
     }
 
     /// [`Access::admit_cached`], which never waits: admission reads only memory (the
     /// key table, the bucket, the credit counters), with either usage store. The request
-    /// path calls this, without the cost of another future.
+    /// path calls this, without the cost of another future. The key comes with the
+    /// connection's [`KeyCache`]: a request without one needs none (nor its lock).
     pub fn admit_now(
         &self,
-        cache: &mut KeyCache,
-        api_key: Option<&[u8]>,
+        api_key: Option<(&[u8], &mut KeyCache)>,
         client: IpAddr,
         requires_key: bool,
     ) -> Result<Caller, Denial> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
-        let Some(raw) = api_key else {
+        let Some((raw, cache)) = api_key else {
             if requires_key {
                 return Err(Denial::MissingKey);
             }

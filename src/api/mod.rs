@@ -533,19 +533,15 @@ fn admit_now<B>(
         (Some(v), None) if v.is_empty() => None,
         (Some(v), None) => Some(v.as_bytes()),
     };
-    let requires_key = route.route().requires_key;
-    let admitted = if key.is_some() {
-        state
-            .access
-            .admit_now(&mut conn.key_cache(), key, conn.client, requires_key)
-    } else {
-        // No key to remember: the connection's cache is left alone (a lock less for
-        // every public request).
-        let mut none = KeyCache::default();
-        state
-            .access
-            .admit_now(&mut none, None, conn.client, requires_key)
-    };
+    // The connection's key cache is locked only when a key came (a lock less for every
+    // public request).
+    let mut cache = key.map(|_| conn.key_cache());
+    let admitted = state.access.admit_now(
+        key.zip(cache.as_deref_mut()),
+        conn.client,
+        route.route().requires_key,
+    );
+    drop(cache);
     admitted.map_err(|denial| {
         let (problem, meter) = Problem::from_denial(denial);
         with_meter(problem.into_response(), meter.as_ref())
