@@ -13,17 +13,24 @@
 //! fastest honest ceiling on one core, and the one the harness quotes ratios to) or
 //! `multi-thread` (one worker per core, as tldsnap's default). No routing, no parsing of the
 //! request beyond what hyper does, no header read timeout (which needs a timer).
+//!
+//! `--header 'name: value'` (repeatable) adds fixed headers to every answer, cloned
+//! from a template map as tldsnap clones its own: run with the headers a tldsnap answer
+//! carries (the contract's four metering headers), it tells how much of tldsnap's cost
+//! per request is writing those headers at all, apart from working out their values.
+//! The harness quotes its ratios to the server without them (issue 20).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use clap::Parser;
 use http_body_util::Full;
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
@@ -43,6 +50,9 @@ struct Args {
     /// Value of the Content-Type header.
     #[arg(long, default_value = "application/json")]
     content_type: String,
+    /// A header added to every answer, `name: value` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
     /// Worker threads of the multi-thread runtime (default: one per core).
     #[arg(long)]
     threads: Option<usize>,
@@ -70,6 +80,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let mut extra = HeaderMap::new();
+    for line in &args.headers {
+        let parsed = line.split_once(':').and_then(|(name, value)| {
+            let name = HeaderName::from_bytes(name.trim().as_bytes()).ok()?;
+            Some((name, HeaderValue::from_str(value.trim()).ok()?))
+        });
+        let Some((name, value)) = parsed else {
+            eprintln!("error: --header {line:?} is not `name: value`");
+            return ExitCode::from(2);
+        };
+        extra.append(name, value);
+    }
     let mut runtime = if args.runtime == "current-thread" {
         tokio::runtime::Builder::new_current_thread()
     } else {
@@ -86,7 +108,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(serve(args.addr, body, content_type)) {
+    match runtime.block_on(serve(args.addr, body, content_type, extra)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -96,7 +118,21 @@ fn main() -> ExitCode {
 }
 
 /// Accepts connections until SIGINT / SIGTERM and serves each on its own task.
-async fn serve(addr: SocketAddr, body: Bytes, content_type: HeaderValue) -> std::io::Result<()> {
+async fn serve(
+    addr: SocketAddr,
+    body: Bytes,
+    content_type: HeaderValue,
+    extra: HeaderMap,
+) -> std::io::Result<()> {
+    // With --header: every answer's headers, content type first, cloned per answer.
+    let template = (!extra.is_empty()).then(|| {
+        let mut template = HeaderMap::with_capacity(extra.len() + 1);
+        template.insert(CONTENT_TYPE, content_type.clone());
+        for (name, value) in &extra {
+            template.append(name, value.clone());
+        }
+        Arc::new(template)
+    });
     let listener = TcpListener::bind(addr).await?;
     // The harness reads this line to learn the port when it asked for port 0.
     println!("listening on {}", listener.local_addr()?);
@@ -119,12 +155,18 @@ async fn serve(addr: SocketAddr, body: Bytes, content_type: HeaderValue) -> std:
         let _ = stream.set_nodelay(true);
         let body = body.clone();
         let content_type = content_type.clone();
+        let template = template.clone();
         tokio::spawn(async move {
             let service = service_fn(move |_req: Request<hyper::body::Incoming>| {
                 let mut response = Response::new(Full::new(body.clone()));
-                response
-                    .headers_mut()
-                    .insert(CONTENT_TYPE, content_type.clone());
+                match &template {
+                    Some(template) => *response.headers_mut() = HeaderMap::clone(template),
+                    None => {
+                        response
+                            .headers_mut()
+                            .insert(CONTENT_TYPE, content_type.clone());
+                    }
+                }
                 async move { Ok::<_, Infallible>(response) }
             });
             // Errors here are the client's (reset, garbage): nothing to do but drop it.
