@@ -13,6 +13,7 @@ from collections import defaultdict
 WORKLOADS = {
     "cheapest1": "cheapest, 1 TLD, limit 5",
     "public1": "cheapest, 1 TLD, limit 5, public, no key",
+    "credits1": "cheapest, 1 TLD, limit 5, a plan with a credit limit",
     "cheapest10": "cheapest, 10 TLDs, limit 10",
     "prices3x3": "prices, 3 TLDs x 3 registrars",
     "prices10": "prices, 10 TLDs x every registrar",
