@@ -30,13 +30,19 @@
 //!   problem body ([`Handler::refusal`]). So one address that opens connections as fast
 //!   as they close cannot make other clients wait: it holds at most its cap, and idle
 //!   connections give way to new ones.
-//! - **Watchdog.** A per-connection control task enforces [`Config::idle_timeout`]: it
-//!   wakes once per period and closes the connection if no request head arrived in the
-//!   whole period and none is being answered. A slow head (slow-loris) or an idle
-//!   keep-alive connection is therefore closed between one and two periods after its
-//!   last request. (hyper's own `header_read_timeout` does the same per request head,
-//!   but arms and drops a timer for every request: about 7% of a request's
-//!   instructions, see `docs/PERFORMANCE.md`.)
+//! - **Watchdog.** One clock task per server enforces [`Config::idle_timeout`] for
+//!   every connection: a few times a period it looks at each connection's slot and
+//!   closes a connection on which no request head arrived and no answer ended for a
+//!   whole period, unless one is being answered. A slow head (slow-loris) or an idle
+//!   keep-alive connection is therefore closed between one period and a quarter more
+//!   after its last request. The clock runs on the runtime that called [`run`] or
+//!   [`run_threads`] (so the serving threads of [`run_threads`] arm no timer at all).
+//!   A connection costs no task and no timer of its own: a control task with an
+//!   `Interval` per connection, the design before this one, cost ~2,400 instructions
+//!   and 0.6 KB per connection (`docs/PERFORMANCE.md`, "One clock for every
+//!   connection"). (hyper's own `header_read_timeout` does the watchdog's work per
+//!   request head, but arms and drops a timer for every request: about 7% of a
+//!   request's instructions.)
 //! - **Bounded output.** Keep-alive and pipelining are on, but hyper's
 //!   `pipeline_flush` is off: with it on, hyper queues the answers to pipelined requests
 //!   without bound while the client keeps sending and never reads (one connection took
@@ -92,8 +98,9 @@ pub struct Config {
     pub max_connections_per_address: usize,
     /// Time allowed to send a request head, and to stay idle between keep-alive
     /// requests. Default 10 s: generous for a real client, short for a slow-loris one.
-    /// Enforced by a watchdog that looks once per period, so a connection is closed
-    /// between one and two periods after its last answer.
+    /// Enforced by the server's clock, which looks at every connection a few times a
+    /// period, so a connection is closed between one period and a quarter more after
+    /// its last request or answer.
     pub idle_timeout: Duration,
     /// hyper's read buffer and write-buffer bound: a request head larger than this is
     /// refused by hyper itself, and answers stop being produced for a connection whose
@@ -232,7 +239,9 @@ pub enum Reply<F> {
 /// closed without an answer (a flood is not owed one).
 const MAX_REFUSALS_IN_FLIGHT: usize = 256;
 
-/// Resolution of the idle-eviction clock: idle times closer than this are equal.
+/// The longest step of the server's clock ([`Shared::start_clock`]): idle times closer
+/// than a step are equal for eviction. The step is also at most a quarter of the idle
+/// timeout, so a connection is closed within a quarter period of its deadline.
 const TICK: Duration = Duration::from_millis(100);
 
 /// How long a refused connection's answer may take to be sent and its request drained.
@@ -252,15 +261,14 @@ pub async fn run<H: Handler>(
     shutdown: impl Future,
 ) -> io::Result<()> {
     let shared = Shared::new(handler, &config);
-    let _ticker = shared.start_ticker();
-    // Tells connections to finish up; `true` once shutdown begins.
-    let (drain_tx, drain_rx) = watch::channel(false);
+    let _clock = shared.start_clock();
     // Each connection holds a sender; `recv` returns `None` once all have dropped theirs.
     let (closed_tx, closed_rx) = mpsc::channel::<()>(1);
-    accept(listener, &shared, &drain_rx, &closed_tx, shutdown).await;
+    accept(listener, &shared, &closed_tx, shutdown).await;
     // Stop accepting (the listener is closed): new connections are refused from here on.
     shared.handler.draining();
-    let _ = drain_tx.send(true);
+    // Tells every connection to finish up.
+    shared.table.drain();
     drop(closed_tx);
     wait_closed(closed_rx, config.drain_timeout).await;
     Ok(())
@@ -282,7 +290,8 @@ pub async fn run_threads<H: Handler>(
     shutdown: impl Future,
 ) -> io::Result<()> {
     let shared = Arc::new(Shared::new(handler, &config));
-    let _ticker = shared.start_ticker();
+    let _clock = shared.start_clock();
+    // Stops the accept loops; `true` once shutdown begins.
     let (drain_tx, drain_rx) = watch::channel(false);
     // Each serving thread holds a sender until its connections are closed.
     let (done_tx, done_rx) = mpsc::channel::<()>(1);
@@ -310,7 +319,7 @@ pub async fn run_threads<H: Handler>(
                     let stop = async move {
                         let _ = stop.wait_for(|draining| *draining).await;
                     };
-                    accept(listener, &shared, &drain, &closed_tx, stop).await;
+                    accept(listener, &shared, &closed_tx, stop).await;
                     drop(closed_tx);
                     // This thread's connections are tasks of this runtime: drive them
                     // until they close.
@@ -323,6 +332,8 @@ pub async fn run_threads<H: Handler>(
     shutdown.await;
     shared.handler.draining();
     let _ = drain_tx.send(true);
+    // Connections accepted from here on are told at once (`Table::admit`).
+    shared.table.drain();
     // Each thread waits at most the drain timeout; a little more for the thread itself.
     wait_closed(done_rx, config.drain_timeout + Duration::from_secs(1)).await;
     Ok(())
@@ -389,15 +400,22 @@ impl<H: Handler> Shared<H> {
         }
     }
 
-    /// The coarse clock of idle eviction, on the calling runtime, stopped when dropped.
-    fn start_ticker(&self) -> AbortOnDrop {
+    /// The server's clock, on the calling runtime, stopped when dropped: it advances
+    /// the coarse clock of idle eviction and runs the watchdog of every connection
+    /// ([`Table::tick`]), in steps of [`TICK`] or a quarter of the idle timeout,
+    /// whichever is shorter.
+    fn start_clock(&self) -> AbortOnDrop {
         let table = Arc::clone(&self.table);
+        let period = self.limits.idle_timeout.max(Duration::from_millis(4));
+        let step = TICK.min(period / 4);
+        // A whole period in steps, rounded up: never closed before its deadline.
+        let period_ticks = period.as_nanos().div_ceil(step.as_nanos()) as u64;
         AbortOnDrop(tokio::spawn(async move {
-            let mut every = tokio::time::interval(TICK);
+            let mut every = tokio::time::interval_at(tokio::time::Instant::now() + step, step);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 every.tick().await;
-                table.ticks.fetch_add(1, Ordering::Relaxed);
+                table.tick(period_ticks);
             }
         }))
     }
@@ -409,7 +427,6 @@ impl<H: Handler> Shared<H> {
 async fn accept<H: Handler>(
     listener: TcpListener,
     shared: &Shared<H>,
-    drain: &watch::Receiver<bool>,
     closed: &mpsc::Sender<()>,
     stop: impl Future,
 ) {
@@ -451,7 +468,6 @@ async fn accept<H: Handler>(
         };
         let handler = Arc::clone(&shared.handler);
         let builder = Arc::clone(&shared.builder);
-        let drain = drain.clone();
         let closed = closed.clone();
         let limits = shared.limits;
         // Frees the slot however the connection ends (even if a task unwinds).
@@ -460,7 +476,7 @@ async fn accept<H: Handler>(
             slot,
         };
         tokio::spawn(async move {
-            serve(stream, peer, &handler, &builder, &place, limits, drain).await;
+            serve(stream, peer, &handler, &builder, &place, limits).await;
             drop(place);
             drop(closed);
         });
@@ -514,7 +530,6 @@ async fn serve<H: Handler>(
     builder: &http1::Builder,
     place: &Place,
     limits: Limits,
-    drain: watch::Receiver<bool>,
 ) {
     // Answers are small and written whole: send them at once.
     let _ = stream.set_nodelay(true);
@@ -543,17 +558,11 @@ async fn serve<H: Handler>(
     // Not pinned in place (it is `Unpin`): after a parse error its I/O object is taken
     // back to answer on.
     let mut conn = builder.serve_connection(Io::new(stream), service);
-    // The drain signal and the watchdog live in a task of their own: this task is woken
-    // for every request, and polling them here each time (a `watch` and an `Interval`
-    // in a `select!`, or a channel) cost 200-700 instructions a request. What it polls
-    // instead is one atomic word of flags that the control task (or an eviction)
-    // raises.
+    // The drain signal, the watchdog and eviction are the server's ([`Table`]): this
+    // task is woken for every request, and polling a `watch` and an `Interval` here
+    // each time cost 200-700 instructions a request. What it polls instead is one
+    // atomic word of flags that the server's clock, a drain or an eviction raises.
     let mut raised = FlagsRx::new(Arc::clone(slot));
-    let _control = AbortOnDrop(tokio::spawn(control(
-        drain,
-        Arc::clone(slot),
-        limits.idle_timeout,
-    )));
     let mut failed = None;
     loop {
         tokio::select! {
@@ -830,8 +839,8 @@ struct Slot {
     /// The client's address.
     client: IpAddr,
     /// Bumped when a request starts being answered and again when its answer is ready:
-    /// odd while one is being answered. The watchdog reads it to tell an idle or slow
-    /// client from a busy one.
+    /// odd while one is being answered. The watchdog ([`Table::tick`]) reads it to tell
+    /// an idle or slow client from a busy one.
     stamp: AtomicU64,
     /// The table's clock when the connection was accepted or its last answer was
     /// ready: the smaller, the longer the connection has been idle. Eviction picks the
@@ -857,8 +866,8 @@ struct Table {
     max: usize,
     per_address: usize,
     inner: Mutex<TableInner>,
-    /// A coarse clock for [`Slot::active_tick`], in [`TICK`]s since start, advanced
-    /// by a task of [`run`]'s.
+    /// A coarse clock for [`Slot::active_tick`], in steps since start, advanced by the
+    /// server's clock task ([`Shared::start_clock`]).
     ticks: AtomicU64,
 }
 
@@ -866,8 +875,21 @@ struct Table {
 struct TableInner {
     next_id: u64,
     /// Connections that count against the limits (evicted ones no longer do).
-    slots: HashMap<u64, Arc<Slot>>,
+    slots: HashMap<u64, Watched>,
     by_address: HashMap<IpAddr, usize>,
+    /// Shutdown began: every connection, and every one accepted from now on, is told
+    /// to finish up.
+    draining: bool,
+}
+
+/// A connection as the watchdog sees it.
+#[derive(Debug)]
+struct Watched {
+    slot: Arc<Slot>,
+    /// Its [`Slot::stamp`] when the watchdog last saw it change.
+    seen_stamp: u64,
+    /// The clock's tick then (or the first tick after the connection was accepted).
+    seen_tick: u64,
 }
 
 impl Table {
@@ -897,6 +919,7 @@ impl Table {
             let idle = inner
                 .slots
                 .values()
+                .map(|w| &w.slot)
                 .filter(|s| !Slot::is_answering(s.stamp()))
                 .min_by_key(|s| (s.active_tick.load(Ordering::Relaxed), s.id))
                 .cloned();
@@ -907,16 +930,57 @@ impl Table {
             victim.flags.raise(Flags::EVICT);
         }
         inner.next_id += 1;
+        let now = self.ticks.load(Ordering::Relaxed);
         let slot = Arc::new(Slot {
             id: inner.next_id,
             client,
             stamp: AtomicU64::new(0),
-            active_tick: AtomicU64::new(self.ticks.load(Ordering::Relaxed)),
+            active_tick: AtomicU64::new(now),
             flags: Flags::default(),
         });
-        inner.slots.insert(slot.id, Arc::clone(&slot));
+        if inner.draining {
+            slot.flags.raise(Flags::DRAIN);
+        }
+        let watched = Watched {
+            slot: Arc::clone(&slot),
+            seen_stamp: 0,
+            // Counted from the next tick: the connection came some time after this one.
+            seen_tick: now + 1,
+        };
+        inner.slots.insert(slot.id, watched);
         *inner.by_address.entry(client).or_insert(0) += 1;
         Ok(slot)
+    }
+
+    /// One step of the server's clock: advances [`Table::ticks`], and closes every
+    /// connection on which no request started and no answer ended during the last
+    /// `period` ticks, unless one is being answered (its stamp is odd). Holds the
+    /// table's lock for one look at each connection (a few nanoseconds each).
+    fn tick(&self, period: u64) {
+        let now = self.ticks.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut inner = self.lock();
+        for watched in inner.slots.values_mut() {
+            let stamp = watched.slot.stamp();
+            if stamp != watched.seen_stamp {
+                watched.seen_stamp = stamp;
+                watched.seen_tick = now;
+            } else if !Slot::is_answering(stamp) && now.saturating_sub(watched.seen_tick) >= period
+            {
+                watched.slot.flags.raise(Flags::IDLE);
+                // Told once a period at most, until its task has closed it.
+                watched.seen_tick = now;
+            }
+        }
+    }
+
+    /// Shutdown began: tells every connection to finish the request it is serving and
+    /// close, and every connection accepted from now on at once.
+    fn drain(&self) {
+        let mut inner = self.lock();
+        inner.draining = true;
+        for watched in inner.slots.values() {
+            watched.slot.flags.raise(Flags::DRAIN);
+        }
     }
 }
 
@@ -948,7 +1012,7 @@ impl Drop for Place {
     }
 }
 
-/// Ends a task when dropped: the control task ends with its connection.
+/// Ends a task when dropped: the server's clock ends with the server.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
@@ -957,8 +1021,8 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Flags that a connection's control task raises for the connection's task: a word
-/// and the waker of the task to wake. Raised flags stay raised.
+/// Flags that the server (its clock, a drain, an eviction) raises for a connection's
+/// task: a word and the waker of the task to wake. Raised flags stay raised.
 #[derive(Debug, Default)]
 struct Flags {
     bits: AtomicU8,
@@ -1034,39 +1098,6 @@ impl FlagsRx {
     }
 }
 
-/// The control task of one connection: forwards the drain signal, and runs the
-/// watchdog that enforces [`Config::idle_timeout`]. Aborted when the connection
-/// closes; ends by itself once it has raised [`Flags::IDLE`].
-async fn control(mut drain: watch::Receiver<bool>, slot: Arc<Slot>, period: Duration) {
-    let mut draining = *drain.borrow_and_update();
-    if draining {
-        slot.flags.raise(Flags::DRAIN);
-    }
-    let mut watchdog = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    watchdog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut last_stamp = slot.stamp();
-    loop {
-        tokio::select! {
-            changed = drain.changed(), if !draining => {
-                draining = true;
-                if changed.is_ok() {
-                    slot.flags.raise(Flags::DRAIN);
-                }
-            }
-            _ = watchdog.tick() => {
-                // No request head arrived during a whole period and none is being
-                // answered: the client is idle or sending its head too slowly.
-                let stamp = slot.stamp();
-                if stamp == last_stamp && !Slot::is_answering(stamp) {
-                    slot.flags.raise(Flags::IDLE);
-                    return;
-                }
-                last_stamp = stamp;
-            }
-        }
-    }
-}
-
 fn classify(err: &hyper::Error) -> ConnectionError {
     if err.is_timeout() {
         ConnectionError::Timeout
@@ -1120,6 +1151,58 @@ mod tests {
         }
     }
 
+    fn raised(slot: &Slot) -> u8 {
+        slot.flags.bits.load(Ordering::Acquire)
+    }
+
+    #[test]
+    fn the_clock_closes_a_connection_idle_for_a_whole_period_and_no_other() {
+        let table = Table::new(8, 8);
+        let idle = table.admit(ip(1)).unwrap();
+        let busy = table.admit(ip(2)).unwrap();
+        let answering = table.admit(ip(3)).unwrap();
+        // A request being answered: its stamp odd from the first tick on.
+        answering.stamp.store(1, Ordering::Relaxed);
+        // The first tick after it came counts as its start: four more make the period.
+        for tick in 1..=4 {
+            // `busy` starts a request or ends an answer every tick.
+            busy.stamp.fetch_add(1, Ordering::Relaxed);
+            table.tick(4);
+            assert_eq!(
+                raised(&idle),
+                0,
+                "tick {tick}: closed before a whole period"
+            );
+        }
+        busy.stamp.fetch_add(1, Ordering::Relaxed);
+        table.tick(4);
+        assert_eq!(raised(&idle), Flags::IDLE);
+        assert_eq!(raised(&busy), 0);
+        // A whole period on one answer (a slow handler, a stream) is not idleness.
+        for _ in 0..8 {
+            table.tick(4);
+        }
+        assert_eq!(raised(&answering), 0);
+        // Once its answer is done, a whole period counts from the tick that sees it.
+        answering.stamp.store(2, Ordering::Relaxed);
+        for _ in 0..4 {
+            table.tick(4);
+            assert_eq!(raised(&answering), 0);
+        }
+        table.tick(4);
+        assert_eq!(raised(&answering), Flags::IDLE);
+    }
+
+    #[test]
+    fn a_drain_reaches_every_connection_and_those_accepted_after_it() {
+        let table = Table::new(8, 8);
+        let before = table.admit(ip(1)).unwrap();
+        table.drain();
+        assert_eq!(raised(&before), Flags::DRAIN);
+        let after = table.admit(ip(2)).unwrap();
+        assert_eq!(raised(&after), Flags::DRAIN);
+    }
+
     #[test]
     fn the_task_of_a_connection_stays_small() {
         // Every open connection keeps its task (this future) allocated: what is rarely
@@ -1133,7 +1216,6 @@ mod tests {
                 &'static http1::Builder,
                 &'static Place,
                 Limits,
-                watch::Receiver<bool>,
             ) -> Fut,
         {
             std::mem::size_of::<Fut>()
