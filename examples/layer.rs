@@ -50,15 +50,15 @@ fn main() {
         eprintln!("usage: layer ADDR BODY_FILE ['name: value' ...]");
         std::process::exit(2);
     }
-    let addr: SocketAddr = args[1].parse().unwrap();
-    let body = Bytes::from(std::fs::read(&args[2]).unwrap());
+    let addr: SocketAddr = args[1].parse().expect("ADDR: an address and port");
+    let body = Bytes::from(std::fs::read(&args[2]).expect("BODY_FILE: a readable file"));
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     for line in &args[3..] {
-        let (n, v) = line.split_once(": ").unwrap();
+        let (n, v) = line.split_once(": ").expect("a header is 'name: value'");
         headers.append(
-            HeaderName::from_bytes(n.as_bytes()).unwrap(),
-            HeaderValue::from_str(v).unwrap(),
+            HeaderName::from_bytes(n.as_bytes()).expect("a header name"),
+            HeaderValue::from_str(v).expect("a header value"),
         );
     }
     let rt = tokio::runtime::Builder::new_current_thread()
