@@ -31,11 +31,12 @@
 //!   as they close cannot make other clients wait: it holds at most its cap, and idle
 //!   connections give way to new ones.
 //! - **Watchdog.** One clock task per server enforces [`Config::idle_timeout`] for
-//!   every connection: a few times a period it looks at each connection's slot and
-//!   closes a connection on which no request head arrived and no answer ended for a
-//!   whole period, unless one is being answered. A slow head (slow-loris) or an idle
-//!   keep-alive connection is therefore closed between one period and a quarter more
-//!   after its last request. The clock runs on the runtime that called [`run`] or
+//!   every connection: every 100 ms (four times a period, for a period under 400 ms) it
+//!   looks at each connection's slot and closes a connection on which no request head
+//!   arrived and no answer ended for a whole period, unless one is being answered. A
+//!   slow head (slow-loris) or an idle keep-alive connection is therefore closed within
+//!   one step of the clock after a whole period since its last request (at the default
+//!   10 s, within 100 ms of its deadline). The clock runs on the runtime that called [`run`] or
 //!   [`run_threads`] (so the serving threads of [`run_threads`] arm no timer at all).
 //!   A connection costs no task and no timer of its own: a control task with an
 //!   `Interval` per connection, the design before this one, cost ~2,400 instructions
@@ -98,9 +99,9 @@ pub struct Config {
     pub max_connections_per_address: usize,
     /// Time allowed to send a request head, and to stay idle between keep-alive
     /// requests. Default 10 s: generous for a real client, short for a slow-loris one.
-    /// Enforced by the server's clock, which looks at every connection a few times a
-    /// period, so a connection is closed between one period and a quarter more after
-    /// its last request or answer.
+    /// Enforced by the server's clock, which looks at every connection every 100 ms
+    /// (four times a period, for a period under 400 ms), so a connection is closed
+    /// within one such step after a whole period since its last request or answer.
     pub idle_timeout: Duration,
     /// hyper's read buffer and write-buffer bound: a request head larger than this is
     /// refused by hyper itself, and answers stop being produced for a connection whose
