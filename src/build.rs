@@ -157,9 +157,9 @@ impl Text {
 }
 
 /// Builds snapshot bytes (header + archive) from a validated source, in four steps
-/// that each can be tested alone: [`sort`] (the snapshot's orders), [`aggregate`] (the
+/// that each can be tested alone: `sort` (the snapshot's orders), `aggregate` (the
 /// numbers computed over the offers), [`render`] (the text, its pre-rendered JSON and
-/// every array and index) and [`archive`] (the rkyv archive behind its header).
+/// every array and index) and `archive` (the rkyv archive behind its header).
 pub fn build(source: &Source, opts: &BuildOptions) -> Result<(Vec<u8>, BuildReport), BuildError> {
     let sorted = sort(source);
     let aggregates = aggregate(&sorted);

@@ -26,7 +26,7 @@
 //! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
 //! A new resource adds a [`RouteId`] in [`crate::http::router`], a line in
-//! [`dispatch`], and a file here.
+//! `dispatch`, and a file here.
 //!
 //! The snapshot is taken once per request and held (an `Arc`) until the body is
 //! written, so a request answered during a swap is answered wholly from one snapshot.
@@ -305,7 +305,7 @@ pub type Later = Pin<Box<dyn Future<Output = HttpResponse> + Send>>;
 
 /// Answers one request and records it in the metrics. Never fails: every error is a
 /// problem response. The price and catalogue answers are made here, at once
-/// ([`answer_now`]); only a credit kept in Redis, and the routes whose handlers wait,
+/// (`answer_now`); only a credit kept in Redis, and the routes whose handlers wait,
 /// leave a future.
 pub fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
     let started = Instant::now();

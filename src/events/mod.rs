@@ -11,7 +11,7 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | [`diff`] | the changes between two snapshots: a merge of their pre-sorted arrays, `O(size)` |
+//! | [`diff`](mod@diff) | the changes between two snapshots: a merge of their pre-sorted arrays, `O(size)` |
 //! | [`render`] | the JSON of an event (envelope and data), written once per event |
 //! | [`log`] | the durable log: framed, checksummed records; torn tails dropped; replays skipped; retention |
 //! | [`shared`] | several replicas: the swaps and their events registered once in Redis, every replica's log a mirror |

@@ -216,7 +216,7 @@ pub fn render_webhooks(out: &mut String, facts: &WebhookFacts) {
 /// The server's counters. One per server, shared by every connection.
 ///
 /// The per-request counters are split into shards, one per worker thread as far as
-/// there are cores (at most [`MAX_SHARDS`]): a thread adds only to its own shard, so
+/// there are cores (at most `MAX_SHARDS`): a thread adds only to its own shard, so
 /// the counters of every request do not move one cache line from core to core
 /// (`cargo bench --bench metrics`: 92 ns a record from two threads on shared counters,
 /// against 11 from one). Reading sums the shards.

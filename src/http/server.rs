@@ -54,7 +54,7 @@
 //! - **Unparsable requests.** hyper answers a request head it cannot parse (garbage,
 //!   HTTP/0.9, a broken header, conflicting `Content-Length`s, a request target or head
 //!   past its limits) with a bare `400`, `414` or `431` without a body, and closes; an
-//!   HTTP/2 preface gets nothing. The connection's I/O object ([`Io`]) recognises that
+//!   HTTP/2 preface gets nothing. The connection's I/O object (`Io`) recognises that
 //!   bare answer as hyper writes it and holds it back; once the connection has ended,
 //!   the answer of [`Handler::unparsable`] (the same status, with a problem body) is
 //!   written on the socket in its place. Answers to parsed requests only pass one

@@ -9,7 +9,7 @@
 //! | [`session`] | signed session cookies and CSRF tokens (HMAC-SHA256) |
 //! | [`assets`] | the stylesheet, script and icon, under content-hashed names |
 //! | [`cache`] | rendered pages per snapshot and viewer plan |
-//! | [`format`] | how prices, counts and dates read |
+//! | [`format`](mod@format) | how prices, counts and dates read |
 //!
 //! [`handle`] answers every page route: static files first (no limit, they are
 //! immutable), then the per-address rate limit of the public API (page views spend no
