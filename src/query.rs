@@ -7,8 +7,9 @@
 //! one buffer per connection. The cost of a query is a hash probe per TLD, a binary
 //! search per (TLD, registrar) and a few `memcpy`s of pre-rendered fragments: no sorting,
 //! no scan of the matrix, no allocation beyond growing `out` (and the list of unknown
-//! names, when there are any). The one exception is `at` (prices as of a day, the private module `at`):
-//! it ranks one TLD's offers of that day per request, a few dozen at most.
+//! names, when there are any). The one exception is `at` (prices as of a day, in the
+//! private module `at`): it ranks one TLD's offers of that day per request, a few dozen
+//! at most.
 //!
 //! Submodules: [`render`] (the fragments the builder stores and `at` writes),
 //! `at` (history as of a day), `catalogue` (the catalogue, registrars, cursors),
@@ -220,7 +221,8 @@ pub fn cheapest(
 }
 
 /// [`cheapest`] as it would have answered on `day` (days since 1970-01-01), from the
-/// history (see the module `query::at` for the rules). A day after the data date is an error.
+/// history (the private module `query::at` has the rules). A day after the data date
+/// is an error.
 pub fn cheapest_at(
     snap: &ArchivedSnapshotData,
     req: &CheapestRequest<'_>,
@@ -365,7 +367,8 @@ pub fn prices(
 }
 
 /// [`prices`] as it would have answered on `day` (days since 1970-01-01), from the
-/// history (see the module `query::at` for the rules). A day after the data date is an error.
+/// history (the private module `query::at` has the rules). A day after the data date
+/// is an error.
 pub fn prices_at(
     snap: &ArchivedSnapshotData,
     req: &PricesRequest<'_>,
