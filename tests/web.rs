@@ -141,6 +141,26 @@ fn every_page_kind_renders_the_api_numbers() {
             "{target}"
         );
         assert!(r.header("content-security-policy").is_some());
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(r.header("referrer-policy"), Some("same-origin"));
+        assert_eq!(r.header("vary"), Some("Cookie, Accept-Encoding"));
+        if target != "/signin" {
+            // The cacheable pages: revalidated, tagged by snapshot and plan.
+            assert_eq!(
+                r.header("cache-control"),
+                Some("private, no-cache"),
+                "{target}"
+            );
+            assert!(
+                r.header("etag").is_some_and(|t| t.starts_with("W/\"")),
+                "{target}"
+            );
+            assert!(
+                r.header("last-modified")
+                    .is_some_and(|d| d.ends_with(" GMT")),
+                "{target}"
+            );
+        }
         assert!(
             !body.contains("src=\"http"),
             "{target}: nothing from another host"
@@ -529,6 +549,14 @@ fn etags_answer_304_and_pages_are_compressed_on_request() {
     let cookies = sign_in(s, &f.keys["pro"]);
     let member = page(s, "/tld/com", Some(&cookies));
     assert_ne!(member.header("etag").unwrap(), etag);
+    // And a visitor after the member has the visitor's again (the headers a thread keeps
+    // are the last viewer's: issue 20).
+    let visitor = page(s, "/tld/com", None);
+    assert_eq!(visitor.header("etag"), Some(etag.as_str()));
+    assert_eq!(
+        visitor.header("last-modified"),
+        Some(last_modified.as_str())
+    );
     let r = request(
         s,
         "GET",

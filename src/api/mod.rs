@@ -304,9 +304,9 @@ impl Handler for State {
 pub type Later = Pin<Box<dyn Future<Output = HttpResponse> + Send>>;
 
 /// Answers one request and records it in the metrics. Never fails: every error is a
-/// problem response. The price and catalogue answers are made here, at once
-/// (`answer_now`); only a credit kept in Redis, and the routes whose handlers wait,
-/// leave a future.
+/// problem response. The price and catalogue answers and the website's pages are made
+/// here, at once (`answer_now`); only a credit kept in Redis, and the routes whose
+/// handlers wait, leave a future.
 pub fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
     let started = Instant::now();
     match answer_now(state, &req, conn, started) {
@@ -355,8 +355,9 @@ enum Now {
 }
 
 /// Size limits, route and method; then the routes answered without waiting
-/// ([`immediate`]): the price and catalogue endpoints, in this function rather than in
-/// a future of their own, which every request would pay to move and poll.
+/// ([`immediate`]): the price and catalogue endpoints and the website's pages, in this
+/// function rather than in a future of their own, which every request would pay to
+/// move and poll.
 fn answer_now(state: &State, req: &Request<Incoming>, conn: &Connection, started: Instant) -> Now {
     let config = &state.config;
     // hyper refuses request lines past its own buffer (the connection layer answers
@@ -418,6 +419,14 @@ fn immediate(
         RouteId::ClientTlds | RouteId::PublicTlds => catalogue(C::Tlds),
         RouteId::RegistrarList => catalogue(C::RegistrarList),
         RouteId::Registrar => catalogue(C::Registrar),
+        // The website's pages and files, all but the two that read a form body.
+        RouteId::Home
+        | RouteId::TldPage
+        | RouteId::CataloguePage
+        | RouteId::RegistrarsPage
+        | RouteId::RegistrarPage
+        | RouteId::SignIn
+        | RouteId::Asset => return crate::web::answer_now(state, req, route, conn).map(Step::Done),
         _ => return None,
     })
 }
@@ -472,15 +481,11 @@ async fn dispatch(
         }
         RouteId::DomainsAvailability => Box::pin(live::bulk_availability(state, req, conn)).await,
         RouteId::DomainTls => Box::pin(live::tls(state, &req, segment, conn)).await,
-        RouteId::Home
-        | RouteId::TldPage
-        | RouteId::CataloguePage
-        | RouteId::RegistrarsPage
-        | RouteId::RegistrarPage
-        | RouteId::SignIn
-        | RouteId::SignOut
-        | RouteId::Asset => Box::pin(crate::web::handle(state, req, route, conn)).await,
-        // The price and catalogue routes: `answer_now` answers them before.
+        // The sign-in form's post and the sign-out; `answer_now` answers the other pages.
+        RouteId::SignIn | RouteId::SignOut => {
+            Box::pin(crate::web::handle(state, req, route, conn)).await
+        }
+        // The price, catalogue and page routes: `answer_now` answers them before.
         _ => match immediate(state, &req, route, segment, conn, started) {
             Some(step) => step.finish(state).await,
             None => Problem::NotFound.into_response(),

@@ -19,7 +19,7 @@ pub struct Viewer {
     /// Signed in with an API key.
     pub signed_in: bool,
     /// The plan whose rules apply (`public` for visitors).
-    pub plan: String,
+    pub plan: std::borrow::Cow<'static, str>,
     /// Whether the plan covers every TLD.
     pub all_tlds: bool,
 }
@@ -29,7 +29,7 @@ impl Viewer {
     pub fn visitor() -> Viewer {
         Viewer {
             signed_in: false,
-            plan: crate::access::plans::PUBLIC_PLAN.to_owned(),
+            plan: std::borrow::Cow::Borrowed(crate::access::plans::PUBLIC_PLAN),
             all_tlds: false,
         }
     }
