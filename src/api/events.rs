@@ -14,13 +14,16 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use hyper::Request;
-use hyper::header::{self, HeaderValue};
+use hyper::header::{self, HeaderName, HeaderValue};
 use tokio::sync::{mpsc, watch};
 
-use super::{Connection, HttpResponse, State, admit, finish, refuse};
+use super::{
+    Connection, HttpResponse, State, Step, admit, admit_now, finish, refuse, spend_and_respond,
+};
 use crate::access::plans::{FREE_TLDS, TldScope};
 use crate::events::{EventLog, Filter, Kind, Stored};
 use crate::http::body::Body;
@@ -39,6 +42,9 @@ const STREAM_QUEUE: usize = 2;
 /// The reconnection delay a stream tells `EventSource` clients, in ms.
 const RETRY_MS: u32 = 5000;
 
+/// Where an `EventSource` that reconnects says it stopped.
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
 /// What both endpoints take from the request.
 struct Wanted {
     after: u64,
@@ -46,16 +52,17 @@ struct Wanted {
     limit: usize,
 }
 
-/// `GET /api/v1/client/events`.
-pub async fn poll<B>(
-    state: &State,
-    req: &Request<B>,
-    route: RouteId,
-    conn: &Connection,
-) -> HttpResponse {
-    let (caller, log, wanted) = match admitted(state, req, route, conn).await {
-        Ok(admitted) => admitted,
-        Err(response) => return response,
+/// `GET /api/v1/client/events`: a plain function, as the price endpoints are ([`Step`]:
+/// a credit kept in Redis is left to the caller), so a poll costs no future of its own
+/// (issue 20).
+pub fn poll<B>(state: &State, req: &Request<B>, route: RouteId, conn: &Connection) -> Step {
+    let caller = match admit_now(state, req, route, conn) {
+        Ok(caller) => caller,
+        Err(response) => return Step::Done(response),
+    };
+    let (log, wanted) = match prepare(state, req, &caller) {
+        Ok(prepared) => prepared,
+        Err(problem) => return Step::Done(refuse(problem, &caller)),
     };
     let page = log.read(wanted.after, &wanted.filter, wanted.limit);
     let mut out = state.body_buffer(route);
@@ -71,7 +78,8 @@ pub async fn poll<B>(
     out.extend_from_slice(b",\"has_more\":");
     out.extend_from_slice(if page.more { b"true" } else { b"false" });
     out.push(b'}');
-    finish(state, route, caller, out).await
+    state.body_size_hints[route as usize].store(out.len(), Relaxed);
+    spend_and_respond(state, caller, Body::from(out))
 }
 
 /// `GET /api/v1/client/events/stream`.
@@ -159,7 +167,7 @@ fn prepare<B>(
     let mut after = params::integer("after", after.as_deref(), 0, u64::MAX, 0)?;
     // An EventSource reconnecting says where it stopped; that wins over the `after`
     // of the URL it was first opened with.
-    if let Some(last) = req.headers().get("last-event-id") {
+    if let Some(last) = req.headers().get(LAST_EVENT_ID) {
         let last = last.to_str().unwrap_or("\u{fffd}").trim();
         if !last.is_empty() {
             after = params::integer("Last-Event-ID", Some(last), 0, u64::MAX, 0)?;

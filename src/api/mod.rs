@@ -419,6 +419,7 @@ fn immediate(
         RouteId::ClientTlds | RouteId::PublicTlds => catalogue(C::Tlds),
         RouteId::RegistrarList => catalogue(C::RegistrarList),
         RouteId::Registrar => catalogue(C::Registrar),
+        RouteId::ClientEvents => events::poll(state, req, route, conn),
         // The website's pages and files, all but the two that read a form body.
         RouteId::Home
         | RouteId::TldPage
@@ -461,7 +462,6 @@ async fn dispatch(
         RouteId::Readyz => ops::readyz(state),
         RouteId::Metrics => ops::metrics(state),
         RouteId::OpenApi => ops::openapi(),
-        RouteId::ClientEvents => Box::pin(events::poll(state, &req, route, conn)).await,
         RouteId::ClientEventsStream => Box::pin(events::stream(state, &req, route, conn)).await,
         RouteId::ClientWebhooks
         | RouteId::ClientWebhook
