@@ -3,7 +3,9 @@
 //! [`ROUTES`] is the single source of truth: the dispatcher matches against it, the
 //! metrics label requests with its templates, and a test checks that
 //! `/openapi.json` documents exactly these paths. Matching is a handful of string
-//! comparisons on the raw (undecoded) path; no allocation, no regular expressions.
+//! comparisons on the raw (undecoded) path, among the templates that can match a path
+//! that starts as it does (the client API, the rest of the API, the others); no
+//! allocation, no regular expressions.
 //!
 //! Paths are matched exactly: no trailing-slash redirect, no case folding, no `..`
 //! resolution (`/api/v1/../healthz` is simply an unknown path, 404).
@@ -525,14 +527,96 @@ static TEMPLATES: [Template; ROUTE_COUNT] = {
     out
 };
 
+/// The start of the client API's paths, and of every API path: a path is looked for
+/// only among the templates that can match a path that starts as it does ([`GROUPS`]).
+const CLIENT_API: &[u8] = b"/api/v1/client/";
+const API: &[u8] = b"/api/";
+
+const fn starts_with(s: &[u8], prefix: &[u8]) -> bool {
+    if s.len() < prefix.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < prefix.len() {
+        if s[i] != prefix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A path's group: 0 starts with [`CLIENT_API`], 1 with [`API`] but not that, 2 neither.
+const fn group_of(path: &[u8]) -> usize {
+    if starts_with(path, CLIENT_API) {
+        0
+    } else if starts_with(path, API) {
+        1
+    } else {
+        2
+    }
+}
+
+/// Whether the template can match some path of group `group`: a whole path only itself;
+/// a template with a parameter every path that starts with its prefix.
+const fn may_match(t: &Template, group: usize) -> bool {
+    let p = t.prefix.as_bytes();
+    if t.parameter.is_none() {
+        return group_of(p) == group;
+    }
+    match group {
+        0 => starts_with(p, CLIENT_API) || starts_with(CLIENT_API, p),
+        1 => (starts_with(p, API) || starts_with(API, p)) && !starts_with(p, CLIENT_API),
+        _ => !starts_with(p, API),
+    }
+}
+
+/// The routes whose templates can match a path of each group, with their templates, in
+/// table order (so the first match is the one a walk of the whole table finds); `len`
+/// of them. A page's path (`/`, `/tld/com`) passed the thirty API templates before.
+struct Group {
+    routes: [(RouteId, Template); ROUTE_COUNT],
+    len: usize,
+}
+
+static GROUPS: [Group; 3] = {
+    const EMPTY: Group = Group {
+        routes: [(RouteId::ClientCheapest, Template::of("")); ROUTE_COUNT],
+        len: 0,
+    };
+    let mut out = [EMPTY, EMPTY, EMPTY];
+    let mut g = 0;
+    while g < 3 {
+        let mut i = 0;
+        while i < ROUTE_COUNT {
+            if may_match(&TEMPLATES[i], g) {
+                out[g].routes[out[g].len] = (ROUTES[i].id, TEMPLATES[i]);
+                out[g].len += 1;
+            }
+            i += 1;
+        }
+        g += 1;
+    }
+    out
+};
+
 /// Finds the route of a raw request path. Returns the route and, for a route with a
 /// path parameter, the raw (still percent-encoded) segment: exactly one non-empty
 /// segment, no `/` in it.
 pub fn find(path: &str) -> Option<(RouteId, &str)> {
-    for (route, template) in ROUTES.iter().zip(&TEMPLATES) {
+    // `group_of` at run time: the standard comparisons, not a loop a byte at a time.
+    let path_bytes = path.as_bytes();
+    let group = if path_bytes.starts_with(CLIENT_API) {
+        &GROUPS[0]
+    } else if path_bytes.starts_with(API) {
+        &GROUPS[1]
+    } else {
+        &GROUPS[2]
+    };
+    for (id, template) in &group.routes[..group.len] {
         if template.parameter.is_none() {
             if template.prefix == path {
-                return Some((route.id, ""));
+                return Some((*id, ""));
             }
             continue;
         }
@@ -543,7 +627,7 @@ pub fn find(path: &str) -> Option<(RouteId, &str)> {
             && !segment.is_empty()
             && !segment.bytes().any(|b| b == b'/')
         {
-            return Some((route.id, segment));
+            return Some((*id, segment));
         }
     }
     None
@@ -552,6 +636,77 @@ pub fn find(path: &str) -> Option<(RouteId, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`find`] as it was: a walk of the whole table.
+    fn find_by_walk(path: &str) -> Option<(RouteId, &str)> {
+        for (route, template) in ROUTES.iter().zip(&TEMPLATES) {
+            if template.parameter.is_none() {
+                if template.prefix == path {
+                    return Some((route.id, ""));
+                }
+                continue;
+            }
+            let segment = path
+                .strip_prefix(template.prefix)
+                .and_then(|rest| rest.strip_suffix(template.suffix));
+            if let Some(segment) = segment
+                && !segment.is_empty()
+                && !segment.bytes().any(|b| b == b'/')
+            {
+                return Some((route.id, segment));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn finding_by_group_finds_what_a_walk_of_the_table_finds() {
+        let mut paths: Vec<String> = vec![
+            "".into(),
+            "/".into(),
+            "//".into(),
+            "/api".into(),
+            "/api/".into(),
+            "/api/v1".into(),
+            "/api/v1/".into(),
+            "/api/v1/client".into(),
+            "/api/v1/client/".into(),
+            "/api/v1/client/x".into(),
+            "/api/v2/client/prices".into(),
+            "/apix/v1/prices".into(),
+            "/tld/".into(),
+            "/tld/com/".into(),
+            "/v1/prices/".into(),
+        ];
+        for route in &ROUTES {
+            let t = Template::of(route.path);
+            match t.parameter {
+                None => {
+                    paths.push(route.path.to_owned());
+                    paths.push(format!("{}/", route.path));
+                    paths.push(route.path[..route.path.len() - 1].to_owned());
+                }
+                Some(_) => {
+                    for segment in ["com", "", "a/b", "%2F", "api", "v1"] {
+                        paths.push(format!("{}{segment}{}", t.prefix, t.suffix));
+                        paths.push(format!("{}{segment}{}/x", t.prefix, t.suffix));
+                    }
+                }
+            }
+        }
+        for path in &paths {
+            assert_eq!(find(path), find_by_walk(path), "{path:?}");
+        }
+        // Every route is in a group, and found.
+        for route in &ROUTES {
+            let t = Template::of(route.path);
+            let path = match t.parameter {
+                None => route.path.to_owned(),
+                Some(_) => format!("{}x{}", t.prefix, t.suffix),
+            };
+            assert_eq!(find(&path).map(|(id, _)| id), Some(route.id), "{path}");
+        }
+    }
 
     #[test]
     fn table_is_in_route_id_order() {
