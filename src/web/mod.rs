@@ -125,8 +125,51 @@ pub fn wants_html<B>(req: &Request<B>) -> bool {
             .any(|v| v.as_bytes().windows(9).any(|w| w == b"text/html"))
 }
 
+/// Which of the request headers a page reads came at all: one pass over the request's
+/// few header names, so that an absent one costs no lookup (a lookup hashes the name:
+/// ~100 instructions each, six of them for a page; issue 20).
+#[derive(Clone, Copy, Debug)]
+struct Sent(u8);
+
+impl Sent {
+    const COOKIE: u8 = 1;
+    const ACCEPT_ENCODING: u8 = 2;
+    /// `If-None-Match` or `If-Modified-Since`.
+    const CONDITIONAL: u8 = 4;
+    const FORWARDED_PROTO: u8 = 8;
+
+    fn of(headers: &HeaderMap) -> Sent {
+        let mut bits = 0;
+        for name in headers.keys() {
+            bits |= if *name == header::COOKIE {
+                Sent::COOKIE
+            } else if *name == header::ACCEPT_ENCODING {
+                Sent::ACCEPT_ENCODING
+            } else if *name == header::IF_NONE_MATCH || *name == header::IF_MODIFIED_SINCE {
+                Sent::CONDITIONAL
+            } else if *name == FORWARDED_PROTO {
+                Sent::FORWARDED_PROTO
+            } else {
+                0
+            };
+        }
+        Sent(bits)
+    }
+
+    fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+
+    /// Whether the answer may be gzip-compressed ([`accepts_gzip`]).
+    fn gzip(self, headers: &HeaderMap) -> bool {
+        self.has(Sent::ACCEPT_ENCODING) && accepts_gzip(headers)
+    }
+}
+
 /// Who is asking, from the session cookie.
 struct Visit {
+    /// The headers that came.
+    sent: Sent,
     viewer: Viewer,
     session: Option<Session>,
     /// The session cookie was present but is no longer good (expired, forged, or its
@@ -143,11 +186,12 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     )
 }
 
-fn visit(state: &State, headers: &HeaderMap) -> Visit {
+fn visit(state: &State, headers: &HeaderMap, sent: Sent) -> Visit {
     let secret = &state.config.session_secret;
     let mut clear_session = false;
     let mut found = None;
-    if let Some(value) = cookie(headers, SESSION_COOKIE) {
+    let cookies = sent.has(Sent::COOKIE);
+    if let Some(value) = cookies.then(|| cookie(headers, SESSION_COOKIE)).flatten() {
         let now = state.access.now_ms().div_euclid(1000);
         match secret
             .open(value, now)
@@ -166,14 +210,18 @@ fn visit(state: &State, headers: &HeaderMap) -> Visit {
         None => Viewer::visitor(),
     };
     // The service speaks plain HTTP; TLS ends at a proxy, which says so.
-    let secure = headers
-        .get(FORWARDED_PROTO)
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"));
+    let secure = sent.has(Sent::FORWARDED_PROTO)
+        && headers
+            .get(FORWARDED_PROTO)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"));
     Visit {
+        sent,
         viewer,
         session: found.map(|(s, _)| s),
         clear_session,
-        csrf_nonce: cookie(headers, CSRF_COOKIE)
+        csrf_nonce: cookies
+            .then(|| cookie(headers, CSRF_COOKIE))
+            .flatten()
             .filter(|n| session::is_nonce(n))
             .map(str::to_owned),
         secure,
@@ -248,12 +296,13 @@ pub fn answer_now(
     if route == RouteId::Asset {
         return Some(asset(req));
     }
-    let gz = accepts_gzip(req.headers());
+    let sent = Sent::of(req.headers());
+    let gz = sent.gzip(req.headers());
     let loaded = match admitted(state, conn, gz) {
         Ok(loaded) => loaded,
         Err(refusal) => return Some(refusal),
     };
-    let visit = visit(state, req.headers());
+    let visit = visit(state, req.headers(), sent);
     let response = match route {
         RouteId::SignIn => signin_get(state, req, &loaded, &visit, gz),
         _ => page(state, req, route, &loaded, &visit, gz),
@@ -272,12 +321,13 @@ pub async fn handle(
     if let Some(response) = answer_now(state, &req, route, conn) {
         return response;
     }
-    let gz = accepts_gzip(req.headers());
+    let sent = Sent::of(req.headers());
+    let gz = sent.gzip(req.headers());
     let loaded = match admitted(state, conn, gz) {
         Ok(loaded) => loaded,
         Err(refusal) => return refusal,
     };
-    let visit = visit(state, req.headers());
+    let visit = visit(state, req.headers(), sent);
     let response = match route {
         RouteId::SignIn => signin_post(state, req, &loaded, &visit).await,
         _ => signout(state, req, &loaded, &visit).await,
@@ -327,7 +377,8 @@ fn with_cleared_session(mut response: HttpResponse, visit: &Visit) -> HttpRespon
 
 /// The HTML 404 for a path no route matches.
 pub async fn not_found(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
-    let gz = accepts_gzip(req.headers());
+    let sent = Sent::of(req.headers());
+    let gz = sent.gzip(req.headers());
     if let Err(denial) = state.access.admit_now(None, conn.client, false) {
         return refused(denial, gz);
     }
@@ -339,7 +390,7 @@ pub async fn not_found(state: &State, req: Request<Incoming>, conn: &Connection)
             gz,
         );
     };
-    let visit = visit(state, req.headers());
+    let visit = visit(state, req.headers(), sent);
     let snap = loaded.snapshot.data();
     let date = data::data_date(snap);
     let path = req.uri().path();
@@ -677,6 +728,9 @@ fn not_modified(
     last_modified: &str,
     visit: &Visit,
 ) -> Option<HttpResponse> {
+    if !visit.sent.has(Sent::CONDITIONAL) {
+        return None;
+    }
     let headers = req.headers();
     let hit = match headers.get(header::IF_NONE_MATCH) {
         Some(v) => v.to_str().is_ok_and(|v| etag_matches(v, etag)),
