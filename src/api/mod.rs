@@ -355,9 +355,9 @@ enum Now {
 }
 
 /// Size limits, route and method; then the routes answered without waiting
-/// ([`immediate`]): the price and catalogue endpoints and the website's pages, in this
-/// function rather than in a future of their own, which every request would pay to
-/// move and poll.
+/// ([`immediate`]): the price, catalogue and operational endpoints, the events poll and
+/// the website's pages, in this function rather than in a future of their own, which
+/// every request would pay to move and poll.
 fn answer_now(state: &State, req: &Request<Incoming>, conn: &Connection, started: Instant) -> Now {
     let config = &state.config;
     // hyper refuses request lines past its own buffer (the connection layer answers
@@ -420,6 +420,12 @@ fn immediate(
         RouteId::RegistrarList => catalogue(C::RegistrarList),
         RouteId::Registrar => catalogue(C::Registrar),
         RouteId::ClientEvents => events::poll(state, req, route, conn),
+        // The operational endpoints: plain functions of the state (a load balancer's
+        // health checks come often).
+        RouteId::Healthz => Step::Done(ops::healthz()),
+        RouteId::Readyz => Step::Done(ops::readyz(state)),
+        RouteId::Metrics => Step::Done(ops::metrics(state)),
+        RouteId::OpenApi => Step::Done(ops::openapi()),
         // The website's pages and files, all but the two that read a form body.
         RouteId::Home
         | RouteId::TldPage
@@ -458,10 +464,6 @@ async fn dispatch(
     // Found again: `answer_now` borrowed it from the request this function owns.
     let segment = router::find(req.uri().path()).map_or("", |(_, segment)| segment);
     let response = match route {
-        RouteId::Healthz => ops::healthz(),
-        RouteId::Readyz => ops::readyz(state),
-        RouteId::Metrics => ops::metrics(state),
-        RouteId::OpenApi => ops::openapi(),
         RouteId::ClientEventsStream => Box::pin(events::stream(state, &req, route, conn)).await,
         RouteId::ClientWebhooks
         | RouteId::ClientWebhook
@@ -485,7 +487,8 @@ async fn dispatch(
         RouteId::SignIn | RouteId::SignOut => {
             Box::pin(crate::web::handle(state, req, route, conn)).await
         }
-        // The price, catalogue and page routes: `answer_now` answers them before.
+        // The price, catalogue, page and operational routes: `answer_now` answers them
+        // before.
         _ => match immediate(state, &req, route, segment, conn, started) {
             Some(step) => step.finish(state).await,
             None => Problem::NotFound.into_response(),
