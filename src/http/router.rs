@@ -483,6 +483,19 @@ struct Template {
 }
 
 impl Template {
+    /// Whether `path` is this template's: for a template with a parameter, the raw
+    /// segment in its place (exactly one non-empty segment, no `/` in it); `""` for a
+    /// whole path.
+    #[inline]
+    fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
+        if self.parameter.is_none() {
+            return (self.prefix == path).then_some("");
+        }
+        path.strip_prefix(self.prefix)
+            .and_then(|rest| rest.strip_suffix(self.suffix))
+            .filter(|segment| !segment.is_empty() && !segment.bytes().any(|b| b == b'/'))
+    }
+
     const fn of(path: &'static str) -> Template {
         let bytes = path.as_bytes();
         let mut open = 0;
@@ -613,24 +626,9 @@ pub fn find(path: &str) -> Option<(RouteId, &str)> {
     } else {
         &GROUPS[2]
     };
-    for (id, template) in &group.routes[..group.len] {
-        if template.parameter.is_none() {
-            if template.prefix == path {
-                return Some((*id, ""));
-            }
-            continue;
-        }
-        let segment = path
-            .strip_prefix(template.prefix)
-            .and_then(|rest| rest.strip_suffix(template.suffix));
-        if let Some(segment) = segment
-            && !segment.is_empty()
-            && !segment.bytes().any(|b| b == b'/')
-        {
-            return Some((*id, segment));
-        }
-    }
-    None
+    group.routes[..group.len]
+        .iter()
+        .find_map(|(id, template)| template.matches(path).map(|segment| (*id, segment)))
 }
 
 #[cfg(test)]
@@ -639,24 +637,10 @@ mod tests {
 
     /// [`find`] as it was: a walk of the whole table.
     fn find_by_walk(path: &str) -> Option<(RouteId, &str)> {
-        for (route, template) in ROUTES.iter().zip(&TEMPLATES) {
-            if template.parameter.is_none() {
-                if template.prefix == path {
-                    return Some((route.id, ""));
-                }
-                continue;
-            }
-            let segment = path
-                .strip_prefix(template.prefix)
-                .and_then(|rest| rest.strip_suffix(template.suffix));
-            if let Some(segment) = segment
-                && !segment.is_empty()
-                && !segment.bytes().any(|b| b == b'/')
-            {
-                return Some((route.id, segment));
-            }
-        }
-        None
+        ROUTES
+            .iter()
+            .zip(&TEMPLATES)
+            .find_map(|(route, template)| template.matches(path).map(|s| (route.id, s)))
     }
 
     #[test]
