@@ -14,16 +14,13 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use hyper::Request;
 use hyper::header::{self, HeaderName, HeaderValue};
 use tokio::sync::{mpsc, watch};
 
-use super::{
-    Connection, HttpResponse, State, Step, admit, admit_now, finish, refuse, spend_and_respond,
-};
+use super::{Connection, HttpResponse, State, Step, admit, admit_now, finish, finish_now, refuse};
 use crate::access::plans::{FREE_TLDS, TldScope};
 use crate::events::{EventLog, Filter, Kind, Stored};
 use crate::http::body::Body;
@@ -78,8 +75,7 @@ pub fn poll<B>(state: &State, req: &Request<B>, route: RouteId, conn: &Connectio
     out.extend_from_slice(b",\"has_more\":");
     out.extend_from_slice(if page.more { b"true" } else { b"false" });
     out.push(b'}');
-    state.body_size_hints[route as usize].store(out.len(), Relaxed);
-    spend_and_respond(state, caller, Body::from(out))
+    finish_now(state, route, caller, out)
 }
 
 /// `GET /api/v1/client/events/stream`.

@@ -304,9 +304,9 @@ impl Handler for State {
 pub type Later = Pin<Box<dyn Future<Output = HttpResponse> + Send>>;
 
 /// Answers one request and records it in the metrics. Never fails: every error is a
-/// problem response. The price and catalogue answers and the website's pages are made
-/// here, at once (`answer_now`); only a credit kept in Redis, and the routes whose
-/// handlers wait, leave a future.
+/// problem response. The price, catalogue and operational answers, the events poll and
+/// the website's pages are made here, at once (`answer_now`); only a credit kept in
+/// Redis, and the routes whose handlers wait, leave a future.
 pub fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
     let started = Instant::now();
     match answer_now(state, &req, conn, started) {
@@ -641,6 +641,12 @@ pub fn answered<B>(
             }
         }
     }
+    finish_now(state, route, caller, out)
+}
+
+/// [`finish`] without a future: the route's size hint kept, then one credit spent at
+/// once and the answer made, or, for a credit kept in Redis, left to [`Step::finish`].
+pub(super) fn finish_now(state: &State, route: RouteId, caller: Caller, out: Vec<u8>) -> Step {
     state.body_size_hints[route as usize].store(out.len(), Relaxed);
     spend_and_respond(state, caller, Body::from(out))
 }

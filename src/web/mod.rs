@@ -822,24 +822,9 @@ fn non_empty(v: Option<std::borrow::Cow<'_, str>>) -> Option<std::borrow::Cow<'_
     v.filter(|s| !s.trim().is_empty())
 }
 
-/// The cache key of a page: the viewer's plan, the path, the query it reads.
-fn cache_key(viewer: &Viewer, path: &str, query: &str) -> String {
-    let mut key = String::new();
-    write_cache_key(&mut key, viewer, path, query);
-    key
-}
-
-fn write_cache_key(key: &mut String, viewer: &Viewer, path: &str, query: &str) {
-    key.push_str(if viewer.signed_in { "true:" } else { "false:" });
-    key.push_str(&viewer.plan);
-    key.push('|');
-    key.push_str(path);
-    key.push('?');
-    key.push_str(query);
-}
-
-/// A page's [`cache_key`] written into a buffer this thread keeps (given back when the
-/// key is dropped), so that looking a page up allocates nothing.
+/// The cache key of a page (the viewer's plan, the path, the query it reads), written
+/// into a buffer this thread keeps (given back when the key is dropped), so that
+/// looking a page up allocates nothing.
 struct CacheKey(String);
 
 thread_local! {
@@ -850,7 +835,12 @@ impl CacheKey {
     fn of(viewer: &Viewer, path: &str, query: &str) -> CacheKey {
         let mut key = KEY_BUFFER.take();
         key.clear();
-        write_cache_key(&mut key, viewer, path, query);
+        key.push_str(if viewer.signed_in { "true:" } else { "false:" });
+        key.push_str(&viewer.plan);
+        key.push('|');
+        key.push_str(path);
+        key.push('?');
+        key.push_str(query);
         CacheKey(key)
     }
 
@@ -917,8 +907,8 @@ fn warm_one(state: &State, loaded: &Loaded, route: RouteId, path: &str) -> bool 
     let snap = loaded.snapshot.data();
     let content_hash = loaded.snapshot.header().content_hash;
     let viewer = Viewer::visitor();
-    let key = cache_key(&viewer, path, "");
-    if state.web.cache.get(content_hash, &key).is_some() {
+    let key = CacheKey::of(&viewer, path, "");
+    if state.web.cache.get(content_hash, key.as_str()).is_some() {
         return false;
     }
     let date = data::data_date(snap);
@@ -935,7 +925,10 @@ fn warm_one(state: &State, loaded: &Loaded, route: RouteId, path: &str) -> bool 
     match render(state, route, segment, None, snap, &chrome, loaded) {
         Ok(Outcome::Cacheable(markup)) => {
             let page = Arc::new(Page::new(markup.into_string()));
-            state.web.cache.insert(content_hash, key, page);
+            state
+                .web
+                .cache
+                .insert(content_hash, key.as_str().to_owned(), page);
             true
         }
         _ => false,
@@ -1404,7 +1397,6 @@ mod tests {
             (&visitor, "/registrars/namecheap", "cursor=abc"),
         ] {
             let expected = format!("{}:{}|{}?{}", viewer.signed_in, viewer.plan, path, query);
-            assert_eq!(cache_key(viewer, path, query), expected);
             // Twice: the second key is written into the first one's buffer.
             for _ in 0..2 {
                 assert_eq!(CacheKey::of(viewer, path, query).as_str(), expected);
