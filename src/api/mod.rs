@@ -41,7 +41,7 @@ use std::time::Instant;
 
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
-use hyper::{Request, Response};
+use hyper::{Request, Response, StatusCode};
 
 use crate::access::{Access, Caller, KeyCache, MeterHeaders};
 use crate::http::body::Body;
@@ -310,7 +310,11 @@ pub type Later = Pin<Box<dyn Future<Output = HttpResponse> + Send>>;
 pub fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
     let started = Instant::now();
     match answer_now(state, &req, conn, started) {
-        Now::Done(route, response) => Reply::Now(recorded(state, route, response, started)),
+        Now::Done(route, response) => {
+            // Recorded by its status: the response itself is not moved through a call.
+            record(state, route, response.status(), started);
+            Reply::Now(response)
+        }
         Now::Spend(route, step) => {
             let state = Arc::clone(state);
             Reply::Later(Box::pin(async move {
@@ -336,12 +340,17 @@ fn recorded(
     response: HttpResponse,
     started: Instant,
 ) -> HttpResponse {
+    record(state, route, response.status(), started);
+    response
+}
+
+/// Records an answer with `status` in the metrics under its route.
+fn record(state: &State, route: Option<RouteId>, status: StatusCode, started: Instant) {
     state.metrics.record(
         route.map(|r| r as usize),
-        response.status().as_u16(),
+        status.as_u16(),
         started.elapsed(),
     );
-    response
 }
 
 /// What [`answer_now`] did.
@@ -721,8 +730,16 @@ fn respond(caller: Caller, body: Body, spent: Result<(), crate::access::Denial>)
             meter.as_ref().or(caller.headers.as_ref()),
         );
     }
+    with_headers(body, answer_headers(caller.headers.as_ref()))
+}
+
+/// A 200 response of `body` with `headers`.
+fn with_headers(body: Body, headers: HeaderMap) -> HttpResponse {
     let mut response = Response::new(body);
-    *response.headers_mut() = answer_headers(caller.headers.as_ref());
+    // `Response::new` made an empty map, which holds no allocation (`HeaderMap::new`
+    // allocates nothing): forgetting it instead of dropping it leaks nothing and skips
+    // ~50 instructions of drop glue a request.
+    std::mem::forget(std::mem::replace(response.headers_mut(), headers));
     response
 }
 
@@ -754,9 +771,7 @@ pub async fn read_body(
 
 /// A 200 JSON answer without metering headers.
 pub fn json_response(body: Body) -> HttpResponse {
-    let mut response = Response::new(body);
-    *response.headers_mut() = answer_headers(None);
-    response
+    with_headers(body, answer_headers(None))
 }
 
 /// The headers of a 200 answer: `Content-Type`, then the metering headers of a keyed
@@ -790,18 +805,18 @@ fn answer_headers(meter: Option<&MeterHeaders>) -> HeaderMap {
         Some(_) => credits.clone(),
         None => rate.clone(),
     };
-    // The template's order: content type, limit, remaining, reset[, credits].
+    // The template's order: content type, limit, remaining, reset[, credits] (the
+    // template has the credits' slot only when they are set). A plain zip: `skip(1)`
+    // and `flatten` over the values cost ~80 instructions more.
     let values = [
-        Some(u64::from(m.limit)),
-        Some(u64::from(m.remaining)),
-        Some(m.reset_secs),
-        m.credits_remaining,
+        u64::from(m.limit),
+        u64::from(m.remaining),
+        m.reset_secs,
+        m.credits_remaining.unwrap_or_default(),
     ];
-    for (slot, value) in headers
-        .values_mut()
-        .skip(1)
-        .zip(values.into_iter().flatten())
-    {
+    let mut slots = headers.values_mut();
+    slots.next();
+    for (slot, &value) in slots.zip(&values) {
         *slot = int_header(value);
     }
     headers

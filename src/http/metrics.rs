@@ -302,7 +302,11 @@ impl Metrics {
             .unwrap_or(STATUSES.len() - 1);
         let shard = &self.shards[thread_number() & (self.shards.len() - 1)];
         shard.requests[slot][status_slot].fetch_add(1, Relaxed);
-        let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        // Seconds and microseconds apart: `as_micros` works in 128 bits.
+        let us = elapsed
+            .as_secs()
+            .saturating_mul(1_000_000)
+            .saturating_add(u64::from(elapsed.subsec_micros()));
         if let Some(bucket) = BUCKETS_US.iter().position(|b| us <= *b) {
             shard.latency_buckets[slot][bucket].fetch_add(1, Relaxed);
         }

@@ -546,8 +546,9 @@ async fn serve<H: Handler>(
             .stamp
             .store(service_slot.stamp() + 1, Ordering::Relaxed);
         match H::handle(&service_handler, req, &connection) {
-            Reply::Now(response) => {
-                Served::Now(Some(guarded(response, &service_slot, &service_table)))
+            Reply::Now(mut response) => {
+                guard(&mut response, &service_slot, &service_table);
+                Served::Now(Some(response))
             }
             Reply::Later(answer) => Served::Later {
                 answer,
@@ -789,9 +790,10 @@ impl<F: Future<Output = Response<Body>> + Unpin> Future for Served<F> {
                 answer,
                 slot,
                 table,
-            } => Pin::new(answer)
-                .poll(cx)
-                .map(|response| Ok(guarded(response, slot, table))),
+            } => Pin::new(answer).poll(cx).map(|mut response| {
+                guard(&mut response, slot, table);
+                Ok(response)
+            }),
         }
     }
 }
@@ -799,7 +801,8 @@ impl<F: Future<Output = Response<Body>> + Unpin> Future for Served<F> {
 /// The answer, marked answered: at once, or for a streamed body when the body ends (or
 /// the client goes away). Until then the watchdog must not take the connection for
 /// idle, nor eviction for a free place.
-fn guarded(mut response: Response<Body>, slot: &Arc<Slot>, table: &Arc<Table>) -> Response<Body> {
+/// (In place: a response moved into a function and back is copied twice.)
+fn guard(response: &mut Response<Body>, slot: &Arc<Slot>, table: &Arc<Table>) {
     if response.body().is_streamed() {
         let answered = Answered {
             slot: Arc::clone(slot),
@@ -810,7 +813,6 @@ fn guarded(mut response: Response<Body>, slot: &Arc<Slot>, table: &Arc<Table>) -
     } else {
         mark_answered(slot, table);
     }
-    response
 }
 
 /// The connection is idle again from now.
