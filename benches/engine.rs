@@ -176,7 +176,7 @@ fn benches(c: &mut Criterion) {
                     let r = PricesRequest {
                         tlds: &["com", "net", "org"],
                         registrars: Some(&keys),
-                        started: Instant::now(),
+                        started: tldsnap::time::Stamp::now(),
                     };
                     query::prices(d, &r, out).expect("known");
                 }),
@@ -258,7 +258,7 @@ fn benches(c: &mut Criterion) {
                     let r = PricesRequest {
                         tlds: &["com", "net", "org"],
                         registrars: Some(&keys),
-                        started: Instant::now(),
+                        started: tldsnap::time::Stamp::now(),
                     };
                     query::prices_at(d, &r, at_day, out).expect("known");
                 }),

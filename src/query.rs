@@ -26,8 +26,8 @@ pub use catalogue::{
 };
 pub use suggest::close_names;
 
+use crate::time::Stamp;
 use std::fmt;
-use std::time::Instant;
 
 use crate::json;
 use crate::json::write_int;
@@ -67,7 +67,7 @@ pub struct PricesRequest<'a> {
     /// Registrar keys, de-duplicated, in request order; `None` = every seller.
     pub registrars: Option<&'a [&'a str]>,
     /// When the request started, for `stats.time_elapsed`.
-    pub started: Instant,
+    pub started: Stamp,
 }
 
 /// Parameters of [`registrars`].

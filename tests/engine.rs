@@ -8,7 +8,6 @@ mod synth;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
 
 use serde_json::Value;
 use tldsnap::build::{BuildOptions, build};
@@ -412,7 +411,7 @@ fn golden_bodies_of_every_query() {
         &PricesRequest {
             tlds: &["com", "co.uk", "zz"],
             registrars: Some(keys),
-            started: Instant::now(),
+            started: tldsnap::time::Stamp::now(),
         },
         &mut out,
     )
@@ -423,7 +422,7 @@ fn golden_bodies_of_every_query() {
         &PricesRequest {
             tlds: &["com", "aero"],
             registrars: None,
-            started: Instant::now(),
+            started: tldsnap::time::Stamp::now(),
         },
         &mut out,
     )
@@ -544,7 +543,7 @@ fn every_source_row_reads_back() {
         let req = PricesRequest {
             tlds: &tlds,
             registrars: Some(&keys),
-            started: Instant::now(),
+            started: tldsnap::time::Stamp::now(),
         };
         query::prices(snap.data(), &req, &mut out).unwrap();
         let v = json(&out);

@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Instant;
 
 use tldsnap::build::{BuildOptions, build};
 use tldsnap::query::{self, CheapestRequest, PricesRequest, QueryError, Shape};
@@ -154,7 +153,7 @@ fn at_equals_a_snapshot_built_from_the_source_of_that_day() {
                 let req = PricesRequest {
                     tlds: &group,
                     registrars,
-                    started: Instant::now(),
+                    started: tldsnap::time::Stamp::now(),
                 };
                 let expected = answer(|out| query::prices(t, &req, out));
                 let got = answer(|out| query::prices_at(d, &req, day, out));

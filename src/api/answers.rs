@@ -18,9 +18,9 @@
 //! Answers with a per-request part are kept with that part cut out: the prices answers'
 //! `stats.time_elapsed` is written anew into each copy ([`Cached::with_elapsed`]).
 
+use crate::time::Stamp;
 use std::cell::RefCell;
 use std::ops::Range;
-use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -64,7 +64,7 @@ impl Cached {
     /// The body with `stats.time_elapsed` measured from `started`, or as it was. A
     /// small body is copied with the new value in it; a larger one is sent as the kept
     /// bytes around it, without a copy.
-    pub fn with_elapsed(&self, started: Instant) -> Body {
+    pub fn with_elapsed(&self, started: Stamp) -> Body {
         let Some(span) = &self.elapsed else {
             return Body::from(self.body.clone());
         };
@@ -278,7 +278,7 @@ mod tests {
             elapsed: crate::query::elapsed_span(body),
         };
         assert_eq!(cached.elapsed, Some(26..37));
-        let out = cached.with_elapsed(Instant::now());
+        let out = cached.with_elapsed(Stamp::now());
         let text = std::str::from_utf8(out.bytes()).unwrap();
         assert!(text.starts_with(r#"{"stats":{"time_elapsed":""#), "{text}");
         assert!(text.ends_with(r#"ms","x":1}}"#), "{text}");
@@ -291,7 +291,7 @@ mod tests {
             elapsed: crate::query::elapsed_span(&big),
             body: Bytes::from(big),
         };
-        let out = cached.with_elapsed(Instant::now());
+        let out = cached.with_elapsed(Stamp::now());
         let out = http_body_util::BodyExt::collect(out)
             .await
             .unwrap()

@@ -31,13 +31,13 @@
 //! The snapshot is taken once per request and held (an `Arc`) until the body is
 //! written, so a request answered during a swap is answered wholly from one snapshot.
 
+use crate::time::Stamp;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
 
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -308,7 +308,7 @@ pub type Later = Pin<Box<dyn Future<Output = HttpResponse> + Send>>;
 /// the website's pages are made here, at once (`answer_now`); only a credit kept in
 /// Redis, and the routes whose handlers wait, leave a future.
 pub fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
-    let started = Instant::now();
+    let started = Stamp::now();
     match answer_now(state, &req, conn, started) {
         Now::Done(route, response) => {
             // Recorded by its status: the response itself is not moved through a call.
@@ -338,14 +338,14 @@ fn recorded(
     state: &State,
     route: Option<RouteId>,
     response: HttpResponse,
-    started: Instant,
+    started: Stamp,
 ) -> HttpResponse {
     record(state, route, response.status(), started);
     response
 }
 
 /// Records an answer with `status` in the metrics under its route.
-fn record(state: &State, route: Option<RouteId>, status: StatusCode, started: Instant) {
+fn record(state: &State, route: Option<RouteId>, status: StatusCode, started: Stamp) {
     state.metrics.record(
         route.map(|r| r as usize),
         status.as_u16(),
@@ -367,7 +367,7 @@ enum Now {
 /// ([`immediate`]): the price, catalogue and operational endpoints, the events poll and
 /// the website's pages, in this function rather than in a future of their own, which
 /// every request would pay to move and poll.
-fn answer_now(state: &State, req: &Request<Incoming>, conn: &Connection, started: Instant) -> Now {
+fn answer_now(state: &State, req: &Request<Incoming>, conn: &Connection, started: Stamp) -> Now {
     let config = &state.config;
     // hyper refuses request lines past its own buffer (the connection layer answers
     // 414/431 and closes); below that, these limits answer and keep the connection.
@@ -412,7 +412,7 @@ fn immediate(
     route: RouteId,
     segment: &str,
     conn: &Connection,
-    started: Instant,
+    started: Stamp,
 ) -> Option<Step> {
     use catalogue::Endpoint as C;
     use prices::Endpoint as P;
@@ -459,7 +459,7 @@ async fn dispatch(
     req: Request<Incoming>,
     conn: &Connection,
     route: Option<RouteId>,
-    started: Instant,
+    started: Stamp,
 ) -> (Option<RouteId>, HttpResponse) {
     let Some(route) = route else {
         if crate::web::wants_html(&req) {
@@ -587,7 +587,7 @@ pub enum Reuse {
     /// The whole body.
     Whole,
     /// The body, with `stats.time_elapsed` measured anew from this request's start.
-    Elapsed(Instant),
+    Elapsed(Stamp),
 }
 
 /// A whole metered JSON endpoint: [`begin`] (snapshot, key, rate), then `answer` writes
@@ -937,7 +937,7 @@ mod tests {
                 Request<Incoming>,
                 &'static Connection,
                 Option<RouteId>,
-                Instant,
+                Stamp,
             ) -> Fut,
         {
             std::mem::size_of::<Fut>()

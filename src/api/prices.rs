@@ -1,8 +1,8 @@
 //! The price endpoints (seed 4.1–4.3): cheapest, prices and registrars by TLD, in their
 //! client and public variants. Parameters in, a call into [`crate::query`], a body out.
 
+use crate::time::Stamp;
 use std::borrow::Cow;
-use std::time::Instant;
 
 use hyper::Request;
 use smallvec::SmallVec;
@@ -36,7 +36,7 @@ pub fn endpoint<B>(
     endpoint: Endpoint,
     segment: &str,
     conn: &Connection,
-    started: Instant,
+    started: Stamp,
 ) -> Step {
     // One snapshot for the whole request; parameters (400), plan (403) and existence
     // (404) are all in `answer`, which writes the body. Every answer here depends only
@@ -76,7 +76,7 @@ fn answer(
     query: Option<&str>,
     endpoint: Endpoint,
     segment: &str,
-    started: Instant,
+    started: Stamp,
     out: &mut Vec<u8>,
 ) -> Result<(), Problem> {
     let data = loaded.snapshot.data();

@@ -1,7 +1,6 @@
 //! `tldsnap query`: prints the very body the API would serve, from a snapshot file.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use super::CliError;
 use tldsnap::access::plans::{Plan, Plans, TldScope};
@@ -259,7 +258,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
         } => {
             let at = param(params::day("at", at.as_deref()))?;
             let (snap, plan) = common.open()?;
-            let started = Instant::now();
+            let started = tldsnap::time::Stamp::now();
             let tlds = tld_list(&tlds)?;
             check_plan(plan.as_ref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();

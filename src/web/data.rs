@@ -7,7 +7,6 @@
 //! (see [`super::cache`]), so the parse costs nothing per request.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use serde::Deserialize;
 
@@ -280,7 +279,7 @@ pub fn tld_page(
             &PricesRequest {
                 tlds: &tlds,
                 registrars: None,
-                started: Instant::now(),
+                started: crate::time::Stamp::now(),
             },
             &mut out,
         )?;
