@@ -24,7 +24,7 @@
 //!
 //! | floor | modules | role |
 //! |---|---|---|
-//! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps, JSON escaping, atomic and private files |
+//! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps and durations, JSON escaping, atomic and private files |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`], [`remote`] | compile, open, answer, swap; snapshots in object storage |
 //! | live | [`live`] | registration data, status, DNS, TLS and availability asked of upstreams at request time |

@@ -1,6 +1,7 @@
 //! Calendar arithmetic and the timestamp formats the project speaks: RFC 3339 on
 //! input, ISO 8601 UTC with milliseconds (`2025-10-25T00:00:00.000Z`) on output, and
-//! the HTTP date of headers (`Sun, 06 Nov 1994 08:49:37 GMT`).
+//! the HTTP date of headers (`Sun, 06 Nov 1994 08:49:37 GMT`); and [`Stamp`], the
+//! monotonic clock a request's duration is measured by.
 //!
 //! Hand-written on purpose: the project needs exactly three conversions, and the
 //! proleptic Gregorian algorithms below (Howard Hinnant's `days_from_civil`) are short,
