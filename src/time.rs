@@ -45,21 +45,28 @@ impl Stamp {
 /// Nanoseconds on `CLOCK_MONOTONIC`, the clock `Instant` reads on Linux.
 #[cfg(target_os = "linux")]
 fn monotonic_ns() -> u64 {
+    // Both parts are non-negative on this clock, which is always there on Linux.
+    let (secs, nanos) = read_clock(libc::CLOCK_MONOTONIC).unwrap_or_default();
+    (secs as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(nanos as u64)
+}
+
+/// The reading of the Linux clock `clock` as (seconds, nanoseconds), or `None` when
+/// `clock_gettime` fails (a clock this kernel lacks).
+#[cfg(target_os = "linux")]
+pub(crate) fn read_clock(clock: libc::clockid_t) -> Option<(i64, i64)> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid, writable `timespec` that outlives the call, and
     // `clock_gettime` writes nothing else.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    debug_assert_eq!(rc, 0, "CLOCK_MONOTONIC is always there on Linux");
-    // Both fields are non-negative on this clock; `time_t` and `c_long` are i64 on
-    // 64-bit Linux, narrower elsewhere.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    // `time_t` and `c_long` are i64 on 64-bit Linux, narrower elsewhere.
     #[allow(clippy::useless_conversion)]
-    let (secs, nanos) = (i64::from(ts.tv_sec), i64::from(ts.tv_nsec));
-    (secs as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(nanos as u64)
+    let reading = (i64::from(ts.tv_sec), i64::from(ts.tv_nsec));
+    (rc == 0).then_some(reading)
 }
 
 /// Nanoseconds since the first reading, by `Instant` (where no monotonic clock is known
@@ -292,6 +299,21 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stamp_measures_what_instant_measures() {
+        use std::time::{Duration, Instant};
+        // Bracketed by `Instant` readings of the same clock, at the start and the end:
+        // the stamp's elapsed time lies between the shortest and the longest span they
+        // allow, however long the thread waits between the readings.
+        let (i0, stamp, i1) = (Instant::now(), Stamp::now(), Instant::now());
+        std::thread::sleep(Duration::from_millis(5));
+        let (j0, elapsed, j1) = (Instant::now(), stamp.elapsed(), Instant::now());
+        assert!(elapsed >= j0.duration_since(i1), "{elapsed:?}");
+        assert!(elapsed <= j1.duration_since(i0), "{elapsed:?}");
+        assert!(elapsed >= Duration::from_millis(5), "{elapsed:?}");
+        assert!(Stamp::now() >= stamp);
+    }
 
     #[test]
     fn http_dates_are_imf_fixdate() {

@@ -35,21 +35,10 @@ impl Clock for SystemClock {
 /// reads as the epoch rather than failing a request).
 #[cfg(target_os = "linux")]
 fn coarse_now_ms() -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable `timespec` that outlives the call, and
-    // `clock_gettime` writes nothing else.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
-    if rc != 0 {
+    let Some((secs, nanos)) = crate::time::read_clock(libc::CLOCK_REALTIME_COARSE) else {
         return crate::time::now_ms();
-    }
-    // `time_t` and `c_long` are i64 on 64-bit Linux, narrower elsewhere.
-    #[allow(clippy::useless_conversion)]
-    let ms = i64::from(ts.tv_sec)
-        .saturating_mul(1000)
-        .saturating_add(i64::from(ts.tv_nsec) / 1_000_000);
+    };
+    let ms = secs.saturating_mul(1000).saturating_add(nanos / 1_000_000);
     ms.max(0)
 }
 
