@@ -18,7 +18,6 @@
 //! Answers with a per-request part are kept with that part cut out: the prices answers'
 //! `stats.time_elapsed` is written anew into each copy ([`Cached::with_elapsed`]).
 
-use crate::time::Stamp;
 use std::cell::RefCell;
 use std::ops::Range;
 
@@ -26,6 +25,7 @@ use bytes::Bytes;
 
 use crate::http::body::{Body, Chunk, INLINE};
 use crate::http::router::RouteId;
+use crate::time::Stamp;
 
 /// Answers kept per thread.
 pub const SLOTS: usize = 512;

@@ -31,7 +31,6 @@
 //! The snapshot is taken once per request and held (an `Arc`) until the body is
 //! written, so a request answered during a swap is answered wholly from one snapshot.
 
-use crate::time::Stamp;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -51,6 +50,7 @@ use crate::http::router::{self, ROUTE_COUNT, RouteId};
 use crate::http::server::{ConnectionEvent, Handler, Refusal, Reply, Unparsable};
 use crate::query::Shape;
 use crate::store::{Loaded, Store};
+use crate::time::Stamp;
 
 pub mod answers;
 pub mod catalogue;

@@ -1,7 +1,6 @@
 //! The price endpoints (seed 4.1–4.3): cheapest, prices and registrars by TLD, in their
 //! client and public variants. Parameters in, a call into [`crate::query`], a body out.
 
-use crate::time::Stamp;
 use std::borrow::Cow;
 
 use hyper::Request;
@@ -14,6 +13,7 @@ use crate::http::problem::Problem;
 use crate::http::router::RouteId;
 use crate::query::{self, CheapestRequest, PricesRequest, RegistrarsRequest, Shape};
 use crate::store::Loaded;
+use crate::time::Stamp;
 
 /// The price endpoints, as the router tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
