@@ -26,7 +26,6 @@ pub use catalogue::{
 };
 pub use suggest::close_names;
 
-use crate::time::Stamp;
 use std::fmt;
 
 use crate::json;
@@ -35,6 +34,7 @@ use crate::price::{write_opt_cents, write_triple};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
+use crate::time::Stamp;
 use crate::time::write_opt_date;
 
 /// The two response shapes of the cheapest endpoint (seed 4.1).

@@ -442,7 +442,7 @@ impl Route {
         let bit = if *method == Method::GET {
             GET_BIT
         } else if *method == Method::HEAD {
-            1 << 1
+            HEAD_BIT
         } else {
             match method_bit(method.as_str().as_bytes()) {
                 0 => return false,
@@ -613,10 +613,11 @@ static GROUPS: [Group; 3] = {
     out
 };
 
-/// The bit of [`METHODS`] that stands for GET.
-const GET_BIT: u8 = 1;
+/// The bits of [`METHODS`] that stand for GET and HEAD.
+const GET_BIT: u8 = method_bit(b"GET");
+const HEAD_BIT: u8 = method_bit(b"HEAD");
 
-/// The methods a route may list in its `allow`, in bit order (GET is bit 0).
+/// The methods a route may list in its `allow`, in bit order.
 const METHOD_NAMES: [&[u8]; 7] = [
     b"GET", b"HEAD", b"POST", b"PUT", b"PATCH", b"DELETE", b"OPTIONS",
 ];
