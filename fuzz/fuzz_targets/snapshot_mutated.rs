@@ -12,7 +12,6 @@
 #![no_main]
 
 use std::sync::OnceLock;
-use std::time::Instant;
 
 use libfuzzer_sys::fuzz_target;
 use tldsnap::build::{BuildOptions, build};
@@ -78,7 +77,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
     let req = query::PricesRequest {
         tlds: &names,
         registrars: None,
-        started: Instant::now(),
+        started: tldsnap::time::Stamp::now(),
     };
     if query::prices(snap, &req, &mut out).is_ok() {
         json("prices", &out);
@@ -86,7 +85,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
     let req = query::PricesRequest {
         tlds: &names,
         registrars: Some(&keys),
-        started: Instant::now(),
+        started: tldsnap::time::Stamp::now(),
     };
     if query::prices(snap, &req, &mut out).is_ok() {
         json("prices of every registrar", &out);
