@@ -1,6 +1,7 @@
 //! The response body: one chunk, either shared bytes (static or reference-counted) or a
 //! buffer the query layer just wrote, handed to hyper as it is; or up to three chunks
-//! (a kept answer with a fresh part in the middle, [`Body::spliced`]); or, for the one
+//! (a kept answer with a fresh part at its end or in its middle, [`Body::pair`],
+//! [`Body::spliced`]); or, for the one
 //! answer that is not complete when it starts (an event stream), chunks from a channel.
 //!
 //! `http_body_util::Full<Bytes>` would do, but turning the query's `Vec<u8>` into
@@ -87,6 +88,16 @@ impl Body {
     /// empty once hyper has taken them, and for a stream).
     pub fn bytes(&self) -> &[u8] {
         self.0.as_ref().map_or(&[], |c| c.chunk())
+    }
+
+    /// A body of two chunks sent one after the other: shared bytes, then a part of this
+    /// request (a kept answer whose last part is written anew).
+    pub fn pair(head: Bytes, rest: Chunk) -> Body {
+        Body(
+            Some(Chunk::Shared(head)),
+            None,
+            Some(Box::new([Some(rest), None])),
+        )
     }
 
     /// A body of three chunks sent one after the other: shared bytes, a part of this
