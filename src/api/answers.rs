@@ -84,9 +84,10 @@ impl Cached {
         }
         let head = self.body.slice(..span.start);
         let tail = &self.body[span.end..];
-        let mut part = Vec::with_capacity(INLINE + tail.len().min(TAIL_WITH_PART));
+        let with_tail = tail.len() <= TAIL_WITH_PART;
+        let mut part = Vec::with_capacity(INLINE + if with_tail { tail.len() } else { 0 });
         crate::query::write_elapsed(started.elapsed(), &mut part);
-        if tail.len() <= TAIL_WITH_PART {
+        if with_tail {
             part.extend_from_slice(tail);
             return Body::pair(head, Chunk::Owned { buf: part, pos: 0 });
         }
