@@ -70,7 +70,7 @@ impl Cached {
     /// The body with `stats.time_elapsed` measured from `started`, or as it was. A
     /// small body is copied with the new value in it; a larger one is sent as the kept
     /// bytes before the value, then the value and the few kept bytes after it (or, when
-    /// more than [`TAIL_WITH_PART`] follow, the value and then those kept bytes).
+    /// more than `TAIL_WITH_PART` (256) follow, the value and then those kept bytes).
     pub fn with_elapsed(&self, started: Stamp) -> Body {
         let Some(span) = &self.elapsed else {
             return Body::from(self.body.clone());
