@@ -522,13 +522,17 @@ pub fn elapsed_span(body: &[u8]) -> Option<std::ops::Range<usize>> {
     Some(at..at + len)
 }
 
+/// Room enough for any value [`write_elapsed`] writes (at most 19 bytes:
+/// `18446744073709.55ms`).
+pub const ELAPSED_ROOM: usize = 24;
+
 /// Writes `stats.time_elapsed` (`0.04ms`): milliseconds with two decimals, or three
 /// below 0.005 ms so that a fast answer does not read as zero.
 pub fn write_elapsed(elapsed: std::time::Duration, out: &mut Vec<u8>) {
     let nanos = elapsed.as_nanos().min(u64::MAX as u128) as u64;
     // Hundredths of a millisecond, rounded; thousandths when that would read as zero.
     let (value, decimals) = if nanos >= 5_000 {
-        ((nanos + 5_000) / 10_000, 2)
+        (nanos.saturating_add(5_000) / 10_000, 2)
     } else {
         ((nanos + 500) / 1_000, 3)
     };
@@ -825,5 +829,11 @@ mod tests {
         assert_eq!(elapsed(4_499), "0.004ms");
         assert_eq!(elapsed(1_000), "0.001ms");
         assert_eq!(elapsed(0), "0.000ms");
+        // The longest value there is fits the room the kept answers leave for it.
+        assert_eq!(elapsed(u64::MAX), "18446744073709.55ms");
+        let mut out = Vec::new();
+        write_elapsed(Duration::MAX, &mut out);
+        assert_eq!(out, b"18446744073709.55ms");
+        assert!(out.len() <= ELAPSED_ROOM);
     }
 }

@@ -23,7 +23,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use crate::http::body::{Body, Chunk, INLINE};
+use crate::http::body::{Body, Chunk};
 use crate::http::router::RouteId;
 use crate::time::Stamp;
 
@@ -76,7 +76,7 @@ impl Cached {
             return Body::from(self.body.clone());
         };
         if self.body.len() <= COPY_BELOW {
-            let mut out = Vec::with_capacity(self.body.len() + INLINE);
+            let mut out = Vec::with_capacity(self.body.len() + crate::query::ELAPSED_ROOM);
             out.extend_from_slice(&self.body[..span.start]);
             crate::query::write_elapsed(started.elapsed(), &mut out);
             out.extend_from_slice(&self.body[span.end..]);
@@ -85,7 +85,8 @@ impl Cached {
         let head = self.body.slice(..span.start);
         let tail = &self.body[span.end..];
         let with_tail = tail.len() <= TAIL_WITH_PART;
-        let mut part = Vec::with_capacity(INLINE + if with_tail { tail.len() } else { 0 });
+        let mut part =
+            Vec::with_capacity(crate::query::ELAPSED_ROOM + if with_tail { tail.len() } else { 0 });
         crate::query::write_elapsed(started.elapsed(), &mut part);
         if with_tail {
             part.extend_from_slice(tail);

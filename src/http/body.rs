@@ -1,8 +1,8 @@
 //! The response body: one chunk, either shared bytes (static or reference-counted) or a
 //! buffer the query layer just wrote, handed to hyper as it is; or up to three chunks
 //! (a kept answer with a fresh part at its end or in its middle, [`Body::pair`],
-//! [`Body::spliced`]); or, for the one
-//! answer that is not complete when it starts (an event stream), chunks from a channel.
+//! [`Body::spliced`]); or, for the one answer that is not complete when it starts (an
+//! event stream), chunks from a channel.
 //!
 //! `http_body_util::Full<Bytes>` would do, but turning the query's `Vec<u8>` into
 //! `Bytes` allocates a second block (the shared header that `Bytes` keeps for a vector
@@ -50,37 +50,6 @@ pub enum Chunk {
         /// How many of them have been consumed.
         pos: usize,
     },
-    /// A few bytes held in place (no allocation): `buf[pos..end]` are left.
-    Inline {
-        /// The bytes.
-        buf: [u8; INLINE],
-        /// The first byte not yet consumed.
-        pos: u8,
-        /// The end of the bytes.
-        end: u8,
-    },
-}
-
-/// Most bytes a [`Chunk::Inline`] holds.
-pub const INLINE: usize = 24;
-
-impl Chunk {
-    /// `bytes` as a chunk: held in place when they fit, else in a buffer.
-    pub fn small(bytes: &[u8]) -> Chunk {
-        if bytes.len() > INLINE {
-            return Chunk::Owned {
-                buf: bytes.to_vec(),
-                pos: 0,
-            };
-        }
-        let mut buf = [0; INLINE];
-        buf[..bytes.len()].copy_from_slice(bytes);
-        Chunk::Inline {
-            buf,
-            pos: 0,
-            end: bytes.len() as u8,
-        }
-    }
 }
 
 impl Body {
@@ -163,7 +132,6 @@ impl Buf for Chunk {
         match self {
             Chunk::Shared(b) => b.len(),
             Chunk::Owned { buf, pos } => buf.len() - pos,
-            Chunk::Inline { pos, end, .. } => usize::from(end - pos),
         }
     }
 
@@ -171,7 +139,6 @@ impl Buf for Chunk {
         match self {
             Chunk::Shared(b) => b,
             Chunk::Owned { buf, pos } => &buf[*pos..],
-            Chunk::Inline { buf, pos, end } => &buf[usize::from(*pos)..usize::from(*end)],
         }
     }
 
@@ -181,13 +148,6 @@ impl Buf for Chunk {
             Chunk::Owned { buf, pos } => {
                 assert!(cnt <= buf.len() - *pos, "advance past the end of the body");
                 *pos += cnt;
-            }
-            Chunk::Inline { pos, end, .. } => {
-                assert!(
-                    cnt <= usize::from(*end - *pos),
-                    "advance past the end of the body"
-                );
-                *pos += cnt as u8;
             }
         }
     }
@@ -289,10 +249,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_spliced_body_sends_its_three_chunks_in_order() {
-        for middle in [&b"0.04ms"[..], &[b'9'; INLINE + 5][..], b""] {
+        for middle in [&b"0.04ms"[..], &[b'9'; 29][..], b""] {
             let body = Body::spliced(
                 Bytes::from_static(b"head "),
-                Chunk::small(middle),
+                Chunk::Owned {
+                    buf: middle.to_vec(),
+                    pos: 0,
+                },
                 Bytes::from_static(b" tail"),
             );
             let want = [&b"head "[..], middle, b" tail"].concat();
@@ -304,17 +267,6 @@ mod tests {
             let collected = body.collect().await.unwrap().to_bytes();
             assert_eq!(&collected[..], &want[..]);
         }
-    }
-
-    #[test]
-    fn an_inline_chunk_advances_like_bytes() {
-        let mut chunk = Chunk::small(b"abcdef");
-        assert!(matches!(chunk, Chunk::Inline { .. }));
-        chunk.advance(2);
-        assert_eq!(chunk.chunk(), b"cdef");
-        assert_eq!(chunk.remaining(), 4);
-        chunk.advance(4);
-        assert_eq!(chunk.remaining(), 0);
     }
 
     #[test]
