@@ -18,12 +18,29 @@ use hyper::body::{Frame, SizeHint};
 
 /// A response body: complete, sent as one data frame (or up to three), or streamed
 /// ([`Body::channel`]).
+///
+/// 56 bytes: a response is moved several times between the handler and hyper's write,
+/// so what only spliced and streamed bodies need lives behind a box; and hyper asks
+/// `is_end_stream` and `size_hint` of every answer, so those two are inlined.
 #[derive(Debug, Default)]
-pub struct Body(
-    Option<Chunk>,
-    Option<Streamed>,
-    Option<Box<[Option<Chunk>; 2]>>,
-);
+pub struct Body {
+    /// The first chunk, until hyper takes it (none for a stream).
+    first: Option<Chunk>,
+    /// What follows it.
+    rest: Rest,
+}
+
+/// What follows the first chunk of a [`Body`].
+#[derive(Debug, Default)]
+enum Rest {
+    /// Nothing: the body is its first chunk.
+    #[default]
+    None,
+    /// One or two more chunks, sent in order ([`Body::pair`], [`Body::spliced`]).
+    Chunks(Box<[Option<Chunk>; 2]>),
+    /// Chunks as they come ([`Body::channel`]).
+    Stream(Box<Streamed>),
+}
 
 /// The streamed part of a [`Body`]: chunks as they are produced, and whatever must live
 /// exactly as long as the body ([`Body::with_guard`]).
@@ -56,53 +73,51 @@ impl Body {
     /// The bytes of the first chunk, as a slice (the whole body but for a spliced one;
     /// empty once hyper has taken them, and for a stream).
     pub fn bytes(&self) -> &[u8] {
-        self.0.as_ref().map_or(&[], |c| c.chunk())
+        self.first.as_ref().map_or(&[], |c| c.chunk())
     }
 
     /// A body of two chunks sent one after the other: shared bytes, then a part of this
     /// request (a kept answer whose last part is written anew).
     pub fn pair(head: Bytes, rest: Chunk) -> Body {
-        Body(
-            Some(Chunk::Shared(head)),
-            None,
-            Some(Box::new([Some(rest), None])),
-        )
+        Body {
+            first: Some(Chunk::Shared(head)),
+            rest: Rest::Chunks(Box::new([Some(rest), None])),
+        }
     }
 
     /// A body of three chunks sent one after the other: shared bytes, a part of this
     /// request, and more shared bytes. A kept answer with one part written anew is
     /// sent like this instead of being copied into a new buffer.
     pub fn spliced(head: Bytes, middle: Chunk, tail: Bytes) -> Body {
-        Body(
-            Some(Chunk::Shared(head)),
-            None,
-            Some(Box::new([Some(middle), Some(Chunk::Shared(tail))])),
-        )
+        Body {
+            first: Some(Chunk::Shared(head)),
+            rest: Rest::Chunks(Box::new([Some(middle), Some(Chunk::Shared(tail))])),
+        }
     }
 
     /// A body sent in chunks as they arrive on `chunks`, ending when every sender is
     /// dropped. Sent with chunked transfer encoding; each chunk is flushed as it comes.
     pub fn channel(chunks: tokio::sync::mpsc::Receiver<Vec<u8>>) -> Body {
-        Body(
-            None,
-            Some(Streamed {
+        Body {
+            first: None,
+            rest: Rest::Stream(Box::new(Streamed {
                 chunks,
                 _guard: None,
-            }),
-            None,
-        )
+            })),
+        }
     }
 
     /// Whether the body is streamed: the answer is not complete when the response starts.
+    #[inline]
     pub fn is_streamed(&self) -> bool {
-        self.1.is_some()
+        matches!(self.rest, Rest::Stream(_))
     }
 
     /// Keeps `guard` alive until the body is dropped: when hyper has sent all of it, or
     /// the connection ended first. Only for streamed bodies (a complete body is dropped
     /// as soon as it is written, which the caller knows already).
     pub fn with_guard(mut self, guard: impl Send + Sync + 'static) -> Body {
-        if let Some(streamed) = &mut self.1 {
+        if let Rest::Stream(streamed) = &mut self.rest {
             streamed._guard = Some(Box::new(guard));
         }
         self
@@ -111,19 +126,25 @@ impl Body {
 
 impl From<Vec<u8>> for Body {
     fn from(buf: Vec<u8>) -> Body {
-        Body(Some(Chunk::Owned { buf, pos: 0 }), None, None)
+        Body {
+            first: Some(Chunk::Owned { buf, pos: 0 }),
+            rest: Rest::None,
+        }
     }
 }
 
 impl From<Bytes> for Body {
     fn from(bytes: Bytes) -> Body {
-        Body(Some(Chunk::Shared(bytes)), None, None)
+        Body {
+            first: Some(Chunk::Shared(bytes)),
+            rest: Rest::None,
+        }
     }
 }
 
 impl From<&'static [u8]> for Body {
     fn from(bytes: &'static [u8]) -> Body {
-        Body(Some(Chunk::Shared(Bytes::from_static(bytes))), None, None)
+        Body::from(Bytes::from_static(bytes))
     }
 }
 
@@ -154,12 +175,13 @@ impl Buf for Chunk {
 }
 
 impl Body {
-    /// Bytes left in the complete chunks.
+    /// Bytes left in the complete chunks (none for a stream).
+    #[inline]
     fn remaining(&self) -> usize {
-        let first = self.0.as_ref().map_or(0, Buf::remaining);
-        match &self.2 {
-            None => first,
-            Some(more) => first + more.iter().flatten().map(Buf::remaining).sum::<usize>(),
+        let first = self.first.as_ref().map_or(0, Buf::remaining);
+        match &self.rest {
+            Rest::None | Rest::Stream(_) => first,
+            Rest::Chunks(more) => first + more.iter().flatten().map(Buf::remaining).sum::<usize>(),
         }
     }
 }
@@ -169,32 +191,35 @@ impl hyper::body::Body for Body {
     type Error = Infallible;
 
     fn poll_frame(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Chunk>, Infallible>>> {
-        if let Some(streamed) = &mut self.1 {
-            return streamed
-                .chunks
-                .poll_recv(cx)
-                .map(|chunk| chunk.map(|buf| Ok(Frame::data(Chunk::Owned { buf, pos: 0 }))));
-        }
-        let next = match (self.0.take(), &mut self.2) {
+        let this = self.get_mut();
+        let next = match (this.first.take(), &mut this.rest) {
             (Some(chunk), _) => Some(chunk),
-            (None, Some(more)) => {
+            (None, Rest::None) => None,
+            (None, Rest::Chunks(more)) => {
                 let [a, b] = &mut **more;
                 a.take().or_else(|| b.take())
             }
-            (None, None) => None,
+            (None, Rest::Stream(streamed)) => {
+                return streamed
+                    .chunks
+                    .poll_recv(cx)
+                    .map(|chunk| chunk.map(|buf| Ok(Frame::data(Chunk::Owned { buf, pos: 0 }))));
+            }
         };
         Poll::Ready(next.map(|c| Ok(Frame::data(c))))
     }
 
+    #[inline]
     fn is_end_stream(&self) -> bool {
-        self.1.is_none() && self.remaining() == 0
+        !self.is_streamed() && self.remaining() == 0
     }
 
+    #[inline]
     fn size_hint(&self) -> SizeHint {
-        if self.1.is_some() {
+        if self.is_streamed() {
             return SizeHint::default();
         }
         SizeHint::with_exact(self.remaining() as u64)
@@ -205,6 +230,14 @@ impl hyper::body::Body for Body {
 mod tests {
     use super::*;
     use http_body_util::BodyExt;
+
+    #[test]
+    fn a_body_stays_small() {
+        // Moved with every response from the handler to hyper's write (issue 20).
+        let bytes = std::mem::size_of::<Body>();
+        // 56 on 2026-11-27 (64 with three options side by side).
+        assert!(bytes <= 56, "a body is {bytes} bytes");
+    }
 
     #[tokio::test]
     async fn sends_its_bytes_once_whatever_they_are_made_of() {
