@@ -370,7 +370,7 @@ def main():
         md.append("")
     if memory:
         md.append("## Memory\n")
-        md.append("| dataset | snapshot file MiB | VmRSS MiB (after load) | VmHWM MiB | RSS - snapshot MiB |")
+        md.append("| dataset | snapshot file MiB | VmRSS MiB (after the GET load, before the audit) | VmHWM MiB | RSS - snapshot MiB |")
         md.append("|---|---:|---:|---:|---:|")
         for m in memory:
             snap = m["snapshot_bytes"] / 2**20
