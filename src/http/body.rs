@@ -70,8 +70,8 @@ pub enum Chunk {
 }
 
 impl Body {
-    /// The bytes of the first chunk, as a slice (the whole body but for a spliced one;
-    /// empty once hyper has taken them, and for a stream).
+    /// The bytes of the first chunk, as a slice (the whole body but for a pair or a
+    /// spliced one; empty once hyper has taken them, and for a stream).
     pub fn bytes(&self) -> &[u8] {
         self.first.as_ref().map_or(&[], |c| c.chunk())
     }
