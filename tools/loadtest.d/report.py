@@ -299,7 +299,8 @@ def main():
     md.append("`x hyper-ct` is the median over rounds of (this run's req/s / the req/s of hyper on a "
               "current_thread runtime serving the same bytes, measured in the same round), with the spread "
               "(min-max over rounds); `x hyper-mt` the same against hyper's multi-thread runtime. Pairing "
-              "runs of one round cancels most of the machine's other load; req/s and latencies are medians.\n")
+              "runs of one round (the servers in turn, in the reverse order every other round) cancels most of "
+              "the machine's other load; req/s and latencies are medians.\n")
     md.append("| workload | dataset | server | conns | req/s | x hyper-ct (spread) | x hyper-mt | p50 ms | p99 ms | p99.9 ms | failed |")
     md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     order = {w: i for i, w in enumerate(WORKLOADS)}
@@ -333,7 +334,8 @@ def main():
         md.append("## Key population (issue 20)\n")
         md.append("cheapest 1 TLD at 64 connections on one server that loaded every key; each request carries "
                   "one key, or the next of all of them in turn (tools/loadtest.d/keys.lua: the same wrk work "
-                  "either way). `x one key` is the median of the per-round ratios, with the spread.\n")
+                  "either way), the two taking turns to go first from round to round. `x one key` is the median "
+                  "of the per-round ratios, with the spread.\n")
         md.append("| keys sent | dataset | req/s | x one key (spread) | p50 ms | p99 ms | failed |")
         md.append("|---:|---|---:|---:|---:|---:|---:|")
         for n, k in keys.items():
