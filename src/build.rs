@@ -494,7 +494,7 @@ fn archive(data: &SnapshotData, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRe
     let header = Header {
         version: FORMAT_VERSION,
         payload_len: payload.len() as u64,
-        content_hash: xxhash_rust::xxh3::xxh3_128(&payload),
+        content_hash: crate::snapshot::content_hash(&payload),
         data_updated_ms: data.data_updated_ms,
         built_at_ms: opts.built_at_ms,
     };
@@ -810,7 +810,7 @@ mod tests {
         assert_eq!(header.payload_len as usize, bytes.len() - HEADER_LEN);
         assert_eq!(
             header.content_hash,
-            xxhash_rust::xxh3::xxh3_128(&bytes[HEADER_LEN..])
+            crate::snapshot::content_hash(&bytes[HEADER_LEN..])
         );
         assert_eq!(header.built_at_ms, Some(1_700_000_000_000));
         assert_eq!(header.data_updated_ms, data.data_updated_ms);

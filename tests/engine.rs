@@ -319,7 +319,7 @@ fn a_forged_payload_with_a_matching_hash_is_still_checked() {
     let header = tldsnap::snapshot::Header {
         version: FORMAT_VERSION,
         payload_len: payload.len() as u64,
-        content_hash: xxhash_rust::xxh3::xxh3_128(&payload),
+        content_hash: tldsnap::snapshot::content_hash(&payload),
         data_updated_ms: 0,
         built_at_ms: None,
     };

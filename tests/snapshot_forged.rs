@@ -82,7 +82,7 @@ fn forge(
     }
     assert_ne!(forged, bytes, "the edit changed nothing");
     let mut header = Header::parse(&forged).unwrap();
-    header.content_hash = xxhash_rust::xxh3::xxh3_128(&forged[HEADER_LEN..]);
+    header.content_hash = tldsnap::snapshot::content_hash(&forged[HEADER_LEN..]);
     forged[..HEADER_LEN].copy_from_slice(&header.to_bytes());
     open_both(&forged)
 }
@@ -287,7 +287,7 @@ fn forge_text(bytes: &[u8], at: usize, to: u8) -> Result<Snapshot, OpenError> {
     let mut forged = bytes.to_vec();
     forged[text + at] = to;
     let mut header = Header::parse(&forged).unwrap();
-    header.content_hash = xxhash_rust::xxh3::xxh3_128(&forged[HEADER_LEN..]);
+    header.content_hash = tldsnap::snapshot::content_hash(&forged[HEADER_LEN..]);
     forged[..HEADER_LEN].copy_from_slice(&header.to_bytes());
     open_both(&forged)
 }
@@ -495,7 +495,7 @@ fn the_text_check_in_chunks_finds_every_edit_and_tells_the_first() {
     twice[text + middle.1] = other(middle.1);
     twice[text + last.1] = other(last.1);
     let mut header = Header::parse(&twice).unwrap();
-    header.content_hash = xxhash_rust::xxh3::xxh3_128(&twice[HEADER_LEN..]);
+    header.content_hash = tldsnap::snapshot::content_hash(&twice[HEADER_LEN..]);
     twice[..HEADER_LEN].copy_from_slice(&header.to_bytes());
     let middle_at = d.tld_index(&middle.0).unwrap();
     for _ in 0..20 {

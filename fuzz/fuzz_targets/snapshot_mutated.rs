@@ -166,7 +166,7 @@ fuzz_target!(|data: &[u8]| {
         bytes[HEADER_LEN + offset] = edit[4];
     }
     let mut header = Header::parse(&bytes).expect("the base header");
-    header.content_hash = xxhash_rust::xxh3::xxh3_128(&bytes[HEADER_LEN..]);
+    header.content_hash = tldsnap::snapshot::content_hash(&bytes[HEADER_LEN..]);
     bytes[..HEADER_LEN].copy_from_slice(&header.to_bytes());
     if let Ok(snapshot) = Snapshot::from_bytes(&bytes) {
         answer_everything(snapshot.data());

@@ -49,7 +49,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use serde::Deserialize;
-use xxhash_rust::xxh3::xxh3_64_with_seed;
+use twox_hash::XxHash3_64;
 
 use super::diff::{Change, Kind, diff};
 use super::render::{Envelope, write_event, write_hash};
@@ -755,7 +755,7 @@ fn frame(payload: &[u8]) -> Result<Vec<u8>, LogError> {
     let len = u32::try_from(payload.len()).map_err(|_| LogError::TooLarge(payload.len()))?;
     let mut out = Vec::with_capacity(FRAME_LEN + payload.len());
     out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&xxh3_64_with_seed(payload, u64::from(len)).to_le_bytes());
+    out.extend_from_slice(&XxHash3_64::oneshot_with_seed(u64::from(len), payload).to_le_bytes());
     out.extend_from_slice(payload);
     Ok(out)
 }
@@ -874,7 +874,7 @@ fn record_at(bytes: &[u8], at: usize) -> Option<&[u8]> {
     let len = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes"));
     let check = u64::from_le_bytes(head[4..12].try_into().expect("8 bytes"));
     let payload = bytes.get(at + FRAME_LEN..(at + FRAME_LEN).checked_add(len as usize)?)?;
-    (xxh3_64_with_seed(payload, u64::from(len)) == check).then_some(payload)
+    (XxHash3_64::oneshot_with_seed(u64::from(len), payload) == check).then_some(payload)
 }
 
 fn parse_hash(s: &str) -> Option<u128> {

@@ -35,7 +35,7 @@ pub struct Assets {
 }
 
 fn asset(stem: &str, ext: &str, content_type: &'static str, body: &'static [u8]) -> Asset {
-    let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(body));
+    let hash = format!("{:016x}", twox_hash::XxHash3_64::oneshot(body));
     Asset {
         path: format!("/static/{stem}.{hash}.{ext}"),
         content_type,
@@ -69,8 +69,9 @@ pub fn assets() -> &'static Assets {
         );
         let version = format!(
             "{:08x}",
-            xxhash_rust::xxh3::xxh3_64(format!("{}{}{}", css.path, js.path, icon.path).as_bytes())
-                as u32
+            twox_hash::XxHash3_64::oneshot(
+                format!("{}{}{}", css.path, js.path, icon.path).as_bytes()
+            ) as u32
         );
         Assets {
             css,

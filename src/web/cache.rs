@@ -77,7 +77,7 @@ impl std::fmt::Debug for PageCache {
 
 impl PageCache {
     fn shard(&self, key: &str) -> std::sync::MutexGuard<'_, Shard> {
-        let i = xxhash_rust::xxh3::xxh3_64(key.as_bytes()) as usize % SHARDS;
+        let i = twox_hash::XxHash3_64::oneshot(key.as_bytes()) as usize % SHARDS;
         self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
     }
 

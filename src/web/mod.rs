@@ -558,7 +558,7 @@ fn page_etag(loaded: &Loaded, viewer: &Viewer) -> String {
     format!(
         "W/\"{:016x}-{:08x}-{}\"",
         hash as u64,
-        xxhash_rust::xxh3::xxh3_64(who.as_bytes()) as u32,
+        twox_hash::XxHash3_64::oneshot(who.as_bytes()) as u32,
         assets::assets().version
     )
 }

@@ -21,7 +21,7 @@ use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-use xxhash_rust::xxh3::xxh3_64;
+use twox_hash::XxHash3_64;
 
 /// Bytes per record.
 pub const RECORD: usize = 24;
@@ -80,7 +80,7 @@ impl Journal {
         let mut rec = [0u8; RECORD];
         rec[0..8].copy_from_slice(&p.cursor.to_le_bytes());
         rec[8..16].copy_from_slice(&p.delivered.to_le_bytes());
-        let check = xxh3_64(&rec[0..16]);
+        let check = XxHash3_64::oneshot(&rec[0..16]);
         rec[16..24].copy_from_slice(&check.to_le_bytes());
         let at = self.records * RECORD as u64;
         if let Err(e) = self
@@ -119,7 +119,7 @@ fn scan(bytes: &[u8]) -> (Option<Progress>, usize) {
             break;
         }
         let word = |i: usize| u64::from_le_bytes(rec[i..i + 8].try_into().expect("8 bytes"));
-        if xxh3_64(&rec[0..16]) != word(16) {
+        if XxHash3_64::oneshot(&rec[0..16]) != word(16) {
             break;
         }
         let p = Progress {
@@ -137,6 +137,29 @@ fn scan(bytes: &[u8]) -> (Option<Progress>, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record's check is the standard XXH3-64, so journals written before the hash
+    /// crate changed (xxhash-rust until issue 20's session 17, which computed these
+    /// values) still read; the seeded form is the event log's frames' check.
+    #[test]
+    fn the_record_check_is_xxh3_64() {
+        for (len, unseeded, seeded_by_len) in [
+            (0, 0x2d06800538d394c2_u64, 0x2d06800538d394c2_u64),
+            (3, 0x5c83885a0fb5d516, 0xb2523d0751401a2d),
+            (100, 0x985c0aa35f523fe6, 0xd3fdd590e7dba1ec),
+            (300, 0x935960848d04785c, 0x0a82270bf3a94083),
+            (5000, 0x882162ebfafc2c3f, 0xf6614d3c168157b1),
+        ] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
+            assert_eq!(XxHash3_64::oneshot(&bytes), unseeded, "{len} bytes");
+            let seed = len as u64;
+            assert_eq!(
+                XxHash3_64::oneshot_with_seed(seed, &bytes),
+                seeded_by_len,
+                "{len} bytes, seed {len}"
+            );
+        }
+    }
 
     fn temp(tag: &str) -> std::path::PathBuf {
         let mut r = [0u8; 6];
