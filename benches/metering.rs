@@ -13,7 +13,9 @@
 //!
 //! Each case runs over its own 1,000 keys in turn (2,000 for the concurrent case), as
 //! the server sees them, against a private `redis-server` started on a free loopback
-//! port (no persistence).
+//! port (no persistence). Rates are lifted (a million per second per key, so the rate
+//! word is still checked) and the system clock is used. Without `redis-server` only
+//! `embedded` runs.
 //!
 //! `admission/one_key` and `admission/10000_keys` are the serving thread's path with the
 //! embedded store (`Access::admit_now`, then `Access::spend_now`), each request on the
@@ -21,9 +23,7 @@
 //! sends them: one key that every connection's cache holds, or 10,000 keys in turn, so
 //! every request misses its connection's cache (the key hashed, looked up, its meter
 //! read from memory no cache holds). Their difference is what a realistic key population
-//! costs a request (issue 20: "10,000 keys within 5% of one key"). Rates are lifted (a million per second per key, so the rate
-//! word is still checked) and the system clock is used. Without `redis-server` only
-//! `embedded` runs.
+//! costs a request (issue 20: "10,000 keys within 5% of one key").
 //!
 //! `cargo bench --bench metering`; `TLDSNAP_BENCH_CLOCK=cpu cargo bench --bench metering`
 //! reports the CPU time this process spent per request instead of the elapsed time (all
