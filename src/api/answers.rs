@@ -25,6 +25,7 @@ use bytes::Bytes;
 
 use crate::http::body::{Body, Chunk};
 use crate::http::router::RouteId;
+use crate::http::same_bytes;
 use crate::time::Stamp;
 
 /// Answers kept per thread.
@@ -111,13 +112,13 @@ struct Slot {
 
 impl Slot {
     /// Whether the slot holds `target`'s answer: its parts compared where they lie,
-    /// so that a lookup builds no key.
+    /// so that a lookup builds no key (and inline: [`same_bytes`]).
     fn holds(&self, target: &Target<'_>) -> bool {
         let (segment, query) = self.segment_query.split_at(self.segment_len);
         self.route == target.route
-            && *self.plan == *target.plan
-            && segment == target.segment.as_bytes()
-            && query == target.query.as_bytes()
+            && same_bytes(self.plan.as_bytes(), target.plan.as_bytes())
+            && same_bytes(segment, target.segment.as_bytes())
+            && same_bytes(query, target.query.as_bytes())
     }
 
     /// The bytes the slot counts against the thread's budget.

@@ -488,11 +488,20 @@ impl Template {
     /// whole path.
     #[inline]
     fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
+        use super::same_bytes;
+        let (prefix, suffix) = (self.prefix.as_bytes(), self.suffix.as_bytes());
         if self.parameter.is_none() {
-            return (self.prefix == path).then_some("");
+            return same_bytes(prefix, path.as_bytes()).then_some("");
         }
-        path.strip_prefix(self.prefix)
-            .and_then(|rest| rest.strip_suffix(self.suffix))
+        let p = path.as_bytes();
+        if p.len() < prefix.len() + suffix.len()
+            || !same_bytes(&p[..prefix.len()], prefix)
+            || !same_bytes(&p[p.len() - suffix.len()..], suffix)
+        {
+            return None;
+        }
+        // Both ends are ASCII, so the cuts fall on character boundaries.
+        path.get(prefix.len()..p.len() - suffix.len())
             .filter(|segment| !segment.is_empty() && !segment.bytes().any(|b| b == b'/'))
     }
 
@@ -671,9 +680,12 @@ static METHODS: [u8; ROUTE_COUNT] = {
 pub fn find(path: &str) -> Option<(RouteId, &str)> {
     // `group_of` at run time: the standard comparisons, not a loop a byte at a time.
     let path_bytes = path.as_bytes();
-    let group = if path_bytes.starts_with(CLIENT_API) {
+    let starts = |prefix: &[u8]| {
+        (path_bytes.get(..prefix.len())).is_some_and(|p| super::same_bytes(p, prefix))
+    };
+    let group = if starts(CLIENT_API) {
         &GROUPS[0]
-    } else if path_bytes.starts_with(API) {
+    } else if starts(API) {
         &GROUPS[1]
     } else {
         &GROUPS[2]
@@ -687,12 +699,21 @@ pub fn find(path: &str) -> Option<(RouteId, &str)> {
 mod tests {
     use super::*;
 
-    /// [`find`] as it was: a walk of the whole table.
+    /// [`find`] as it was: a walk of the whole table, each template matched with the
+    /// standard library's string methods.
     fn find_by_walk(path: &str) -> Option<(RouteId, &str)> {
+        let matches = |t: &Template| -> Option<&str> {
+            if t.parameter.is_none() {
+                return (t.prefix == path).then_some("");
+            }
+            path.strip_prefix(t.prefix)
+                .and_then(|rest| rest.strip_suffix(t.suffix))
+                .filter(|segment| !segment.is_empty() && !segment.contains('/'))
+        };
         ROUTES
             .iter()
             .zip(&TEMPLATES)
-            .find_map(|(route, template)| template.matches(path).map(|s| (route.id, s)))
+            .find_map(|(route, template)| matches(template).map(|s| (route.id, s)))
     }
 
     #[test]
@@ -713,6 +734,9 @@ mod tests {
             "/tld/".into(),
             "/tld/com/".into(),
             "/v1/prices/".into(),
+            "/tld/\u{e9}".into(),
+            "/api/v1/client/\u{e9}".into(),
+            "\u{e9}/api/v1/client/".into(),
         ];
         for route in &ROUTES {
             let t = Template::of(route.path);
@@ -723,7 +747,7 @@ mod tests {
                     paths.push(route.path[..route.path.len() - 1].to_owned());
                 }
                 Some(_) => {
-                    for segment in ["com", "", "a/b", "%2F", "api", "v1"] {
+                    for segment in ["com", "", "a/b", "%2F", "api", "v1", "\u{e9}"] {
                         paths.push(format!("{}{segment}{}", t.prefix, t.suffix));
                         paths.push(format!("{}{segment}{}/x", t.prefix, t.suffix));
                     }
