@@ -10,6 +10,8 @@
 //! Paths are matched exactly: no trailing-slash redirect, no case folding, no `..`
 //! resolution (`/api/v1/../healthz` is simply an unknown path, 404).
 
+use super::same_bytes;
+
 /// What a route is, independent of its path. Also the index into per-route counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RouteId {
@@ -488,7 +490,6 @@ impl Template {
     /// whole path.
     #[inline]
     fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
-        use super::same_bytes;
         let (prefix, suffix) = (self.prefix.as_bytes(), self.suffix.as_bytes());
         if self.parameter.is_none() {
             return same_bytes(prefix, path.as_bytes()).then_some("");
@@ -678,10 +679,12 @@ static METHODS: [u8; ROUTE_COUNT] = {
 /// path parameter, the raw (still percent-encoded) segment: exactly one non-empty
 /// segment, no `/` in it.
 pub fn find(path: &str) -> Option<(RouteId, &str)> {
-    // `group_of` at run time: the standard comparisons, not a loop a byte at a time.
+    // `group_of` at run time: the prefixes compared inline, not a loop a byte at a time.
     let path_bytes = path.as_bytes();
     let starts = |prefix: &[u8]| {
-        (path_bytes.get(..prefix.len())).is_some_and(|p| super::same_bytes(p, prefix))
+        path_bytes
+            .get(..prefix.len())
+            .is_some_and(|p| same_bytes(p, prefix))
     };
     let group = if starts(CLIENT_API) {
         &GROUPS[0]
