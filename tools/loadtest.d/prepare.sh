@@ -75,7 +75,6 @@ if ((${#missing[@]})); then
     PID=""
 fi
 
-
 # server_cmd NAME WORKLOAD PORT: sets CMD to the command that serves WORKLOAD as server
 # NAME on 127.0.0.1:PORT: `tldsnap` (`serve --threads 1`, the current_thread runtime),
 # `hyperct` (tools/baseline on tokio's current_thread runtime, the body and content type
