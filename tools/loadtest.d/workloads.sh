@@ -1,7 +1,9 @@
 # tools/loadtest.d/workloads.sh: the workloads of the load harness, one place for
-# tools/loadtest and tools/loadtest.d/callgrind: each one's request target and the
-# header its requests carry. Sourced; wl_header reads HEADER (the enterprise key's
-# `X-API-Key: ...`) and METERED_HEADER (the metered plan's), which the caller sets.
+# tools/loadtest, tools/loadtest.d/callgrind and tools/loadtest.d/native: each one's
+# request target and the header its requests carry, and how a load run is sent and
+# ordered. Sourced after tools/lib.sh; wl_header reads HEADER (the enterprise key's
+# `X-API-Key: ...`) and METERED_HEADER (the metered plan's), wrk_json WRK_CPU and
+# WRK_THREADS, which the caller sets.
 
 # The workloads, in the order a full run measures them.
 WORKLOAD_NAMES=(cheapest1 public1 credits1 cheapest10 prices3x3 prices10 registrars history overview catalogue
@@ -53,4 +55,28 @@ wl_header() {
         credits1) printf '%s' "$METERED_HEADER" ;;
         *) printf '%s' "$HEADER" ;;
     esac
+}
+
+# wrk_json DURATION CONNS URL [HEADER [SCRIPT]]: runs wrk once, prints the JSON fields
+# (without the opening brace) of report.lua's line (SCRIPT, default report.lua, ends
+# with it too).
+wrk_json() {
+    local secs=$1 conns=$2 url=$3 header=${4:-} script=${5:-$ROOT/tools/loadtest.d/report.lua}
+    local args=(-t"$WRK_THREADS" -c"$conns" -d"${secs}s" --timeout 5s -s "$script")
+    [[ -n $header ]] && args+=(-H "$header")
+    local line
+    line=$("${WRK_CPU[@]}" wrk "${args[@]}" "$url" | grep '^WRKJSON ' || true)
+    [[ -n $line ]] || die "wrk printed no result for $url"
+    printf '%s' "${line#WRKJSON \{}"
+}
+
+# reversed_into NAME ITEMS...: sets the array NAME to ITEMS in the reverse order (even
+# rounds run their servers so, that a drift of the machine's load within a round falls
+# on both sides of a pair).
+reversed_into() {
+    local -n into=$1
+    shift
+    into=()
+    local i
+    for ((i = $#; i >= 1; i--)); do into+=("${!i}"); done
 }
