@@ -249,7 +249,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         b.worker_threads(workers);
         b
     };
-    runtime.enable_all();
+    runtime.enable_all().thread_keep_alive(BLOCKING_KEEP_ALIVE);
     let runtime = runtime
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
@@ -577,6 +577,15 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
     eprintln!("tldsnap: stopped");
     Ok(())
 }
+
+/// How long a blocking thread of the runtime waits for more work before it ends
+/// (tokio's default is 10 s). The blocking work here comes at most about once a second
+/// (the trimmer, the usage file, the credit journal's flush, a reload's last step), and
+/// while any other thread lives the process's file table is shared: Linux then takes
+/// and drops a reference on the socket's file in every system call of the serving
+/// thread (`fdget`/`fput`: ~55 ns a request natively, measured in docs/PERFORMANCE.md,
+/// session 19). A thread a second made anew costs less than that.
+const BLOCKING_KEEP_ALIVE: Duration = Duration::from_millis(50);
 
 /// How often the trimmer looks at the connections that have ended.
 const TRIM_INTERVAL: Duration = Duration::from_secs(1);
