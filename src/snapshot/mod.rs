@@ -1107,6 +1107,9 @@ impl ArchivedSnapshotData {
     /// An offer's prices as quoted in another currency: the currency, the amounts and
     /// the day of the rate; `None` for a price quoted in USD.
     fn original(&self, o: &schema::ArchivedOffer) -> Option<(&str, (u32, u32, u32), i64)> {
+        if o.original_currency.start == o.original_currency.end {
+            return None;
+        }
         let currency = self.span_str(&o.original_currency);
         (!currency.is_empty()).then(|| {
             (
