@@ -583,8 +583,9 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
 /// (the trimmer, the usage file, the credit journal's flush, a reload's last step), and
 /// while any other thread lives the process's file table is shared: Linux then takes
 /// and drops a reference on the socket's file in every system call of the serving
-/// thread (`fdget`/`fput`: ~55 ns a request natively, measured in docs/PERFORMANCE.md,
-/// session 19). A thread a second made anew costs less than that.
+/// thread (`fdget`/`fput`: ~0.6% of a request's CPU, ~60 ns, measured in
+/// docs/PERFORMANCE.md, session 19). A thread made anew once a second costs tens of
+/// microseconds a second; the references cost that in well under a second of load.
 const BLOCKING_KEEP_ALIVE: Duration = Duration::from_millis(50);
 
 /// How often the trimmer looks at the connections that have ended.
