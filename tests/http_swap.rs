@@ -372,3 +372,51 @@ fn the_binary_refuses_bad_flags_and_bad_files() {
     let out = run(&["--keys", path_arg(&dir.path("missing.json"))]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A `--threads 1` server is one thread between its blocking jobs (the trimmer, the
+/// usage file written every second from a data directory): its blocking threads end
+/// soon after their work. While another thread lives, Linux shares the process's file
+/// table and every system call of the serving thread takes and drops a reference on
+/// its socket (docs/PERFORMANCE.md, session 19); with tokio's default of 10 s such a
+/// server kept 3 threads for good.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_lone_serving_thread_is_the_process_s_only_thread_between_blocking_jobs() {
+    let dir = TempDir::new("lone");
+    let snap = dir.fixture_snapshot("a.snap");
+    let (keys_path, keys) = dir.keys();
+    let plans = dir.path("plans.json");
+    std::fs::write(&plans, http_support::TEST_PLANS).unwrap();
+    let data = dir.path("data");
+    let bin = Binary::start(&[
+        "--threads",
+        "1",
+        "--snapshot",
+        path_arg(&snap),
+        "--keys",
+        path_arg(&keys_path),
+        "--plans",
+        path_arg(&plans),
+        "--data-dir",
+        path_arg(&data),
+    ]);
+    let threads = || {
+        std::fs::read_dir(format!("/proc/{}/task", bin.child.id()))
+            .unwrap()
+            .count()
+    };
+    // Three seconds of a keyed request every 100 ms: the usage file changes and is
+    // written every second, and the trimmer has run.
+    let mut samples = Vec::new();
+    for _ in 0..30 {
+        assert_eq!(bin.get(PROBE, Some(&keys["pro"])).status, 200);
+        samples.push(threads());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let alone = samples.iter().filter(|&&n| n == 1).count();
+    assert!(
+        alone >= samples.len() / 4,
+        "one thread in {alone} of {} samples: {samples:?}",
+        samples.len()
+    );
+}
