@@ -24,7 +24,7 @@
 //!
 //! | floor | modules | role |
 //! |---|---|---|
-//! | base | [`tld`], [`price`], [`time`], [`json`], [`files`] | names, cents, timestamps and durations, JSON escaping, atomic and private files |
+//! | base | [`tld`], [`price`], [`time`], [`json`], [`files`], [`blocking`] | names, cents, timestamps and durations, JSON escaping, atomic and private files, blocking work off the serving threads |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`], [`remote`] | compile, open, answer, swap; snapshots in object storage |
 //! | live | [`live`] | registration data, status, DNS, TLS and availability asked of upstreams at request time |
@@ -36,6 +36,7 @@
 pub mod access;
 pub mod api;
 pub mod audit;
+pub mod blocking;
 pub mod build;
 pub mod events;
 pub mod files;

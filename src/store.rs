@@ -279,15 +279,9 @@ impl Store {
             return self.settle(opened);
         }
         let me = Arc::clone(self);
-        match tokio::task::spawn_blocking(move || me.settle(opened)).await {
+        match crate::blocking::run(move || me.settle(opened)).await {
             Ok(settled) => settled,
-            Err(e) => match e.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                // Only a runtime shutting down cancels it: nothing was swapped.
-                Err(_) => Err(ReloadError::Refused(
-                    "the runtime stopped before the swap".into(),
-                )),
-            },
+            Err(panic) => std::panic::resume_unwind(panic),
         }
     }
 

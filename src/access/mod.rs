@@ -1103,12 +1103,12 @@ async fn sync_once(inner: &Arc<Inner>, final_sync: bool) -> Result<(), AccessErr
         // thread: with 10,000 keys they are milliseconds of work, which on the serving
         // thread stalled every connection once a second.
         let me = Arc::clone(inner);
-        match tokio::task::spawn_blocking(move || persist_usage(&me)).await {
+        match crate::blocking::run(move || persist_usage(&me)).await {
             Ok(r) => r?,
-            Err(e) => {
+            Err(_) => {
                 return Err(AccessError::UsageFile {
                     path: path_of(inner),
-                    message: format!("writer task failed: {e}"),
+                    message: "the writer panicked".into(),
                 });
             }
         }
@@ -1124,12 +1124,12 @@ async fn sync_once(inner: &Arc<Inner>, final_sync: bool) -> Result<(), AccessErr
                 j.hand_back(r, inner.clock.now_ms()).await;
             }
             let j = Arc::clone(j);
-            match tokio::task::spawn_blocking(move || j.flush()).await {
+            match crate::blocking::run(move || j.flush()).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     eprintln!("tldsnap: usage store: cannot flush the credit journal: {e}")
                 }
-                Err(e) => eprintln!("tldsnap: usage store: the journal flush failed: {e}"),
+                Err(_) => eprintln!("tldsnap: usage store: the journal flush panicked"),
             }
         }
     }

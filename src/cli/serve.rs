@@ -358,9 +358,9 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         },
         (None, Some(path)) => Store::open(path.clone())?,
         (None, None) => {
-            let snapshot = tokio::task::spawn_blocking(tldsnap::build::default_snapshot)
+            let snapshot = tldsnap::blocking::run(tldsnap::build::default_snapshot)
                 .await
-                .map_err(|e| format!("building the built-in snapshot failed: {e}"))?
+                .map_err(|_| "building the built-in snapshot panicked".to_string())?
                 .map_err(|e| format!("the built-in snapshot could not be built: {e}"))?;
             Store::with_snapshot(snapshot, None)
         }
@@ -579,13 +579,12 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
 }
 
 /// How long a blocking thread of the runtime waits for more work before it ends
-/// (tokio's default is 10 s). The blocking work here comes at most about once a second
-/// (the trimmer, the usage file, the credit journal's flush, a reload's last step), and
-/// while any other thread lives the process's file table is shared: Linux then takes
-/// and drops a reference on the socket's file in every system call of the serving
-/// thread (`fdget`/`fput`: ~0.6% of a request's CPU, ~60 ns, measured in
-/// docs/PERFORMANCE.md, session 19). A thread made anew once a second costs tens of
-/// microseconds a second; the references cost that in well under a second of load.
+/// (tokio's default is 10 s). The periodic blocking jobs run on threads of their own
+/// ([`tldsnap::blocking`]), which end with their work; what is left on tokio's pool (a
+/// replica's download writer) comes seldom. While any other thread lives the process's
+/// file table is shared: Linux then takes and drops a reference on the socket's file in
+/// every system call of the serving thread (`fdget`/`fput`: ~0.6% of a request's CPU,
+/// ~60 ns, measured in docs/PERFORMANCE.md, session 19).
 const BLOCKING_KEEP_ALIVE: Duration = Duration::from_millis(50);
 
 /// How often the trimmer looks at the connections that have ended.
@@ -621,7 +620,7 @@ fn start_trimmer(state: Arc<State>) {
             trimmed_at = Some(ended);
             // SAFETY: malloc_trim takes no pointer and only locks and trims glibc's own
             // arenas; it is safe to call from any thread at any time.
-            let _ = tokio::task::spawn_blocking(|| unsafe { libc::malloc_trim(0) }).await;
+            let _ = tldsnap::blocking::run(|| unsafe { libc::malloc_trim(0) }).await;
         }
     });
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]

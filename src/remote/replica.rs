@@ -393,11 +393,11 @@ pub fn jittered(every: Duration) -> Duration {
     every.mul_f64(0.8 + 0.4 * unit)
 }
 
-/// Runs blocking file work off the async workers.
+/// Runs blocking file work off the async workers ([`crate::blocking::run`]).
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
 ) -> std::io::Result<T> {
-    tokio::task::spawn_blocking(f)
+    crate::blocking::run(f)
         .await
-        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+        .unwrap_or_else(|_| Err(std::io::Error::other("the file work panicked")))
 }
