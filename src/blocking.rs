@@ -63,6 +63,19 @@ where
     }
 }
 
+/// What a panic's payload says, for a log line or an error (`panic!` with a literal or
+/// a format gives a `&str` or a `String`).
+pub fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    match (
+        payload.downcast_ref::<&str>(),
+        payload.downcast_ref::<String>(),
+    ) {
+        (Some(s), _) => s,
+        (None, Some(s)) => s,
+        (None, None) => "a panic without a message",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,7 +96,9 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn a_panic_comes_back_as_its_payload() {
         let payload = run(|| -> u8 { panic!("boom") }).await.unwrap_err();
-        assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+        assert_eq!(panic_message(&*payload), "boom");
+        let payload = run(|| -> u8 { panic!("boom {}", 2) }).await.unwrap_err();
+        assert_eq!(panic_message(&*payload), "boom 2");
         // The same on the caller, when no thread is had.
         let refuse = |_: Box<dyn FnOnce() + Send>| Err(std::io::Error::other("no threads"));
         let payload = run_with(|| -> u8 { panic!("boom") }, refuse)

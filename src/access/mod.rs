@@ -1105,10 +1105,13 @@ async fn sync_once(inner: &Arc<Inner>, final_sync: bool) -> Result<(), AccessErr
         let me = Arc::clone(inner);
         match crate::blocking::run(move || persist_usage(&me)).await {
             Ok(r) => r?,
-            Err(_) => {
+            Err(panic) => {
                 return Err(AccessError::UsageFile {
                     path: path_of(inner),
-                    message: "the writer panicked".into(),
+                    message: format!(
+                        "the writer panicked: {}",
+                        crate::blocking::panic_message(&*panic)
+                    ),
                 });
             }
         }
@@ -1129,7 +1132,10 @@ async fn sync_once(inner: &Arc<Inner>, final_sync: bool) -> Result<(), AccessErr
                 Ok(Err(e)) => {
                     eprintln!("tldsnap: usage store: cannot flush the credit journal: {e}")
                 }
-                Err(_) => eprintln!("tldsnap: usage store: the journal flush panicked"),
+                Err(panic) => eprintln!(
+                    "tldsnap: usage store: the journal flush panicked: {}",
+                    crate::blocking::panic_message(&*panic)
+                ),
             }
         }
     }

@@ -360,7 +360,12 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         (None, None) => {
             let snapshot = tldsnap::blocking::run(tldsnap::build::default_snapshot)
                 .await
-                .map_err(|_| "building the built-in snapshot panicked".to_string())?
+                .map_err(|panic| {
+                    format!(
+                        "building the built-in snapshot panicked: {}",
+                        tldsnap::blocking::panic_message(&*panic)
+                    )
+                })?
                 .map_err(|e| format!("the built-in snapshot could not be built: {e}"))?;
             Store::with_snapshot(snapshot, None)
         }

@@ -397,7 +397,10 @@ pub fn jittered(every: Duration) -> Duration {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
 ) -> std::io::Result<T> {
-    crate::blocking::run(f)
-        .await
-        .unwrap_or_else(|_| Err(std::io::Error::other("the file work panicked")))
+    crate::blocking::run(f).await.unwrap_or_else(|panic| {
+        Err(std::io::Error::other(format!(
+            "the file work panicked: {}",
+            crate::blocking::panic_message(&*panic)
+        )))
+    })
 }
