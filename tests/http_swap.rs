@@ -375,10 +375,10 @@ fn the_binary_refuses_bad_flags_and_bad_files() {
 
 /// A `--threads 1` server is one thread between its blocking jobs (the trimmer, the
 /// usage file written every second from a data directory): each runs on a thread that
-/// ends with it (`tldsnap::blocking`). While another thread lives, Linux shares the process's file
-/// table and every system call of the serving thread takes and drops a reference on
-/// its socket (docs/PERFORMANCE.md, session 19); with tokio's default of 10 s such a
-/// server kept 3 threads for good.
+/// ends with it (`tldsnap::blocking`). While another thread lives, Linux shares the
+/// process's file table and every system call of the serving thread takes and drops a
+/// reference on its socket (docs/PERFORMANCE.md, session 19); with tokio's default of
+/// 10 s such a server kept 3 threads for good.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_lone_serving_thread_is_the_process_s_only_thread_between_blocking_jobs() {
