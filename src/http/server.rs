@@ -51,6 +51,11 @@
 //!   request until the previous answer fits in its write buffer
 //!   ([`Config::max_buf_size`]), so a connection's unsent output is bounded by that
 //!   buffer plus one answer, and the socket's own buffers.
+//! - **One write an answer.** hyper hands an answer's head and body over as two
+//!   buffers for one `writev`; `Io` copies them into one per-thread buffer and sends
+//!   them with one `send` when they come to 4 KiB or less (`COALESCE_MAX`), which costs
+//!   the kernel less. hyper's own way to one write (`writev(false)`) would leave every
+//!   connection a write buffer as large as its largest answer.
 //! - **Unparsable requests.** hyper answers a request head it cannot parse (garbage,
 //!   HTTP/0.9, a broken header, conflicting `Content-Length`s, a request target or head
 //!   past its limits) with a bare `400`, `414` or `431` without a body, and closes; an
@@ -702,6 +707,21 @@ impl hyper::rt::Read for Io {
     }
 }
 
+/// Writes of up to this many bytes in all that hyper hands over as several buffers (an
+/// answer's head and its body) are copied into one and sent with one `send` instead of
+/// a `writev`: the kernel's vectored path (importing and checking the list of buffers,
+/// the file layer's `write_iter`) costs more than copying a few KiB here. hyper's own
+/// remedy (`writev(false)`, which copies every body behind its head) keeps, for the
+/// rest of the connection, a write buffer as large as the largest answer it sent;
+/// here the copy goes to one buffer per thread and a larger answer goes out as before.
+/// docs/PERFORMANCE.md, session 20.
+const COALESCE_MAX: usize = 4096;
+
+thread_local! {
+    /// The serving thread's buffer for [`COALESCE_MAX`]'s copies.
+    static COALESCED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl hyper::rt::Write for Io {
     #[inline]
     fn poll_write(
@@ -741,6 +761,20 @@ impl hyper::rt::Write for Io {
             }
             self.held = Some(bare);
             return Poll::Ready(Ok(last.len()));
+        }
+        // An answer's head and a small body: copied together and sent with one `send`
+        // (see `COALESCE_MAX`).
+        if bufs.len() > 1 {
+            let total: usize = bufs.iter().map(|b| b.len()).sum();
+            if total <= COALESCE_MAX {
+                return COALESCED.with_borrow_mut(|joined| {
+                    joined.clear();
+                    for b in bufs {
+                        joined.extend_from_slice(b);
+                    }
+                    hyper::rt::Write::poll_write(Pin::new(&mut self.inner), cx, joined)
+                });
+            }
         }
         hyper::rt::Write::poll_write_vectored(Pin::new(&mut self.inner), cx, bufs)
     }

@@ -78,9 +78,11 @@ fi
 # server_cmd NAME WORKLOAD PORT: sets CMD to the command that serves WORKLOAD as server
 # NAME on 127.0.0.1:PORT: `tldsnap` (`serve --threads 1`, the current_thread runtime),
 # `hyperct` (tools/baseline on tokio's current_thread runtime, the body and content type
-# of tldsnap's answer), `hyperct-h` (hyperct sending tldsnap's headers too) or `hyper`
-# (the baseline on the multi-thread runtime, one worker); `tldsnap-b` is tldsnap run from
-# the binary $TLDSNAP_B (another build, for an A/B of two builds).
+# of tldsnap's answer, head and body sent with one `write`: `--flatten`), `hyperct-v`
+# (hyperct with hyper's default `writev` of head and body), `hyperct-h` (hyperct
+# sending tldsnap's headers too) or `hyper` (the baseline on the multi-thread runtime,
+# one worker, hyper's default writes); `tldsnap-b` is tldsnap run from the binary
+# $TLDSNAP_B (another build, for an A/B of two builds).
 server_cmd() {
     local server=$1 wl=$2 port=$3
     # The answer's content type, which the baselines send with its body.
@@ -98,6 +100,10 @@ server_cmd() {
             CMD=("$bin" serve --threads 1 --snapshot "$WORK/$DS.snap" --addr "127.0.0.1:$port"
                 --keys "$WORK/keys.json" --plans "$WORK/plans.json" "${data[@]}") ;;
         hyperct)
+            CMD=("$BIN/tldsnap-baseline" --runtime current-thread --flatten --addr "127.0.0.1:$port"
+                --body "$BODIES/$wl.json" --content-type "$ctype") ;;
+        hyperct-v)
+            # hyperct with hyper's default writes: head and body in one `writev`.
             CMD=("$BIN/tldsnap-baseline" --runtime current-thread --addr "127.0.0.1:$port"
                 --body "$BODIES/$wl.json" --content-type "$ctype") ;;
         hyperct-h)
@@ -110,7 +116,7 @@ server_cmd() {
                     *) extra+=(--header "$line") ;;
                 esac
             done < "$BODIES/$wl.headers"
-            CMD=("$BIN/tldsnap-baseline" --runtime current-thread --addr "127.0.0.1:$port"
+            CMD=("$BIN/tldsnap-baseline" --runtime current-thread --flatten --addr "127.0.0.1:$port"
                 --body "$BODIES/$wl.json" --content-type "$ctype" "${extra[@]}") ;;
         hyper)
             CMD=("$BIN/tldsnap-baseline" --threads 1 --addr "127.0.0.1:$port"
