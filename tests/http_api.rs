@@ -449,6 +449,62 @@ fn keep_alive_and_pipelining() {
 }
 
 #[test]
+fn answers_written_while_the_client_does_not_read_arrive_whole() {
+    // Small answers go out as one copied buffer (`send`), large ones as head and body
+    // (`writev`); both must survive the socket filling up, when a write takes only part
+    // of what it was given or none of it.
+    let f = fixture("unread");
+    let small = "/api/v1/client/prices/cheapest?tlds=com&limit=1";
+    let large = "/openapi.json";
+    let key = f.keys["unlimited"].clone();
+    let expected_small = f.server.get(small, Some(&key)).json()["data"].clone();
+    let expected_large = f.server.get(large, None).body;
+    assert!(
+        expected_large.len() > 64 * 1024,
+        "the large answer is past any copy"
+    );
+    let targets: Vec<&str> = (0..12_000)
+        .map(|i| match i {
+            11_000.. if i % 100 == 0 => large,
+            _ if i % 10 == 5 => "/healthz",
+            _ => small,
+        })
+        .collect();
+    let mut conn = Conn::open(f.server.addr);
+    // A fixed receive window (no autotuning), so the server's socket fills while it
+    // writes small answers: ~4.5 MB of them before the large ones, where the socket
+    // took ~3 MB (a send buffer of at most 4 MB: Linux's default `tcp_wmem`). Seen with
+    // strace: a small answer's `send` took 175 of its 435 bytes, and its rest followed.
+    socket2::SockRef::from(conn.stream.get_ref())
+        .set_recv_buffer_size(256 * 1024)
+        .unwrap();
+    let mut writer = conn.stream.get_ref().try_clone().unwrap();
+    let raw: String = targets
+        .iter()
+        .map(|t| format!("GET {t} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\n\r\n"))
+        .collect();
+    let sending = std::thread::spawn(move || {
+        use std::io::Write;
+        writer.write_all(raw.as_bytes()).unwrap();
+    });
+    // Nothing read for a while: the server's writes meet a full socket.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for (i, target) in targets.iter().enumerate() {
+        let r = conn.read_response(false).unwrap().unwrap();
+        assert_eq!(r.status, 200, "answer {i} ({target})");
+        match *target {
+            "/healthz" => assert_eq!(r.body, b"{\"status\":\"ok\"}", "answer {i}"),
+            t if t == large => assert!(
+                r.body == expected_large,
+                "answer {i}: the large answer differs"
+            ),
+            _ => assert_eq!(r.json()["data"], expected_small, "answer {i}"),
+        }
+    }
+    sending.join().unwrap();
+}
+
+#[test]
 fn openapi_document_matches_the_router() {
     let f = fixture("openapi");
     let r = f.server.get("/openapi.json", None);
