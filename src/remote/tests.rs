@@ -439,3 +439,48 @@ fn a_replica_follows_the_pointer_and_refuses_a_corrupt_object() {
         .expect("there");
     assert!(cached.pointer.is_none());
 }
+
+#[test]
+fn a_download_is_written_in_whole_blocks_at_block_offsets() {
+    /// Records the length of every write.
+    #[derive(Default)]
+    struct Writes {
+        bytes: Vec<u8>,
+        lens: Vec<usize>,
+    }
+    impl std::io::Write for Writes {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes.extend_from_slice(buf);
+            self.lens.push(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // Chunks of uneven sizes (1 byte to ~100 KiB, one larger than a block), 5 blocks
+    // and a bit in all.
+    let total = 5 * WRITE_BLOCK + 12_345;
+    let input: Vec<u8> = (0..total).map(|i| (i * 31 % 251) as u8).collect();
+    let mut sizes = [1usize, 99_991, 4_096, 65_536, 3 * WRITE_BLOCK / 2, 17]
+        .into_iter()
+        .cycle();
+    let (mut out, mut block, mut at) = (Writes::default(), Vec::new(), 0);
+    while at < total {
+        let end = (at + sizes.next().unwrap()).min(total);
+        gather(&mut block, &input[at..end], &mut out).unwrap();
+        at = end;
+    }
+    std::io::Write::write_all(&mut out, &block).unwrap();
+    assert!(
+        out.bytes == input,
+        "the bytes written are the bytes received"
+    );
+    assert_eq!(
+        out.lens,
+        [WRITE_BLOCK; 5]
+            .into_iter()
+            .chain([12_345])
+            .collect::<Vec<_>>()
+    );
+}
