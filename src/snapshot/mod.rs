@@ -386,7 +386,15 @@ fn map_file(path: &Path) -> Result<memmap2::Mmap, OpenError> {
     // which leaves this inode and our mapping untouched. The content hash is checked
     // before anything is read from the payload. (A private copy-on-write map would
     // not help: pages not yet touched still read the file's current contents.)
-    unsafe { options.map(&file) }.map_err(io)
+    let map = unsafe { options.map(&file) }.map_err(io)?;
+    // A hint (its failure changes nothing): what the page cache does not hold yet is read
+    // in 2 MiB folios, mapped a folio at a time (2 MiB pages where aligned). A snapshot
+    // read cold in the usual small folios costs every later open ~2.5 ms of mapping for
+    // S (53 MB), and every request more TLB misses; with the hint mapping it takes
+    // 0.07-0.25 ms (docs/PERFORMANCE.md, session 20).
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    Ok(map)
 }
 
 /// A snapshot file being verified in steps: the same checks as [`Snapshot::open`], cut
