@@ -356,12 +356,13 @@ impl Snapshot {
 /// Maps `path` read-only after checking it is a file long enough to hold a header.
 ///
 /// Without `MAP_POPULATE`: the pages are mapped as the checks first read them, on
-/// whichever of the opening threads gets there first (mostly the content hash's). Mapping
-/// a file's pages costs the kernel from ~0.1 ms for S (53 MB) right after the file was
-/// written to 3-4 ms once the page cache has held it a while (measured on this VM, see
-/// docs/PERFORMANCE.md, "Open S"); populating does all of it on the opening thread
-/// before any check starts, faulting spreads it over the threads that run beside each
-/// other.
+/// whichever of the opening threads gets there first (mostly the content hash's).
+/// Mapping a file's pages costs the kernel ~0.1 ms for S (53 MB) when the page cache
+/// holds it in 2 MiB folios (a file written in one write, or read cold through this
+/// mapping, which asks for them) and 2-4 ms in small ones (a file written in small
+/// pieces: docs/PERFORMANCE.md, sessions 17 and 20); populating does all of it on the
+/// opening thread before any check starts, faulting spreads it over the threads that
+/// run beside each other.
 fn map_file(path: &Path) -> Result<memmap2::Mmap, OpenError> {
     let io = |source| OpenError::Io {
         path: path.to_path_buf(),
