@@ -554,8 +554,8 @@ impl Remote {
     /// Downloads the snapshot object `pointer` names into `into` (a file written aside,
     /// see [`Pending`]), refusing an object whose size differs from the pointer's, and
     /// syncs it. The caller verifies the file before publishing it. File writes run on
-    /// a blocking thread, fed chunk by chunk, so a download never holds more than a few
-    /// chunks in memory.
+    /// a blocking thread, fed chunk by chunk and written in [`WRITE_BLOCK`]s, so a
+    /// download never holds more than a few chunks and one block in memory.
     pub async fn download(&self, pointer: &Pointer, into: Pending) -> Result<Pending, RemoteError> {
         let url = self.location.url_of(&pointer.key);
         let store_error = |source| RemoteError::Store {
@@ -622,7 +622,7 @@ impl Remote {
 }
 
 /// A download is written to its file this many bytes at a time, each write at an
-/// offset that is a multiple of it (the chunks of the HTTP body are 16-64 KiB): Linux
+/// offset that is a multiple of it (not in the HTTP body's chunks as they come): Linux
 /// then keeps the file in the page cache as 2 MiB folios, which a server's mapping
 /// takes a folio at a time. Mapping S (53 MB) written in 2 MiB blocks took 0.07 ms, in
 /// 64 KiB or 1 MiB blocks 2.0-2.4 ms, every time it is opened while the page cache holds
