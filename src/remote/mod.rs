@@ -554,7 +554,7 @@ impl Remote {
     /// Downloads the snapshot object `pointer` names into `into` (a file written aside,
     /// see [`Pending`]), refusing an object whose size differs from the pointer's, and
     /// syncs it. The caller verifies the file before publishing it. File writes run on
-    /// a blocking thread, fed chunk by chunk and written in [`WRITE_BLOCK`]s, so a
+    /// a blocking thread, fed chunk by chunk and written in 2 MiB blocks, so a
     /// download never holds more than a few chunks and one block in memory.
     pub async fn download(&self, pointer: &Pointer, into: Pending) -> Result<Pending, RemoteError> {
         let url = self.location.url_of(&pointer.key);
