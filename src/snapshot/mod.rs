@@ -738,7 +738,9 @@ impl Caches {
         if slot.0 != day {
             *slot = (day, crate::time::date_array(day));
         }
-        crate::time::iso_millis_on(slot.1, ms)
+        // What is left after the day: one multiplication where `rem_euclid` divides again.
+        let of_day = ms.wrapping_sub(day.wrapping_mul(crate::time::MS_PER_DAY)) as u32;
+        crate::time::iso_millis_of_day(slot.1, of_day)
     }
 }
 
