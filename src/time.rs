@@ -168,20 +168,24 @@ pub fn write_iso_millis(ms: i64, out: &mut impl Out) {
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the Unix epoch, in place.
 pub fn iso_millis_bytes(ms: i64) -> [u8; 24] {
-    let mut date = [0u8; 10];
-    date_bytes(ms.div_euclid(MS_PER_DAY), &mut date);
-    iso_millis_on(date, ms)
+    let (day, of_day) = split_day(ms);
+    iso_millis_of_day(date_array(day), of_day)
 }
 
-/// [`iso_millis_bytes`] given the `YYYY-MM-DD` of its day (a caller that renders many
-/// times of few days keeps the dates).
-pub fn iso_millis_on(date: [u8; 10], ms: i64) -> [u8; 24] {
-    iso_millis_of_day(date, ms.rem_euclid(MS_PER_DAY) as u32)
+/// The day number of `ms` (milliseconds since the Unix epoch) and the milliseconds into
+/// that day: one division, the remainder by a multiplication (`div_euclid` and then
+/// `rem_euclid` divide twice).
+#[inline]
+pub fn split_day(ms: i64) -> (i64, u32) {
+    let day = ms.div_euclid(MS_PER_DAY);
+    // In [0, MS_PER_DAY) for every `ms`; wrapping, the product may leave `i64` near its
+    // ends while the difference does not.
+    (day, ms.wrapping_sub(day.wrapping_mul(MS_PER_DAY)) as u32)
 }
 
-/// [`iso_millis_on`] given the milliseconds into the day (`< MS_PER_DAY`; more reads
-/// as `99` hours) rather than since the epoch: a caller that has divided by the day
-/// already.
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` given the `YYYY-MM-DD` of its day and the milliseconds
+/// into it (`< MS_PER_DAY`, as [`split_day`] gives; more reads as `99` hours): a caller
+/// that renders many times of few days keeps the dates.
 #[inline]
 pub fn iso_millis_of_day(date: [u8; 10], ms_of_day: u32) -> [u8; 24] {
     let mut buf = *b"0000-00-00T00:00:00.000Z";
@@ -378,12 +382,23 @@ mod tests {
         for ms in instants {
             let text = iso_millis(ms);
             assert_eq!(parse_rfc3339(&text), Some(ms), "{text}");
-            let date = date_array(ms.div_euclid(MS_PER_DAY));
-            let of_day = ms.rem_euclid(MS_PER_DAY) as u32;
+            let (day, of_day) = split_day(ms);
+            assert_eq!(
+                (day, i64::from(of_day)),
+                (ms.div_euclid(MS_PER_DAY), ms.rem_euclid(MS_PER_DAY))
+            );
+            let date = date_array(day);
             assert_eq!(
                 iso_millis_of_day(date, of_day),
                 iso_millis_bytes(ms),
                 "{ms}"
+            );
+        }
+        for ms in [i64::MIN, i64::MIN + 1, i64::MAX] {
+            let (day, of_day) = split_day(ms);
+            assert_eq!(
+                (day, i64::from(of_day)),
+                (ms.div_euclid(MS_PER_DAY), ms.rem_euclid(MS_PER_DAY))
             );
         }
         // Out of range, the hours read 99 rather than panic.

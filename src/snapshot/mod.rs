@@ -733,13 +733,11 @@ impl Caches {
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ` of `ms`, the day's date from the cache.
     #[inline(always)]
     fn iso_millis(&mut self, ms: i64) -> [u8; 24] {
-        let day = ms.div_euclid(crate::time::MS_PER_DAY);
+        let (day, of_day) = crate::time::split_day(ms);
         let slot = &mut self.days[(day as u64 % 64) as usize];
         if slot.0 != day {
             *slot = (day, crate::time::date_array(day));
         }
-        // What is left after the day: one multiplication where `rem_euclid` divides again.
-        let of_day = ms.wrapping_sub(day.wrapping_mul(crate::time::MS_PER_DAY)) as u32;
         crate::time::iso_millis_of_day(slot.1, of_day)
     }
 }
