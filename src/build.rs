@@ -310,7 +310,7 @@ fn aggregate(sorted: &Sorted<'_>) -> Aggregates {
     out
 }
 
-/// Step 3: the snapshot's data. The text is laid out as `check_text_layout` expects at
+/// Step 3: the snapshot's data. The text is laid out as the layout checks expect at
 /// open: each registrar's pieces, then per TLD its name, quoted name, quoted
 /// currencies, client cheapest entries, tails, price records and listing prices, then
 /// the catalogue's names and words; the arrays and indexes refer into it.

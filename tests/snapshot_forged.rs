@@ -188,7 +188,7 @@ fn forged_snapshots_are_refused_at_open() {
             let (a, b) = (&d.tld_table[full[0]], &d.tld_table[full[1]]);
             vec![at(a, &u32_le(b.to_native())), at(b, &u32_le(a.to_native()))]
         }),
-        ("a piece of text is not what its span says", |d| {
+        ("span not where the builder puts it", |d| {
             // A span moved inside the text: in range, but cutting its piece.
             let t = &d.tlds[tld(d, "com")];
             vec![at(
@@ -196,6 +196,19 @@ fn forged_snapshots_are_refused_at_open() {
                 &u32_le(t.public_tail.start.to_native() + 1),
             )]
         }),
+        (
+            "the end of its cheapest entries in the text is not what",
+            |d| {
+                // The boundary between two pieces moved: they still tile the text, but each
+                // holds part of the other.
+                let t = &d.tlds[tld(d, "com")];
+                let moved = u32_le(t.client_tail.end.to_native() + 1);
+                vec![
+                    at(&t.client_tail.end, &moved),
+                    at(&t.public_tail.start, &moved),
+                ]
+            },
+        ),
         ("span not where the builder puts it", |d| {
             // Two sellers' listing prices swapped: each a whole piece, in the wrong place.
             let t = &d.tlds[tld(d, "com")];
@@ -209,6 +222,12 @@ fn forged_snapshots_are_refused_at_open() {
             ]
         }),
         ("a client entry is not one entry", |d| {
+            let t = &d.tlds[tld(d, "com")];
+            let o = &d.offers[t.first_offer.to_native() as usize];
+            vec![at(&o.client_end, &u32_le(t.client_start.to_native()))]
+        }),
+        ("a cheapest entry in the text is not what", |d| {
+            // The end between two client entries moved.
             let t = &d.tlds[tld(d, "com")];
             let o = &d.offers[t.first_offer.to_native() as usize];
             vec![at(&o.client_end, &u32_le(o.client_end.to_native() - 3))]
@@ -504,6 +523,49 @@ fn the_text_check_in_chunks_finds_every_edit_and_tells_the_first() {
                 assert!(e.starts_with(&format!("TLD {middle_at}:")), "{e}")
             }
             other => panic!("two edits: {other:?}"),
+        }
+    }
+}
+
+/// The layout is checked in the text check's chunks (each from where its first TLD's
+/// name starts) and chained across them afterwards (the unit test
+/// `a_gap_before_a_chunk_is_refused` has a forgery only the chain finds): a TLD's name
+/// moved onto a copy of its bytes (inside its quoted name) is refused with the message
+/// a stepped open gives, whether the TLD starts a chunk or lies inside one.
+#[test]
+fn a_span_moved_where_a_chunk_starts_is_refused() {
+    let source = tldsnap::build::embedded_source().unwrap();
+    let bytes = build(&source, &BuildOptions::default()).unwrap().0;
+    let snapshot = Snapshot::from_bytes(&bytes).expect("the shipped snapshot opens");
+    let d = snapshot.data();
+    // The chunks' first TLDs, by the rule of `check_text_content` (2,048 offers a
+    // chunk), and a TLD inside a chunk.
+    let mut starts = vec![0];
+    let mut held = 0;
+    for (i, t) in d.tlds.iter().enumerate() {
+        held += t.rows.to_native() as usize;
+        if held >= 2048 && i + 1 < d.tlds.len() {
+            starts.push(i + 1);
+            held = 0;
+        }
+    }
+    assert!(starts.len() > 3, "{} chunks", starts.len());
+    let inside = starts[1] + 1;
+    for i in [starts[1], starts[2], starts[starts.len() - 1], inside] {
+        let forged = forge(&bytes, |d| {
+            let t = &d.tlds[i];
+            vec![
+                at(&t.name.start, &u32_le(t.key_json.start.to_native() + 1)),
+                at(&t.name.end, &u32_le(t.key_json.end.to_native() - 1)),
+            ]
+        });
+        match forged {
+            Err(OpenError::Corrupt(e)) => assert_eq!(
+                e,
+                format!("TLD {i}: span not where the builder puts it"),
+                "TLD {i}"
+            ),
+            other => panic!("TLD {i}: {other:?}"),
         }
     }
 }

@@ -6,9 +6,10 @@
 //!
 //! Edits skip the `text` array. This target's first runs found a forged text byte, then
 //! a forged span, answered as broken JSON; both are now refused at open (the span by
-//! `check_text_layout`, the byte by `check_text_content`, which writes every
-//! pre-rendered fragment again and compares), and `tests/snapshot_forged.rs` edits every
-//! pre-rendered byte of the fixture in turn.
+//! the layout checks, `check_registrar_layout` and its TLD and catalogue parts, the
+//! byte by `check_text_content`, which writes every pre-rendered fragment again and
+//! compares), and `tests/snapshot_forged.rs` edits every pre-rendered byte of the
+//! fixture in turn.
 #![no_main]
 
 use std::sync::OnceLock;

@@ -402,10 +402,11 @@ fn map_file(path: &Path) -> Result<memmap2::Mmap, OpenError> {
 /// into pieces that each take a few tens of microseconds, so an async server can answer
 /// requests between them instead of stalling behind a whole open (see
 /// `store::Store::reload_async`). The content hash advances `max_bytes` at a time; then
-/// one step each: bytecheck, the structure, the orders and aggregates, the text's
-/// layout, the registrars' text (these grow with the snapshot: see docs/PERFORMANCE.md,
-/// "Hot swap"); then the TLDs' text, the largest check, [`TEXT_STEP_OFFERS`] offers at
-/// a time. A check that fails ends the steps; [`Opening::finish`] tells it.
+/// one step each: bytecheck, the structure, the orders and aggregates, the registrars'
+/// layout and text (these grow with the snapshot: see docs/PERFORMANCE.md, "Hot swap");
+/// then the TLDs' layout and text, the largest check, [`TEXT_STEP_OFFERS`] offers at a
+/// time, and last the catalogue's layout. A check that fails ends the steps;
+/// [`Opening::finish`] tells it.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), tldsnap::snapshot::OpenError> {
@@ -431,9 +432,14 @@ enum Stage {
     },
     /// The hash, bytecheck and the first `done` of [`PIECES`] passed.
     Pieces { done: usize },
-    /// Every check but the TLDs' text passed, and so did the text of the TLDs before
-    /// position `next`. The checker's caches carry over.
-    Text { next: usize, scratch: Box<Scratch> },
+    /// Every check but the TLDs' and the catalogue's passed, and so did the layout and
+    /// text of the TLDs before position `next`, whose pieces end at `pos`. The checker's
+    /// caches carry over.
+    Text {
+        next: usize,
+        pos: u32,
+        scratch: Box<Scratch>,
+    },
     /// Every check passed.
     Passed,
     /// A check failed.
@@ -446,7 +452,7 @@ type Piece = fn(&ArchivedSnapshotData) -> Result<(), String>;
 const PIECES: [Piece; 4] = [
     ArchivedSnapshotData::check_structure,
     ArchivedSnapshotData::check_orders_and_aggregates,
-    ArchivedSnapshotData::check_text_layout,
+    ArchivedSnapshotData::check_registrar_layout,
     ArchivedSnapshotData::check_registrar_text,
 ];
 
@@ -522,23 +528,36 @@ impl Opening {
                     Ok(()) if done + 1 < PIECES.len() => Stage::Pieces { done: done + 1 },
                     Ok(()) => Stage::Text {
                         next: 0,
+                        pos: data.registrars_text_end(),
                         scratch: Box::new(Scratch::new()),
                     },
                 }
             }
-            Stage::Text { next, mut scratch } => {
+            Stage::Text {
+                next,
+                mut pos,
+                mut scratch,
+            } => {
                 // SAFETY: as for `Pieces`, which comes before.
                 let data = unsafe { rkyv::access_unchecked::<ArchivedSnapshotData>(payload) };
                 let end = data.tld_chunk_end(next, TEXT_STEP_OFFERS);
                 let (keys, names) = data.registrar_keys_and_names();
-                match data.check_tld_text(next..end, &keys, &names, &mut scratch) {
+                match data.check_tld_text(next..end, &keys, &names, &mut scratch, &mut pos) {
                     Err(e) => Stage::Failed(OpenError::Corrupt(e)),
-                    // Last, as `check_payload` runs it.
-                    Ok(()) if end == data.tlds.len() => match check_data_date(data, &self.header) {
+                    // Last, as `check_payload` runs them.
+                    Ok(()) if end == data.tlds.len() => match data
+                        .check_catalogue_layout(pos)
+                        .map_err(OpenError::Corrupt)
+                        .and_then(|()| check_data_date(data, &self.header))
+                    {
                         Ok(()) => Stage::Passed,
                         Err(e) => Stage::Failed(e),
                     },
-                    Ok(()) => Stage::Text { next: end, scratch },
+                    Ok(()) => Stage::Text {
+                        next: end,
+                        pos,
+                        scratch,
+                    },
                 }
             }
             done @ (Stage::Passed | Stage::Failed(_)) => done,
@@ -912,6 +931,25 @@ impl Out for Render<'_> {
 /// together, and few enough chunks that taking one costs nothing.
 const TEXT_CHUNK_OFFERS: usize = 2048;
 
+/// The layout checks' step: span `s` starts at `pos` and does not end before it;
+/// `pos` moves to its end.
+#[inline(always)]
+fn next_span(pos: &mut u32, s: &ArchivedSpan, what: (&str, usize)) -> Result<(), String> {
+    let (start, end) = (s.start.to_native(), s.end.to_native());
+    if start != *pos || end < start {
+        return Err(layout_error(what, "span not where the builder puts it"));
+    }
+    *pos = end;
+    Ok(())
+}
+
+/// A layout check's message, out of the checks' loops.
+#[cold]
+#[inline(never)]
+fn layout_error(what: (&str, usize), why: &str) -> String {
+    format!("{} {}: {why}", what.0, what.1)
+}
+
 impl ArchivedSnapshotData {
     /// Bytes of a span. Spans were checked against `text` when the snapshot was opened.
     #[inline]
@@ -1136,10 +1174,7 @@ impl ArchivedSnapshotData {
     /// Checks everything the query code indexes without checking: run once at open.
     fn check_invariants(&self) -> Result<(), String> {
         self.check_structure()?;
-        self.check_text_content(|| {
-            self.check_orders_and_aggregates()?;
-            self.check_text_layout()
-        })
+        self.check_text_content(|| self.check_orders_and_aggregates())
     }
 
     /// Every span inside the text, every index in range, every group inside its array,
@@ -1283,19 +1318,25 @@ impl ArchivedSnapshotData {
     /// was edited (and its content hash recomputed) is refused here instead of being
     /// served as broken or contradictory JSON. The bare strings beside them (names,
     /// homepages, the catalogue's words) are only ever written through
-    /// [`crate::json::write_str`], which escapes them. Run after
-    /// [`Self::check_text_layout`], which put every span where the builder puts it.
+    /// [`crate::json::write_str`], which escapes them. The text's layout
+    /// ([`Self::check_registrar_layout`]) is checked here too, each piece before its
+    /// bytes: the registrars', then each TLD's beside its text, then the catalogue's.
     ///
     /// The TLDs are checked in chunks of about [`TEXT_CHUNK_OFFERS`] offers, taken in
     /// turn by this thread and by up to three others (the check is two thirds of an
     /// open's work: ~900 instructions per offer); this thread first runs `beside`,
     /// the other checks, whose error comes first. Of the chunks' errors, the first
-    /// chunk's is told, so the message does not depend on the threads' timing.
+    /// chunk's is told, so the message does not depend on the threads' timing. Each
+    /// chunk lays its TLDs out from where its first TLD's name starts; once all passed,
+    /// each chunk must start where the one before it ended.
     fn check_text_content(
         &self,
         beside: impl FnOnce() -> Result<(), String>,
     ) -> Result<(), String> {
-        if let Err(e) = self.check_registrar_text() {
+        if let Err(e) = self
+            .check_registrar_layout()
+            .and_then(|()| self.check_registrar_text())
+        {
             return beside().and(Err(e));
         }
         let (keys, names) = self.registrar_keys_and_names();
@@ -1306,22 +1347,30 @@ impl ArchivedSnapshotData {
             chunks.push(from..to);
             from = to;
         }
+        // Where each chunk's pieces start: its first TLD's name.
+        let start = |c: usize| self.tlds[chunks[c].start].name.start.to_native();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        // Takes chunks until none is left; its first error (chunks are taken in
-        // increasing order, so its first is its lowest).
-        let work = || -> Option<(usize, String)> {
+        // Takes chunks until none is left: each chunk's end or first error. Chunks are
+        // taken in increasing order, so after its first error a thread skips the rest:
+        // the chunks before the error's decide what is told.
+        let work = || -> Vec<(usize, Result<u32, String>)> {
             let mut scratch = Scratch::new();
-            let mut found = None;
+            let mut done = Vec::new();
             loop {
                 let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(range) = chunks.get(c) else {
-                    return found;
+                    return done;
                 };
-                if found.is_none()
-                    && let Err(e) = self.check_tld_text(range.clone(), &keys, &names, &mut scratch)
+                if done
+                    .last()
+                    .is_some_and(|(_, r): &(usize, Result<u32, String>)| r.is_err())
                 {
-                    found = Some((c, e));
+                    continue;
                 }
+                let mut pos = start(c);
+                let checked =
+                    self.check_tld_text(range.clone(), &keys, &names, &mut scratch, &mut pos);
+                done.push((c, checked.map(|()| pos)));
             }
         };
         let helpers = std::thread::available_parallelism()
@@ -1329,22 +1378,33 @@ impl ArchivedSnapshotData {
             .min(4)
             .min(chunks.len())
             .saturating_sub(1);
-        let (other, found) = std::thread::scope(|s| {
+        let (other, mut done) = std::thread::scope(|s| {
             let spawned: Vec<_> = (0..helpers)
                 .filter_map(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
                 .collect();
             let other = beside();
-            let mut found = vec![work()];
+            let mut done = work();
             for h in spawned {
-                found.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+                done.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
             }
-            (other, found)
+            (other, done)
         });
         other?;
-        match found.into_iter().flatten().min_by_key(|(c, _)| *c) {
-            Some((_, e)) => Err(e),
-            None => Ok(()),
+        // In chunk order, as one thread would have met them: where the chunk starts,
+        // then its own checks. A skipped chunk comes after a failed one.
+        done.sort_unstable_by_key(|(c, _)| *c);
+        let mut pos = self.registrars_text_end();
+        for (c, end) in done {
+            if start(c) != pos {
+                let i = chunks[c].start;
+                return Err(layout_error(
+                    ("TLD", i),
+                    "span not where the builder puts it",
+                ));
+            }
+            pos = end?;
         }
+        self.check_catalogue_layout(pos)
     }
 
     /// The end of the chunk of TLDs that starts at position `from`: the TLDs up to and
@@ -1393,16 +1453,19 @@ impl ArchivedSnapshotData {
         Ok(())
     }
 
-    /// The pre-rendered text of the TLDs at positions `tlds`.
+    /// The layout ([`Self::check_tld_layout`], from `pos` on) and the pre-rendered text
+    /// of the TLDs at positions `tlds`, one TLD after the other.
     fn check_tld_text<'a>(
         &'a self,
         tlds: std::ops::Range<usize>,
         keys: &[&'a str],
         names: &[&'a [u8]],
         scratch: &mut Scratch,
+        pos: &mut u32,
     ) -> Result<(), String> {
         use crate::query::render;
         for i in tlds {
+            self.check_tld_layout(i, pos)?;
             let t = &self.tlds[i];
             let err = |what: &str| {
                 Err(format!(
@@ -1491,36 +1554,16 @@ impl ArchivedSnapshotData {
     /// per TLD its name, key, quoted currencies, client entries, tails, records (comma
     /// separated) and listing prices, then the catalogue's names, types and managers,
     /// each starting where the one before ended, and nothing after the last. Range checks
-    /// only say a span lies inside the text; this says it is the piece the queries expect
-    /// there, so a forged span cannot cut a fragment or splice two. (The bytes of the
-    /// pieces are [`Self::check_text_content`]'s.) Runs after the range checks.
-    fn check_text_layout(&self) -> Result<(), String> {
-        let text = &self.text;
+    /// only say a span lies inside the text; this says the pieces tile it in the
+    /// builder's order, and [`Self::check_text_content`] that each rendered piece holds
+    /// exactly what the builder renders (the names are canonical, the currencies three
+    /// capitals): together, a forged span cannot cut a fragment or splice two. Runs
+    /// after the range checks, in three parts: this one (the registrars, whose pieces
+    /// end at [`Self::registrars_text_end`]), [`Self::check_tld_layout`] for each TLD
+    /// just before its text, and [`Self::check_catalogue_layout`] from where the last
+    /// TLD ended.
+    fn check_registrar_layout(&self) -> Result<(), String> {
         let mut pos = 0u32;
-        fn next(pos: &mut u32, s: &ArchivedSpan, what: (&str, usize)) -> Result<(), String> {
-            let (start, end) = (s.start.to_native(), s.end.to_native());
-            if start != *pos || end < start {
-                return Err(format!(
-                    "{} {}: span not where the builder puts it",
-                    what.0, what.1
-                ));
-            }
-            *pos = end;
-            Ok(())
-        }
-        // A piece's first and last bytes, where two pieces meet: with them a boundary
-        // cannot move from one piece into the next.
-        let framed = |s: &ArchivedSpan, open: &[u8], close: &[u8], what: (&str, usize)| {
-            let b = self.span(s);
-            if b.len() >= open.len() + close.len() && b.starts_with(open) && b.ends_with(close) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{} {}: a piece of text is not what its span says",
-                    what.0, what.1
-                ))
-            }
-        };
         for (i, r) in self.registrars.iter().enumerate() {
             let what = ("registrar", i);
             for s in [
@@ -1531,103 +1574,99 @@ impl ArchivedSnapshotData {
                 &r.listing_head,
                 &r.listing_path,
             ] {
-                next(&mut pos, s, what)?;
+                next_span(&mut pos, s, what)?;
             }
-            framed(&r.name_json, b"\"", b"\"", what)?;
-            framed(&r.listing_head, b"{\"name\":", b"\"", what)?;
-            framed(&r.listing_path, b"/registrars/", b"\"", what)?;
             if !crate::source::is_registrar_key(self.span_str(&r.key)) {
                 return Err(format!("registrar {i}: the key is not a registrar key"));
             }
         }
-        for (i, t) in self.tlds.iter().enumerate() {
-            let what = ("TLD", i);
-            next(&mut pos, &t.name, what)?;
-            next(&mut pos, &t.key_json, what)?;
-            let name = self.span_str(&t.name);
-            if crate::tld::normalize(name).ok().as_deref() != Some(name) {
-                return Err(format!("TLD {i}: the name is not a canonical TLD name"));
-            }
-            framed(&t.key_json, b"\"", b"\"", what)?;
-            framed(&t.client_tail, b"]", b"}", what)?;
-            framed(&t.public_tail, b"]", b"}", what)?;
-            let first = t.first_offer.to_native() as usize;
-            let (sellers, rows) = (t.sellers.to_native() as usize, t.rows.to_native() as usize);
-            let group = &self.offers[first..first + rows];
-            for o in group {
-                if o.original_currency.start != o.original_currency.end {
-                    next(&mut pos, &o.original_currency, what)?;
-                }
-            }
-            // Client entries: `{...}`, then `,{...}` each, ends pinned by their bytes.
-            if t.client_start != pos {
-                return Err(format!(
-                    "{} {}: client entries not where the builder puts them",
-                    what.0, what.1
-                ));
-            }
-            for (k, o) in group[..sellers].iter().enumerate() {
-                let (start, end) = (pos as usize, o.client_end.to_native() as usize);
-                let opening: &[u8] = if k == 0 { b"{" } else { b",{" };
-                if end <= start + opening.len()
-                    || !text[start..end].starts_with(opening)
-                    || text[end - 1] != b'}'
-                {
-                    return Err(format!(
-                        "{} {}: a client entry is not one entry",
-                        what.0, what.1
-                    ));
-                }
-                pos = end as u32;
-            }
-            next(&mut pos, &t.client_tail, what)?;
-            next(&mut pos, &t.public_tail, what)?;
-            if t.records_start != pos {
-                return Err(format!(
-                    "{} {}: records not where the builder puts them",
-                    what.0, what.1
-                ));
-            }
-            for (k, o) in group.iter().enumerate() {
-                if k > 0 {
-                    if text.get(pos as usize).copied() != Some(b',') {
-                        return Err(format!(
-                            "{} {}: records not comma separated",
-                            what.0, what.1
-                        ));
-                    }
-                    pos += 1;
-                }
-                next(&mut pos, &o.record, what)?;
-                framed(&o.record, b"\"", b"}", what)?;
-            }
-            for (k, o) in group.iter().enumerate() {
-                if k < sellers {
-                    next(&mut pos, &o.listing_prices, what)?;
-                    framed(&o.listing_prices, b",\"prices\":", b"}", what)?;
-                } else if o.listing_prices.start != o.listing_prices.end {
-                    return Err(format!(
-                        "{} {}: a renewal-only offer has listing prices",
-                        what.0, what.1
-                    ));
-                }
+        Ok(())
+    }
+
+    /// Where the registrars' pieces end and the first TLD's begin, once
+    /// [`Self::check_registrar_layout`] passed.
+    fn registrars_text_end(&self) -> u32 {
+        self.registrars
+            .last()
+            .map_or(0, |r| r.listing_path.end.to_native())
+    }
+
+    /// The pieces of the TLD at position `i`, laid out from `pos` on (see
+    /// [`Self::check_registrar_layout`]); `pos` ends where its last piece ends.
+    fn check_tld_layout(&self, i: usize, pos: &mut u32) -> Result<(), String> {
+        let text = &self.text;
+        let t = &self.tlds[i];
+        let what = ("TLD", i);
+        next_span(pos, &t.name, what)?;
+        next_span(pos, &t.key_json, what)?;
+        let name = self.span_str(&t.name);
+        if crate::tld::normalize(name).ok().as_deref() != Some(name) {
+            return Err(format!("TLD {i}: the name is not a canonical TLD name"));
+        }
+        let first = t.first_offer.to_native() as usize;
+        let (sellers, rows) = (t.sellers.to_native() as usize, t.rows.to_native() as usize);
+        let group = &self.offers[first..first + rows];
+        for o in group {
+            if o.original_currency.start != o.original_currency.end {
+                next_span(pos, &o.original_currency, what)?;
             }
         }
+        // Client entries: `{...}`, then `,{...}` each, one after the other and none
+        // empty (their bytes are the text check's).
+        if t.client_start != *pos {
+            return Err(format!(
+                "TLD {i}: client entries not where the builder puts them"
+            ));
+        }
+        for o in &group[..sellers] {
+            let end = o.client_end.to_native();
+            if end <= *pos {
+                return Err(format!("TLD {i}: a client entry is not one entry"));
+            }
+            *pos = end;
+        }
+        next_span(pos, &t.client_tail, what)?;
+        next_span(pos, &t.public_tail, what)?;
+        if t.records_start != *pos {
+            return Err(format!("TLD {i}: records not where the builder puts them"));
+        }
+        for (k, o) in group.iter().enumerate() {
+            if k > 0 {
+                if text.get(*pos as usize).copied() != Some(b',') {
+                    return Err(format!("TLD {i}: records not comma separated"));
+                }
+                *pos += 1;
+            }
+            next_span(pos, &o.record, what)?;
+        }
+        for (k, o) in group.iter().enumerate() {
+            if k < sellers {
+                next_span(pos, &o.listing_prices, what)?;
+            } else if o.listing_prices.start != o.listing_prices.end {
+                return Err(format!("TLD {i}: a renewal-only offer has listing prices"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The catalogue's pieces from `pos`, where the last TLD's ended (see
+    /// [`Self::check_registrar_layout`]), and nothing after them.
+    fn check_catalogue_layout(&self, mut pos: u32) -> Result<(), String> {
         let same = |a: &ArchivedSpan, b: &ArchivedSpan| a.start == b.start && a.end == b.end;
         for (i, e) in self.catalogue.iter().enumerate() {
             let what = ("catalogue entry", i);
             match e.tld.to_native() {
-                NONE => next(&mut pos, &e.name, what)?,
+                NONE => next_span(&mut pos, &e.name, what)?,
                 t if same(&e.name, &self.tlds[t as usize].name) => {}
                 _ => return Err(format!("{} {}: name is not its TLD's", what.0, what.1)),
             }
             if !same(&e.unicode, &e.name) {
-                next(&mut pos, &e.unicode, what)?;
+                next_span(&mut pos, &e.unicode, what)?;
             }
-            next(&mut pos, &e.kind, what)?;
-            next(&mut pos, &e.manager, what)?;
+            next_span(&mut pos, &e.kind, what)?;
+            next_span(&mut pos, &e.manager, what)?;
         }
-        if pos as usize != text.len() {
+        if pos as usize != self.text.len() {
             return Err("text holds bytes after the last piece".into());
         }
         Ok(())
@@ -1844,7 +1883,7 @@ mod tests {
     /// One registrar, one TLD (`com`, no offers, two changes) and two catalogue entries
     /// (`com`, `net`): a small snapshot that passes every check.
     fn valid() -> SnapshotData {
-        // Laid out in `text` as the builder does (see `check_text_layout`).
+        // Laid out in `text` as the builder does (see `check_registrar_layout`).
         let mut text = Vec::new();
         let registrar = Registrar {
             name_json: span(&mut text, "\"Alpha\""),
@@ -1961,6 +2000,64 @@ mod tests {
             match open(&d) {
                 Err(OpenError::Corrupt(why)) => assert!(why.contains(expected), "{why}"),
                 other => panic!("{expected}: {other:?}"),
+            }
+        }
+    }
+
+    /// The layout is checked in the text check's chunks, each from where its first TLD's
+    /// name starts, and chained across them once all passed: a byte between the
+    /// registrars' pieces and the first TLD's (every later span moved past it, so that
+    /// each piece is still its bytes) is refused by that chain alone, and a stepped open
+    /// says the same.
+    #[test]
+    fn a_gap_before_a_chunk_is_refused() {
+        let mut d = valid();
+        let at = d.registrars[0].listing_path.end;
+        d.text.insert(at as usize, b' ');
+        let moved = |s: &mut Span| {
+            s.start += 1;
+            s.end += 1;
+        };
+        for t in &mut d.tlds {
+            for s in [
+                &mut t.name,
+                &mut t.key_json,
+                &mut t.client_tail,
+                &mut t.public_tail,
+            ] {
+                moved(s);
+            }
+            t.client_start += 1;
+            t.records_start += 1;
+        }
+        for e in &mut d.catalogue {
+            for s in [&mut e.name, &mut e.unicode, &mut e.kind, &mut e.manager] {
+                moved(s);
+            }
+        }
+        let payload = rkyv::to_bytes::<rkyv::rancor::Error>(&d).unwrap();
+        let header = Header {
+            version: FORMAT_VERSION,
+            payload_len: payload.len() as u64,
+            content_hash: content_hash(&payload),
+            data_updated_ms: 0,
+            built_at_ms: None,
+        };
+        let mut bytes = header.to_bytes().to_vec();
+        bytes.extend_from_slice(&payload);
+        let path = std::env::temp_dir().join(format!("tldsnap-gap-{}.snap", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let stepped = Opening::start(&path).and_then(|mut o| {
+            while !o.step(4096) {}
+            o.finish()
+        });
+        std::fs::remove_file(&path).unwrap();
+        for opened in [Snapshot::from_bytes(&bytes), stepped] {
+            match opened {
+                Err(OpenError::Corrupt(why)) => {
+                    assert_eq!(why, "TLD 0: span not where the builder puts it")
+                }
+                other => panic!("{other:?}"),
             }
         }
     }
