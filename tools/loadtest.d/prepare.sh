@@ -77,18 +77,16 @@ fi
 
 # server_cmd NAME WORKLOAD PORT: sets CMD to the command that serves WORKLOAD as server
 # NAME on 127.0.0.1:PORT: `tldsnap` (`serve --threads 1`, the current_thread runtime),
-# `hyperct` (tools/baseline on tokio's current_thread runtime, the body and content type
-# of tldsnap's answer, head and body sent with one `write`: `--flatten`), `hyperct-v`
-# (hyperct with hyper's default `writev` of head and body), `hyperct-h` (hyperct
-# sending tldsnap's headers too) or `hyper` (the baseline on the multi-thread runtime,
-# one worker, hyper's default writes); `tldsnap-b` is tldsnap run from the binary
-# $TLDSNAP_B (another build, for an A/B of two builds).
+# one of the baselines of workloads.sh's baseline_cmd (`hyperct`, `hyperct-v`,
+# `hyperct-h`, `hyper`), with the body, content type and headers of tldsnap's answer,
+# or `tldsnap-b`, tldsnap run from the binary $TLDSNAP_B (another build, for an A/B of
+# two builds).
 server_cmd() {
     local server=$1 wl=$2 port=$3
     # The answer's content type, which the baselines send with its body.
     local ctype
     ctype=$(tr -d '\r' < "$BODIES/$wl.headers" | awk -F': ' 'tolower($1) == "content-type" {print $2}')
-    local extra=() data=() line
+    local data=()
     case "$server" in
         tldsnap | tldsnap-b)
             # The events workload needs a data directory (the event log): its tldsnap
@@ -99,28 +97,8 @@ server_cmd() {
             [[ $server == tldsnap ]] || bin=${TLDSNAP_B:?tldsnap-b runs the binary \$TLDSNAP_B}
             CMD=("$bin" serve --threads 1 --snapshot "$WORK/$DS.snap" --addr "127.0.0.1:$port"
                 --keys "$WORK/keys.json" --plans "$WORK/plans.json" "${data[@]}") ;;
-        hyperct)
-            CMD=("$BIN/tldsnap-baseline" --runtime current-thread --flatten --addr "127.0.0.1:$port"
-                --body "$BODIES/$wl.json" --content-type "$ctype") ;;
-        hyperct-v)
-            # hyperct with hyper's default writes: head and body in one `writev`.
-            CMD=("$BIN/tldsnap-baseline" --runtime current-thread --addr "127.0.0.1:$port"
-                --body "$BODIES/$wl.json" --content-type "$ctype") ;;
-        hyperct-h)
-            # The answer's own headers but those hyper writes itself and the content
-            # type (--content-type).
-            while IFS= read -r line; do
-                line=${line%$'\r'}
-                case "${line,,}" in
-                    http/* | "" | date:* | content-length:* | content-type:*) ;;
-                    *) extra+=(--header "$line") ;;
-                esac
-            done < "$BODIES/$wl.headers"
-            CMD=("$BIN/tldsnap-baseline" --runtime current-thread --flatten --addr "127.0.0.1:$port"
-                --body "$BODIES/$wl.json" --content-type "$ctype" "${extra[@]}") ;;
-        hyper)
-            CMD=("$BIN/tldsnap-baseline" --threads 1 --addr "127.0.0.1:$port"
-                --body "$BODIES/$wl.json" --content-type "$ctype") ;;
+        hyperct | hyperct-v | hyperct-h | hyper)
+            baseline_cmd "$server" "$BODIES/$wl.json" "$ctype" "$port" "$BODIES/$wl.headers" ;;
         *) echo "unknown server $server" >&2; exit 2 ;;
     esac
 }

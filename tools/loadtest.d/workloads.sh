@@ -80,3 +80,34 @@ reversed_into() {
     local i
     for ((i = $#; i >= 1; i--)); do into+=("${!i}"); done
 }
+
+# baseline_cmd KIND BODY CONTENT_TYPE PORT [HEADERS]: sets CMD to the command that serves
+# the file BODY with CONTENT_TYPE on 127.0.0.1:PORT as baseline KIND (tools/baseline,
+# $BIN/tldsnap-baseline): `hyperct` (tokio's current_thread runtime, head and body sent
+# with one `write`: `--flatten`, 3-4% less CPU a request than hyper's default `writev`
+# of the two; the fastest honest ceiling on one core, the one ratios are quoted to),
+# `hyperct-v` (hyperct with hyper's default `writev`), `hyperct-h` (hyperct sending
+# the headers of the file HEADERS too, but those hyper writes itself and the content
+# type) or `hyper` (the multi-thread runtime, one worker, hyper's default writes).
+baseline_cmd() {
+    local kind=$1 body=$2 ctype=$3 port=$4 headers=${5:-}
+    local extra=() line
+    case $kind in
+        hyperct) extra=(--runtime current-thread --flatten) ;;
+        hyperct-v) extra=(--runtime current-thread) ;;
+        hyperct-h)
+            extra=(--runtime current-thread --flatten)
+            while IFS= read -r line; do
+                line=${line%$'\r'}
+                case "${line,,}" in
+                    http/* | "" | date:* | content-length:* | content-type:*) ;;
+                    *) extra+=(--header "$line") ;;
+                esac
+            done < "${headers:?hyperct-h needs the headers file}"
+            ;;
+        hyper) extra=(--threads 1) ;;
+        *) die "unknown baseline $kind" ;;
+    esac
+    CMD=("$BIN/tldsnap-baseline" "${extra[@]}" --addr "127.0.0.1:$port" --body "$body"
+        --content-type "$ctype")
+}
