@@ -943,6 +943,12 @@ fn next_span(pos: &mut u32, s: &ArchivedSpan, what: (&str, usize)) -> Result<(),
     Ok(())
 }
 
+/// `(a, b, c)` as one integer whose order is the triples' lexicographic order.
+#[inline(always)]
+fn packed(a: u64, b: u32, c: u32) -> u128 {
+    (u128::from(a) << 64) | (u128::from(b) << 32) | u128::from(c)
+}
+
 /// A layout check's message, out of the checks' loops.
 #[cold]
 #[inline(never)]
@@ -1708,10 +1714,12 @@ impl ArchivedSnapshotData {
             if index.windows(2).any(|w| w[0].registrar >= w[1].registrar) {
                 return err("registrar index not ordered by registrar");
             }
-            // One pass over the group: orders, sums and minima together.
+            // One pass over the group: orders, sums and minima together. The orders and
+            // minima are of (u64, u32, u32) triples, compared as one integer each.
             let mut means = [Mean::default(); 3];
-            let (mut renew_min, mut five_min) = ((u64::MAX, 0u32, NONE), (u64::MAX, 0u32, NONE));
-            let mut previous: Option<(u32, u32, u32)> = None;
+            let none = packed(u64::MAX, 0, NONE);
+            let (mut renew_min, mut five_min) = (none, none);
+            let mut previous = 0u128;
             for (k, o) in self.offers[first..first + rows].iter().enumerate() {
                 let (register, renew, r) = (
                     o.register.to_native(),
@@ -1724,15 +1732,15 @@ impl ArchivedSnapshotData {
                 }
                 // Sellers by (register, renew, key); renewal-only rows (register NONE) by
                 // (renew, key): one lexicographic order over the whole group.
-                let key = (register, renew, r);
-                if previous.is_some_and(|p| p >= key) {
+                let key = packed(u64::from(register), renew, r);
+                if k > 0 && previous >= key {
                     return err(if seller {
                         "sellers not ordered by (register, renew, registrar key)"
                     } else {
                         "renewal-only offers not ordered by (renew, registrar key)"
                     });
                 }
-                previous = Some(key);
+                previous = key;
                 let ms = o.updated_ms.to_native();
                 updated[r as usize] = updated[r as usize].max(ms);
                 data_updated = data_updated.max(ms);
@@ -1745,8 +1753,8 @@ impl ArchivedSnapshotData {
                 means[1].add(renew);
                 means[2].add(o.transfer.to_native());
                 let at = (first + k) as u32;
-                renew_min = renew_min.min((u64::from(renew), r, at));
-                five_min = five_min.min((five_year_order(register, renew), r, at));
+                renew_min = renew_min.min(packed(u64::from(renew), r, at));
+                five_min = five_min.min(packed(five_year_order(register, renew), r, at));
             }
             if [t.avg_register, t.avg_renew, t.avg_transfer]
                 .iter()
@@ -1755,7 +1763,8 @@ impl ArchivedSnapshotData {
             {
                 return err("average prices do not match the sellers");
             }
-            if t.lowest_renew_offer != renew_min.2 || t.lowest_5y_offer != five_min.2 {
+            // The offers' positions, the low 32 bits.
+            if t.lowest_renew_offer != renew_min as u32 || t.lowest_5y_offer != five_min as u32 {
                 return err("lowest renewal or 5-year cost does not match the sellers");
             }
             if sellers > 0 {
