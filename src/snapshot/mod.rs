@@ -19,8 +19,9 @@
 //! Opening ([`Snapshot::open`]) checks, in order and once: the header fields (constant
 //! time), the content hash of the whole payload (so that any flipped byte, even inside a
 //! price, is caught), the archive's structure (rkyv's bytecheck), and the invariants the
-//! query code relies on (every span inside `text`, every index in range, every group
-//! inside its array, the orders and aggregates, and the pre-rendered JSON rendered again
+//! query code relies on (every span inside `text` and where the builder lays it out,
+//! every index in range, every group inside its array, the orders and aggregates, and
+//! the pre-rendered JSON rendered again
 //! from the integers and compared, so that a forged file with a recomputed hash cannot
 //! make a query answer broken or contradictory JSON). After that, [`Snapshot::data`]
 //! hands out the archive without checking again.
