@@ -88,6 +88,12 @@ fn forge(
 }
 
 /// The position of the TLD called `name`.
+/// The snapshot of the shipped (embedded) source: large enough for several text chunks.
+fn shipped() -> Vec<u8> {
+    let source = tldsnap::build::embedded_source().unwrap();
+    build(&source, &BuildOptions::default()).unwrap().0
+}
+
 fn tld(d: &ArchivedSnapshotData, name: &str) -> usize {
     d.tld_index(name).unwrap()
 }
@@ -473,8 +479,7 @@ fn no_byte_of_the_pre_rendered_json_can_be_edited() {
 /// with two edits the error names the earlier TLD, however the threads ran.
 #[test]
 fn the_text_check_in_chunks_finds_every_edit_and_tells_the_first() {
-    let source = tldsnap::build::embedded_source().unwrap();
-    let bytes = build(&source, &BuildOptions::default()).unwrap().0;
+    let bytes = shipped();
     let snapshot = Snapshot::from_bytes(&bytes).expect("the shipped snapshot opens");
     let d = snapshot.data();
     assert!(
@@ -534,8 +539,7 @@ fn the_text_check_in_chunks_finds_every_edit_and_tells_the_first() {
 /// a stepped open gives, whether the TLD starts a chunk or lies inside one.
 #[test]
 fn a_span_moved_where_a_chunk_starts_is_refused() {
-    let source = tldsnap::build::embedded_source().unwrap();
-    let bytes = build(&source, &BuildOptions::default()).unwrap().0;
+    let bytes = shipped();
     let snapshot = Snapshot::from_bytes(&bytes).expect("the shipped snapshot opens");
     let d = snapshot.data();
     // The chunks' first TLDs, by the rule of `check_text_content` (2,048 offers a

@@ -1866,8 +1866,9 @@ mod tests {
         }
     }
 
-    /// Archives `data` behind a valid header, so only the invariants can refuse it.
-    fn open(data: &SnapshotData) -> Result<Snapshot, OpenError> {
+    /// The file of `data`: its archive behind a valid header, so only the invariants
+    /// can refuse it.
+    fn file_bytes(data: &SnapshotData) -> Vec<u8> {
         let payload = rkyv::to_bytes::<rkyv::rancor::Error>(data).unwrap();
         let header = Header {
             version: FORMAT_VERSION,
@@ -1878,7 +1879,12 @@ mod tests {
         };
         let mut bytes = header.to_bytes().to_vec();
         bytes.extend_from_slice(&payload);
-        Snapshot::from_bytes(&bytes)
+        bytes
+    }
+
+    /// Opens [`file_bytes`] of `data`.
+    fn open(data: &SnapshotData) -> Result<Snapshot, OpenError> {
+        Snapshot::from_bytes(&file_bytes(data))
     }
 
     fn span(text: &mut Vec<u8>, s: &str) -> Span {
@@ -2045,16 +2051,7 @@ mod tests {
                 moved(s);
             }
         }
-        let payload = rkyv::to_bytes::<rkyv::rancor::Error>(&d).unwrap();
-        let header = Header {
-            version: FORMAT_VERSION,
-            payload_len: payload.len() as u64,
-            content_hash: content_hash(&payload),
-            data_updated_ms: 0,
-            built_at_ms: None,
-        };
-        let mut bytes = header.to_bytes().to_vec();
-        bytes.extend_from_slice(&payload);
+        let bytes = file_bytes(&d);
         let path = std::env::temp_dir().join(format!("tldsnap-gap-{}.snap", std::process::id()));
         std::fs::write(&path, &bytes).unwrap();
         let stepped = Opening::start(&path).and_then(|mut o| {
