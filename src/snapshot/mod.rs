@@ -1362,21 +1362,19 @@ impl ArchivedSnapshotData {
         // the chunks before the error's decide what is told.
         let work = || -> Vec<(usize, Result<u32, String>)> {
             let mut scratch = Scratch::new();
-            let mut done = Vec::new();
+            let (mut done, mut failed) = (Vec::new(), false);
             loop {
                 let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(range) = chunks.get(c) else {
                     return done;
                 };
-                if done
-                    .last()
-                    .is_some_and(|(_, r): &(usize, Result<u32, String>)| r.is_err())
-                {
+                if failed {
                     continue;
                 }
                 let mut pos = start(c);
                 let checked =
                     self.check_tld_text(range.clone(), &keys, &names, &mut scratch, &mut pos);
+                failed = checked.is_err();
                 done.push((c, checked.map(|()| pos)));
             }
         };
