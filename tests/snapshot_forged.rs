@@ -246,6 +246,25 @@ fn forged_snapshots_are_refused_at_open() {
             let (a, b) = (&d.registrar_offers[f], &d.registrar_offers[f + 1]);
             vec![at(a, &u32_le(b.to_native())), at(b, &u32_le(a.to_native()))]
         }),
+        (
+            "registrar 0: price list holds another registrar's offer",
+            |d| {
+                // A price list's entry past the last offer.
+                let f = d.registrars[0].first_listed.to_native() as usize;
+                vec![at(&d.registrar_offers[f], &u32_le(d.offers.len() as u32))]
+            },
+        ),
+        (
+            "registrar 0: price list holds another registrar's offer",
+            |d| {
+                // A price list's entry pointing at an offer of another registrar.
+                let f = d.registrars[0].first_listed.to_native() as usize;
+                let other = (0..d.offers.len())
+                    .find(|&o| d.offers[o].registrar != 0)
+                    .unwrap();
+                vec![at(&d.registrar_offers[f], &u32_le(other as u32))]
+            },
+        ),
         ("data date", |d| {
             vec![at(
                 &d.data_updated_ms,

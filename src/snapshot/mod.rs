@@ -1081,13 +1081,17 @@ impl ArchivedSnapshotData {
 
     /// Versions and price lists: each registrar's runs are in place and in order.
     ///
-    /// `tld_of` is each offer's TLD position (the groups were checked in place). The
-    /// lists' TLD name order is checked as the order of those positions: the same
-    /// order, because the TLDs are in strictly increasing name order, which
+    /// `placed` is each offer's TLD position and registrar, in offer order (the groups
+    /// were checked in place, so it holds every offer): a list's entries are looked up
+    /// there, 8 bytes an offer that fit in a core's cache, not in the offers themselves,
+    /// a cache miss each at places spread over the file (for S, 53 MB, on a 2 GHz Xeon:
+    /// 0.43-0.47 ms against 1.7-1.9; docs/PERFORMANCE.md, session 25). The lists' TLD
+    /// name order is checked as the order of those positions: the same order, because
+    /// the TLDs are in strictly increasing name order, which
     /// [`Self::check_orders_and_aggregates`] checks (open fails unless every check
     /// passes). A binary search and a name comparison per listed offer, at random places
-    /// in the file, took ~10 ms of a 53 MB snapshot's open.
-    fn check_registrar_lists(&self, tld_of: &[u32]) -> Result<(), String> {
+    /// in the file, took ~10 ms of that snapshot's open.
+    fn check_registrar_lists(&self, placed: &[(u32, u32)]) -> Result<(), String> {
         let (mut next_version, mut next_listed) = (0usize, 0usize);
         for (i, r) in self.registrars.iter().enumerate() {
             let err = |what: &str| Err(format!("registrar {i}: {what}"));
@@ -1113,11 +1117,12 @@ impl ArchivedSnapshotData {
             next_listed = fl + nl;
             let mut previous: Option<u32> = None;
             for o in self.registrar_offers[fl..fl + nl].iter() {
-                let o = o.to_native() as usize;
-                if o >= self.offers.len() || self.offers[o].registrar.to_native() as usize != i {
+                let Some(&(tld, registrar)) = placed.get(o.to_native() as usize) else {
+                    return err("price list holds another registrar's offer");
+                };
+                if registrar as usize != i {
                     return err("price list holds another registrar's offer");
                 }
-                let tld = tld_of[o];
                 if previous.is_some_and(|p| p >= tld) {
                     return err("price list not in TLD name order");
                 }
@@ -1237,8 +1242,8 @@ impl ArchivedSnapshotData {
         }
         let mut next_offer = 0usize;
         let mut next_change = 0usize;
-        // Each offer's TLD position, for the registrars' price lists.
-        let mut tld_of = Vec::with_capacity(n_off);
+        // Each offer's TLD position and registrar, for the registrars' price lists.
+        let mut placed: Vec<(u32, u32)> = Vec::with_capacity(n_off);
         for (i, t) in self.tlds.iter().enumerate() {
             let err = |what: &str| Err(format!("TLD {i}: {what}"));
             if !(str_ok(&t.name)
@@ -1257,7 +1262,6 @@ impl ArchivedSnapshotData {
                 return err("offer group out of place");
             }
             next_offer = first + rows;
-            tld_of.resize(next_offer, i as u32);
             let (fc, nc) = (
                 t.first_change.to_native() as usize,
                 t.changes.to_native() as usize,
@@ -1289,6 +1293,7 @@ impl ArchivedSnapshotData {
                 {
                     return err("offer registrar or record out of range");
                 }
+                placed.push((i as u32, o.registrar.to_native()));
                 record = o.record.end.to_native();
                 if k < sellers {
                     let end = o.client_end.to_native();
@@ -1327,7 +1332,7 @@ impl ArchivedSnapshotData {
                 return Err("a TLD's history is not ordered by (registrar, date)".into());
             }
         }
-        self.check_registrar_lists(&tld_of)?;
+        self.check_registrar_lists(&placed)?;
         self.check_catalogue(&str_ok)?;
         let table = &self.tld_table;
         if !table.len().is_power_of_two() || !table.iter().any(|v| *v == 0) {
