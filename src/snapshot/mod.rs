@@ -1083,8 +1083,8 @@ impl ArchivedSnapshotData {
     ///
     /// `placed` is each offer's TLD position and registrar, in offer order (the groups
     /// were checked in place, so it holds every offer): a list's entries are looked up
-    /// there, 8 bytes an offer that fit in a core's cache, not in the offers themselves,
-    /// a cache miss each at places spread over the file (for S, 53 MB, on a 2 GHz Xeon:
+    /// there (8 bytes an offer, 1 MB for S, which stays in cache), not in the offers
+    /// themselves, a cache miss each at places spread over the file (S, on a 2 GHz Xeon:
     /// 0.43-0.47 ms against 1.7-1.9; docs/PERFORMANCE.md, session 25). The lists' TLD
     /// name order is checked as the order of those positions: the same order, because
     /// the TLDs are in strictly increasing name order, which
