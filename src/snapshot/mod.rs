@@ -1083,11 +1083,11 @@ impl ArchivedSnapshotData {
     ///
     /// `placed` is each offer's TLD position and registrar, in offer order (the groups
     /// were checked in place, so it holds every offer): a list's entries are looked up
-    /// there (8 bytes an offer, 1 MB for S, which stays in cache), not in the offers
-    /// themselves, a cache miss each at places spread over the file (S, on a 2 GHz Xeon:
-    /// 0.43-0.47 ms against 1.7-1.9; docs/PERFORMANCE.md, session 25). The lists' TLD
-    /// name order is checked as the order of those positions: the same order, because
-    /// the TLDs are in strictly increasing name order, which
+    /// there (8 bytes an offer, 1 MB for S, which stays in cache) rather than in the
+    /// offers themselves, where each was a cache miss at a place spread over the file
+    /// (S, on a 2 GHz Xeon: 0.43-0.47 ms against 1.7-1.9; docs/PERFORMANCE.md, session
+    /// 25). The lists' TLD name order is checked as the order of those positions: the
+    /// same order, because the TLDs are in strictly increasing name order, which
     /// [`Self::check_orders_and_aggregates`] checks (open fails unless every check
     /// passes). A binary search and a name comparison per listed offer, at random places
     /// in the file, took ~10 ms of that snapshot's open.
@@ -1117,12 +1117,10 @@ impl ArchivedSnapshotData {
             next_listed = fl + nl;
             let mut previous: Option<u32> = None;
             for o in self.registrar_offers[fl..fl + nl].iter() {
-                let Some(&(tld, registrar)) = placed.get(o.to_native() as usize) else {
-                    return err("price list holds another registrar's offer");
+                let tld = match placed.get(o.to_native() as usize) {
+                    Some(&(tld, registrar)) if registrar as usize == i => tld,
+                    _ => return err("price list holds another registrar's offer"),
                 };
-                if registrar as usize != i {
-                    return err("price list holds another registrar's offer");
-                }
                 if previous.is_some_and(|p| p >= tld) {
                     return err("price list not in TLD name order");
                 }
