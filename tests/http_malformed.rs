@@ -1436,6 +1436,116 @@ fn a_slow_head_is_cut_off_by_the_header_read_timeout() {
     assert!(timeouts >= 2, "{metrics}");
 }
 
+#[test]
+fn a_body_that_stops_arriving_is_answered_408_and_its_connection_closed() {
+    let dir = TempDir::new("slowbody");
+    let snap = dir.fixture_snapshot("fixture.snap");
+    let (keys_path, keys) = dir.keys();
+    let mut opts = Options::new(&snap, &keys_path);
+    opts.plans = TEST_PLANS_OPEN_PUBLIC;
+    // The connection watchdog's period stays long, so only the body timeout can be
+    // what answers.
+    opts.config.body_timeout = Duration::from_secs(1);
+    let server = Server::start(opts);
+    let key = keys["unlimited"].clone();
+    let head = |path: &str, content_type: &str, framing: &str| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Type: {content_type}\r\n{framing}\r\n"
+        )
+    };
+    let json = "application/json";
+    let stalled = [
+        (
+            "audit, Content-Length",
+            head(
+                "/api/v1/client/portfolio/audit",
+                json,
+                "Content-Length: 100\r\n",
+            ) + "{\"domains\":[",
+            true,
+        ),
+        (
+            "lookup, chunked",
+            head(
+                "/api/v1/client/domains/lookup",
+                json,
+                "Transfer-Encoding: chunked\r\n",
+            ) + "5\r\n{\"dom",
+            true,
+        ),
+        (
+            "lookup, head only",
+            head(
+                "/api/v1/client/domains/lookup",
+                json,
+                "Content-Length: 30\r\n",
+            ),
+            true,
+        ),
+        (
+            "webhook subscription",
+            head("/api/v1/client/webhooks", json, "Content-Length: 60\r\n") + "{\"url\":",
+            true,
+        ),
+        (
+            "website sign-in form",
+            head(
+                "/signin",
+                "application/x-www-form-urlencoded",
+                "Content-Length: 40\r\n",
+            ) + "csrf=",
+            false,
+        ),
+    ];
+    // All at once: each waits out the same second.
+    let started = std::time::Instant::now();
+    let conns: Vec<_> = stalled
+        .iter()
+        .map(|(_, raw, _)| {
+            let mut conn = Conn::open(server.addr);
+            conn.write(raw.as_bytes());
+            conn
+        })
+        .collect();
+    for ((name, _, problem), mut conn) in stalled.into_iter().zip(conns) {
+        let r = conn
+            .read_response(false)
+            .unwrap_or_else(|e| panic!("{name}: no answer: {e}"))
+            .unwrap_or_else(|| panic!("{name}: closed without an answer"));
+        assert_eq!(r.status, 408, "{name}: {}", r.text());
+        if problem {
+            let p = r.assert_problem(408, "request_timeout");
+            assert_eq!(p["timeout_secs"], 1, "{name}: {p}");
+            assert_eq!(r.header("connection"), Some("close"), "{name}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{name}: answered by something other than the body timeout (the watchdog \
+             waits 10 s)"
+        );
+        assert!(conn.is_closed(), "{name}: the connection stays open");
+    }
+    // A body that comes in pieces, each well within the timeout in all, is read.
+    let mut conn = Conn::open(server.addr);
+    let body = "{\"domains\":[\"example.com\"]}";
+    conn.write(
+        head(
+            "/api/v1/client/domains/lookup",
+            json,
+            &format!("Content-Length: {}\r\n", body.len()),
+        )
+        .as_bytes(),
+    );
+    let (first, rest) = body.split_at(10);
+    conn.write(first.as_bytes());
+    std::thread::sleep(Duration::from_millis(50));
+    conn.write(rest.as_bytes());
+    let r = conn.read_response(false).unwrap().unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    // The server serves others throughout.
+    assert_eq!(server.get("/healthz", None).status, 200);
+}
+
 /// Reads `tldsnap_http_connection_errors_total{kind=KIND}` from `/metrics`.
 fn connection_errors(server: &Server, kind: &str) -> u64 {
     let metrics = server.get("/metrics", None).text();

@@ -110,7 +110,7 @@ pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> 
         );
     };
     let csv_out = wants_csv(req.headers());
-    let body = match read_body(req, AUDIT_MAX_BODY).await {
+    let body = match read_body(req, AUDIT_MAX_BODY, state.config.body_timeout).await {
         Ok((_, body)) => body,
         Err(problem) => return refuse(problem, &caller),
     };
@@ -172,7 +172,7 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
             &caller,
         );
     }
-    let body = match read_body(req, LOOKUP_MAX_BODY).await {
+    let body = match read_body(req, LOOKUP_MAX_BODY, state.config.body_timeout).await {
         Ok((_, body)) => body,
         Err(problem) => return refuse(problem, &caller),
     };

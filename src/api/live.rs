@@ -216,7 +216,13 @@ pub async fn bulk_availability(
             &caller,
         );
     }
-    let body = match read_body(req, super::domains::LOOKUP_MAX_BODY).await {
+    let body = match read_body(
+        req,
+        super::domains::LOOKUP_MAX_BODY,
+        state.config.body_timeout,
+    )
+    .await
+    {
         Ok((_, body)) => body,
         Err(problem) => return refuse(problem, &caller),
     };

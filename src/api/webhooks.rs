@@ -84,9 +84,9 @@ async fn answer(
     let mut new = None;
     let mut change = None;
     if method == Method::POST && route == RouteId::ClientWebhooks {
-        new = Some(new_subscription(read_fields(req).await?)?);
+        new = Some(new_subscription(read_fields(state, req).await?)?);
     } else if method == Method::PATCH {
-        change = Some(patch(read_fields(req).await?)?);
+        change = Some(patch(read_fields(state, req).await?)?);
     }
     let limit = match caller.plan().webhooks {
         Some(0) => {
@@ -215,7 +215,7 @@ fn json(caller: &Caller, status: StatusCode, body: &serde_json::Value) -> HttpRe
     response
 }
 
-async fn read_fields(req: Request<Incoming>) -> Result<Fields, Problem> {
+async fn read_fields(state: &State, req: Request<Incoming>) -> Result<Fields, Problem> {
     let media = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -225,7 +225,7 @@ async fn read_fields(req: Request<Incoming>) -> Result<Fields, Problem> {
     if media.as_deref() != Some("application/json") {
         return Err(Problem::UnsupportedMediaType { accept: ACCEPTS });
     }
-    let (_, body) = read_body(req, MAX_BODY).await?;
+    let (_, body) = read_body(req, MAX_BODY, state.config.body_timeout).await?;
     let what = "expected a JSON object with url, description, tlds, registrars, types, status";
     let value: serde_json::Value =
         serde_json::from_slice(&body).map_err(|e| Problem::InvalidBody {

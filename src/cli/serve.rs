@@ -97,6 +97,11 @@ pub struct Args {
     /// Seconds a client has to send a request head (and may stay idle between requests).
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_timeout: u64,
+    /// Seconds a request body has to arrive in full once its endpoint starts reading
+    /// it; a body still incomplete is answered 408 request_timeout and the connection
+    /// closed.
+    #[arg(long, value_name = "SECS", default_value_t = api::DEFAULT_BODY_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=3600))]
+    body_timeout: u64,
     /// File holding the secret that signs the website's session cookies and CSRF
     /// tokens (at least 32 bytes, owner-only). Without it the secret is kept in
     /// --data-dir (created there on first start); without either, a random secret is
@@ -423,6 +428,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
     let config = api::Config {
         public_url,
         session_secret,
+        body_timeout: Duration::from_secs(args.body_timeout),
         ..api::Config::default()
     };
     let connections = server::Config {

@@ -367,6 +367,7 @@ fn operation(id: RouteId) -> Value {
                 "401": { "$ref": "#/components/responses/Unauthorized" },
                 "403": problem_response("The plan does not include availability lookups (`lookup`, `plans_including`). No credit is spent.", &["lookup_not_in_plan"], json!({})),
                 "404": problem_response("This server makes no live lookups.", &["live_unavailable", "not_found"], json!({})),
+                "408": { "$ref": "#/components/responses/RequestTimeout" },
                 "413": { "$ref": "#/components/responses/PayloadTooLarge" },
                 "415": { "$ref": "#/components/responses/UnsupportedMediaType" },
                 "429": { "$ref": "#/components/responses/TooManyRequests" }
@@ -433,6 +434,7 @@ fn operation(id: RouteId) -> Value {
                     responses,
                     json!({
                         "400": { "$ref": "#/components/responses/BadBody" },
+                        "408": { "$ref": "#/components/responses/RequestTimeout" },
                         "413": { "$ref": "#/components/responses/PayloadTooLarge" },
                         "415": { "$ref": "#/components/responses/UnsupportedMediaType" }
                     }),
@@ -934,6 +936,7 @@ fn components_base() -> Value {
             "UnknownRegistrar": problem_response("No registrar has this key; `registrar` names it.", &["unknown_registrar"], json!({})),
             "BadBody": problem_response("The request body is empty, not the JSON or CSV the endpoint takes, has a bad field or too many entries (a bad domain name is an entry of the answer, not this), or a query parameter is bad.", &["invalid_body", "too_many_values", "missing_parameter", "invalid_parameter"], json!({})),
             "PayloadTooLarge": problem_response("The body is larger than the endpoint reads (`max_bytes`; refused from Content-Length before reading), or the portfolio has more domains than the plan audits (`limit`, `plan`; no credit spent).", &["request_too_large", "too_many_domains"], json!({})),
+            "RequestTimeout": problem_response("The body did not arrive in full within the server's body timeout (`timeout_secs`; 30 s unless configured) once the endpoint began reading it. The connection is closed.", &["request_timeout"], json!({})),
             "UnsupportedMediaType": problem_response("The body's Content-Type is not one the endpoint takes (`accept`).", &["unsupported_media_type"], json!({ "Accept-Post": { "$ref": "#/components/headers/Accept-Post" } })),
             "TooManySearches": problem_response("The rate limit, the monthly credits, or the plan's searches of this UTC day are exhausted; `retry_after` says when to retry (daily_limit: the next UTC midnight).", &["rate_limited", "credits_exhausted", "daily_limit"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
         },
@@ -959,6 +962,7 @@ fn components_base() -> Value {
                     "max_bytes": { "type": "integer", "description": "Size limit (414, 431)." },
                     "max_headers": { "type": "integer", "description": "Most header fields read (431 for a head the server does not read at all)." },
                     "retry_after": { "type": "integer", "description": "Seconds to wait (429; 424 when known)." },
+                    "timeout_secs": { "type": "integer", "description": "The server's body timeout, in seconds (408 request_timeout)." },
                     "limit": { "type": "integer", "description": "The plan's audit limit (too_many_domains) or daily searches (daily_limit)." },
                     "accept": { "type": "string", "description": "Media types taken (415)." },
                     "lookup": { "type": "string", "description": "The live lookup the plan does not include (403 lookup_not_in_plan)." },
@@ -1312,6 +1316,7 @@ fn webhook_path(id: RouteId) -> Option<Value> {
                 &mut errors,
                 json!({
                     "400": problem_response("The body is not the JSON object the endpoint takes, a field is bad, a list has more than 100 distinct values, or the url is one the server does not deliver to.", &["invalid_body", "too_many_values", "invalid_webhook_url"], json!({})),
+                    "408": { "$ref": "#/components/responses/RequestTimeout" },
                     "413": { "$ref": "#/components/responses/PayloadTooLarge" },
                     "415": { "$ref": "#/components/responses/UnsupportedMediaType" }
                 }),

@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 const ECHO_MAX_CHARS: usize = 100;
 
 /// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 35] = [
+pub const CODES: [&str; 36] = [
     "missing_parameter",
     "invalid_parameter",
     "too_many_values",
@@ -73,6 +73,7 @@ pub const CODES: [&str; 35] = [
     "upstream_timeout",
     "upstream_error",
     "malformed_request",
+    "request_timeout",
 ];
 
 /// Every error the API can answer with, one variant per situation.
@@ -193,6 +194,13 @@ pub enum Problem {
     BodyTooLarge {
         /// The most the endpoint reads, in bytes.
         max: usize,
+    },
+    /// 408 `request_timeout`: a request body that did not arrive in full within the
+    /// server's body timeout after the endpoint began reading it (a client that stalls
+    /// mid-body); the connection is closed.
+    BodyTimeout {
+        /// The body timeout, in seconds.
+        secs: u64,
     },
     /// 413 `too_many_domains`: a portfolio larger than the caller's plan audits
     /// (checked before any work; no credit is spent).
@@ -326,6 +334,7 @@ impl Problem {
                 StatusCode::PAYLOAD_TOO_LARGE
             }
             Problem::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Problem::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Problem::DailyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
             Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
             Problem::TldNotInPlan { .. }
@@ -384,6 +393,7 @@ impl Problem {
             Problem::InvalidBody { .. } => "invalid_body",
             Problem::TooManyItems { .. } => "too_many_values",
             Problem::BodyTooLarge { .. } => "request_too_large",
+            Problem::BodyTimeout { .. } => "request_timeout",
             Problem::TooManyDomains { .. } => "too_many_domains",
             Problem::UnsupportedMediaType { .. } => "unsupported_media_type",
             Problem::DailyLimit { .. } => "daily_limit",
@@ -429,6 +439,7 @@ impl Problem {
             Problem::InvalidBody { .. } => "Invalid request body",
             Problem::TooManyItems { .. } => "Too many values",
             Problem::BodyTooLarge { .. } => "Request too large",
+            Problem::BodyTimeout { .. } => "Request timeout",
             Problem::TooManyDomains { .. } => "Too many domains",
             Problem::UnsupportedMediaType { .. } => "Unsupported media type",
             Problem::DailyLimit { .. } => "Daily limit reached",
@@ -541,6 +552,10 @@ impl Problem {
             Problem::BodyTooLarge { max } => {
                 format!("the request body is larger than the {max} bytes this endpoint reads")
             }
+            Problem::BodyTimeout { secs } => format!(
+                "the request body did not arrive in full within {secs} s; the connection is \
+                 closed"
+            ),
             Problem::TooManyDomains { limit, plan } => format!(
                 "the {plan} plan audits at most {limit} domains at once; split the portfolio \
                  or use a plan with a higher audit limit"
@@ -700,6 +715,7 @@ impl Problem {
                 num("max", *max as u64, &mut out);
             }
             Problem::BodyTooLarge { max } => num("max_bytes", *max as u64, &mut out),
+            Problem::BodyTimeout { secs } => num("timeout_secs", *secs, &mut out),
             Problem::TooManyDomains { limit, plan } => {
                 num("limit", *limit as u64, &mut out);
                 member("plan", &mut out);
@@ -793,7 +809,8 @@ impl Problem {
     }
 
     /// The HTTP response for this problem: status, `content-type:
-    /// application/problem+json`, `Allow` for 405, `Retry-After` for 429, and the body.
+    /// application/problem+json`, `Allow` for 405, `Retry-After` for 429, `Connection:
+    /// close` for 408, and the body.
     /// The caller adds the metering headers of a keyed request.
     pub fn into_response(self) -> Response<Body> {
         let body = self.to_bytes();
@@ -829,6 +846,11 @@ impl Problem {
                 ..
             } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from(*secs));
+            }
+            // The rest of the body may still come: the connection cannot carry another
+            // request, and hyper closes it after this answer.
+            Problem::BodyTimeout { .. } => {
+                headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             _ => {}
         }
@@ -1028,6 +1050,7 @@ mod tests {
                 max: 100,
             },
             Problem::BodyTooLarge { max: 4 << 20 },
+            Problem::BodyTimeout { secs: 30 },
             Problem::TooManyDomains {
                 limit: 500,
                 plan: "free".into(),

@@ -1200,9 +1200,10 @@ fn csrf_ok(
 }
 
 /// Reads a form body (`application/x-www-form-urlencoded`, at most
-/// [`MAX_FORM_BYTES`]).
+/// [`MAX_FORM_BYTES`], within `timeout`).
 async fn read_form(
     req: Request<Incoming>,
+    timeout: std::time::Duration,
 ) -> Result<(hyper::http::request::Parts, String), Failure> {
     let form = req.headers().get(header::CONTENT_TYPE).is_some_and(|v| {
         v.as_bytes()
@@ -1215,9 +1216,9 @@ async fn read_form(
             "This address takes a form (application/x-www-form-urlencoded).",
         ));
     }
-    let (parts, body) = crate::api::read_body(req, MAX_FORM_BYTES)
+    let (parts, body) = crate::api::read_body(req, MAX_FORM_BYTES, timeout)
         .await
-        .map_err(|p| Failure::new(p.status(), "Bad request", p.detail()))?;
+        .map_err(|p| Failure::new(p.status(), p.title(), p.detail()))?;
     let text = String::from_utf8(body.to_vec()).map_err(|_| {
         Failure::new(
             StatusCode::BAD_REQUEST,
@@ -1256,13 +1257,14 @@ impl Posted {
     /// Reads the form of `req`; one that cannot be read is answered with its error
     /// page.
     async fn read(
+        state: &State,
         req: Request<Incoming>,
         loaded: &Loaded,
         visit: &Visit,
     ) -> Result<Posted, HttpResponse> {
         let date = data::data_date(loaded.snapshot.data());
         let path = req.uri().path().to_owned();
-        match read_form(req).await {
+        match read_form(req, state.config.body_timeout).await {
             Ok((parts, body)) => Ok(Posted {
                 date,
                 path,
@@ -1302,7 +1304,7 @@ async fn signin_post(
     loaded: &Loaded,
     visit: &Visit,
 ) -> HttpResponse {
-    let form = match Posted::read(req, loaded, visit).await {
+    let form = match Posted::read(state, req, loaded, visit).await {
         Ok(form) => form,
         Err(answer) => return answer,
     };
@@ -1360,7 +1362,7 @@ async fn signout(
     loaded: &Loaded,
     visit: &Visit,
 ) -> HttpResponse {
-    let form = match Posted::read(req, loaded, visit).await {
+    let form = match Posted::read(state, req, loaded, visit).await {
         Ok(form) => form,
         Err(answer) => return answer,
     };
