@@ -1594,6 +1594,55 @@ fn a_full_server_closes_the_longest_idle_connection_to_make_room() {
 }
 
 #[test]
+fn a_full_server_makes_room_by_closing_a_connection_whose_body_never_came() {
+    let dir = TempDir::new("connlimit-body");
+    let snap = dir.fixture_snapshot("fixture.snap");
+    let (keys_path, keys) = dir.keys();
+    let mut opts = Options::new(&snap, &keys_path);
+    opts.plans = TEST_PLANS_OPEN_PUBLIC;
+    opts.server = Config {
+        max_connections: 2,
+        ..Config::default()
+    };
+    // Neither the body deadline nor the watchdog (10 s) frees a place during the test.
+    opts.config.body_timeout = Duration::from_secs(60);
+    let server = Server::start(opts);
+    let key = keys["unlimited"].clone();
+    // Both places held by requests whose handlers wait for bodies that never come.
+    let stalled: Vec<Conn> = (0..2)
+        .map(|_| {
+            let mut conn = Conn::open(server.addr);
+            conn.write(
+                format!(
+                    "POST /api/v1/client/domains/lookup HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Type: application/json\r\nContent-Length: 30\r\n\r\n{{"
+                )
+                .as_bytes(),
+            );
+            conn
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // A new client is served, not told the server is busy: one of them made room.
+    let mut third = Conn::open(server.addr);
+    third.get("/healthz", None);
+    let r = third.read_response(false).unwrap().unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    let closed = stalled
+        .into_iter()
+        .filter_map(|mut c| {
+            // The one left open is still waited on: give up on it after a second.
+            let timeout = Some(Duration::from_secs(1));
+            c.stream.get_ref().set_read_timeout(timeout).unwrap();
+            c.read_response(false).ok()
+        })
+        .filter(Option::is_none)
+        .count();
+    assert!(closed >= 1, "no stalled connection was closed");
+    drop(third);
+    assert!(connection_errors(&server, "evicted") >= 1);
+}
+
+#[test]
 fn one_address_holds_at_most_its_cap_and_is_told_why() {
     let dir = TempDir::new("peraddr");
     let snap = dir.fixture_snapshot("fixture.snap");

@@ -782,6 +782,12 @@ pub async fn read_body(
     if declared.is_some_and(|len| len > max as u64) {
         return Err(Problem::BodyTooLarge { max });
     }
+    // While the client owes the body, a full server may take the connection for a
+    // new one (`BodyWait`).
+    let _waiting = parts
+        .extensions
+        .get::<crate::http::server::BodyWait>()
+        .map(|w| w.waiting());
     let read = tokio::time::timeout(timeout, http_body_util::Limited::new(body, max).collect());
     let Ok(collected) = read.await else {
         return Err(Problem::BodyTimeout {

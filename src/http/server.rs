@@ -25,7 +25,8 @@
 //!   connection over the per-address cap is answered at once with `429
 //!   too_many_connections`; one that finds the server full makes room by closing the
 //!   connection that has been idle the longest (a keep-alive connection between
-//!   requests, or one that never sent a request); only when every connection is busy
+//!   requests, one that never sent a request, or one whose request waits for a body
+//!   the client has not sent: [`BodyWait`]); only when every connection is busy
 //!   answering is it answered `503 server_busy`. Refusals carry `Retry-After: 1` and a
 //!   problem body ([`Handler::refusal`]). So one address that opens connections as fast
 //!   as they close cannot make other clients wait: it holds at most its cap, and idle
@@ -76,7 +77,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -545,11 +546,17 @@ async fn serve<H: Handler>(
     let slot = &place.slot;
     let service_slot = Arc::clone(slot);
     let service_table = Arc::clone(&place.table);
-    let service = service_fn(move |req| {
+    let service = service_fn(move |mut req: Request<Incoming>| {
         // One task serves the connection, so a plain load and store is enough.
         service_slot
             .stamp
             .store(service_slot.stamp() + 1, Ordering::Relaxed);
+        // A request with a body carries the means to say when its handler waits for
+        // that body (see `BodyWait`); one without (every GET) carries nothing.
+        if !hyper::body::Body::is_end_stream(req.body()) {
+            req.extensions_mut()
+                .insert(BodyWait(Arc::clone(&service_slot)));
+        }
         match H::handle(&service_handler, req, &connection) {
             Reply::Now(mut response) => {
                 guard(&mut response, &service_slot, &service_table);
@@ -883,6 +890,9 @@ struct Slot {
     /// ready: the smaller, the longer the connection has been idle. Eviction picks the
     /// smallest.
     active_tick: AtomicU64,
+    /// The request being answered waits for the client to send its body
+    /// ([`BodyWait::waiting`]): eviction may take the connection as if it were idle.
+    awaiting_body: AtomicBool,
     /// Flags raised for the connection's task.
     flags: Flags,
 }
@@ -894,6 +904,38 @@ impl Slot {
 
     fn is_answering(stamp: u64) -> bool {
         stamp % 2 == 1
+    }
+
+    /// Whether eviction may close this connection to make room: nothing is being
+    /// answered on it, or what is being answered waits for the client's body.
+    fn is_evictable(&self) -> bool {
+        !Slot::is_answering(self.stamp()) || self.awaiting_body.load(Ordering::Relaxed)
+    }
+}
+
+/// Carried by a request that has a body (in its extensions): lets the handler tell the
+/// connection layer while it waits for that body. A connection whose request waits for
+/// the client is the client's to finish, so a full server may close it to make room as
+/// it closes an idle one: a flood of requests whose bodies never come cannot hold every
+/// place (each is also cut off by the handler's own body deadline, `--body-timeout`).
+#[derive(Clone, Debug)]
+pub struct BodyWait(Arc<Slot>);
+
+impl BodyWait {
+    /// Marks the request as waiting for its body until the guard is dropped.
+    pub fn waiting(&self) -> BodyWaitGuard {
+        self.0.awaiting_body.store(true, Ordering::Relaxed);
+        BodyWaitGuard(Arc::clone(&self.0))
+    }
+}
+
+/// The mark of [`BodyWait::waiting`], taken off when dropped.
+#[derive(Debug)]
+pub struct BodyWaitGuard(Arc<Slot>);
+
+impl Drop for BodyWaitGuard {
+    fn drop(&mut self) {
+        self.0.awaiting_body.store(false, Ordering::Relaxed);
     }
 }
 
@@ -957,7 +999,7 @@ impl Table {
                 .slots
                 .values()
                 .map(|w| &w.slot)
-                .filter(|s| !Slot::is_answering(s.stamp()))
+                .filter(|s| s.is_evictable())
                 .min_by_key(|s| (s.active_tick.load(Ordering::Relaxed), s.id))
                 .cloned();
             let Some(victim) = idle else {
@@ -973,6 +1015,7 @@ impl Table {
             client,
             stamp: AtomicU64::new(0),
             active_tick: AtomicU64::new(now),
+            awaiting_body: AtomicBool::new(false),
             flags: Flags::default(),
         });
         if inner.draining {
