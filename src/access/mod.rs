@@ -857,7 +857,10 @@ impl Access {
     }
 
     /// The end of a spend: the caller's meter headers with the credits left, or the
-    /// refusal.
+    /// refusal. `#[inline]`: [`Access::spend_now`] runs it for every metered request,
+    /// and left to itself the compiler stopped inlining it when unrelated code of the
+    /// crate changed (+9 instructions a request, callgrind).
+    #[inline]
     fn settle(caller: &mut Caller, result: Result<Option<u64>, ()>) -> Result<(), Denial> {
         let now = caller.admitted_ms;
         let mut headers = caller.headers.unwrap_or_else(|| {

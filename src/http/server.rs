@@ -554,8 +554,7 @@ async fn serve<H: Handler>(
         // A request with a body carries the means to say when its handler waits for
         // that body (see `BodyWait`); one without (every GET) carries nothing.
         if !hyper::body::Body::is_end_stream(req.body()) {
-            req.extensions_mut()
-                .insert(BodyWait(Arc::clone(&service_slot)));
+            BodyWait::attach(&mut req, &service_slot);
         }
         match H::handle(&service_handler, req, &connection) {
             Reply::Now(mut response) => {
@@ -922,6 +921,15 @@ impl Slot {
 pub struct BodyWait(Arc<Slot>);
 
 impl BodyWait {
+    /// Puts one in the extensions of `req`. Out of line: requests with a body are the
+    /// few, and the service closure inlined into hyper's dispatcher stays as small as
+    /// it was without this.
+    #[cold]
+    #[inline(never)]
+    fn attach(req: &mut Request<Incoming>, slot: &Arc<Slot>) {
+        req.extensions_mut().insert(BodyWait(Arc::clone(slot)));
+    }
+
     /// Marks the request as waiting for its body until the guard is dropped.
     pub fn waiting(&self) -> BodyWaitGuard {
         self.0.awaiting_body.store(true, Ordering::Relaxed);
