@@ -238,11 +238,16 @@ pub fn read_all<R: Read>(
 ) -> Result<Source, SourceError> {
     let mut errs = Errors::default();
     let mut source = Source::default();
-    read_registrars(registrars, &mut source, &mut errs);
+    // A registrars.csv that cannot be read at all names no registrar: checking the
+    // other files' rows against it would report every row of theirs as an unknown
+    // registrar, burying the one error that matters. Their rows are checked for all
+    // the rest.
+    let read = read_registrars(registrars, &mut source, &mut errs);
     let keys: HashSet<String> = source.registrars.iter().map(|r| r.key.clone()).collect();
-    read_prices(prices, &keys, &mut source, &mut errs);
+    let keys = read.then_some(&keys);
+    read_prices(prices, keys, &mut source, &mut errs);
     if let Some(h) = history {
-        read_history(h, &keys, &mut source, &mut errs);
+        read_history(h, keys, &mut source, &mut errs);
     }
     if let Some(t) = tlds {
         read_tlds(t, &mut source, &mut errs);
@@ -431,10 +436,12 @@ pub fn registrar_key_shape(key: &str, any_case: bool) -> bool {
             .all(|&c| letter(c) || c.is_ascii_digit() || c == b'_' || c == b'-')
 }
 
-fn read_registrars<R: Read>(input: R, source: &mut Source, errs: &mut Errors) {
+/// Reads registrars.csv into `source`; false when the file cannot be read as a table
+/// at all (its header is unreadable or lacks a column).
+fn read_registrars<R: Read>(input: R, source: &mut Source, errs: &mut Errors) -> bool {
     let file = "registrars.csv";
     let Some(mut table) = Table::new(file, input, &REGISTRARS_COLUMNS, errs) else {
-        return;
+        return false;
     };
     let mut seen = HashSet::new();
     table.rows(errs, |line, f, errs| {
@@ -458,6 +465,7 @@ fn read_registrars<R: Read>(input: R, source: &mut Source, errs: &mut Errors) {
             homepage: homepage.into(),
         });
     });
+    true
 }
 
 fn price_field(what: &str, raw: &str) -> Result<Option<u32>, String> {
@@ -473,9 +481,11 @@ fn canonical_tld(raw: &str) -> Result<String, String> {
         .map_err(|e| format!("malformed TLD {raw:?}: {e}"))
 }
 
-fn known_registrar(keys: &HashSet<String>, raw: &str) -> Result<String, String> {
+/// `raw` as a registrar key of `keys` (`None`: registrars.csv could not be read, so
+/// nothing is checked against it).
+fn known_registrar(keys: Option<&HashSet<String>>, raw: &str) -> Result<String, String> {
     let key = raw.trim();
-    if keys.contains(key) {
+    if keys.is_none_or(|keys| keys.contains(key)) {
         Ok(key.to_string())
     } else {
         Err(format!("unknown registrar {key:?} (not in registrars.csv)"))
@@ -487,7 +497,12 @@ fn collect<T>(problems: &mut Vec<String>, r: Result<T, String>) -> Option<T> {
     r.map_err(|e| problems.push(e)).ok()
 }
 
-fn read_prices<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
+fn read_prices<R: Read>(
+    input: R,
+    keys: Option<&HashSet<String>>,
+    source: &mut Source,
+    errs: &mut Errors,
+) {
     let file = "prices.csv";
     let Some(mut table) =
         Table::with_optional(file, input, &PRICES_COLUMNS, &PRICES_ORIGINAL_COLUMNS, errs)
@@ -582,7 +597,12 @@ fn original(f: &[&str], usd: [Option<u32>; 3], p: &mut Vec<String>) -> Option<Or
     })
 }
 
-fn read_history<R: Read>(input: R, keys: &HashSet<String>, source: &mut Source, errs: &mut Errors) {
+fn read_history<R: Read>(
+    input: R,
+    keys: Option<&HashSet<String>>,
+    source: &mut Source,
+    errs: &mut Errors,
+) {
     let file = "history.csv";
     let Some(mut table) = Table::new(file, input, &HISTORY_COLUMNS, errs) else {
         return;
@@ -688,6 +708,28 @@ mod tests {
         assert_eq!(s.prices[1].register, None);
         assert_eq!(s.prices[1].transfer, Some(0));
         assert_eq!(s.history[0].register, Some(800));
+    }
+
+    #[test]
+    fn an_unreadable_registrars_file_is_reported_once_not_against_every_price() {
+        let prices = "tld,registrar,register,renew,transfer,currency,updated_at\n\
+                      com,alpha,9.99,12.99,,USD,2026-01-01T00:00:00Z\n\
+                      net,alpha,abc,12.99,,USD,2026-01-01T00:00:00Z\n";
+        for registrars in [&b"\xff\xfe,x\n"[..], b"key,label\nalpha,Alpha\n"] {
+            let Err(SourceError::Rows { errors, total }) =
+                read(registrars, prices.as_bytes(), None)
+            else {
+                panic!("an unreadable registrars.csv was accepted");
+            };
+            let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            assert_eq!(total, 2, "{errors:?}");
+            assert!(errors[0].starts_with("registrars.csv:1: "), "{errors:?}");
+            // The prices file's own errors are still told.
+            assert_eq!(
+                errors[1],
+                "prices.csv:3: register price \"abc\" is not a decimal number"
+            );
+        }
     }
 
     #[test]
