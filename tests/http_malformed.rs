@@ -1443,8 +1443,8 @@ fn a_body_that_stops_arriving_is_answered_408_and_its_connection_closed() {
     let (keys_path, keys) = dir.keys();
     let mut opts = Options::new(&snap, &keys_path);
     opts.plans = TEST_PLANS_OPEN_PUBLIC;
-    // The connection watchdog's period stays long, so only the body timeout can be
-    // what answers.
+    // The connection watchdog would close these connections without an answer (after
+    // its 10 s period); a 408 problem `request_timeout` is the body deadline's.
     opts.config.body_timeout = Duration::from_secs(1);
     let server = Server::start(opts);
     let key = keys["unlimited"].clone();
@@ -1498,7 +1498,6 @@ fn a_body_that_stops_arriving_is_answered_408_and_its_connection_closed() {
         ),
     ];
     // All at once: each waits out the same second.
-    let started = std::time::Instant::now();
     let conns: Vec<_> = stalled
         .iter()
         .map(|(_, raw, _)| {
@@ -1518,11 +1517,6 @@ fn a_body_that_stops_arriving_is_answered_408_and_its_connection_closed() {
             assert_eq!(p["timeout_secs"], 1, "{name}: {p}");
             assert_eq!(r.header("connection"), Some("close"), "{name}");
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "{name}: answered by something other than the body timeout (the watchdog \
-             waits 10 s)"
-        );
         assert!(conn.is_closed(), "{name}: the connection stays open");
     }
     // A body that comes in pieces, each well within the timeout in all, is read.
@@ -1609,19 +1603,23 @@ fn a_full_server_makes_room_by_closing_a_connection_whose_body_never_came() {
     let server = Server::start(opts);
     let key = keys["unlimited"].clone();
     // Both places held by requests whose handlers wait for bodies that never come.
+    // hyper answers `100 Continue` when the handler starts reading the body: once it
+    // has come on both, both wait for their bodies (before that, a connection whose
+    // request the server has not read yet is idle to eviction anyway).
     let stalled: Vec<Conn> = (0..2)
         .map(|_| {
             let mut conn = Conn::open(server.addr);
             conn.write(
                 format!(
-                    "POST /api/v1/client/domains/lookup HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Type: application/json\r\nContent-Length: 30\r\n\r\n{{"
+                    "POST /api/v1/client/domains/lookup HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Type: application/json\r\nContent-Length: 30\r\nExpect: 100-continue\r\n\r\n"
                 )
                 .as_bytes(),
             );
+            let interim = conn.read_response(true).unwrap().unwrap();
+            assert_eq!(interim.status, 100);
             conn
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
     // A new client is served, not told the server is busy: one of them made room.
     let mut third = Conn::open(server.addr);
     third.get("/healthz", None);
