@@ -1240,15 +1240,23 @@ fn live_endpoints(key: &str, add: &mut impl FnMut(&str, Vec<u8>, Expect)) {
     );
 }
 
-#[test]
-fn malformed_requests_get_a_4xx_or_a_clean_close() {
-    let dir = TempDir::new("malformed");
+/// The options of a test that sends keyed requests: the fixture snapshot and keys in a
+/// directory named after `tag` (which must outlive the server), every plan open to the
+/// public TLDs; and the unlimited plan's key.
+fn keyed_options(tag: &str) -> (TempDir, Options, String) {
+    let dir = TempDir::new(tag);
     let snap = dir.fixture_snapshot("fixture.snap");
     let (keys_path, keys) = dir.keys();
     let mut opts = Options::new(&snap, &keys_path);
     opts.plans = TEST_PLANS_OPEN_PUBLIC;
-    let server = Server::start(opts);
     let key = keys["unlimited"].clone();
+    (dir, opts, key)
+}
+
+#[test]
+fn malformed_requests_get_a_4xx_or_a_clean_close() {
+    let (_dir, opts, key) = keyed_options("malformed");
+    let server = Server::start(opts);
 
     let catalogue = catalogue(&key);
     assert!(
@@ -1438,16 +1446,11 @@ fn a_slow_head_is_cut_off_by_the_header_read_timeout() {
 
 #[test]
 fn a_body_that_stops_arriving_is_answered_408_and_its_connection_closed() {
-    let dir = TempDir::new("slowbody");
-    let snap = dir.fixture_snapshot("fixture.snap");
-    let (keys_path, keys) = dir.keys();
-    let mut opts = Options::new(&snap, &keys_path);
-    opts.plans = TEST_PLANS_OPEN_PUBLIC;
+    let (_dir, mut opts, key) = keyed_options("slowbody");
     // The connection watchdog would close these connections without an answer (after
     // its 10 s period); a 408 problem `request_timeout` is the body deadline's.
     opts.config.body_timeout = Duration::from_secs(1);
     let server = Server::start(opts);
-    let key = keys["unlimited"].clone();
     let head = |path: &str, content_type: &str, framing: &str| {
         format!(
             "POST {path} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Type: {content_type}\r\n{framing}\r\n"
@@ -1589,11 +1592,7 @@ fn a_full_server_closes_the_longest_idle_connection_to_make_room() {
 
 #[test]
 fn a_full_server_makes_room_by_closing_a_connection_whose_body_never_came() {
-    let dir = TempDir::new("connlimit-body");
-    let snap = dir.fixture_snapshot("fixture.snap");
-    let (keys_path, keys) = dir.keys();
-    let mut opts = Options::new(&snap, &keys_path);
-    opts.plans = TEST_PLANS_OPEN_PUBLIC;
+    let (_dir, mut opts, key) = keyed_options("connlimit-body");
     opts.server = Config {
         max_connections: 2,
         ..Config::default()
@@ -1601,7 +1600,6 @@ fn a_full_server_makes_room_by_closing_a_connection_whose_body_never_came() {
     // Neither the body deadline nor the watchdog (10 s) frees a place during the test.
     opts.config.body_timeout = Duration::from_secs(60);
     let server = Server::start(opts);
-    let key = keys["unlimited"].clone();
     // Both places held by requests whose handlers wait for bodies that never come.
     // hyper answers `100 Continue` when the handler starts reading the body: once it
     // has come on both, both wait for their bodies (before that, a connection whose
@@ -1673,13 +1671,9 @@ fn one_address_holds_at_most_its_cap_and_is_told_why() {
 /// (issue 17): every malformed one is a 400 problem that names it; nothing is a 5xx.
 #[test]
 fn issue_17_parameters_are_named_when_malformed() {
-    let dir = TempDir::new("malformed-17");
-    let snap = dir.fixture_snapshot("fixture.snap");
-    let (keys_path, keys) = dir.keys();
-    let mut opts = Options::new(&snap, &keys_path);
-    opts.plans = TEST_PLANS_OPEN_PUBLIC;
+    let (_dir, opts, key) = keyed_options("malformed-17");
     let server = Server::start(opts);
-    let key = keys["unlimited"].as_str();
+    let key = key.as_str();
     // A cursor of the right form for another snapshot.
     let stale = format!("c1{}{:08x}{:08x}", "0".repeat(16), 0, 1);
     // A real cursor of the catalogue, used on a registrar's list.
