@@ -215,6 +215,62 @@ fn an_idle_stream_gets_heartbeats_and_is_not_closed_as_idle() {
     server.stop().unwrap();
 }
 
+/// A stream keeps its connection busy, and a busy connection is never closed to make
+/// room: so one key may hold only `max_streams_per_key` streams open, and the next is
+/// refused with 429 `too_many_streams` (other keys unaffected) until one of its streams
+/// ends. Without the cap one key opening streams it never reads would take every
+/// connection place of the server.
+#[test]
+fn a_key_holds_at_most_its_streams_and_an_ended_one_frees_its_place() {
+    let dir = TempDir::new("events-per-key");
+    let snap = dir.fixture_snapshot("served.snap");
+    let (keys, raw) = dir.keys();
+    let mut opts = Options::new(&snap, &keys);
+    opts.data_dir = Some(dir.path("data"));
+    std::fs::create_dir_all(dir.path("data")).unwrap();
+    // Heartbeats often, so a stream whose client left is written to, and ends, soon.
+    opts.config.event_heartbeat = Duration::from_millis(100);
+    opts.config.max_streams_per_key = 2;
+    let server = Server::start(opts);
+    let open = |key: &str| {
+        let mut s = Sse::open(server.addr, "", key, None)?;
+        assert_eq!(s.next(), Some(Message::Retry(5000)));
+        Ok::<Sse, http_support::Response>(s)
+    };
+    let (pro, enterprise) = (&raw["pro"], &raw["enterprise"]);
+    let first = open(pro).unwrap();
+    let _second = open(pro).unwrap();
+    let refused = open(pro).err().expect("a third stream of the same key");
+    assert!(
+        refused.header("ratelimit-limit").is_some(),
+        "a keyed answer"
+    );
+    let doc = refused.assert_problem(429, "too_many_streams");
+    assert_eq!(doc["limit"], 2, "{doc}");
+    // Another key's streams are its own; a poll is not a stream.
+    let _other = open(enterprise).unwrap();
+    assert_eq!(server.get(EVENTS, Some(pro)).status, 200);
+    // The client of the first stream goes away: its place is freed once the server
+    // sees it gone, when a heartbeat's write fails (hyper does not read a connection
+    // while its answer streams). Bounded wait, paced under the key's rate limit.
+    drop(first);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let _third = loop {
+        match open(pro) {
+            Ok(s) => break s,
+            Err(r) => {
+                r.assert_problem(429, "too_many_streams");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the ended stream's place was not freed within 10 s"
+                );
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        }
+    };
+    server.stop().unwrap();
+}
+
 /// The end-to-end case on the real data: serve the shipped snapshot, subscribe
 /// by SSE and by polling, swap in one whose prices differ in known ways — a price
 /// changed, a cheapest registrar made dearer (new cheapest), an offer removed (new
@@ -450,6 +506,8 @@ fn five_thousand_idle_streams() {
         "6000",
         "--max-connections-per-address",
         "6000",
+        "--max-streams-per-key",
+        "5000",
         "--threads",
         "2",
     ]);

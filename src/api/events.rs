@@ -4,8 +4,9 @@
 //!
 //! Order of checks, as for every keyed route: key (401), rate (429), parameters (400),
 //! plan (403 `events_not_in_plan`), the log (503 `events_unavailable` without
-//! `--data-dir`), the cursor (410 `cursor_expired`), credits (429), answer. A poll costs
-//! one credit; a stream costs one credit when it opens, however long it stays open.
+//! `--data-dir`), the cursor (410 `cursor_expired`), for a stream the key's open
+//! streams (429 `too_many_streams`), credits (429), answer. A poll costs one credit; a
+//! stream costs one credit when it opens, however long it stays open.
 //!
 //! A stream is a small task per subscriber that sleeps on the log's "last id" watch
 //! channel, a shutdown flag and a heartbeat timer: an idle subscriber costs its memory
@@ -89,19 +90,35 @@ pub async fn stream<B>(
         Ok(admitted) => admitted,
         Err(response) => return response,
     };
+    // Every caller of a client route has a key; the place is freed when the stream
+    // ends, or here if the credit is refused.
+    let place = match caller.key_id() {
+        Some(key) => {
+            let max = state.config.max_streams_per_key;
+            match state.streams_per_key.take(key, max) {
+                Some(place) => Some(place),
+                None => return refuse(Problem::TooManyStreams { max }, &caller),
+            }
+        }
+        None => None,
+    };
     let mut response = finish(state, route, caller, Vec::new()).await;
     if !response.status().is_success() {
         return response;
     }
     let (tx, rx) = mpsc::channel(STREAM_QUEUE);
-    tokio::spawn(pump(
+    let feed = pump(
         log,
         wanted.filter,
         wanted.after,
         tx,
         state.streams_closing.subscribe(),
         state.config.event_heartbeat,
-    ));
+    );
+    tokio::spawn(async move {
+        feed.await;
+        drop(place);
+    });
     *response.body_mut() = Body::channel(rx);
     let headers = response.headers_mut();
     headers.insert(
@@ -112,6 +129,53 @@ pub async fn stream<B>(
     // Proxies that buffer answers (nginx) would hold events back.
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
+}
+
+/// The event streams each key holds open: a key at [`super::Config::max_streams_per_key`]
+/// is refused another until one of its streams ends.
+#[derive(Debug, Default)]
+pub(super) struct StreamsPerKey(std::sync::Mutex<std::collections::HashMap<Arc<str>, usize>>);
+
+impl StreamsPerKey {
+    /// A place for one more stream of `key`, or `None` when it holds `max` already.
+    fn take(self: &Arc<Self>, key: &Arc<str>, max: usize) -> Option<StreamPlace> {
+        let mut open = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let held = open.entry(Arc::clone(key)).or_insert(0);
+        if *held >= max {
+            return None;
+        }
+        *held += 1;
+        Some(StreamPlace {
+            of: Arc::clone(self),
+            key: Arc::clone(key),
+        })
+    }
+
+    /// The streams `key` holds open.
+    #[cfg(test)]
+    fn held(&self, key: &str) -> usize {
+        let open = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        open.get(key).copied().unwrap_or(0)
+    }
+}
+
+/// One open stream's place among its key's; dropping it frees the place.
+#[derive(Debug)]
+struct StreamPlace {
+    of: Arc<StreamsPerKey>,
+    key: Arc<str>,
+}
+
+impl Drop for StreamPlace {
+    fn drop(&mut self) {
+        let mut open = self.of.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(held) = open.get_mut(&self.key) {
+            *held = held.saturating_sub(1);
+            if *held == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
 }
 
 /// Event streams open now: each one's task holds a receiver of the drain flag.
@@ -336,5 +400,30 @@ async fn send(
     tokio::select! {
         sent = tx.send(chunk) => sent.is_ok(),
         _ = closing.wait_for(|c| *c) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_holds_at_most_max_streams_and_an_ended_one_frees_its_place() {
+        let open = Arc::new(StreamsPerKey::default());
+        let (a, b): (Arc<str>, Arc<str>) = ("key-a".into(), "key-b".into());
+        let first = open.take(&a, 2).unwrap();
+        let second = open.take(&a, 2).unwrap();
+        assert!(open.take(&a, 2).is_none(), "a third stream of the same key");
+        let other = open.take(&b, 2).expect("another key's streams are its own");
+        assert_eq!((open.held("key-a"), open.held("key-b")), (2, 1));
+        drop(first);
+        assert_eq!(open.held("key-a"), 1);
+        let again = open.take(&a, 2).expect("the ended stream's place is free");
+        drop((second, again, other));
+        assert_eq!((open.held("key-a"), open.held("key-b")), (0, 0));
+        assert!(
+            open.0.lock().unwrap().is_empty(),
+            "no entry kept for a key with none"
+        );
     }
 }

@@ -97,6 +97,11 @@ pub struct Config {
     /// request being answered: without this, a client that stops mid-body would hold
     /// its connection for ever.)
     pub body_timeout: std::time::Duration,
+    /// Event streams one key may hold open at once; one more is answered 429
+    /// `too_many_streams`. Default 10. (A stream keeps its connection busy, and a busy
+    /// connection is never evicted: without a cap, one key opening streams it never
+    /// reads would hold every connection place of the server.)
+    pub max_streams_per_key: usize,
     /// Signs the website's session cookies and CSRF tokens. Default: random, in memory
     /// (sessions end with the process); `serve` reads `--session-secret-file` or keeps
     /// one in `--data-dir`.
@@ -111,6 +116,7 @@ impl Default for Config {
             max_header_bytes: 16 * 1024,
             event_heartbeat: std::time::Duration::from_secs(15),
             body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_streams_per_key: DEFAULT_MAX_STREAMS_PER_KEY,
             session_secret: crate::web::session::Secret::random(),
         }
     }
@@ -118,6 +124,10 @@ impl Default for Config {
 
 /// `--body-timeout` when not given: 30 s, time for a 4 MiB audit body at ~140 KB/s.
 pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `--max-streams-per-key` when not given: room for a client's few subscriptions (one
+/// per filter, a reconnect overlapping the stream it replaces), not for a fleet.
+pub const DEFAULT_MAX_STREAMS_PER_KEY: usize = 10;
 
 /// `--public-url` when not given.
 pub const DEFAULT_PUBLIC_URL: &str = crate::query::DEFAULT_PUBLIC_URL;
@@ -167,6 +177,8 @@ pub struct State {
     pub webhooks: Option<Arc<crate::webhooks::Webhooks>>,
     /// Raised when the server starts draining: open event streams end.
     streams_closing: tokio::sync::watch::Sender<bool>,
+    /// The event streams each key holds open ([`Config::max_streams_per_key`]).
+    streams_per_key: Arc<events::StreamsPerKey>,
     /// Size of each route's last answer, to reserve the next body buffer in one go.
     body_size_hints: [AtomicUsize; ROUTE_COUNT],
     /// The website's rendered pages.
@@ -194,6 +206,7 @@ impl State {
             events: None,
             webhooks: None,
             streams_closing: tokio::sync::watch::Sender::new(false),
+            streams_per_key: Arc::default(),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
             web: crate::web::Site::default(),
             remote: None,

@@ -102,6 +102,11 @@ pub struct Args {
     /// closed.
     #[arg(long, value_name = "SECS", default_value_t = api::DEFAULT_BODY_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=3600))]
     body_timeout: u64,
+    /// Price-change event streams one API key may hold open at once; one more is
+    /// answered 429 too_many_streams (a stream keeps its connection busy, which the
+    /// server never closes to make room).
+    #[arg(long, value_name = "N", default_value_t = api::DEFAULT_MAX_STREAMS_PER_KEY as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_streams_per_key: u64,
     /// File holding the secret that signs the website's session cookies and CSRF
     /// tokens (at least 32 bytes, owner-only). Without it the secret is kept in
     /// --data-dir (created there on first start); without either, a random secret is
@@ -429,6 +434,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         public_url,
         session_secret,
         body_timeout: Duration::from_secs(args.body_timeout),
+        max_streams_per_key: usize::try_from(args.max_streams_per_key)?,
         ..api::Config::default()
     };
     let connections = server::Config {

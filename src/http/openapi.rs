@@ -327,7 +327,7 @@ fn operation(id: RouteId) -> Value {
         RouteId::ClientEventsStream => json!({
             "operationId": "clientEventsStream",
             "summary": "Price-change events (Server-Sent Events)",
-            "description": "A text/event-stream of the same events as the polling endpoint, with the same filters: every event as `id: <id>`, `event: <type>`, `data: <event JSON>`. Resume with the Last-Event-ID header (or `after`): nothing is missed or repeated. A comment line (`: heartbeat`) every 15 s of silence. The stream ends cleanly when the server shuts down; reconnect with Last-Event-ID. One credit per stream opened.",
+            "description": "A text/event-stream of the same events as the polling endpoint, with the same filters: every event as `id: <id>`, `event: <type>`, `data: <event JSON>`. Resume with the Last-Event-ID header (or `after`): nothing is missed or repeated. A comment line (`: heartbeat`) every 15 s of silence. The stream ends cleanly when the server shuts down; reconnect with Last-Event-ID. One credit per stream opened. A key holds at most 10 streams open at once unless the server is configured otherwise (429 too_many_streams, `limit`).",
             "security": keyed,
             "parameters": events_parameters(),
             "responses": {
@@ -340,7 +340,7 @@ fn operation(id: RouteId) -> Value {
                 "401": { "$ref": "#/components/responses/Unauthorized" },
                 "403": problem_response("The plan does not include events.", &["events_not_in_plan"], json!({})),
                 "410": problem_response("Events after `after` are no longer kept.", &["cursor_expired"], json!({})),
-                "429": { "$ref": "#/components/responses/TooManyRequests" },
+                "429": problem_response("The rate limit or the monthly credits are exhausted (`retry_after` says when to retry), or the key already holds as many streams open as one key may (`limit`; no credit spent).", &["rate_limited", "credits_exhausted", "too_many_streams"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
                 "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
             }
         }),
@@ -963,7 +963,7 @@ fn components_base() -> Value {
                     "max_headers": { "type": "integer", "description": "Most header fields read (431 for a head the server does not read at all)." },
                     "retry_after": { "type": "integer", "description": "Seconds to wait (429; 424 when known)." },
                     "timeout_secs": { "type": "integer", "description": "The server's body timeout, in seconds (408 request_timeout)." },
-                    "limit": { "type": "integer", "description": "The plan's audit limit (too_many_domains) or daily searches (daily_limit)." },
+                    "limit": { "type": "integer", "description": "The plan's audit limit (too_many_domains), daily searches (daily_limit), or the streams one key may hold open (too_many_streams)." },
                     "accept": { "type": "string", "description": "Media types taken (415)." },
                     "lookup": { "type": "string", "description": "The live lookup the plan does not include (403 lookup_not_in_plan)." },
                     "plans_including": { "type": "array", "items": { "type": "string" }, "description": "The plans in force that include it (403 lookup_not_in_plan, events_not_in_plan, webhooks_not_in_plan)." },

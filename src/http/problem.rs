@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 const ECHO_MAX_CHARS: usize = 100;
 
 /// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 36] = [
+pub const CODES: [&str; 37] = [
     "missing_parameter",
     "invalid_parameter",
     "too_many_values",
@@ -74,6 +74,7 @@ pub const CODES: [&str; 36] = [
     "upstream_error",
     "malformed_request",
     "request_timeout",
+    "too_many_streams",
 ];
 
 /// Every error the API can answer with, one variant per situation.
@@ -172,6 +173,12 @@ pub enum Problem {
     /// 429 `too_many_connections`: the client's address holds as many connections as
     /// one address may (sent before any request is read, then the connection closes).
     TooManyConnections,
+    /// 429 `too_many_streams`: the key holds as many event streams open as one key may
+    /// (`--max-streams-per-key`); one must end before another opens. No credit is spent.
+    TooManyStreams {
+        /// The most streams one key holds open.
+        max: usize,
+    },
     /// 503 `server_busy`: every connection the server takes is busy answering (sent
     /// before any request is read, then the connection closes).
     ServerBusy,
@@ -361,6 +368,7 @@ impl Problem {
                 StatusCode::TOO_MANY_REQUESTS
             }
             Problem::TooManyConnections => StatusCode::TOO_MANY_REQUESTS,
+            Problem::TooManyStreams { .. } => StatusCode::TOO_MANY_REQUESTS,
             Problem::NotReady
             | Problem::ServerBusy
             | Problem::EventsUnavailable
@@ -389,6 +397,7 @@ impl Problem {
             Problem::CreditsExhausted { .. } => "credits_exhausted",
             Problem::NotReady => "not_ready",
             Problem::TooManyConnections => "too_many_connections",
+            Problem::TooManyStreams { .. } => "too_many_streams",
             Problem::ServerBusy => "server_busy",
             Problem::InvalidBody { .. } => "invalid_body",
             Problem::TooManyItems { .. } => "too_many_values",
@@ -435,6 +444,7 @@ impl Problem {
             Problem::CreditsExhausted { .. } => "Credits exhausted",
             Problem::NotReady => "Not ready",
             Problem::TooManyConnections => "Too many connections",
+            Problem::TooManyStreams { .. } => "Too many event streams",
             Problem::ServerBusy => "Server busy",
             Problem::InvalidBody { .. } => "Invalid request body",
             Problem::TooManyItems { .. } => "Too many values",
@@ -542,6 +552,10 @@ impl Problem {
             Problem::TooManyConnections => "this client address has as many connections open \
                 as one address may; reuse them (keep-alive) or close some"
                 .to_owned(),
+            Problem::TooManyStreams { max } => format!(
+                "this key has as many event streams open as one key may ({max}); close one \
+                 before opening another (one stream carries every event its filters match)"
+            ),
             Problem::ServerBusy => {
                 "every connection the server takes is busy answering; try again".to_owned()
             }
@@ -716,6 +730,7 @@ impl Problem {
             }
             Problem::BodyTooLarge { max } => num("max_bytes", *max as u64, &mut out),
             Problem::BodyTimeout { secs } => num("timeout_secs", *secs, &mut out),
+            Problem::TooManyStreams { max } => num("limit", *max as u64, &mut out),
             Problem::TooManyDomains { limit, plan } => {
                 num("limit", *limit as u64, &mut out);
                 member("plan", &mut out);
@@ -1043,6 +1058,7 @@ mod tests {
             },
             Problem::NotReady,
             Problem::TooManyConnections,
+            Problem::TooManyStreams { max: 10 },
             Problem::ServerBusy,
             Problem::InvalidBody { reason: "x".into() },
             Problem::TooManyItems {
