@@ -46,13 +46,27 @@ fn expected(first_id: u64) -> Vec<(u64, String, String, String)> {
         .collect()
 }
 
-fn start(dir: &TempDir, heartbeat: Duration) -> (Server, std::path::PathBuf, String, String) {
+/// A server keeping its event log in `dir`, a heartbeat after `heartbeat` of silence:
+/// its snapshot, and the keys of `dir.keys()` by plan.
+fn options(
+    dir: &TempDir,
+    heartbeat: Duration,
+) -> (
+    Options,
+    std::path::PathBuf,
+    std::collections::BTreeMap<&'static str, String>,
+) {
     let snap = dir.fixture_snapshot("served.snap");
     let (keys, raw) = dir.keys();
     let mut opts = Options::new(&snap, &keys);
     opts.data_dir = Some(dir.path("data"));
     std::fs::create_dir_all(dir.path("data")).unwrap();
     opts.config.event_heartbeat = heartbeat;
+    (opts, snap, raw)
+}
+
+fn start(dir: &TempDir, heartbeat: Duration) -> (Server, std::path::PathBuf, String, String) {
+    let (opts, snap, raw) = options(dir, heartbeat);
     let server = Server::start(opts);
     (server, snap, raw["pro"].clone(), raw["free"].clone())
 }
@@ -194,12 +208,7 @@ fn a_swap_with_known_changes_reaches_polling_and_streaming_exactly_and_in_order(
 #[test]
 fn an_idle_stream_gets_heartbeats_and_is_not_closed_as_idle() {
     let dir = TempDir::new("events-heartbeat");
-    let snap = dir.fixture_snapshot("served.snap");
-    let (keys, raw) = dir.keys();
-    let mut opts = Options::new(&snap, &keys);
-    opts.data_dir = Some(dir.path("data"));
-    std::fs::create_dir_all(dir.path("data")).unwrap();
-    opts.config.event_heartbeat = Duration::from_millis(100);
+    let (mut opts, _, raw) = options(&dir, Duration::from_millis(100));
     // The watchdog closes a connection that sends no request for two periods; a stream
     // is an answer still being sent, so it must outlive many.
     opts.server.idle_timeout = Duration::from_millis(50);
@@ -223,13 +232,8 @@ fn an_idle_stream_gets_heartbeats_and_is_not_closed_as_idle() {
 #[test]
 fn a_key_holds_at_most_its_streams_and_an_ended_one_frees_its_place() {
     let dir = TempDir::new("events-per-key");
-    let snap = dir.fixture_snapshot("served.snap");
-    let (keys, raw) = dir.keys();
-    let mut opts = Options::new(&snap, &keys);
-    opts.data_dir = Some(dir.path("data"));
-    std::fs::create_dir_all(dir.path("data")).unwrap();
     // Heartbeats often, so a stream whose client left is written to, and ends, soon.
-    opts.config.event_heartbeat = Duration::from_millis(100);
+    let (mut opts, _, raw) = options(&dir, Duration::from_millis(100));
     opts.config.max_streams_per_key = 2;
     let server = Server::start(opts);
     let open = |key: &str| {
