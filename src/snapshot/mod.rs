@@ -16,11 +16,12 @@
 //! The header is 64 bytes so the payload keeps the 16-byte alignment of the map (a map
 //! starts on a page boundary) that rkyv's archived types need.
 //!
-//! Opening ([`Snapshot::open`]) checks once: the header fields (constant time), then,
-//! the content hash of the whole payload on a second thread beside the rest (so that any
+//! Opening ([`Snapshot::open`]) checks once: the header fields (constant time), then the
+//! content hash of the whole payload on a second thread beside the rest (so that any
 //! flipped byte, even inside a price, is caught; a wrong hash is the error told,
-//! whatever the others found), the archive's structure (rkyv's bytecheck, before any
-//! other read of the archive), and the invariants the
+//! whatever the others found; a reload's stepped open, [`Opening`], hashes first), the
+//! archive's structure (rkyv's bytecheck, before any other read of the archive), and the
+//! invariants the
 //! query code relies on (every span inside `text` and where the builder lays it out,
 //! every index in range, every group inside its array, the orders and aggregates, and
 //! the pre-rendered JSON rendered again
@@ -390,8 +391,8 @@ fn map_file(path: &Path) -> Result<memmap2::Mmap, OpenError> {
     // which leaves this inode and our mapping untouched. Nothing reads the payload as
     // an archive before rkyv's bytecheck has validated it (`check_payload`), and no
     // `Snapshot` exists before the content hash and every check passed. (A private
-    // copy-on-write map would
-    // not help: pages not yet touched still read the file's current contents.)
+    // copy-on-write map would not help: pages not yet touched still read the file's
+    // current contents.)
     let map = unsafe { options.map(&file) }.map_err(io)?;
     // A hint (its failure changes nothing): what the page cache does not hold yet is read
     // in 2 MiB folios, mapped a folio at a time (2 MiB pages where aligned). A snapshot
