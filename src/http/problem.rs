@@ -364,11 +364,10 @@ impl Problem {
             Problem::HeadersTooLarge { .. } | Problem::HeadTooLarge { .. } => {
                 StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
             }
-            Problem::RateLimited { .. } | Problem::CreditsExhausted { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
-            Problem::TooManyConnections => StatusCode::TOO_MANY_REQUESTS,
-            Problem::TooManyStreams { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Problem::RateLimited { .. }
+            | Problem::CreditsExhausted { .. }
+            | Problem::TooManyConnections
+            | Problem::TooManyStreams { .. } => StatusCode::TOO_MANY_REQUESTS,
             Problem::NotReady
             | Problem::ServerBusy
             | Problem::EventsUnavailable

@@ -21,12 +21,11 @@
 //! flipped byte, even inside a price, is caught; a wrong hash is the error told,
 //! whatever the others found; a reload's stepped open, [`Opening`], hashes first), the
 //! archive's structure (rkyv's bytecheck, before any other read of the archive), and the
-//! invariants the
-//! query code relies on (every span inside `text` and where the builder lays it out,
-//! every index in range, every group inside its array, the orders and aggregates, and
-//! the pre-rendered JSON rendered again
-//! from the integers and compared, so that a forged file with a recomputed hash cannot
-//! make a query answer broken or contradictory JSON). After that, [`Snapshot::data`]
+//! invariants the query code relies on (every span inside `text` and where the builder
+//! lays it out, every index in range, every group inside its array, the orders and
+//! aggregates, and the pre-rendered JSON rendered again from the integers and compared,
+//! so that a forged file with a recomputed hash cannot make a query answer broken or
+//! contradictory JSON). After that, [`Snapshot::data`]
 //! hands out the archive without checking again.
 
 pub mod schema;
