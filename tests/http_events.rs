@@ -275,6 +275,73 @@ fn a_key_holds_at_most_its_streams_and_an_ended_one_frees_its_place() {
     server.stop().unwrap();
 }
 
+/// A stream whose client has gone ends within a second (the server's clock), not when a
+/// heartbeat's write to it fails: with heartbeats an hour apart, the place it held is
+/// the key's again as soon as the server looked. (The server looks at the sockets of
+/// the connections whose answer streams, since hyper does not read them then.)
+#[test]
+fn a_stream_whose_client_left_ends_without_waiting_for_a_heartbeat() {
+    let dir = TempDir::new("events-gone");
+    let (mut opts, _, raw) = options(&dir, Duration::from_secs(3600));
+    opts.config.max_streams_per_key = 1;
+    let server = Server::start(opts);
+    let pro = &raw["pro"];
+    let open = || {
+        let mut s = Sse::open(server.addr, "", pro, None)?;
+        assert_eq!(s.next(), Some(Message::Retry(5000)));
+        Ok::<Sse, http_support::Response>(s)
+    };
+    let first = open().unwrap();
+    open()
+        .err()
+        .expect("a second stream of a key allowed one")
+        .assert_problem(429, "too_many_streams");
+    drop(first);
+    // Bounded wait (an hour's heartbeat would never come), paced under the rate limit.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let _second = loop {
+        match open() {
+            Ok(s) => break s,
+            Err(r) => {
+                r.assert_problem(429, "too_many_streams");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the stream of a client that left still held its place after 10 s"
+                );
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        }
+    };
+    server.stop().unwrap();
+}
+
+/// A client that shuts down its sending side right after a request (`nc -N`, some
+/// proxies) still gets the answer: only a streamed answer's client is taken as gone
+/// when it does.
+#[test]
+fn a_client_that_half_closes_after_its_request_gets_the_answer() {
+    use std::io::{Read, Write};
+    let dir = TempDir::new("events-half-close");
+    let (opts, _, raw) = options(&dir, Duration::from_secs(3600));
+    let server = Server::start(opts);
+    for (path, key) in [("/healthz", None), (EVENTS, Some(&raw["pro"]))] {
+        let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let key = key.map_or(String::new(), |k| format!("X-API-Key: {k}\r\n"));
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: t\r\n{key}\r\n").unwrap();
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(
+            answer.starts_with("HTTP/1.1 200 OK\r\n"),
+            "{path}: {answer}"
+        );
+    }
+    server.stop().unwrap();
+}
+
 /// The end-to-end case on the real data: serve the shipped snapshot, subscribe
 /// by SSE and by polling, swap in one whose prices differ in known ways — a price
 /// changed, a cheapest registrar made dearer (new cheapest), an offer removed (new
