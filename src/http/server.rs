@@ -1338,6 +1338,53 @@ mod tests {
         slot.flags.bits.load(Ordering::Acquire)
     }
 
+    /// The look at streamed answers' sockets: a client that shut down its sending side,
+    /// closed, or reset the connection is gone; one that is there, or that sent more
+    /// bytes, is not; a number that is not open, or none, is not either. (Whether an
+    /// answer streams is the table's business: [`Table::tick`] passes only those.)
+    #[test]
+    fn clients_gone_are_those_that_closed_or_reset() {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let table = Table::new(16, 16);
+        // Five connections whose server sockets stay open: the clients of 0 and 1 stay
+        // (1 sends a byte), 2 shuts down its sending side, 3 closes, 4 resets.
+        let (mut clients, mut servers, mut slots) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..5 {
+            let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (server, _) = listener.accept().unwrap();
+            slots.push(table.admit(ip(1), server.as_raw_fd()).unwrap());
+            clients.push(Some(client));
+            servers.push(server);
+        }
+        // A number no file has (a closed one is reported `POLLNVAL`), and none.
+        slots.push(table.admit(ip(2), 1 << 30).unwrap());
+        slots.push(table.admit(ip(2), -1).unwrap());
+        let gone = || -> Vec<u64> { clients_gone(&slots).iter().map(|s| s.id).collect() };
+        assert_eq!(gone(), Vec::<u64>::new(), "every client is there");
+        clients[1].as_mut().unwrap().write_all(b"x").unwrap();
+        let client = clients[2].as_ref().unwrap();
+        client.shutdown(std::net::Shutdown::Write).unwrap();
+        drop(clients[3].take());
+        socket2::SockRef::from(clients[4].as_ref().unwrap())
+            .set_linger(Some(Duration::ZERO))
+            .unwrap();
+        drop(clients[4].take());
+        let want: Vec<u64> = slots[2..5].iter().map(|s| s.id).collect();
+        // Loopback delivers the FINs and the reset before `close` returns; a few looks
+        // all the same, for a slow machine.
+        let mut seen = gone();
+        for _ in 0..100 {
+            if seen == want {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+            seen = gone();
+        }
+        assert_eq!(seen, want);
+        drop(servers);
+    }
+
     #[test]
     fn the_clock_closes_a_connection_idle_for_a_whole_period_and_no_other() {
         let table = Table::new(8, 8);
