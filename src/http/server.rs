@@ -52,9 +52,9 @@
 //!   wait, at the sockets of the connections whose answer streams, and closes those
 //!   whose client closed its end or reset it (`clients_gone`): a stream's client that
 //!   left is noticed within a second, not when a write to it fails a heartbeat or two
-//!   later.
-//!   A client that shuts down only its sending side during a streamed answer is taken
-//!   as gone. No look is taken when no answer streams, and none on a request's path.
+//!   later. A client that shuts down only its sending side during a streamed answer is
+//!   taken as gone. No look is taken when no answer streams, and none on a request's
+//!   path.
 //! - **Bounded output.** Keep-alive and pipelining are on, but hyper's
 //!   `pipeline_flush` is off: with it on, hyper queues the answers to pipelined requests
 //!   without bound while the client keeps sending and never reads (one connection took
