@@ -236,11 +236,7 @@ fn a_key_holds_at_most_its_streams_and_an_ended_one_frees_its_place() {
     let (mut opts, _, raw) = options(&dir, Duration::from_millis(100));
     opts.config.max_streams_per_key = 2;
     let server = Server::start(opts);
-    let open = |key: &str| {
-        let mut s = Sse::open(server.addr, "", key, None)?;
-        assert_eq!(s.next(), Some(Message::Retry(5000)));
-        Ok::<Sse, http_support::Response>(s)
-    };
+    let open = |key: &str| subscribe(server.addr, key);
     let (pro, enterprise) = (&raw["pro"], &raw["enterprise"]);
     let first = open(pro).unwrap();
     let _second = open(pro).unwrap();
@@ -259,6 +255,14 @@ fn a_key_holds_at_most_its_streams_and_an_ended_one_frees_its_place() {
     drop(first);
     let _third = open_once_freed(|| open(pro));
     server.stop().unwrap();
+}
+
+/// An unfiltered stream of `key`'s, past its first message (the retry interval); or
+/// the refusal.
+fn subscribe(addr: SocketAddr, key: &str) -> Result<Sse, http_support::Response> {
+    let mut s = Sse::open(addr, "", key, None)?;
+    assert_eq!(s.next(), Some(Message::Retry(5000)));
+    Ok(s)
 }
 
 /// A stream of a key at its cap, opened once one of the key's streams has ended: until
@@ -291,12 +295,7 @@ fn a_stream_whose_client_left_ends_without_waiting_for_a_heartbeat() {
     let (mut opts, _, raw) = options(&dir, Duration::from_secs(3600));
     opts.config.max_streams_per_key = 1;
     let server = Server::start(opts);
-    let pro = &raw["pro"];
-    let open = || {
-        let mut s = Sse::open(server.addr, "", pro, None)?;
-        assert_eq!(s.next(), Some(Message::Retry(5000)));
-        Ok::<Sse, http_support::Response>(s)
-    };
+    let open = || subscribe(server.addr, &raw["pro"]);
     let first = open().unwrap();
     open()
         .err()
