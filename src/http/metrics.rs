@@ -238,7 +238,8 @@ const MAX_SHARDS: usize = 16;
 struct Shard {
     requests: [[AtomicU64; STATUSES.len()]; SLOTS],
     latency_buckets: [[AtomicU64; BUCKETS_US.len()]; SLOTS],
-    latency_count: [AtomicU64; SLOTS],
+    // No count of the latencies: every record adds one to exactly one of `requests`'
+    // counters of its slot, so their sum is the histogram's `_count`.
     latency_sum_us: [AtomicU64; SLOTS],
 }
 
@@ -247,7 +248,6 @@ impl Shard {
         Shard {
             requests: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
             latency_buckets: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
-            latency_count: std::array::from_fn(|_| AtomicU64::new(0)),
             latency_sum_us: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -310,7 +310,6 @@ impl Metrics {
         if let Some(bucket) = BUCKETS_US.iter().position(|b| us <= *b) {
             shard.latency_buckets[slot][bucket].fetch_add(1, Relaxed);
         }
-        shard.latency_count[slot].fetch_add(1, Relaxed);
         shard.latency_sum_us[slot].fetch_add(us, Relaxed);
     }
 
@@ -394,7 +393,9 @@ impl Metrics {
         out.push_str("# TYPE tldsnap_http_request_duration_seconds histogram\n");
         let bounds = BUCKETS_US.map(|us| us as f64 / 1e6);
         for slot in 0..SLOTS {
-            let count = self.sum(|shard| &shard.latency_count[slot]);
+            let count = (0..STATUSES.len())
+                .map(|i| self.sum(|shard| &shard.requests[slot][i]))
+                .fold(0, u64::wrapping_add);
             if count == 0 {
                 continue;
             }
