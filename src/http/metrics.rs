@@ -1,7 +1,10 @@
 //! Request metrics in the Prometheus text format, kept with relaxed atomics.
 //!
 //! Every counter is a fixed slot in an array indexed by route and status, so recording
-//! a request is two or three `fetch_add`s: no lock, no map, no allocation. Rendering
+//! a request is two or three `fetch_add`s: no lock, no map, no allocation. A latency
+//! bucket is added to after the request's counter, with `Release`, and read before the
+//! counters, with `Acquire`: a scrape taken while requests are recorded never shows a
+//! bucket above the histogram's `_count` (the counters by status, summed). Rendering
 //! (`GET /metrics`) walks the arrays and writes text; it is the only place that
 //! allocates.
 //!
@@ -34,7 +37,7 @@
 //! | `live_cache_entries` | gauge | |
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering, Ordering::Relaxed};
 use std::time::Duration;
 
 use super::router::{ROUTE_COUNT, ROUTES};
@@ -308,16 +311,24 @@ impl Metrics {
             .saturating_mul(1_000_000)
             .saturating_add(u64::from(elapsed.subsec_micros()));
         if let Some(bucket) = BUCKETS_US.iter().position(|b| us <= *b) {
-            shard.latency_buckets[slot][bucket].fetch_add(1, Relaxed);
+            // Release: a scrape that sees this record in a bucket sees its status
+            // counter too, which it reads after the buckets (`render`), so a histogram's
+            // `_count` is never below one of its buckets.
+            shard.latency_buckets[slot][bucket].fetch_add(1, Ordering::Release);
         }
         shard.latency_sum_us[slot].fetch_add(us, Relaxed);
     }
 
     /// The sum over the shards of one counter.
     fn sum(&self, counter: impl Fn(&Shard) -> &AtomicU64) -> u64 {
+        self.sum_with(Relaxed, counter)
+    }
+
+    /// [`Self::sum`], each shard's counter loaded with `order`.
+    fn sum_with(&self, order: Ordering, counter: impl Fn(&Shard) -> &AtomicU64) -> u64 {
         self.shards
             .iter()
-            .map(|shard| counter(shard).load(Relaxed))
+            .map(|shard| counter(shard).load(order))
             .fold(0, u64::wrapping_add)
     }
 
@@ -393,6 +404,13 @@ impl Metrics {
         out.push_str("# TYPE tldsnap_http_request_duration_seconds histogram\n");
         let bounds = BUCKETS_US.map(|us| us as f64 / 1e6);
         for slot in 0..SLOTS {
+            // The buckets before the count, with `Acquire` (see `record`): requests
+            // recorded meanwhile make the count larger, never a bucket.
+            let buckets: [u64; BUCKETS_US.len()] = std::array::from_fn(|bucket| {
+                self.sum_with(Ordering::Acquire, |shard| {
+                    &shard.latency_buckets[slot][bucket]
+                })
+            });
             let count = (0..STATUSES.len())
                 .map(|i| self.sum(|shard| &shard.requests[slot][i]))
                 .fold(0, u64::wrapping_add);
@@ -404,9 +422,7 @@ impl Metrics {
                 "http_request_duration_seconds",
                 ("route", label(slot)),
                 &bounds,
-                &std::array::from_fn::<_, { BUCKETS_US.len() }, _>(|bucket| {
-                    self.sum(|shard| &shard.latency_buckets[slot][bucket])
-                }),
+                &buckets,
                 count,
                 self.sum(|shard| &shard.latency_sum_us[slot]) as f64 / 1e6,
             );
@@ -655,6 +671,54 @@ mod tests {
         assert!(text.contains(&format!(
             "tldsnap_http_request_duration_seconds_count{{{cheapest}}} {n}\n"
         )));
+    }
+
+    #[test]
+    fn a_scrape_during_records_never_shows_a_bucket_above_the_count() {
+        let m = Metrics::new();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let route = "route=\"/api/v1/client/prices/cheapest\"";
+        let bucket_prefix = format!("tldsnap_http_request_duration_seconds_bucket{{{route},le=\"");
+        let count_prefix = format!("tldsnap_http_request_duration_seconds_count{{{route}}} ");
+        // Each scrape's (buckets, count), taken while two threads record; checked once
+        // the recorders have stopped, so that a failure cannot leave them running.
+        let scrapes: Vec<(Vec<u64>, u64)> = std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    while !done.load(Relaxed) {
+                        m.record(Some(0), 200, Duration::from_micros(30));
+                    }
+                });
+            }
+            while m.requests(Some(0), 200) == 0 {
+                std::thread::yield_now();
+            }
+            let scrapes = (0..500)
+                .map(|_| {
+                    let text = m.render(None, ReloadFacts::default());
+                    let buckets = text
+                        .lines()
+                        .filter_map(|l| l.strip_prefix(bucket_prefix.as_str()))
+                        .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
+                        .collect();
+                    let count = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix(count_prefix.as_str()))
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0);
+                    (buckets, count)
+                })
+                .collect();
+            done.store(true, Relaxed);
+            scrapes
+        });
+        for (buckets, count) in scrapes {
+            assert_eq!(buckets.len(), BUCKETS_US.len() + 1, "every bucket and +Inf");
+            assert_eq!(buckets.last(), Some(&count), "+Inf is the count");
+            for b in &buckets {
+                assert!(*b <= count, "a bucket of {b} above the count {count}");
+            }
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! What the live lookups did, for `/metrics`: per kind of upstream, every request
 //! tldsnap sent or held back and what it came to, and how long the ones sent took.
 //! Fixed slots of relaxed atomics (as the server's own request metrics): counting is a
-//! `fetch_add`, no lock, no map. The cache counts its hits and misses itself
+//! `fetch_add`, no lock, no map; a duration's bucket is added to after `sent`, with
+//! `Release`, and read before it, with `Acquire`, so that no copy shows a bucket above
+//! the count. The cache counts its hits and misses itself
 //! ([`super::cache::Cache::counts`]); [`crate::http::metrics::render_live`] writes both.
 //!
 //! One request is one question to one upstream: an RDAP GET (each redirect is one), a
@@ -10,7 +12,7 @@
 //! resolver check of the root), a TLS handshake. Answers from the cache send nothing
 //! and are not requests.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering, Ordering::Relaxed};
 use std::time::Duration;
 
 /// The kinds of upstream.
@@ -154,10 +156,13 @@ impl Stats {
     pub fn took(&self, upstream: Upstream, elapsed: Duration) {
         let i = upstream as usize;
         let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
-        if let Some(b) = LATENCY_BOUNDS_MS.iter().position(|ms| us <= ms * 1000) {
-            self.buckets[i][b].fetch_add(1, Relaxed);
-        }
+        // The count first, the bucket with `Release` after it: `counts`, which reads
+        // the buckets (`Acquire`) before the counts, never sees a request in a bucket
+        // and not in `sent`, so a histogram's `_count` is never below a bucket.
         self.sent[i].fetch_add(1, Relaxed);
+        if let Some(b) = LATENCY_BOUNDS_MS.iter().position(|ms| us <= ms * 1000) {
+            self.buckets[i][b].fetch_add(1, Ordering::Release);
+        }
         self.sum_us[i].fetch_add(us, Relaxed);
     }
 
@@ -170,9 +175,14 @@ impl Stats {
     /// The counters now.
     pub fn counts(&self) -> Counts {
         let load = |a: &AtomicU64| a.load(Relaxed);
+        // The buckets before `sent` (see `took`).
+        let buckets = self
+            .buckets
+            .each_ref()
+            .map(|r| r.each_ref().map(|a| a.load(Ordering::Acquire)));
         Counts {
             requests: self.requests.each_ref().map(|r| r.each_ref().map(load)),
-            buckets: self.buckets.each_ref().map(|r| r.each_ref().map(load)),
+            buckets,
             sent: self.sent.each_ref().map(load),
             sum_us: self.sum_us.each_ref().map(load),
         }
@@ -182,6 +192,38 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_taken_while_requests_are_timed_never_show_a_bucket_above_sent() {
+        let s = Stats::default();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let rdap = Upstream::Rdap as usize;
+        // Copies taken while two threads time requests; checked once they stopped, so
+        // that a failure cannot leave them running.
+        let copies: Vec<Counts> = std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| {
+                    while !done.load(Relaxed) {
+                        s.took(Upstream::Rdap, Duration::from_millis(30));
+                    }
+                });
+            }
+            while s.counts().sent[rdap] == 0 {
+                std::thread::yield_now();
+            }
+            let copies = (0..20_000).map(|_| s.counts()).collect();
+            done.store(true, Relaxed);
+            copies
+        });
+        for c in copies {
+            let in_buckets: u64 = c.buckets[rdap].iter().sum();
+            assert!(
+                in_buckets <= c.sent[rdap],
+                "{in_buckets} in the buckets, {} sent",
+                c.sent[rdap]
+            );
+        }
+    }
 
     #[test]
     fn counts_and_times() {
