@@ -629,6 +629,35 @@ fn counter(out: &mut String, name: &str, help: &str, value: u64) {
     );
 }
 
+/// Copies of counters taken while other threads add to them: the tests of a metric's
+/// consistency under concurrent records (here and in [`crate::live::stats`]).
+#[cfg(test)]
+pub(crate) fn copies_while_recording<T: Send>(
+    record: impl Fn() + Sync,
+    recorded: impl Fn() -> bool,
+    copies: usize,
+    mut take: impl FnMut() -> T,
+) -> Vec<T> {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                while !done.load(Relaxed) {
+                    record();
+                }
+            });
+        }
+        while !recorded() {
+            std::thread::yield_now();
+        }
+        let taken = (0..copies).map(|_| take()).collect();
+        // Before any assertion on the copies: a failing test must not leave the
+        // recorders running (the scope would wait for them for ever).
+        done.store(true, Relaxed);
+        taken
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -676,42 +705,29 @@ mod tests {
     #[test]
     fn a_scrape_during_records_never_shows_a_bucket_above_the_count() {
         let m = Metrics::new();
-        let done = std::sync::atomic::AtomicBool::new(false);
         let route = "route=\"/api/v1/client/prices/cheapest\"";
         let bucket_prefix = format!("tldsnap_http_request_duration_seconds_bucket{{{route},le=\"");
         let count_prefix = format!("tldsnap_http_request_duration_seconds_count{{{route}}} ");
-        // Each scrape's (buckets, count), taken while two threads record; checked once
-        // the recorders have stopped, so that a failure cannot leave them running.
-        let scrapes: Vec<(Vec<u64>, u64)> = std::thread::scope(|s| {
-            for _ in 0..2 {
-                s.spawn(|| {
-                    while !done.load(Relaxed) {
-                        m.record(Some(0), 200, Duration::from_micros(30));
-                    }
-                });
-            }
-            while m.requests(Some(0), 200) == 0 {
-                std::thread::yield_now();
-            }
-            let scrapes = (0..500)
-                .map(|_| {
-                    let text = m.render(None, ReloadFacts::default());
-                    let buckets = text
-                        .lines()
-                        .filter_map(|l| l.strip_prefix(bucket_prefix.as_str()))
-                        .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
-                        .collect();
-                    let count = text
-                        .lines()
-                        .find_map(|l| l.strip_prefix(count_prefix.as_str()))
-                        .and_then(|n| n.parse().ok())
-                        .unwrap_or(0);
-                    (buckets, count)
-                })
-                .collect();
-            done.store(true, Relaxed);
-            scrapes
-        });
+        // Each scrape's (buckets, count), taken while two threads record.
+        let scrapes = copies_while_recording(
+            || m.record(Some(0), 200, Duration::from_micros(30)),
+            || m.requests(Some(0), 200) > 0,
+            500,
+            || {
+                let text = m.render(None, ReloadFacts::default());
+                let buckets: Vec<u64> = text
+                    .lines()
+                    .filter_map(|l| l.strip_prefix(bucket_prefix.as_str()))
+                    .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
+                    .collect();
+                let count: u64 = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix(count_prefix.as_str()))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                (buckets, count)
+            },
+        );
         for (buckets, count) in scrapes {
             assert_eq!(buckets.len(), BUCKETS_US.len() + 1, "every bucket and +Inf");
             assert_eq!(buckets.last(), Some(&count), "+Inf is the count");

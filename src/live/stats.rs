@@ -196,25 +196,14 @@ mod tests {
     #[test]
     fn counts_taken_while_requests_are_timed_never_show_a_bucket_above_sent() {
         let s = Stats::default();
-        let done = std::sync::atomic::AtomicBool::new(false);
         let rdap = Upstream::Rdap as usize;
-        // Copies taken while two threads time requests; checked once they stopped, so
-        // that a failure cannot leave them running.
-        let copies: Vec<Counts> = std::thread::scope(|scope| {
-            for _ in 0..2 {
-                scope.spawn(|| {
-                    while !done.load(Relaxed) {
-                        s.took(Upstream::Rdap, Duration::from_millis(30));
-                    }
-                });
-            }
-            while s.counts().sent[rdap] == 0 {
-                std::thread::yield_now();
-            }
-            let copies = (0..20_000).map(|_| s.counts()).collect();
-            done.store(true, Relaxed);
-            copies
-        });
+        // Copies taken while two threads time requests.
+        let copies = crate::http::metrics::copies_while_recording(
+            || s.took(Upstream::Rdap, Duration::from_millis(30)),
+            || s.counts().sent[rdap] > 0,
+            20_000,
+            || s.counts(),
+        );
         for c in copies {
             let in_buckets: u64 = c.buckets[rdap].iter().sum();
             assert!(
