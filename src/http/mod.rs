@@ -7,6 +7,7 @@
 //! | file | role |
 //! |---|---|
 //! | [`server`] | `run(listener, handler, config, shutdown)`: accept loop, connection limits, idle eviction, watchdog, hyper settings, graceful drain; knows only a [`server::Handler`] |
+//! | `socket` | a connection's reads and writes as system calls of their own (no C-library cancellation point), with tokio's readiness |
 //! | [`body`] | the response body: one chunk, shared bytes or the query's own buffer |
 //! | [`router`] | the route table, the one list of paths (also used by metrics and the OpenAPI test) |
 //! | [`params`] | percent-decoding and the contract's parameter rules |
@@ -25,6 +26,7 @@ pub mod params;
 pub mod problem;
 pub mod router;
 pub mod server;
+mod socket;
 
 pub use server::{Config, Handler, run};
 

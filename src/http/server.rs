@@ -96,7 +96,6 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, watch};
@@ -631,7 +630,7 @@ async fn serve<H: Handler>(
         if let Some(what) = io.unparsable(&err, limits) {
             // Boxed: its 4 KiB read buffer would otherwise sit in every connection's
             // task for a path taken only after a malformed request (issue 20).
-            Box::pin(refuse(io.inner.into_inner(), handler.unparsable(what))).await;
+            Box::pin(refuse(io.inner, handler.unparsable(what))).await;
         }
     }
     handler.event(ConnectionEvent::Closed);
@@ -688,11 +687,13 @@ fn bare_answer_head(buf: &[u8]) -> Option<(usize, Bare)> {
     })
 }
 
-/// A connection's socket as hyper sees it: [`TokioIo`], except that hyper's bare
-/// answer to a head it could not parse is held back (reported written, not sent), so
-/// that [`serve`] can send a complete answer in its place.
+/// A connection's socket as hyper sees it: its reads and writes are
+/// [`super::socket`]'s (hyper-util's `TokioIo` with tokio's, less the C library's
+/// cancellation bookkeeping), except that hyper's bare answer to a head it could not
+/// parse is held back (reported written, not sent), so that [`serve`] can send a
+/// complete answer in its place.
 struct Io {
-    inner: TokioIo<TcpStream>,
+    inner: TcpStream,
     /// The bare answer held back.
     held: Option<Bare>,
 }
@@ -700,7 +701,7 @@ struct Io {
 impl Io {
     fn new(stream: TcpStream) -> Io {
         Io {
-            inner: TokioIo::new(stream),
+            inner: stream,
             held: None,
         }
     }
@@ -727,11 +728,17 @@ impl Io {
 impl hyper::rt::Read for Io {
     #[inline]
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: hyper::rt::ReadBufCursor<'_>,
+        mut buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
-        hyper::rt::Read::poll_read(Pin::new(&mut self.inner), cx, buf)
+        // SAFETY: the read only writes into these unfilled bytes, never de-initialises
+        // one.
+        let unfilled = unsafe { buf.as_mut() };
+        let n = std::task::ready!(super::socket::poll_recv(&self.inner, cx, unfilled))?;
+        // SAFETY: the read initialised the first `n` of them.
+        unsafe { buf.advance(n) };
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -760,12 +767,12 @@ impl hyper::rt::Write for Io {
         if let Some((start, bare)) = bare_answer(buf) {
             if start > 0 {
                 // What precedes it first; hyper comes back with the rest.
-                return hyper::rt::Write::poll_write(Pin::new(&mut self.inner), cx, &buf[..start]);
+                return super::socket::poll_send(&self.inner, cx, &buf[..start]);
             }
             self.held = Some(bare);
             return Poll::Ready(Ok(buf.len()));
         }
-        hyper::rt::Write::poll_write(Pin::new(&mut self.inner), cx, buf)
+        super::socket::poll_send(&self.inner, cx, buf)
     }
 
     #[inline]
@@ -778,14 +785,10 @@ impl hyper::rt::Write for Io {
             && let Some((start, bare)) = bare_answer(last)
         {
             if before.iter().any(|b| !b.is_empty()) {
-                return hyper::rt::Write::poll_write_vectored(
-                    Pin::new(&mut self.inner),
-                    cx,
-                    before,
-                );
+                return super::socket::poll_send_vectored(&self.inner, cx, before);
             }
             if start > 0 {
-                return hyper::rt::Write::poll_write(Pin::new(&mut self.inner), cx, &last[..start]);
+                return super::socket::poll_send(&self.inner, cx, &last[..start]);
             }
             self.held = Some(bare);
             return Poll::Ready(Ok(last.len()));
@@ -800,21 +803,22 @@ impl hyper::rt::Write for Io {
                     for b in bufs {
                         joined.extend_from_slice(b);
                     }
-                    hyper::rt::Write::poll_write(Pin::new(&mut self.inner), cx, joined)
+                    super::socket::poll_send(&self.inner, cx, joined)
                 });
             }
         }
-        hyper::rt::Write::poll_write_vectored(Pin::new(&mut self.inner), cx, bufs)
+        super::socket::poll_send_vectored(&self.inner, cx, bufs)
     }
 
     #[inline]
     fn is_write_vectored(&self) -> bool {
-        hyper::rt::Write::is_write_vectored(&self.inner)
+        true
     }
 
     #[inline]
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        hyper::rt::Write::poll_flush(Pin::new(&mut self.inner), cx)
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // A socket holds nothing back to flush.
+        Poll::Ready(Ok(()))
     }
 
     #[inline]
@@ -824,7 +828,7 @@ impl hyper::rt::Write for Io {
             // open for the answer sent in its place.
             return Poll::Ready(Ok(()));
         }
-        hyper::rt::Write::poll_shutdown(Pin::new(&mut self.inner), cx)
+        tokio::io::AsyncWrite::poll_shutdown(Pin::new(&mut self.inner), cx)
     }
 }
 
