@@ -84,6 +84,33 @@ fn ok_schema_pointer(path: &str) -> String {
     )
 }
 
+/// The server's defaults that the document states in words. The document is built by
+/// the HTTP layer, below the API whose defaults these are (it cannot read them): this
+/// keeps the two equal, so changing a default without its description fails here.
+#[test]
+fn the_document_states_the_servers_defaults() {
+    let doc = openapi::build();
+    let config = tldsnap::api::Config::default();
+    let stream = doc["paths"]["/api/v1/client/events/stream"]["get"]["description"]
+        .as_str()
+        .expect("the event stream's description");
+    let heartbeat = format!("every {} s of silence", config.event_heartbeat.as_secs());
+    assert!(
+        stream.contains(&heartbeat),
+        "{heartbeat:?} not in {stream:?}"
+    );
+    let streams = format!(
+        "at most {} streams open at once",
+        config.max_streams_per_key
+    );
+    assert!(stream.contains(&streams), "{streams:?} not in {stream:?}");
+    let timeout = doc["components"]["responses"]["RequestTimeout"]["description"]
+        .as_str()
+        .expect("the request timeout's description");
+    let secs = format!("{} s unless configured", config.body_timeout.as_secs());
+    assert!(timeout.contains(&secs), "{secs:?} not in {timeout:?}");
+}
+
 #[test]
 fn every_golden_body_matches_its_response_schema() {
     let mut doc = Doc::new();
