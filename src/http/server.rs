@@ -687,11 +687,10 @@ fn bare_answer_head(buf: &[u8]) -> Option<(usize, Bare)> {
     })
 }
 
-/// A connection's socket as hyper sees it: its reads and writes are
-/// [`super::socket`]'s (hyper-util's `TokioIo` with tokio's, less the C library's
-/// cancellation bookkeeping), except that hyper's bare answer to a head it could not
-/// parse is held back (reported written, not sent), so that [`serve`] can send a
-/// complete answer in its place.
+/// A connection's socket as hyper sees it: reads and writes through [`super::socket`]
+/// (tokio's readiness, without the C library's cancellation bookkeeping), except that
+/// hyper's bare answer to a head it could not parse is held back (reported written,
+/// not sent), so that [`serve`] can send a complete answer in its place.
 struct Io {
     inner: TcpStream,
     /// The bare answer held back.

@@ -218,6 +218,8 @@ mod tests {
             .unwrap();
         buf[..n]
             .iter()
+            // SAFETY: every byte was initialised (`MaybeUninit::new(0)`), the first `n`
+            // written again by the read.
             .map(|b| unsafe { b.assume_init() })
             .collect()
     }
