@@ -263,11 +263,12 @@ mod tests {
             .unwrap();
         assert_eq!(n, 11);
         let mut got = [0u8; 15];
-        client.read_exact(&mut got).await.unwrap();
+        within(client.read_exact(&mut got)).await.unwrap();
         assert_eq!(&got, b"head, body, end");
 
-        // Far more than the socket buffers hold (32 MiB), with no reader: a write comes back
-        // short, then one waits (pending) until the reader drains, and nothing is lost.
+        // Far more than the socket buffers hold (32 MiB), with no reader: a write comes
+        // back short, then one waits (pending) until the reader drains, and nothing is
+        // lost.
         let total = 32 << 20;
         let data: Vec<u8> = (0..total).map(|i| (i % 251) as u8).collect();
         let writer = tokio::spawn(async move {
