@@ -163,6 +163,64 @@ async fn burst_then_throttle_then_refill() {
     assert_eq!(h.remaining, 4, "bucket full again after a quiet minute");
 }
 
+/// A clock whose ordinary reading can fall behind, as `CLOCK_REALTIME_COARSE` does when
+/// the host steals the CPU that keeps time (its tick comes late), and whose precise
+/// reading does not.
+struct LateClock {
+    precise: ManualClock,
+    late_ms: std::sync::atomic::AtomicI64,
+}
+
+impl tldsnap::access::clock::Clock for LateClock {
+    fn now_ms(&self) -> i64 {
+        self.precise.now_ms() - self.late_ms.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn precise_now_ms(&self) -> i64 {
+        self.precise.now_ms()
+    }
+}
+
+#[tokio::test]
+async fn rate_limits_decide_by_the_precise_clock() {
+    let dir = Dir::new("late");
+    let clock = Arc::new(LateClock {
+        precise: ManualClock::new(t0()),
+        late_ms: 0.into(),
+    });
+    let keys = dir.0.join("keys.json");
+    let raws = keys_file(&keys, &["free"]);
+    let a = Access::new(AccessConfig {
+        plans: Plans::from_json(SMALL).unwrap(),
+        keys_path: Some(keys),
+        data_dir: None,
+        usage_store: None,
+        clock: clock.clone(),
+    })
+    .await
+    .unwrap();
+    let key = Some(raws[0].as_bytes());
+    let c = ip("192.0.2.7");
+    // free: 1 a second, burst 5; public: 10 a second, burst 20.
+    for _ in 0..5 {
+        a.admit(key, c, true).await.unwrap();
+    }
+    for _ in 0..20 {
+        a.admit(None, c, false).await.unwrap();
+    }
+    assert!(a.admit(key, c, true).await.is_err());
+    assert!(a.admit(None, c, false).await.is_err());
+    // The ordinary clock falls 50 ms behind; a token is still due exactly one interval
+    // after the burst.
+    clock.late_ms.store(50, std::sync::atomic::Ordering::SeqCst);
+    clock.precise.advance(100);
+    a.admit(None, c, false).await.unwrap();
+    assert!(a.admit(None, c, false).await.is_err());
+    clock.precise.advance(900);
+    a.admit(key, c, true).await.unwrap();
+    assert!(a.admit(key, c, true).await.is_err());
+}
+
 #[tokio::test]
 async fn public_calls_are_limited_per_client_address() {
     let dir = Dir::new("public");

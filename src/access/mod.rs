@@ -752,7 +752,12 @@ impl Access {
             }
             let plan = inner.public_plan.clone();
             let d = match (plan.rate_per_second, plan.burst) {
-                (Some(r), Some(b)) => inner.addresses.check(client, now, r, b),
+                // Rate limits decide by the precise clock (clock.rs: SystemClock).
+                (Some(r), Some(b)) => {
+                    inner
+                        .addresses
+                        .check(client, inner.clock.precise_now_ms(), r, b)
+                }
                 _ => unlimited_rate(),
             };
             let headers = Some(headers_of(&d, None));
@@ -770,7 +775,7 @@ impl Access {
         };
         let entry = self.lookup(raw, cache).ok_or(Denial::InvalidKey)?;
         let d = match (entry.plan.rate_per_second, entry.plan.burst) {
-            (Some(r), Some(b)) => entry.meter.bucket.check(now, r, b),
+            (Some(r), Some(b)) => entry.meter.bucket.check(inner.clock.precise_now_ms(), r, b),
             _ => unlimited_rate(),
         };
         let credits = self.credits_remaining(&entry.meter, &entry.plan, month_of(now));
