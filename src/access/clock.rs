@@ -28,8 +28,8 @@ pub trait Clock: Send + Sync + 'static {
 /// Credits, months and sessions need no finer time: they change on the second. Rate
 /// limits do: a reading a tick late would refuse a request whose token was due, and on
 /// a virtual machine whose host steals the time-keeping CPU the tick itself comes late
-/// (20 ms behind was seen in CI, two requests of an Enterprise burst refused that were
-/// due). So the rate limiter asks [`Clock::precise_now_ms`], `CLOCK_REALTIME`: only
+/// (CI saw it ~20 ms behind over a 2.2 s Enterprise burst, and refused requests that
+/// were due). So the rate limiter asks [`Clock::precise_now_ms`], `CLOCK_REALTIME`: only
 /// for a plan that has a rate limit, whose allowed requests are at most its rate (100
 /// a second on Enterprise), so the ~25 ns it costs is paid where it cannot add up.
 #[derive(Clone, Copy, Debug, Default)]
