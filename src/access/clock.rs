@@ -30,8 +30,9 @@ pub trait Clock: Send + Sync + 'static {
 /// a virtual machine whose host steals the time-keeping CPU the tick itself comes late
 /// (CI saw it ~20 ms behind over a 2.2 s Enterprise burst, and refused requests that
 /// were due). So the rate limiter asks [`Clock::precise_now_ms`], `CLOCK_REALTIME`: only
-/// for a plan that has a rate limit, whose allowed requests are at most its rate (100
-/// a second on Enterprise), so the ~25 ns it costs is paid where it cannot add up.
+/// under a plan that has a rate limit, whose allowed requests are at most its rate (100
+/// a second on Enterprise) and whose refusals are among the cheapest answers served,
+/// so the ~25 ns it costs is paid where it cannot add up.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SystemClock;
 
