@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tldsnap::access::clock::ManualClock;
+use tldsnap::access::clock::{Clock, ManualClock};
 use tldsnap::access::keys::KeysFile;
 use tldsnap::access::plans::Plans;
 use tldsnap::access::{Access, AccessConfig, Denial, KeyCache};
@@ -56,10 +56,10 @@ const SMALL: &str = r#"{"tiny": {"credits_per_month": 3, "rate_per_second": null
                        "hundred": {"credits_per_month": 100, "rate_per_second": null, "burst": null,
                                    "tlds": "all", "registrar_list_limit": null}}"#;
 
-async fn access(
+async fn access<C: Clock>(
     dir: &Dir,
     plans: &[&str],
-    clock: &Arc<ManualClock>,
+    clock: &Arc<C>,
     data: bool,
 ) -> (Access, Vec<String>) {
     let keys = dir.0.join("keys.json");
@@ -171,7 +171,7 @@ struct LateClock {
     late_ms: std::sync::atomic::AtomicI64,
 }
 
-impl tldsnap::access::clock::Clock for LateClock {
+impl Clock for LateClock {
     fn now_ms(&self) -> i64 {
         self.precise.now_ms() - self.late_ms.load(std::sync::atomic::Ordering::SeqCst)
     }
@@ -188,17 +188,7 @@ async fn rate_limits_decide_by_the_precise_clock() {
         precise: ManualClock::new(t0()),
         late_ms: 0.into(),
     });
-    let keys = dir.0.join("keys.json");
-    let raws = keys_file(&keys, &["free"]);
-    let a = Access::new(AccessConfig {
-        plans: Plans::from_json(SMALL).unwrap(),
-        keys_path: Some(keys),
-        data_dir: None,
-        usage_store: None,
-        clock: clock.clone(),
-    })
-    .await
-    .unwrap();
+    let (a, raws) = access(&dir, &["free"], &clock, false).await;
     let key = Some(raws[0].as_bytes());
     let c = ip("192.0.2.7");
     // free: 1 a second, burst 5; public: 10 a second, burst 20.
