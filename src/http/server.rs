@@ -695,6 +695,8 @@ struct Io {
     inner: TcpStream,
     /// The bare answer held back.
     held: Option<Bare>,
+    /// The last read drained the socket (see `socket::poll_recv`).
+    drained: bool,
 }
 
 impl Io {
@@ -702,6 +704,7 @@ impl Io {
         Io {
             inner: stream,
             held: None,
+            drained: false,
         }
     }
 
@@ -734,7 +737,13 @@ impl hyper::rt::Read for Io {
         // SAFETY: the read only writes into these unfilled bytes, never de-initialises
         // one.
         let unfilled = unsafe { buf.as_mut() };
-        let n = std::task::ready!(super::socket::poll_recv(&self.inner, cx, unfilled))?;
+        let this = self.get_mut();
+        let n = std::task::ready!(super::socket::poll_recv(
+            &this.inner,
+            cx,
+            unfilled,
+            &mut this.drained
+        ))?;
         // SAFETY: the read initialised the first `n` of them.
         unsafe { buf.advance(n) };
         Poll::Ready(Ok(()))
