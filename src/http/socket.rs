@@ -46,9 +46,8 @@ pub(crate) fn poll_recv(
     }
     let fd = stream.as_raw_fd();
     let len = buf.len();
-    let n = ready!(poll_io(stream, cx, Interest::READABLE, len, || recv(
-        fd, buf
-    )))?;
+    let read = || recv(fd, buf);
+    let n = ready!(poll_io(stream, cx, Interest::READABLE, len, read))?;
     *drained = 0 < n && n < len;
     Poll::Ready(Ok(n))
 }
