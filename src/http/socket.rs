@@ -48,7 +48,7 @@ pub(crate) fn poll_recv(
     let len = buf.len();
     let read = || recv(fd, buf);
     let n = ready!(poll_io(stream, cx, Interest::READABLE, len, read))?;
-    *drained = 0 < n && n < len;
+    *drained = is_short(n, len);
     Poll::Ready(Ok(n))
 }
 
@@ -100,7 +100,7 @@ fn poll_io(
         // it read before calling the closure exactly when the closure says "would
         // block": a short call says so too, its count kept.
         match stream.try_io(interest, || match op() {
-            Ok(n) if 0 < n && n < len => {
+            Ok(n) if is_short(n, len) => {
                 short = Some(n);
                 Err(io::ErrorKind::WouldBlock.into())
             }
@@ -121,6 +121,14 @@ fn poll_io(
             done => return Poll::Ready(done),
         }
     }
+}
+
+/// A call that moved some of its `len` bytes but not all: the socket is drained (or
+/// its send buffer full), and `poll_io` clears the readiness seen before it, so
+/// `poll_recv`'s `drained` is set by exactly the reads that cleared it.
+#[inline]
+fn is_short(n: usize, len: usize) -> bool {
+    0 < n && n < len
 }
 
 /// The result of a system call that returns a count or -1 with `errno` set.
