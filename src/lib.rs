@@ -2,7 +2,7 @@
 //!
 //! Which registrar sells `.com` cheapest, what renewal and transfer cost, what five years
 //! cost: every answer is computed once, when a snapshot is built, and a request only
-//! copies pre-sorted, pre-rendered bytes out of a memory-mapped file.
+//! copies pre-sorted, pre-rendered bytes out of a verified, zero-copy snapshot.
 //!
 //! # Layout
 //!
@@ -12,7 +12,7 @@
 //! ```text
 //!  feeds/ (registrar JSON/CSV) ──import──▶ price source (CSV) ──source──▶ rows
 //!        rows ──build──▶ snapshot bytes (header + rkyv archive) ──▶ file (temp + fsync + rename)
-//!        file ──snapshot::Snapshot::open──▶ mmap, header checks, content hash, bytecheck (once)
+//!        file ──snapshot::Snapshot::open──▶ private copy, header checks, content hash, bytecheck (once)
 //!        Snapshot ──store::Store──▶ ArcSwap, hot reload
 //!        file ◀──remote──▶ S3-compatible object storage (publish; replicas follow a pointer)
 //!        &ArchivedSnapshotData ──query──▶ response bodies (pure functions)

@@ -2,7 +2,7 @@
 //!
 //! A [`Store`] holds the current [`Snapshot`] in an [`ArcSwapOption`]. A request calls
 //! [`Store::load`] once and keeps the `Arc` it gets until its answer is written, so it
-//! sees one snapshot from start to end, and an old snapshot lives (mapped) exactly as
+//! sees one snapshot from start to end, and an old snapshot lives (in memory) exactly as
 //! long as the last request that started on it. Loading is wait-free for readers: no
 //! lock is shared by requests.
 //!
@@ -32,8 +32,10 @@
 //! before the new snapshot serves). The store knows nothing of what the observer does.
 //!
 //! Replace a snapshot file by writing a new file and renaming it over the old one (as
-//! `tldsnap build` does), never by rewriting it in place: the served snapshot is
-//! memory-mapped, and rewriting the mapped file under it changes the bytes it reads.
+//! `tldsnap build` does). A snapshot is the process's own copy of the bytes it verified
+//! ([`Snapshot::open`]), so a file rewritten in place, truncated or removed changes
+//! nothing served: a reload that reads it half-written is refused and counted, and the
+//! watcher tries again when the file changes.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -214,9 +216,18 @@ impl Store {
         let _one_at_a_time = lock(&self.swapping);
         if let Some(observer) = &self.observer {
             let old = self.current.load_full();
-            observer
-                .before_swap(old.as_ref().map(|l| &l.snapshot), &snapshot)
-                .map_err(ReloadError::Refused)?;
+            // A panic in the observer is a refusal like any other: the old snapshot keeps
+            // serving, the reload is counted and reported, and the watcher goes on.
+            let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                observer.before_swap(old.as_ref().map(|l| &l.snapshot), &snapshot)
+            }))
+            .unwrap_or_else(|panic| {
+                Err(format!(
+                    "the swap's check failed: {}",
+                    crate::blocking::panic_message(&*panic)
+                ))
+            });
+            checked.map_err(ReloadError::Refused)?;
         }
         let loaded = Arc::new(Loaded {
             snapshot,

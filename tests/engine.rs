@@ -819,6 +819,76 @@ fn building_over_a_served_path_leaves_the_served_map_intact() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A snapshot is the process's own copy of what it verified: the file rewritten in place,
+/// cut short or removed after the open changes nothing it reads. A stepped open whose
+/// file is cut between steps is refused ("became shorter"), never faults.
+#[test]
+fn an_open_snapshot_is_its_own_copy_of_the_file() {
+    let dir = temp_dir("own-copy");
+    let served = dir.join("live.snap");
+    let st = Command::new(BIN)
+        .args(["build", "--input"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/source"))
+        .arg("--output")
+        .arg(&served)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let real = std::fs::read(&served).unwrap();
+    let open = Snapshot::open(&served).unwrap();
+    let tlds = open.data().tld_count();
+    let com = |s: &Snapshot| s.data().tld("com").expect("com").sellers.to_native();
+    let com_sellers = com(&open);
+
+    // Written in place with another snapshot (a `cp`), then cut to 4,096 bytes.
+    let (fixture, _) = build(
+        &source::read_dir(Path::new(FIXTURE)).unwrap(),
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    std::fs::write(&served, &fixture).unwrap();
+    assert_eq!((open.data().tld_count(), com(&open)), (tlds, com_sellers));
+    std::fs::write(&served, &real).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&served)
+        .unwrap();
+    f.set_len(4096).unwrap();
+    assert_eq!((open.data().tld_count(), com(&open)), (tlds, com_sellers));
+    std::fs::remove_file(&served).unwrap();
+    assert_eq!((open.data().tld_count(), com(&open)), (tlds, com_sellers));
+
+    // A stepped open: the file cut after the first step.
+    std::fs::write(&served, &real).unwrap();
+    let mut opening = tldsnap::snapshot::Opening::start(&served).unwrap();
+    assert!(!opening.step(64 * 1024));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&served)
+        .unwrap();
+    f.set_len(4096).unwrap();
+    while !opening.step(64 * 1024) {}
+    match opening.finish() {
+        Err(OpenError::Shrunk { expected, got, .. }) => {
+            assert_eq!((expected, got), (real.len() as u64, 64 * 1024 + 64));
+        }
+        other => panic!("a cut file must be refused as shrunk: {other:?}"),
+    }
+    // Rewritten in place between steps with bytes of the same length: the hash refuses
+    // the mixture.
+    std::fs::write(&served, &real).unwrap();
+    let mut opening = tldsnap::snapshot::Opening::start(&served).unwrap();
+    assert!(!opening.step(64 * 1024));
+    let mut other = real.clone();
+    for b in &mut other[HEADER_LEN..] {
+        *b = !*b;
+    }
+    std::fs::write(&served, &other).unwrap();
+    while !opening.step(64 * 1024) {}
+    assert!(matches!(opening.finish(), Err(OpenError::Checksum { .. })));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A price quoted in another currency: ranked in USD like any other, and the overview
 /// and registrar listing show the quoted amount, currency and rate date next to it; a
 /// source without the original-currency columns still reads (all USD).

@@ -420,3 +420,160 @@ fn a_lone_serving_thread_is_the_process_s_only_thread_between_blocking_jobs() {
         samples.len()
     );
 }
+
+/// Sends `PROBE` over keep-alive connections from 4 threads until `stop`; returns how many
+/// were answered with 200 and every other outcome.
+fn probe_load(
+    addr: std::net::SocketAddr,
+    key: &str,
+    stop: &Arc<AtomicBool>,
+    total: &Arc<AtomicU64>,
+) -> Vec<std::thread::JoinHandle<(u64, Vec<String>)>> {
+    (0..4)
+        .map(|client| {
+            let (stop, total, key) = (Arc::clone(stop), Arc::clone(total), key.to_owned());
+            std::thread::spawn(move || {
+                let (mut ok, mut failures) = (0u64, Vec::new());
+                let mut conn = Conn::open(addr);
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if n % 50 == 49 {
+                        conn = Conn::open(addr);
+                    }
+                    n += 1;
+                    conn.get(PROBE, Some(&key));
+                    match conn.read_response(false) {
+                        Ok(Some(r)) if r.status == 200 => ok += 1,
+                        other => {
+                            failures.push(format!("client {client}: {other:?}"));
+                            conn = Conn::open(addr);
+                        }
+                    }
+                    total.fetch_add(1, Ordering::Relaxed);
+                }
+                (ok, failures)
+            })
+        })
+        .collect()
+}
+
+/// The served file is the operator's; the served bytes are the server's. Written in place
+/// (`cp` over it, a writer that stops half-way), truncated, the server goes on answering
+/// from the bytes it verified, logs and counts each refused reload, and `--watch` takes the
+/// next good file.
+#[test]
+fn a_served_file_written_in_place_or_truncated_changes_nothing_served() {
+    let dir = TempDir::new("inplace");
+    // A large snapshot (the shipped real data) served first, so that a smaller file
+    // written over it or a cut leaves most of its old length gone.
+    let a = dir.real_snapshot("a.snap", str::to_owned);
+    let b = dir.fixture_snapshot("b.snap");
+    let live = dir.path("live.snap");
+    publish(&a, &live);
+    let (keys_path, keys) = dir.keys();
+    // A data directory: every swap's events are computed from the old snapshot and the
+    // new one, so the old one's bytes are read after the file changed.
+    let owned = http_support::watching_args(&dir, &live, &keys_path, "data", &[]);
+    let args: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut server = Binary::start(&args);
+    let hash_a = server.hash();
+    let key = keys["unlimited"].clone();
+    let addr: std::net::SocketAddr = server.addr.parse().unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let total = Arc::new(AtomicU64::new(0));
+    let clients = probe_load(addr, &key, &stop, &total);
+    let traffic = |n: u64| {
+        let mark = total.load(Ordering::Relaxed);
+        eventually("client traffic", || {
+            total.load(Ordering::Relaxed) >= mark + n
+        });
+    };
+    traffic(1_000);
+
+    // `cp` over the served file: the same inode, rewritten in place with B.
+    let status = Command::new("cp").arg(&b).arg(&live).status().unwrap();
+    assert!(status.success());
+    server.wait_for("reloaded: now serving");
+    let hash_b = server.hash();
+    assert_ne!(hash_b, hash_a, "--watch takes the good file cp wrote");
+    traffic(2_000);
+
+    // Cut to 4,096 bytes: refused, B keeps serving.
+    let status = Command::new("truncate")
+        .args(["-s", "4096"])
+        .arg(&live)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let refused = server.wait_for("reload refused");
+    assert!(refused.contains("truncated"), "{refused}");
+    traffic(2_000);
+    assert_eq!(server.hash(), hash_b);
+
+    // A writer that stops half-way through A, in place: refused; then it finishes and
+    // the file is A again, which --watch takes.
+    let bytes_a = std::fs::read(&a).unwrap();
+    {
+        use std::io::{Seek, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&live).unwrap();
+        f.set_len(0).unwrap();
+        f.write_all(&bytes_a[..bytes_a.len() / 2]).unwrap();
+        f.sync_all().unwrap();
+        server.wait_for("reload refused");
+        traffic(2_000);
+        assert_eq!(server.hash(), hash_b);
+        f.seek(std::io::SeekFrom::Start((bytes_a.len() / 2) as u64))
+            .unwrap();
+        f.write_all(&bytes_a[bytes_a.len() / 2..]).unwrap();
+    }
+    server.wait_for("reloaded: now serving");
+    assert_eq!(server.hash(), hash_a);
+
+    // Deleted, then replaced by rename: nothing to load, then the next good file.
+    std::fs::remove_file(&live).unwrap();
+    traffic(1_000);
+    assert_eq!(server.hash(), hash_a);
+    publish(&b, &live);
+    server.wait_for("reloaded: now serving");
+    assert_eq!(server.hash(), hash_b);
+    traffic(2_000);
+    stop.store(true, Ordering::Relaxed);
+
+    let (mut ok, mut failures) = (0, Vec::new());
+    for c in clients {
+        let (o, f) = c.join().unwrap();
+        ok += o;
+        failures.extend(f);
+    }
+    eprintln!(
+        "in-place test: {} requests across the faults, {} failed",
+        ok + failures.len() as u64,
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failed requests, first: {:?}",
+        failures.len(),
+        failures.first()
+    );
+    assert!(
+        ok >= 10_000,
+        "{ok} requests: fewer than the 10,000 asked for"
+    );
+    let metrics = server.get("/metrics", None).text();
+    let counted = |result: &str| -> u64 {
+        let needle = format!("tldsnap_snapshot_reloads_total{{result=\"{result}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(needle.as_str()))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {needle} in /metrics"))
+    };
+    assert!(counted("failure") >= 2, "refusals counted: {metrics}");
+    assert!(counted("success") >= 3, "reloads counted: {metrics}");
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "the server died"
+    );
+}

@@ -182,6 +182,15 @@ pub enum OpenError {
         /// Hash of the bytes present.
         got: u128,
     },
+    /// The file became shorter while it was being read: something wrote it in place.
+    Shrunk {
+        /// The file.
+        path: PathBuf,
+        /// Its length when it was opened.
+        expected: u64,
+        /// Bytes that could be read.
+        got: u64,
+    },
     /// The archive or its invariants are broken (a bug in the writer, or a forged file).
     Corrupt(String),
 }
@@ -218,6 +227,17 @@ impl fmt::Display for OpenError {
                     "snapshot corrupted: content hash {got:032x}, header says {expected:032x}"
                 )
             }
+            OpenError::Shrunk {
+                path,
+                expected,
+                got,
+            } => write!(
+                f,
+                "{}: the file became shorter while it was read ({got} of {expected} bytes): \
+                 it is being written in place; publish a snapshot by renaming a complete \
+                 file over the old one",
+                path.display()
+            ),
             OpenError::Corrupt(why) => write!(f, "snapshot corrupted: {why}"),
         }
     }
@@ -225,22 +245,137 @@ impl fmt::Display for OpenError {
 
 impl std::error::Error for OpenError {}
 
+/// Where a snapshot's bytes live: always memory of the process's own, never the pages of
+/// the file it was read from. A file is read once into an anonymous private mapping
+/// ([`Backing::Copy`]), so whatever happens to the path afterwards (written in place,
+/// truncated, deleted, replaced) changes nothing the server reads: a shared map of the
+/// file would show a `cp` over it byte by byte and fault (`SIGBUS`) on every page a
+/// `truncate` cut off.
 enum Backing {
-    Mmap(memmap2::Mmap),
+    /// A file's bytes, copied into anonymous memory and then made read-only.
+    Copy(memmap2::Mmap),
+    /// The same memory while a stepped open ([`Opening`]) still fills it from the file.
+    Filling(memmap2::MmapMut),
+    /// Bytes handed over in memory ([`Snapshot::from_bytes`]).
     Heap(AlignedVec<16>),
 }
 
 impl Backing {
     fn bytes(&self) -> &[u8] {
         match self {
-            Backing::Mmap(m) => m,
+            Backing::Copy(m) => m,
+            Backing::Filling(m) => m,
             Backing::Heap(v) => v,
+        }
+    }
+
+    /// Ends the filling: the copy becomes read-only.
+    fn seal(&mut self, path: &Path) -> Result<(), OpenError> {
+        if let Backing::Filling(_) = self {
+            let Backing::Filling(m) = std::mem::replace(self, Backing::Heap(AlignedVec::new()))
+            else {
+                unreachable!("matched above")
+            };
+            *self = Backing::Copy(m.make_read_only().map_err(|source| OpenError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?);
+        }
+        Ok(())
+    }
+}
+
+/// A snapshot file being copied into memory: the open file and its path (for errors).
+struct Reading {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Reading {
+    /// Opens `path`, checks it is a file long enough to hold a header, and makes an
+    /// anonymous mapping of its length holding its header (the rest is read by
+    /// [`Reading::fill`]).
+    ///
+    /// The mapping is asked for 2 MiB pages (a hint: its failure changes nothing), so a
+    /// request's lookups in a large snapshot take few TLB misses.
+    fn start(path: &Path) -> Result<(Reading, memmap2::MmapMut), OpenError> {
+        let io = |source| OpenError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if meta.is_dir() {
+            return Err(OpenError::IsDirectory(path.to_path_buf()));
+        }
+        if meta.len() < HEADER_LEN as u64 {
+            // Say what it really is (an anonymous map of 0 bytes fails, too).
+            return Err(OpenError::TooShort { len: meta.len() });
+        }
+        let len = usize::try_from(meta.len()).map_err(|_| {
+            io(std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                "larger than this machine's address space",
+            ))
+        })?;
+        let mut map = memmap2::MmapMut::map_anon(len).map_err(io)?;
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
+        let reading = Reading {
+            file,
+            path: path.to_path_buf(),
+        };
+        reading.fill(&mut map, 0..HEADER_LEN)?;
+        Ok((reading, map))
+    }
+
+    /// Reads the file's bytes `range` into the same place of `map`, and hands them out.
+    /// A file that ends before the range does was cut short since it was opened.
+    fn fill<'m>(
+        &self,
+        map: &'m mut [u8],
+        range: std::ops::Range<usize>,
+    ) -> Result<&'m [u8], OpenError> {
+        use std::os::unix::fs::FileExt;
+        let mut at = range.start;
+        while at < range.end {
+            match self.file.read_at(&mut map[at..range.end], at as u64) {
+                Ok(0) => {
+                    return Err(OpenError::Shrunk {
+                        path: self.path.clone(),
+                        expected: map.len() as u64,
+                        got: at as u64,
+                    });
+                }
+                Ok(n) => at += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => {
+                    return Err(OpenError::Io {
+                        path: self.path.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(&map[range])
+    }
+
+    /// The whole file, copied: its bytes in read-only memory of their own.
+    fn copy(path: &Path) -> Result<memmap2::Mmap, OpenError> {
+        let (reading, mut map) = Reading::start(path)?;
+        let len = map.len();
+        reading.fill(&mut map, HEADER_LEN..len)?;
+        let mut backing = Backing::Filling(map);
+        backing.seal(path)?;
+        match backing {
+            Backing::Copy(m) => Ok(m),
+            _ => unreachable!("sealed"),
         }
     }
 }
 
 /// An open, fully verified snapshot. Cheap to share behind an `Arc`; dropping the last
-/// reference unmaps the file.
+/// reference frees its memory.
 pub struct Snapshot {
     backing: Backing,
     header: Header,
@@ -294,9 +429,10 @@ fn check_payload(payload: &[u8], header: &Header) -> Result<(), OpenError> {
 }
 
 impl Snapshot {
-    /// Maps `path` and verifies it completely (see the module docs).
+    /// Reads `path` into memory of its own and verifies it completely (see the module
+    /// docs). Nothing done to the file afterwards reaches the snapshot.
     pub fn open(path: &Path) -> Result<Snapshot, OpenError> {
-        Snapshot::verify(Backing::Mmap(map_file(path)?))
+        Snapshot::verify(Backing::Copy(Reading::copy(path)?))
     }
 
     /// Verifies a snapshot held in memory (tests, the embedded default). Copies the bytes
@@ -332,11 +468,13 @@ impl Snapshot {
     /// The archived data. No checks: they were all done when the snapshot was opened.
     pub fn data(&self) -> &ArchivedSnapshotData {
         let payload = &self.backing.bytes()[HEADER_LEN..];
-        // SAFETY: `verify` ran `rkyv::access` (full bytecheck validation) on exactly these
-        // bytes before this `Snapshot` was constructed, and the bytes do not change for
-        // its whole life (an owned buffer never handed out mutably, or a read-only
-        // shared map of a file that is only ever replaced by rename, never written in
-        // place: see `map_file`), so they are still a valid `ArchivedSnapshotData`.
+        // SAFETY: `verify` (or a stepped open) ran `rkyv::access` (full bytecheck
+        // validation) on exactly these bytes before this `Snapshot` was constructed, and
+        // the bytes do not change for its whole life: they are memory of this process's
+        // own (a heap buffer, or an anonymous private mapping filled from the file and
+        // made read-only before any check: `Backing`), never handed out mutably and
+        // never backed by the file, so nothing written to the file reaches them. They are
+        // still a valid `ArchivedSnapshotData`.
         unsafe { rkyv::access_unchecked::<ArchivedSnapshotData>(payload) }
     }
 
@@ -354,53 +492,6 @@ impl Snapshot {
     pub fn is_empty(&self) -> bool {
         false
     }
-}
-
-/// Maps `path` read-only after checking it is a file long enough to hold a header.
-///
-/// Without `MAP_POPULATE`: the pages are mapped as the checks first read them, on
-/// whichever of the opening threads gets there first (mostly the content hash's).
-/// Mapping a file's pages costs the kernel ~0.1 ms for S (53 MB) when the page cache
-/// holds it in 2 MiB folios (a file written in one write, or read cold through this
-/// mapping, which asks for them) and 2-4 ms in small ones (a file written in small
-/// pieces: docs/PERFORMANCE.md, sessions 17 and 20); populating does all of it on the
-/// opening thread before any check starts, faulting spreads it over the threads that
-/// run beside each other.
-fn map_file(path: &Path) -> Result<memmap2::Mmap, OpenError> {
-    let io = |source| OpenError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if meta.is_dir() {
-        return Err(OpenError::IsDirectory(path.to_path_buf()));
-    }
-    if meta.len() < HEADER_LEN as u64 {
-        // mmap of an empty file fails on some systems; say what it really is.
-        return Err(OpenError::TooShort { len: meta.len() });
-    }
-    let options = memmap2::MmapOptions::new();
-    // SAFETY: `MmapOptions::map` makes a read-only *shared* mapping (MAP_SHARED): we
-    // never write through it, but a write to this file by anyone else would show
-    // through it, so the bytes stay valid only while nobody writes into this inode.
-    // That is the rule for snapshot files: they are only ever replaced by writing a new
-    // file and renaming it over the old one (`files::write_atomic`, which `tldsnap
-    // build` uses; a test builds over a served path and checks the old map is intact),
-    // which leaves this inode and our mapping untouched. Nothing reads the payload as
-    // an archive before rkyv's bytecheck has validated it (`check_payload`), and no
-    // `Snapshot` exists before the content hash and every check passed. (A private
-    // copy-on-write map would not help: pages not yet touched still read the file's
-    // current contents.)
-    let map = unsafe { options.map(&file) }.map_err(io)?;
-    // A hint (its failure changes nothing): what the page cache does not hold yet is read
-    // in 2 MiB folios, mapped a folio at a time (2 MiB pages where aligned). A snapshot
-    // read cold in the usual small folios costs every later open ~2.5 ms of mapping for
-    // S (53 MB), and every request more TLB misses; with the hint mapping it takes
-    // 0.07-0.25 ms (docs/PERFORMANCE.md, session 20).
-    #[cfg(target_os = "linux")]
-    let _ = map.advise(memmap2::Advice::HugePage);
-    Ok(map)
 }
 
 /// A snapshot file being verified in steps: the same checks as [`Snapshot::open`], cut
@@ -424,6 +515,8 @@ fn map_file(path: &Path) -> Result<memmap2::Mmap, OpenError> {
 /// ```
 pub struct Opening {
     backing: Backing,
+    /// The file the content hash's steps read the payload from, a step at a time.
+    reading: Reading,
     header: Header,
     stage: Stage,
 }
@@ -503,13 +596,16 @@ impl fmt::Debug for Opening {
 }
 
 impl Opening {
-    /// Maps `path` and checks its header (constant time). Pages are read as the hash
-    /// reaches them, not up front.
+    /// Opens `path` and checks its header (constant time). The payload is copied into
+    /// the snapshot's own memory as the content hash's steps reach it, each step reading
+    /// the bytes it hashes.
     pub fn start(path: &Path) -> Result<Opening, OpenError> {
-        let backing = Backing::Mmap(map_file(path)?);
+        let (reading, map) = Reading::start(path)?;
+        let backing = Backing::Filling(map);
         let header = Header::parse(backing.bytes())?;
         Ok(Opening {
             backing,
+            reading,
             header,
             stage: Stage::Hashing {
                 hasher: Box::new(twox_hash::XxHash3_128::new()),
@@ -522,16 +618,32 @@ impl Opening {
     /// or one of the checks after it, or the text of [`TEXT_STEP_OFFERS`] more offers.
     /// True once nothing is left to do (all passed, or one failed).
     pub fn step(&mut self, max_bytes: usize) -> bool {
+        if let Stage::Hashing { hasher, hashed } = &mut self.stage {
+            let len = self.backing.bytes().len() - HEADER_LEN;
+            if *hashed < len {
+                let end = len.min(hashed.saturating_add(max_bytes));
+                let Backing::Filling(map) = &mut self.backing else {
+                    unreachable!("an opening fills its copy until the hash is done")
+                };
+                match self
+                    .reading
+                    .fill(map, HEADER_LEN + *hashed..HEADER_LEN + end)
+                {
+                    Ok(chunk) => {
+                        hasher.write(chunk);
+                        *hashed = end;
+                    }
+                    Err(e) => self.stage = Stage::Failed(e),
+                }
+                return matches!(self.stage, Stage::Failed(_));
+            }
+            if let Err(e) = self.backing.seal(&self.reading.path) {
+                self.stage = Stage::Failed(e);
+                return true;
+            }
+        }
         let payload = &self.backing.bytes()[HEADER_LEN..];
         self.stage = match std::mem::replace(&mut self.stage, Stage::Passed) {
-            Stage::Hashing { mut hasher, hashed } if hashed < payload.len() => {
-                let end = payload.len().min(hashed.saturating_add(max_bytes));
-                hasher.write(&payload[hashed..end]);
-                Stage::Hashing {
-                    hasher,
-                    hashed: end,
-                }
-            }
             Stage::Hashing { hasher, .. } => {
                 let checked = hash_matches(&self.header, hasher.finish_128()).and_then(|()| {
                     rkyv::access::<ArchivedSnapshotData, rkyv::rancor::Error>(payload)
@@ -599,6 +711,12 @@ impl Opening {
     /// rest runs here, in order.
     pub fn finish(mut self) -> Result<Snapshot, OpenError> {
         if let Stage::Hashing { hashed: 0, .. } = self.stage {
+            let Backing::Filling(map) = &mut self.backing else {
+                unreachable!("an opening fills its copy until the hash is done")
+            };
+            let len = map.len();
+            self.reading.fill(map, HEADER_LEN..len)?;
+            self.backing.seal(&self.reading.path)?;
             return Snapshot::verify(self.backing);
         }
         while !self.step(usize::MAX) {}
