@@ -44,6 +44,7 @@ pub mod http;
 pub mod import;
 pub mod json;
 pub mod live;
+pub mod mapguard;
 pub mod net;
 pub mod price;
 pub mod query;

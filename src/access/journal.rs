@@ -39,6 +39,12 @@
 //! No live process writes a dead run's field, so the hand-back can be retried at any
 //! moment without racing anyone.
 //!
+//! The file is the operator's to damage, never the server's to die of: the records live
+//! in memory as well, a fault on a page of the mapping that a `truncate` cut off is
+//! answered with a zeroed page ([`crate::mapguard`]), and the once-a-second flush writes
+//! the journal anew from memory when it finds the file cut, removed, replaced or
+//! rewritten ([`Journal::flush`]).
+//!
 //! Power loss is another matter: the disk holds what the kernel wrote back. The
 //! background task flushes the mapping (`msync`) once a second, so a journal read after
 //! a power cut is about a second old at most, and that run is under-charged by at most
@@ -50,7 +56,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arc_swap::ArcSwapOption;
+use arc_swap::{ArcSwap, ArcSwapOption};
 
 use super::AccessError;
 use super::month::month_label;
@@ -82,22 +88,47 @@ const MONTHS_KEPT: u32 = 3;
 /// finds it without a lookup.
 pub(crate) type Slot = ArcSwapOption<Record>;
 
-/// One mapped segment of records.
+/// One segment of records: this run's words in memory, and the same words in the file.
 #[derive(Debug)]
 struct Segment {
+    /// Where the segment starts in the file.
+    at: usize,
+    /// The records as this run knows them: what [`Record::spent`] reads, and what a
+    /// rebuilt journal is written from. Every store goes here first.
+    mem: Box<[AtomicU64]>,
+    /// The same words in the journal file (a shared mapping: a store into it survives
+    /// `kill -9`). Replaced when the file is written anew ([`Journal::flush`]).
+    file: ArcSwap<Mirror>,
+}
+
+/// A segment's words in the journal file: a shared mapping, guarded against the file
+/// being cut under it ([`crate::mapguard`]).
+#[derive(Debug)]
+struct Mirror {
+    /// Dropped before `map` is unmapped (fields drop in order).
+    guard: crate::mapguard::Registered,
     map: memmap2::MmapRaw,
 }
 
-impl Segment {
+impl Mirror {
     fn words(&self) -> &[AtomicU64] {
-        // SAFETY: `map` is a read-write shared mapping of SEGMENT bytes of the journal
-        // file, which this process made as long as the mapping (set_len before mapping,
-        // and the file is never shortened: the data directory is locked to this
-        // process). Its address is 8-aligned (checked in `map_segment`) and SEGMENT is a
-        // multiple of 8. The memory is only ever reached through this slice of atomics
-        // (no `&[u8]` or `&mut` to it exists), and it lives as long as `self`, which the
-        // returned borrow cannot outlive.
+        // SAFETY: `map` is a read-write shared mapping of SEGMENT bytes of a journal file
+        // that this process made at least that long before mapping it. Its address is
+        // 8-aligned (checked in `Journal::map`) and SEGMENT is a multiple of 8. The memory
+        // is only ever reached through this slice of atomics (no `&[u8]` or `&mut` to it
+        // exists), and it lives as long as `self`, which the returned borrow cannot
+        // outlive. Should the file be cut under it, an access past the file's new end
+        // reads and writes a zeroed private page instead of faulting (`guard`), which is
+        // still memory of this mapping.
         unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<AtomicU64>(), SEGMENT / 8) }
+    }
+}
+
+impl Segment {
+    /// Stores `value` at word `w`, in memory and in the file.
+    fn set(&self, w: usize, value: u64) {
+        self.mem[w].store(value, Ordering::Release);
+        self.file.load().words()[w].store(value, Ordering::Release);
     }
 }
 
@@ -111,7 +142,7 @@ pub struct Record {
 
 impl Record {
     fn spent_word(&self) -> &AtomicU64 {
-        &self.segment.words()[self.first]
+        &self.segment.mem[self.first]
     }
 
     /// The month of this record.
@@ -124,8 +155,12 @@ impl Record {
         self.spent_word().load(Ordering::Acquire)
     }
 
+    /// Adds `n` in memory, then makes the file's word at least the new total: the
+    /// file's count only grows, and a rebuilt file raised to the memory's counts cannot
+    /// be pushed back by an add that was under way.
     fn add(&self, n: u64) {
-        self.spent_word().fetch_add(n, Ordering::Release);
+        let total = self.spent_word().fetch_add(n, Ordering::AcqRel) + n;
+        self.segment.file.load().words()[self.first].fetch_max(total, Ordering::Release);
     }
 }
 
@@ -155,7 +190,12 @@ struct State {
 /// This run's journal, and the earlier runs' still to be handed back.
 pub struct Journal {
     path: PathBuf,
-    file: File,
+    /// The header this run wrote (the clean-stop word aside).
+    header: [u8; HEADER],
+    /// The journal file; replaced when it is written anew.
+    file: Mutex<File>,
+    /// Times the file was found cut, replaced or changed and written anew.
+    rebuilt: AtomicU64,
     state: Mutex<State>,
     grown: AtomicBool,
     /// Whether a record could not be made (logged once).
@@ -309,7 +349,9 @@ impl Journal {
             .map_err(io_error(&path, "write the credit journal"))?;
         let journal = Journal {
             path,
-            file,
+            header,
+            file: Mutex::new(file),
+            rebuilt: AtomicU64::new(0),
             state: Mutex::new(State {
                 segments: Vec::new(),
                 used: 0,
@@ -334,13 +376,26 @@ impl Journal {
 
     fn grow(&self, state: &mut State) -> Result<(), AccessError> {
         let at = HEADER + state.segments.len() * SEGMENT;
-        self.file
-            .set_len((at + SEGMENT) as u64)
+        let file = lock(&self.file);
+        file.set_len((at + SEGMENT) as u64)
             .map_err(io_error(&self.path, "grow the credit journal"))?;
+        let mirror = self.map(&file, at)?;
+        drop(file);
+        state.segments.push(Arc::new(Segment {
+            at,
+            mem: (0..SEGMENT / 8).map(|_| AtomicU64::new(0)).collect(),
+            file: ArcSwap::from_pointee(mirror),
+        }));
+        self.grown.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Maps the segment at `at` of `file`, guarded.
+    fn map(&self, file: &File, at: usize) -> Result<Mirror, AccessError> {
         let map = memmap2::MmapOptions::new()
             .offset(at as u64)
             .len(SEGMENT)
-            .map_raw(&self.file)
+            .map_raw(file)
             .map_err(io_error(&self.path, "map the credit journal"))?;
         if !(map.as_ptr() as usize).is_multiple_of(8) {
             return Err(AccessError::UsageFile {
@@ -348,9 +403,10 @@ impl Journal {
                 message: "the mapping is not 8-byte aligned".into(),
             });
         }
-        state.segments.push(Arc::new(Segment { map }));
-        self.grown.store(true, Ordering::Release);
-        Ok(())
+        Ok(Mirror {
+            guard: crate::mapguard::register(map.as_ptr(), SEGMENT),
+            map,
+        })
     }
 
     /// The record of key `id` in `month`, made if this run has none yet.
@@ -372,16 +428,15 @@ impl Journal {
         let n = state.used;
         let segment = state.segments[n / SEGMENT_RECORDS].clone();
         let first = (n % SEGMENT_RECORDS) * RECORD_WORDS;
-        let words = &segment.words()[first..first + RECORD_WORDS];
-        for (w, chunk) in words[2..].iter().zip(bytes.chunks(8)) {
+        for (w, chunk) in (first + 2..).zip(bytes.chunks(8)) {
             let mut b = [0u8; 8];
             b[..chunk.len()].copy_from_slice(chunk);
-            w.store(u64::from_ne_bytes(b), Ordering::Relaxed);
+            segment.set(w, u64::from_ne_bytes(b));
         }
         // The record counts once its header word is in place, after its id.
-        words[1].store(
+        segment.set(
+            first + 1,
             IN_USE | (bytes.len() as u64) << 32 | u64::from(month),
-            Ordering::Release,
         );
         state.used += 1;
         let r = Arc::new(Record {
@@ -432,22 +487,124 @@ impl Journal {
 
     /// Writes the mapped records to the disk (`msync`), and the file's size after it
     /// grew. Blocking: the background task calls it once a second off the runtime.
+    ///
+    /// First it checks that the file is still this run's: the same file at the path, as
+    /// long as its segments, with this run's header and records (each spent count at
+    /// least what it is in memory: a smaller one is raised). A file cut, removed,
+    /// replaced or rewritten under the server (a fault on a cut page is answered by a
+    /// zeroed page: [`crate::mapguard`]) is written anew from the records in memory,
+    /// published by rename, and mapped in place of the old; that is logged and counted
+    /// ([`Journal::rebuilt`]).
     pub fn flush(&self) -> std::io::Result<()> {
-        let segments = lock(&self.state).segments.clone();
-        for s in &segments {
-            s.map.flush()?;
+        let state = lock(&self.state);
+        // Every guard's flag is taken (`|`, not `||`).
+        let faulted = state
+            .segments
+            .iter()
+            .fold(false, |any, s| s.file.load().guard.take_faulted() | any);
+        if let Some(why) = faulted
+            .then(|| "a page of it was cut off under the server".to_owned())
+            .or_else(|| self.damage(&state))
+        {
+            self.rebuild(&state)?;
+            self.rebuilt.fetch_add(1, Ordering::Relaxed);
+            eprintln!(
+                "tldsnap: usage store: the credit journal {} was changed under the server ({why}); written anew from the records in memory",
+                self.path.display()
+            );
+        }
+        for s in &state.segments {
+            s.file.load().map.flush()?;
         }
         if self.grown.swap(false, Ordering::AcqRel) {
-            self.file.sync_all()?;
+            lock(&self.file).sync_all()?;
         }
+        Ok(())
+    }
+
+    /// Times the journal file was found changed under the server and written anew.
+    pub fn rebuilt(&self) -> u64 {
+        self.rebuilt.load(Ordering::Relaxed)
+    }
+
+    /// What is wrong with the file, if anything; raises a spent count the file holds
+    /// below memory's (an add under way, or a file written back with older counts).
+    fn damage(&self, state: &State) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let file = lock(&self.file);
+        let ours = match file.metadata() {
+            Ok(m) => m,
+            Err(e) => return Some(format!("cannot stat it: {e}")),
+        };
+        match std::fs::metadata(&self.path) {
+            Ok(at) if (at.dev(), at.ino()) == (ours.dev(), ours.ino()) => {}
+            Ok(_) => return Some("another file was put at its path".into()),
+            Err(_) => return Some("it was removed".into()),
+        }
+        let len = (HEADER + state.segments.len() * SEGMENT) as u64;
+        if ours.len() < len {
+            return Some(format!("cut to {} of {len} bytes", ours.len()));
+        }
+        let mut header = [0u8; HEADER];
+        // The clean-stop word (32..40) aside, which only the last write of a run sets.
+        if file.read_exact_at(&mut header, 0).is_err()
+            || header[..32] != self.header[..32]
+            || header[40..] != self.header[40..]
+        {
+            return Some("its header was overwritten".into());
+        }
+        for s in &state.segments {
+            let words = s.file.load();
+            let words = words.words();
+            for (w, mem) in s.mem.iter().enumerate() {
+                let mem = mem.load(Ordering::Acquire);
+                if w % RECORD_WORDS == 0 {
+                    if words[w].fetch_max(mem, Ordering::AcqRel) > mem {
+                        return Some("a count was overwritten".into());
+                    }
+                } else if words[w].load(Ordering::Acquire) != mem {
+                    return Some("a record was overwritten".into());
+                }
+            }
+        }
+        None
+    }
+
+    /// Writes the journal anew from memory (a new file renamed over the path), maps its
+    /// segments in place of the old ones and raises each count to memory's (adds under
+    /// way went to the old file).
+    fn rebuild(&self, state: &State) -> std::io::Result<()> {
+        let mut bytes = Vec::with_capacity(HEADER + state.segments.len() * SEGMENT);
+        bytes.extend_from_slice(&self.header);
+        for s in &state.segments {
+            for w in s.mem.iter() {
+                bytes.extend_from_slice(&w.load(Ordering::Acquire).to_ne_bytes());
+            }
+        }
+        files::write_atomic_mode(&self.path, &bytes, files::Mode::Private)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)?;
+        let as_io = |e: AccessError| std::io::Error::other(e.to_string());
+        for s in &state.segments {
+            s.file
+                .store(Arc::new(self.map(&file, s.at).map_err(as_io)?));
+            let words = s.file.load();
+            for (w, mem) in s.mem.iter().enumerate().step_by(RECORD_WORDS) {
+                words.words()[w].fetch_max(mem.load(Ordering::Acquire), Ordering::AcqRel);
+            }
+        }
+        *lock(&self.file) = file;
         Ok(())
     }
 
     /// Marks the run as stopped cleanly (after its leases were handed back).
     pub fn mark_clean(&self) -> std::io::Result<()> {
         self.flush()?;
-        self.file.write_all_at(&1u64.to_ne_bytes(), 32)?;
-        self.file.sync_all()
+        let file = lock(&self.file);
+        file.write_all_at(&1u64.to_ne_bytes(), 32)?;
+        file.sync_all()
     }
 
     /// Earlier runs whose fields are not all written back yet.
@@ -554,6 +711,70 @@ mod tests {
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].spent.len(), 152);
         drop(pending);
+    }
+
+    /// The file cut under the server (its adds would fault), removed, written back with
+    /// older counts, or overwritten: the adds go on, and the next flush leaves a journal
+    /// at the path that reads back exactly what was spent.
+    #[test]
+    fn a_journal_changed_under_the_server_is_written_anew_from_memory() {
+        let dir = temp_dir("rebuilt");
+        let j = Journal::open(&dir, "abcd", 1_700_000_000_000).unwrap();
+        let ids: Vec<Arc<str>> = (0..100).map(|i| Arc::from(format!("key_{i}"))).collect();
+        let slots: Vec<Slot> = ids.iter().map(|_| Slot::default()).collect();
+        let mut spent: Vec<u64> = vec![0; ids.len()];
+        let add_all = |spent: &mut Vec<u64>| {
+            for (i, (id, slot)) in ids.iter().zip(&slots).enumerate() {
+                j.prepare(slot, id, 24_310);
+                Journal::add(slot, 24_310, i as u64 + 1);
+                spent[i] += i as u64 + 1;
+            }
+        };
+        let reads_back = |spent: &[u64]| {
+            let run = read(j.path()).unwrap().unwrap();
+            let got: Vec<u64> = run.spent.iter().map(|(_, _, s)| *s).collect();
+            assert_eq!(got, spent);
+            assert_eq!(run.field, "abcd");
+        };
+        add_all(&mut spent);
+        j.flush().unwrap();
+        reads_back(&spent);
+        assert_eq!(j.rebuilt(), 0);
+
+        // Cut to its header: every add touches a page past the end.
+        let cut = std::fs::OpenOptions::new()
+            .write(true)
+            .open(j.path())
+            .unwrap();
+        cut.set_len(HEADER as u64).unwrap();
+        add_all(&mut spent);
+        j.flush().unwrap();
+        assert_eq!(j.rebuilt(), 1);
+        reads_back(&spent);
+
+        // Removed.
+        std::fs::remove_file(j.path()).unwrap();
+        add_all(&mut spent);
+        j.flush().unwrap();
+        assert_eq!(j.rebuilt(), 2);
+        reads_back(&spent);
+
+        // Written back in place with an older copy: the counts are raised again.
+        let older = std::fs::read(j.path()).unwrap();
+        add_all(&mut spent);
+        std::fs::write(j.path(), &older).unwrap();
+        j.flush().unwrap();
+        reads_back(&spent);
+
+        // Overwritten with other bytes of the same length.
+        std::fs::write(j.path(), vec![0x5a; older.len()]).unwrap();
+        j.flush().unwrap();
+        assert_eq!(j.rebuilt(), 3);
+        reads_back(&spent);
+        add_all(&mut spent);
+        reads_back(&spent);
+        j.mark_clean().unwrap();
+        assert!(read(j.path()).unwrap().unwrap().clean);
     }
 
     #[test]
