@@ -294,7 +294,10 @@ impl std::error::Error for AccessError {
 }
 
 /// An admitted caller: who it is, on which plan, and its meter readings.
-#[derive(Clone, Debug)]
+///
+/// A keyed caller that [`Caller::enter`]ed counts as one of its key's requests in
+/// flight until it (and every clone of it) is dropped.
+#[derive(Debug)]
 pub struct Caller {
     /// The key's entry (id, plan, meter) found at admission, or the public plan for a
     /// caller without a key: one reference count taken per request, not one for each
@@ -306,6 +309,37 @@ pub struct Caller {
     /// The clock reading at admission, reused by [`Access::spend`]: one clock read per
     /// request, and a request is charged to the month it was admitted in.
     admitted_ms: i64,
+    /// Counted in its key's [`Meter::in_flight`] ([`Caller::enter`]), until dropped.
+    in_flight: bool,
+}
+
+impl Clone for Caller {
+    /// A clone counted as a request in flight too (it is one more holder of the
+    /// request), without the check of [`Caller::enter`].
+    fn clone(&self) -> Caller {
+        if self.in_flight
+            && let Some(meter) = self.meter()
+        {
+            meter.in_flight.fetch_add(1, Ordering::Relaxed);
+        }
+        Caller {
+            who: self.who.clone(),
+            headers: self.headers,
+            admitted_ms: self.admitted_ms,
+            in_flight: self.in_flight,
+        }
+    }
+}
+
+impl Drop for Caller {
+    #[inline]
+    fn drop(&mut self) {
+        if self.in_flight
+            && let Some(meter) = self.meter()
+        {
+            meter.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Who an admitted [`Caller`] is.
@@ -351,6 +385,28 @@ impl Caller {
         }
     }
 
+    /// Counts the request as one of its key's requests in flight (being answered now,
+    /// across the server), until the caller is dropped; `false`, counting nothing, when
+    /// the key already has `max` in flight. One atomic add on the key's meter (and one
+    /// subtraction when dropped); a caller without a key is not counted and always
+    /// enters.
+    #[inline]
+    pub fn enter(&mut self, max: usize) -> bool {
+        let Some(meter) = self.meter() else {
+            return true;
+        };
+        if self.in_flight {
+            return true;
+        }
+        let before = meter.in_flight.fetch_add(1, Ordering::Relaxed);
+        if before as usize >= max {
+            meter.in_flight.fetch_sub(1, Ordering::Relaxed);
+            return false;
+        }
+        self.in_flight = true;
+        true
+    }
+
     /// The key's id; `None` for an unauthenticated public caller.
     pub fn key_id(&self) -> Option<&Arc<str>> {
         match &self.who {
@@ -390,6 +446,8 @@ pub(crate) struct Meter {
     /// month (the same one-word "count of the newest period" logic). Held in memory
     /// only: a restart forgives the day's searches (see `docs/METERING.md`).
     pub(crate) searches: MonthCounter,
+    /// The key's requests being answered now, on this server ([`Caller::enter`]).
+    pub(crate) in_flight: std::sync::atomic::AtomicU32,
 }
 
 impl Meter {
@@ -771,6 +829,7 @@ impl Access {
                 who: Who::Public(plan),
                 headers,
                 admitted_ms: now,
+                in_flight: false,
             });
         };
         let entry = self.lookup(raw, cache).ok_or(Denial::InvalidKey)?;
@@ -790,6 +849,7 @@ impl Access {
             who: Who::Key(entry),
             headers: Some(headers),
             admitted_ms: now,
+            in_flight: false,
         })
     }
 

@@ -8,8 +8,9 @@
 //!
 //! ```text
 //!  size (414/431) → route (404) → method (405) → snapshot loaded (503)
-//!    → key (401) → rate limit (429) → parameters (400) → plan (403)
-//!    → existence (404) → credits (429) → answer (200, one credit spent)
+//!    → key (401) → rate limit (429) → key's requests in flight (429)
+//!    → parameters (400) → plan (403) → existence (404) → credits (429)
+//!    → answer (200, one credit spent)
 //! ```
 //!
 //! # Layout
@@ -102,6 +103,13 @@ pub struct Config {
     /// connection is never evicted: without a cap, one key opening streams it never
     /// reads would hold every connection place of the server.)
     pub max_streams_per_key: usize,
+    /// Requests of one key answered at once across the server; one more is answered
+    /// 429 `too_many_in_flight` at once. Default 64. (A request whose handler waits, on
+    /// a webhook receiver, a registry or Redis, keeps its connection busy, and a busy
+    /// connection is never evicted: without a cap, one key could hold every connection
+    /// place of the server with requests that wait. Requests without a key are held by
+    /// the per-address connection cap instead.)
+    pub max_in_flight_per_key: usize,
     /// Signs the website's session cookies and CSRF tokens. Default: random, in memory
     /// (sessions end with the process); `serve` reads `--session-secret-file` or keeps
     /// one in `--data-dir`.
@@ -117,6 +125,7 @@ impl Default for Config {
             event_heartbeat: std::time::Duration::from_secs(15),
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_streams_per_key: DEFAULT_MAX_STREAMS_PER_KEY,
+            max_in_flight_per_key: DEFAULT_MAX_IN_FLIGHT_PER_KEY,
             session_secret: crate::web::session::Secret::random(),
         }
     }
@@ -128,6 +137,11 @@ pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_
 /// `--max-streams-per-key` when not given: room for a client's few subscriptions (one
 /// per filter, a reconnect overlapping the stream it replaces), not for a fleet.
 pub const DEFAULT_MAX_STREAMS_PER_KEY: usize = 10;
+
+/// `--max-in-flight-per-key` when not given: more than a client's parallel requests
+/// (and its event streams, which count while they open), far fewer than the server's
+/// connections (1,024 by default).
+pub const DEFAULT_MAX_IN_FLIGHT_PER_KEY: usize = 64;
 
 /// `--public-url` when not given.
 pub const DEFAULT_PUBLIC_URL: &str = crate::query::DEFAULT_PUBLIC_URL;
@@ -589,10 +603,17 @@ fn admit_now<B>(
         route.route().requires_key,
     );
     drop(cache);
-    admitted.map_err(|denial| {
+    let mut caller = admitted.map_err(|denial| {
         let (problem, meter) = Problem::from_denial(denial);
         with_meter(problem.into_response(), meter.as_ref())
-    })
+    })?;
+    // Counted until the caller is dropped with the answer (or with the request's
+    // future, when its client leaves).
+    let max = state.config.max_in_flight_per_key;
+    if !caller.enter(max) {
+        return Err(refuse(Problem::TooManyInFlight { max }, &caller));
+    }
+    Ok(caller)
 }
 
 /// The start of every metered endpoint: the snapshot for the whole request (503), then

@@ -8,15 +8,18 @@
 //! | `GET /webhooks/{id}` | one, with its recent delivery attempts | 200 |
 //! | `PATCH /webhooks/{id}` | change url, description, filters, or `status` (active, paused) | 200 |
 //! | `DELETE /webhooks/{id}` | unsubscribe | 204 |
-//! | `POST /webhooks/{id}/test` | send a `webhook.test` message now | 200, with the attempt |
+//! | `POST /webhooks/{id}/test` | send a `webhook.test` message now (one at a time; one credit) | 200, with the attempt |
 //! | `POST /webhooks/{id}/rotate-secret` | a new secret; the old one signs for 24 h more | 200, with the new `secret` |
 //!
 //! Order of checks: key (401), rate (429), content type (415), body (413, 400), plan
 //! (403 `webhooks_not_in_plan`, `tld_not_in_plan`), the event log (503
 //! `events_unavailable` without `--data-dir`), the subscription (404 `unknown_webhook`:
 //! another key's subscriptions do not exist for this one), the plan's number of
-//! subscriptions (403 `webhook_limit`), the URL (400 `invalid_webhook_url`). Webhook
-//! calls spend no credits; deliveries are not API calls.
+//! subscriptions (403 `webhook_limit`), the URL (400 `invalid_webhook_url`). A test
+//! then meets a test of the same subscription in flight (409 `webhook_test_in_flight`,
+//! at once) and the credits (429 `credits_exhausted`): a test message costs one credit,
+//! taken before it is sent, as every answered client call does; the other webhook
+//! calls spend none, and deliveries are not API calls.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -26,7 +29,9 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde::Deserialize;
 
-use super::{Connection, HttpResponse, State, admit, answer_headers, read_body, refuse};
+use super::{
+    Connection, HttpResponse, State, admit, answer_headers, read_body, refuse, with_meter,
+};
 use crate::access::Caller;
 use crate::access::plans::{FREE_TLDS, TldScope};
 use crate::events::Kind;
@@ -62,11 +67,11 @@ pub async fn handle(
     segment: &str,
     conn: &Connection,
 ) -> HttpResponse {
-    let caller = match admit(state, &req, route, conn).await {
+    let mut caller = match admit(state, &req, route, conn).await {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    match answer(state, req, route, segment, &caller).await {
+    match answer(state, req, route, segment, &mut caller).await {
         Ok(response) => response,
         Err(problem) => refuse(problem, &caller),
     }
@@ -77,7 +82,7 @@ async fn answer(
     req: Request<Incoming>,
     route: RouteId,
     segment: &str,
-    caller: &Caller,
+    caller: &mut Caller,
 ) -> Result<HttpResponse, Problem> {
     let method = req.method().clone();
     // The body's syntax and values first (400), like the parameters of every endpoint.
@@ -104,7 +109,8 @@ async fn answer(
         scope(state, caller, tlds)?;
     }
     let hooks = state.webhooks.clone().ok_or(Problem::EventsUnavailable)?;
-    let owner = caller.key_id().map_or("", |id| &**id);
+    let owner: Arc<str> = caller.key_id().cloned().unwrap_or_else(|| Arc::from(""));
+    let owner = &*owner;
     let id = segment;
     if route != RouteId::ClientWebhooks && !subscription::is_id(id) {
         return Err(unknown(id));
@@ -154,7 +160,23 @@ async fn answer(
             Ok(json(caller, StatusCode::OK, &sub.to_json(true)))
         }
         (RouteId::ClientWebhookTest, _) => {
-            let attempt = hooks.test(owner, id).await.map_err(found)?;
+            // One test at a time per subscription: another is refused here, at once.
+            let test = hooks.begin_test(owner, id).map_err(found)?;
+            // The credit is taken before the message is sent (outbound work is done
+            // only for a caller with credits left), and kept if the client leaves
+            // while the receiver is slow to answer.
+            let spent = match state.access.spend_now(caller, 1) {
+                Some(spent) => spent,
+                None => state.access.spend_n(caller, 1).await,
+            };
+            if let Err(denial) = spent {
+                let (problem, meter) = Problem::from_denial(denial);
+                return Ok(with_meter(
+                    problem.into_response(),
+                    meter.as_ref().or(caller.headers.as_ref()),
+                ));
+            }
+            let attempt = test.send(&hooks).await;
             Ok(json(
                 caller,
                 StatusCode::OK,
@@ -203,10 +225,13 @@ fn from_error(e: WebhookError, caller: &Caller) -> Problem {
         WebhookError::Invalid(reason) => Problem::InvalidBody { reason },
         // The subscription could not be written: the server's trouble, said as such.
         WebhookError::Io(reason) => Problem::NotSaved { reason },
+        WebhookError::TestInFlight(retry_after_secs) => {
+            Problem::WebhookTestInFlight { retry_after_secs }
+        }
     }
 }
 
-/// A 2xx JSON answer with the caller's metering headers; no credit is spent.
+/// A 2xx JSON answer with the caller's metering headers (no credit is spent here).
 fn json(caller: &Caller, status: StatusCode, body: &serde_json::Value) -> HttpResponse {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     let mut response = Response::new(Body::from(bytes));

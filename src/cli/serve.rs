@@ -107,6 +107,12 @@ pub struct Args {
     /// server never closes to make room).
     #[arg(long, value_name = "N", default_value_t = api::DEFAULT_MAX_STREAMS_PER_KEY as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_streams_per_key: u64,
+    /// Requests of one API key answered at once across the server; one more is
+    /// answered 429 too_many_in_flight at once (a request whose handler waits, on a
+    /// webhook receiver or a registry, keeps its connection busy, which the server
+    /// never closes to make room).
+    #[arg(long, value_name = "N", default_value_t = api::DEFAULT_MAX_IN_FLIGHT_PER_KEY as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_in_flight_per_key: u64,
     /// File holding the secret that signs the website's session cookies and CSRF
     /// tokens (at least 32 bytes, owner-only). Without it the secret is kept in
     /// --data-dir (created there on first start); without either, a random secret is
@@ -435,6 +441,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         session_secret,
         body_timeout: Duration::from_secs(args.body_timeout),
         max_streams_per_key: usize::try_from(args.max_streams_per_key)?,
+        max_in_flight_per_key: usize::try_from(args.max_in_flight_per_key)?,
         ..api::Config::default()
     };
     let connections = server::Config {

@@ -340,7 +340,7 @@ fn operation(id: RouteId) -> Value {
                 "401": { "$ref": "#/components/responses/Unauthorized" },
                 "403": problem_response("The plan does not include events.", &["events_not_in_plan"], json!({})),
                 "410": problem_response("Events after `after` are no longer kept.", &["cursor_expired"], json!({})),
-                "429": problem_response("The rate limit or the monthly credits are exhausted (`retry_after` says when to retry), or the key already holds as many streams open as one key may (`limit`; no credit spent).", &["rate_limited", "credits_exhausted", "too_many_streams"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
+                "429": problem_response("The rate limit or the monthly credits are exhausted (`retry_after` says when to retry), or the key already holds as many streams open as one key may, or has as many requests being answered at once as one key may (`limit`; no credit spent).", &["rate_limited", "credits_exhausted", "too_many_streams", "too_many_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
                 "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
             }
         }),
@@ -931,14 +931,14 @@ fn components_base() -> Value {
             "NotFound": problem_response("No endpoint has this path.", &["not_found"], json!({})),
             "MethodNotAllowed": problem_response("Only GET and HEAD are answered.", &["method_not_allowed"], json!({ "Allow": { "$ref": "#/components/headers/Allow" } })),
             "RequestTooLarge": problem_response("The request target (414) or header section (431) is too large.", &["request_too_large"], json!({})),
-            "TooManyRequests": problem_response("The rate limit or the monthly credits are exhausted; `retry_after` says when to retry.", &["rate_limited", "credits_exhausted"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
+            "TooManyRequests": problem_response("The rate limit or the monthly credits are exhausted; `retry_after` says when to retry. Or (with a key) the key has as many requests being answered at once as one key may (too_many_in_flight, `limit`; retry after `Retry-After`, when one has been answered); no credit is spent.", &["rate_limited", "credits_exhausted", "too_many_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
             "NotReady": problem_response("No snapshot is loaded yet.", &["not_ready"], json!({})),
             "UnknownRegistrar": problem_response("No registrar has this key; `registrar` names it.", &["unknown_registrar"], json!({})),
             "BadBody": problem_response("The request body is empty, not the JSON or CSV the endpoint takes, has a bad field or too many entries (a bad domain name is an entry of the answer, not this), or a query parameter is bad.", &["invalid_body", "too_many_values", "missing_parameter", "invalid_parameter"], json!({})),
             "PayloadTooLarge": problem_response("The body is larger than the endpoint reads (`max_bytes`; refused from Content-Length before reading), or the portfolio has more domains than the plan audits (`limit`, `plan`; no credit spent).", &["request_too_large", "too_many_domains"], json!({})),
             "RequestTimeout": problem_response("The body did not arrive in full within the server's body timeout (`timeout_secs`; 30 s unless configured) once the endpoint began reading it. The connection is closed.", &["request_timeout"], json!({})),
             "UnsupportedMediaType": problem_response("The body's Content-Type is not one the endpoint takes (`accept`).", &["unsupported_media_type"], json!({ "Accept-Post": { "$ref": "#/components/headers/Accept-Post" } })),
-            "TooManySearches": problem_response("The rate limit, the monthly credits, or the plan's searches of this UTC day are exhausted; `retry_after` says when to retry (daily_limit: the next UTC midnight).", &["rate_limited", "credits_exhausted", "daily_limit"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
+            "TooManySearches": problem_response("The rate limit, the monthly credits, or the plan's searches of this UTC day are exhausted; `retry_after` says when to retry (daily_limit: the next UTC midnight). Or the key has as many requests being answered at once as one key may (too_many_in_flight, `limit`).", &["rate_limited", "credits_exhausted", "daily_limit", "too_many_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
         },
         "schemas": {
             "Problem": {
@@ -963,7 +963,7 @@ fn components_base() -> Value {
                     "max_headers": { "type": "integer", "description": "Most header fields read (431 for a head the server does not read at all)." },
                     "retry_after": { "type": "integer", "description": "Seconds to wait (429; 424 when known)." },
                     "timeout_secs": { "type": "integer", "description": "The server's body timeout, in seconds (408 request_timeout)." },
-                    "limit": { "type": "integer", "description": "The plan's audit limit (too_many_domains), daily searches (daily_limit), or the streams one key may hold open (too_many_streams)." },
+                    "limit": { "type": "integer", "description": "The plan's audit limit (too_many_domains), daily searches (daily_limit), the streams one key may hold open (too_many_streams), or the requests of one key answered at once (too_many_in_flight)." },
                     "accept": { "type": "string", "description": "Media types taken (415)." },
                     "lookup": { "type": "string", "description": "The live lookup the plan does not include (403 lookup_not_in_plan)." },
                     "plans_including": { "type": "array", "items": { "type": "string" }, "description": "The plans in force that include it (403 lookup_not_in_plan, events_not_in_plan, webhooks_not_in_plan)." },
@@ -1307,7 +1307,7 @@ fn webhook_path(id: RouteId) -> Option<Value> {
             "404": problem_response(if item { "This key has no subscription with this id (another key's do not exist for it)." } else { "No endpoint has this path." }, if item { &["unknown_webhook", "not_found"] } else { &["not_found"] }, json!({})),
             "405": { "$ref": "#/components/responses/MethodNotAllowed" },
             "414": { "$ref": "#/components/responses/RequestTooLarge" },
-            "429": problem_response("The rate limit is exhausted; `retry_after` says when to retry. (Webhook calls spend no credits.)", &["rate_limited"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
+            "429": problem_response("The rate limit is exhausted (`retry_after` says when to retry), or the key has as many requests being answered at once as one key may (too_many_in_flight, `limit`). (Webhook calls spend no credits, but for a test message.)", &["rate_limited", "too_many_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
             "431": { "$ref": "#/components/responses/RequestTooLarge" },
             "503": problem_response("The server keeps no event log (no --data-dir), or a change could not be written.", &["events_unavailable", "not_saved"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
         });
@@ -1364,14 +1364,28 @@ fn webhook_path(id: RouteId) -> Option<Value> {
                 "responses": { "204": { "description": "Deleted; no more deliveries (one in flight may still arrive).", "headers": meter_headers() } }
             }), false, true)
         }),
-        RouteId::ClientWebhookTest => json!({
-            "post": with_errors(json!({
-                "operationId": "testWebhook",
-                "summary": "Send a test message now",
-                "description": "One `webhook.test` message (see the `webhooks` section), signed like every delivery, sent whatever the subscription's status, after any attempt in flight; not retried. The answer says what the receiver did.",
-                "responses": ok("200", "WebhookTestResult", "The attempt (the receiver's status, or why there was none).")
-            }), false, true)
-        }),
+        RouteId::ClientWebhookTest => {
+            let mut responses = ok(
+                "200",
+                "WebhookTestResult",
+                "The attempt (the receiver's status, or why there was none).",
+            );
+            merge(
+                &mut responses,
+                json!({
+                    "409": problem_response("A test message to this subscription is being sent; `retry_after` (and `Retry-After`) says within how many seconds it has ended. No credit is spent.", &["webhook_test_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
+                    "429": problem_response("The rate limit or the monthly credits are exhausted (`retry_after` says when to retry), or the key has as many requests being answered at once as one key may (too_many_in_flight, `limit`).", &["rate_limited", "credits_exhausted", "too_many_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
+                }),
+            );
+            json!({
+                "post": with_errors(json!({
+                    "operationId": "testWebhook",
+                    "summary": "Send a test message now",
+                    "description": "One `webhook.test` message (see the `webhooks` section), signed like every delivery, sent whatever the subscription's status, after any attempt in flight; not retried. The answer says what the receiver did. One test at a time per subscription: while one is being sent, another is refused at once (409 webhook_test_in_flight, with `Retry-After`). Costs one credit, taken before the message is sent (429 credits_exhausted when none is left). A client that leaves before the answer cancels the attempt.",
+                    "responses": responses
+                }), false, true)
+            })
+        }
         RouteId::ClientWebhookRotate => json!({
             "post": with_errors(json!({
                 "operationId": "rotateWebhookSecret",

@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 const ECHO_MAX_CHARS: usize = 100;
 
 /// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 37] = [
+pub const CODES: [&str; 39] = [
     "missing_parameter",
     "invalid_parameter",
     "too_many_values",
@@ -75,6 +75,8 @@ pub const CODES: [&str; 37] = [
     "malformed_request",
     "request_timeout",
     "too_many_streams",
+    "too_many_in_flight",
+    "webhook_test_in_flight",
 ];
 
 /// Every error the API can answer with, one variant per situation.
@@ -178,6 +180,22 @@ pub enum Problem {
     TooManyStreams {
         /// The most streams one key holds open.
         max: usize,
+    },
+    /// 429 `too_many_in_flight`: the key has as many requests being answered at once,
+    /// across the server, as one key may (`--max-in-flight-per-key`); one must be
+    /// answered before another is taken. Sent at once, with `Retry-After: 1`; no credit
+    /// is spent.
+    TooManyInFlight {
+        /// The most requests of one key answered at once.
+        max: usize,
+    },
+    /// 409 `webhook_test_in_flight`: a test message to this subscription is being sent;
+    /// one test at a time per subscription. Sent at once, with `Retry-After`; no credit
+    /// is spent.
+    WebhookTestInFlight {
+        /// Seconds until the test in flight has ended at the latest (the delivery
+        /// timeout).
+        retry_after_secs: u64,
     },
     /// 503 `server_busy`: every connection the server takes is busy answering (sent
     /// before any request is read, then the connection closes).
@@ -367,7 +385,9 @@ impl Problem {
             Problem::RateLimited { .. }
             | Problem::CreditsExhausted { .. }
             | Problem::TooManyConnections
-            | Problem::TooManyStreams { .. } => StatusCode::TOO_MANY_REQUESTS,
+            | Problem::TooManyStreams { .. }
+            | Problem::TooManyInFlight { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Problem::WebhookTestInFlight { .. } => StatusCode::CONFLICT,
             Problem::NotReady
             | Problem::ServerBusy
             | Problem::EventsUnavailable
@@ -397,6 +417,8 @@ impl Problem {
             Problem::NotReady => "not_ready",
             Problem::TooManyConnections => "too_many_connections",
             Problem::TooManyStreams { .. } => "too_many_streams",
+            Problem::TooManyInFlight { .. } => "too_many_in_flight",
+            Problem::WebhookTestInFlight { .. } => "webhook_test_in_flight",
             Problem::ServerBusy => "server_busy",
             Problem::InvalidBody { .. } => "invalid_body",
             Problem::TooManyItems { .. } => "too_many_values",
@@ -444,6 +466,8 @@ impl Problem {
             Problem::NotReady => "Not ready",
             Problem::TooManyConnections => "Too many connections",
             Problem::TooManyStreams { .. } => "Too many event streams",
+            Problem::TooManyInFlight { .. } => "Too many requests in flight",
+            Problem::WebhookTestInFlight { .. } => "Webhook test in flight",
             Problem::ServerBusy => "Server busy",
             Problem::InvalidBody { .. } => "Invalid request body",
             Problem::TooManyItems { .. } => "Too many values",
@@ -554,6 +578,14 @@ impl Problem {
             Problem::TooManyStreams { max } => format!(
                 "this key has as many event streams open as one key may ({max}); close one \
                  before opening another (one stream carries every event its filters match)"
+            ),
+            Problem::TooManyInFlight { max } => format!(
+                "this key has as many requests being answered at once as one key may \
+                 ({max}); send the next when one has been answered"
+            ),
+            Problem::WebhookTestInFlight { retry_after_secs } => format!(
+                "a test message to this webhook is being sent; one test at a time per \
+                 webhook: retry within {retry_after_secs} s"
             ),
             Problem::ServerBusy => {
                 "every connection the server takes is busy answering; try again".to_owned()
@@ -729,7 +761,12 @@ impl Problem {
             }
             Problem::BodyTooLarge { max } => num("max_bytes", *max as u64, &mut out),
             Problem::BodyTimeout { secs } => num("timeout_secs", *secs, &mut out),
-            Problem::TooManyStreams { max } => num("limit", *max as u64, &mut out),
+            Problem::TooManyStreams { max } | Problem::TooManyInFlight { max } => {
+                num("limit", *max as u64, &mut out)
+            }
+            Problem::WebhookTestInFlight { retry_after_secs } => {
+                num("retry_after", *retry_after_secs, &mut out)
+            }
             Problem::TooManyDomains { limit, plan } => {
                 num("limit", *limit as u64, &mut out);
                 member("plan", &mut out);
@@ -838,6 +875,7 @@ impl Problem {
             }
             Problem::RateLimited { retry_after_secs }
             | Problem::CreditsExhausted { retry_after_secs }
+            | Problem::WebhookTestInFlight { retry_after_secs }
             | Problem::DailyLimit {
                 retry_after_secs, ..
             } => {
@@ -851,6 +889,7 @@ impl Problem {
             }
             Problem::NotReady
             | Problem::TooManyConnections
+            | Problem::TooManyInFlight { .. }
             | Problem::ServerBusy
             | Problem::NotSaved { .. } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -1058,6 +1097,10 @@ mod tests {
             Problem::NotReady,
             Problem::TooManyConnections,
             Problem::TooManyStreams { max: 10 },
+            Problem::TooManyInFlight { max: 64 },
+            Problem::WebhookTestInFlight {
+                retry_after_secs: 10,
+            },
             Problem::ServerBusy,
             Problem::InvalidBody { reason: "x".into() },
             Problem::TooManyItems {
@@ -1195,6 +1238,15 @@ mod tests {
         .into_response();
         assert_eq!(r.status(), 424);
         assert_eq!(r.headers()[header::RETRY_AFTER], "120");
+        let r = Problem::TooManyInFlight { max: 64 }.into_response();
+        assert_eq!(r.status(), 429);
+        assert_eq!(r.headers()[header::RETRY_AFTER], "1");
+        let r = Problem::WebhookTestInFlight {
+            retry_after_secs: 10,
+        }
+        .into_response();
+        assert_eq!(r.status(), 409);
+        assert_eq!(r.headers()[header::RETRY_AFTER], "10");
     }
 
     #[test]

@@ -45,15 +45,22 @@
 //!   connection"). (hyper's own `header_read_timeout` does the watchdog's work per
 //!   request head, but arms and drops a timer for every request: about 7% of a
 //!   request's instructions.)
-//! - **Clients gone from a streamed answer.** hyper does not read a connection while
-//!   an answer streams (an event stream, say): it may not, since a client that shuts
-//!   down only its sending side after its request (`half_close`) must still get its
-//!   answer. So once a second the clock also looks, with one `poll` that does not
-//!   wait, at the sockets of the connections whose answer streams, and closes those
-//!   whose client closed its end or reset it (`clients_gone`): a stream's client that
-//!   left is noticed within a second, not when a write to it fails a heartbeat or two
-//!   later. A client that shuts down only its sending side during a streamed answer is
-//!   taken as gone. No look is taken when no answer streams, and none on a request's
+//! - **Clients gone from a streamed or a waiting answer.** hyper does not read a
+//!   connection while an answer streams (an event stream, say), nor while the handler
+//!   of its request waits (on a webhook receiver, a registry, Redis): it may not, since
+//!   a client that shuts down only its sending side after its request (`half_close`)
+//!   must still get its answer. So once a second the clock also looks, with one `poll`
+//!   that does not wait, at the sockets of the connections whose answer streams or has
+//!   waited for a second or more, and closes those whose client closed its end or reset
+//!   it (`clients_gone`). Closing drops the handler's future, and with it the work it
+//!   waits on (an outbound request is cancelled): a client that left is noticed within
+//!   a second (a stream) or two (a waiting answer), and holds neither its connection
+//!   nor the work it asked for. A client that shuts down only its sending side during
+//!   a streamed answer, or after an answer has waited a second, is taken as gone (as
+//!   nginx takes a client that closes while its upstream answers); an answer ready
+//!   within a second is never cut. The watch is armed only by a handler's future that
+//!   returned `Pending` (one store of the clock's reading); answers made at once never
+//!   touch it, no look is taken when nothing streams or waits, and none on a request's
 //!   path.
 //! - **Bounded output.** Keep-alive and pipelining are on, but hyper's
 //!   `pipeline_flush` is off: with it on, hyper queues the answers to pipelined requests
@@ -178,7 +185,8 @@ pub enum ConnectionError {
     Timeout,
     /// The bytes were not HTTP/1.1 or exceeded hyper's limits.
     Parse,
-    /// The client went away mid-message (or closed its end during a streamed answer).
+    /// The client went away mid-message (or closed its end during a streamed answer,
+    /// or while its answer waited).
     Incomplete,
     /// Anything else (I/O errors, resets).
     Other,
@@ -261,8 +269,9 @@ const MAX_REFUSALS_IN_FLIGHT: usize = 256;
 /// timeout, so a connection is closed within a quarter period of its deadline.
 const TICK: Duration = Duration::from_millis(100);
 
-/// How often the clock looks whether the clients of streamed answers are still there
-/// ([`clients_gone`]): a stream's client that left is noticed within a second. With
+/// How often the clock looks whether the clients of streamed answers, and of answers
+/// that have waited at least this long, are still there ([`clients_gone`]): a stream's
+/// client that left is noticed within a second, a waiting answer's within two. With
 /// 5,000 idle event streams the server's CPU went from 1.0% of a core to 1.6% with a
 /// look every second, and to 4.0% with one every 100 ms (`docs/PERFORMANCE.md`).
 const GONE_LOOK: Duration = Duration::from_secs(1);
@@ -864,10 +873,22 @@ impl<F: Future<Output = Response<Body>> + Unpin> Future for Served<F> {
                 answer,
                 slot,
                 table,
-            } => Pin::new(answer).poll(cx).map(|mut response| {
-                guard(&mut response, slot, table);
-                Ok(response)
-            }),
+            } => match Pin::new(answer).poll(cx) {
+                Poll::Ready(mut response) => {
+                    slot.waiting_since.store(0, Ordering::Relaxed);
+                    guard(&mut response, slot, table);
+                    Poll::Ready(Ok(response))
+                }
+                Poll::Pending => {
+                    // The first wait arms the watch for a client that leaves
+                    // (`Table::tick`); the clock's reading is never 0.
+                    if slot.waiting_since.load(Ordering::Relaxed) == 0 {
+                        slot.waiting_since
+                            .store(table.ticks.load(Ordering::Relaxed), Ordering::Relaxed);
+                    }
+                    Poll::Pending
+                }
+            },
         }
     }
 }
@@ -936,6 +957,10 @@ struct Slot {
     /// The answer being sent streams ([`guard`]): the watchdog looks whether its
     /// client is still there.
     streaming: AtomicBool,
+    /// The clock's reading ([`Table::ticks`], never 0) when the handler's future of the
+    /// request being answered first returned `Pending`; 0 when none waits. Once it has
+    /// waited a look's interval, the watchdog looks whether its client is still there.
+    waiting_since: AtomicU64,
     /// Flags raised for the connection's task.
     flags: Flags,
 }
@@ -947,6 +972,18 @@ impl Slot {
 
     fn is_answering(stamp: u64) -> bool {
         stamp % 2 == 1
+    }
+
+    /// Whether the clock's look at `now` ([`Table::tick`]) asks whether the client is
+    /// still there: the answer streams, or its handler has waited `look_every` ticks or
+    /// more (an answer ready sooner is never cut, even for a client that shut down its
+    /// sending side after its request).
+    fn is_watched_for_gone(&self, now: u64, look_every: u64) -> bool {
+        if self.streaming.load(Ordering::Relaxed) {
+            return true;
+        }
+        let since = self.waiting_since.load(Ordering::Relaxed);
+        since != 0 && now.saturating_sub(since) >= look_every
     }
 
     /// Whether eviction may close this connection to make room: nothing is being
@@ -1070,6 +1107,7 @@ impl Table {
             active_tick: AtomicU64::new(now),
             awaiting_body: AtomicBool::new(false),
             streaming: AtomicBool::new(false),
+            waiting_since: AtomicU64::new(0),
             flags: Flags::default(),
         });
         if inner.draining {
@@ -1091,12 +1129,13 @@ impl Table {
     /// `period` ticks, unless one is being answered (its stamp is odd). Holds the
     /// table's lock for one look at each connection (a few nanoseconds each). Every
     /// `look_every` ticks it then, without the lock, closes every connection whose
-    /// answer streams and whose client has gone ([`clients_gone`]: one `poll` for all of
-    /// them, none when no answer streams).
+    /// answer streams, or has waited `look_every` ticks or more, and whose client has
+    /// gone ([`clients_gone`]: one `poll` for all of them, none when nothing streams or
+    /// waits).
     fn tick(&self, period: u64, look_every: u64) {
         let now = self.ticks.fetch_add(1, Ordering::Relaxed) + 1;
         let look = now.is_multiple_of(look_every);
-        let mut streaming = Vec::new();
+        let mut looked_at = Vec::new();
         let mut inner = self.lock();
         for watched in inner.slots.values_mut() {
             let stamp = watched.slot.stamp();
@@ -1109,12 +1148,12 @@ impl Table {
                 // Told once a period at most, until its task has closed it.
                 watched.seen_tick = now;
             }
-            if look && watched.slot.streaming.load(Ordering::Relaxed) {
-                streaming.push(Arc::clone(&watched.slot));
+            if look && watched.slot.is_watched_for_gone(now, look_every) {
+                looked_at.push(Arc::clone(&watched.slot));
             }
         }
         drop(inner);
-        for slot in clients_gone(&streaming) {
+        for slot in clients_gone(&looked_at) {
             slot.flags.raise(Flags::GONE);
         }
     }
@@ -1146,14 +1185,15 @@ impl TableInner {
     }
 }
 
-/// Of the connections whose answer streams, those whose client has closed its end of
-/// the connection or reset it: one `poll` of their sockets, which does not wait.
+/// Of the connections whose answer streams or waits, those whose client has closed its
+/// end of the connection or reset it: one `poll` of their sockets, which does not wait.
 ///
-/// hyper does not read a connection while an answer streams (it may not: a client that
-/// shuts down only its sending side after the request must still get its answer, see
-/// `half_close` in [`Shared::new`]), so without this look a client that left is
-/// noticed only when a write to it fails, a heartbeat or two later. A client that
-/// shuts down only its sending side during a streamed answer is taken as gone.
+/// hyper does not read a connection while an answer streams or its handler waits (it
+/// may not: a client that shuts down only its sending side after the request must
+/// still get its answer, see `half_close` in [`Shared::new`]), so without this look a
+/// client that left is noticed only when a write to it fails, a heartbeat or two later
+/// for a stream, and for a waiting answer when it is ready, however long its handler
+/// waits. A client that shuts down only its sending side then is taken as gone.
 ///
 /// The socket numbers are the slots' ([`Slot::fd`]); a connection may end, and its
 /// number be reused by a new socket, between the look at the table and this call.
@@ -1228,8 +1268,8 @@ impl Flags {
     const IDLE: u8 = 2;
     /// Evicted to make room on a full server: close now.
     const EVICT: u8 = 4;
-    /// The client of a streamed answer closed its end of the connection (or reset it):
-    /// close now.
+    /// The client of a streamed or waiting answer closed its end of the connection (or
+    /// reset it): close now, dropping the answer's future.
     const GONE: u8 = 8;
 
     fn raise(&self, flag: u8) {
@@ -1394,6 +1434,53 @@ mod tests {
             seen = gone();
         }
         assert_eq!(seen, want);
+        drop(servers);
+    }
+
+    /// A waiting answer's client is looked at once the answer has waited a look's
+    /// interval, and closed when it has gone; an answer that waits less, a connection
+    /// that waits for nothing, and a client still there are left alone.
+    #[test]
+    fn a_waiting_answers_gone_client_is_closed_after_a_look_interval() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let table = Table::new(16, 16);
+        // 0 waits and its client leaves; 1 waits for nothing (answered at once) and its
+        // client leaves; 2 waits and its client stays.
+        let (mut clients, mut servers, mut slots) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (server, _) = listener.accept().unwrap();
+            let slot = table.admit(ip(1), server.as_raw_fd()).unwrap();
+            // Being answered: the watchdog never takes it for idle.
+            slot.stamp.store(1, Ordering::Relaxed);
+            slots.push(slot);
+            clients.push(Some(client));
+            servers.push(server);
+        }
+        let since = table.ticks.load(Ordering::Relaxed);
+        slots[0].waiting_since.store(since, Ordering::Relaxed);
+        slots[2].waiting_since.store(since, Ordering::Relaxed);
+        drop(clients[0].take());
+        drop(clients[1].take());
+        std::thread::sleep(Duration::from_millis(20));
+        // Looks every 4 ticks: the look at tick 4 comes 3 ticks after the wait began.
+        for _ in 0..3 {
+            table.tick(1000, 4);
+        }
+        assert!(slots.iter().all(|s| raised(s) == 0), "looked at too soon");
+        // The look at tick 8 (a few more looks, for a slow machine).
+        for _ in 0..100 {
+            for _ in 0..4 {
+                table.tick(1000, 4);
+            }
+            if raised(&slots[0]) != 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(raised(&slots[0]), Flags::GONE);
+        assert_eq!(raised(&slots[1]), 0);
+        assert_eq!(raised(&slots[2]), 0);
         drop(servers);
     }
 

@@ -116,6 +116,9 @@ pub enum WebhookError {
     Invalid(String),
     /// The subscription could not be written (why).
     Io(String),
+    /// A test message to this subscription is being sent; the seconds until it has
+    /// ended at the latest (one attempt's deadline).
+    TestInFlight(u64),
 }
 
 impl fmt::Display for WebhookError {
@@ -126,6 +129,9 @@ impl fmt::Display for WebhookError {
             WebhookError::Limit(n) => write!(f, "at most {n} webhooks"),
             WebhookError::Invalid(why) => f.write_str(why),
             WebhookError::Io(why) => write!(f, "webhook not saved: {why}"),
+            WebhookError::TestInFlight(secs) => {
+                write!(f, "a test is being sent; retry within {secs} s")
+            }
         }
     }
 }
@@ -172,9 +178,37 @@ struct Entry {
     file: Mutex<Option<journal::Journal>>,
     /// One attempt at a time to the endpoint (the worker's and test messages).
     sending: tokio::sync::Mutex<()>,
+    /// A test message is being sent ([`Webhooks::begin_test`]): one at a time, the
+    /// next refused at once instead of queued behind it.
+    testing: AtomicBool,
     /// The subscriber changed something: the worker looks again.
     changed: Notify,
     removed: AtomicBool,
+}
+
+/// A test message to one subscription, not sent yet ([`Webhooks::begin_test`]): while
+/// it lives, no other test of that subscription starts.
+pub struct Test {
+    entry: Arc<Entry>,
+}
+
+impl fmt::Debug for Test {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Test").finish_non_exhaustive()
+    }
+}
+
+impl Test {
+    /// Sends it, after any attempt in flight; records and returns the attempt.
+    pub async fn send(self, hooks: &Webhooks) -> Attempt {
+        worker::send_test(hooks, &self.entry).await
+    }
+}
+
+impl Drop for Test {
+    fn drop(&mut self) {
+        self.entry.testing.store(false, Ordering::Release);
+    }
 }
 
 /// The webhooks of one data directory: subscriptions, their files, their workers.
@@ -551,12 +585,18 @@ impl Webhooks {
         Ok((updated, secret))
     }
 
-    /// Sends a `webhook.test` message to subscription `id` now (whatever its status),
-    /// once, after any attempt in flight; records and returns the attempt.
-    pub async fn test(&self, owner: &str, id: &str) -> Result<Attempt, WebhookError> {
+    /// The right to send subscription `id` a `webhook.test` message now (whatever its
+    /// status), held until the returned [`Test`] is sent ([`Test::send`]) or dropped;
+    /// [`WebhookError::TestInFlight`] at once while another test of it is held, instead
+    /// of a wait behind it. Dropping the future of [`Test::send`] (its client left)
+    /// cancels the attempt, and the next test may start.
+    pub fn begin_test(&self, owner: &str, id: &str) -> Result<Test, WebhookError> {
         let entry = self.entry(owner, id)?;
-        let attempt = worker::send_test(self, &entry).await;
-        Ok(attempt)
+        if entry.testing.swap(true, Ordering::AcqRel) {
+            let secs = self.config.sender.timeout().as_secs_f64().ceil() as u64;
+            return Err(WebhookError::TestInFlight(secs.max(1)));
+        }
+        Ok(Test { entry })
     }
 
     fn path_of(&self, id: &str) -> PathBuf {
@@ -655,6 +695,7 @@ impl Entry {
             state: Mutex::new(sub),
             file: Mutex::new(None),
             sending: tokio::sync::Mutex::new(()),
+            testing: AtomicBool::new(false),
             changed: Notify::new(),
             removed: AtomicBool::new(false),
         }

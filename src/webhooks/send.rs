@@ -104,6 +104,11 @@ impl Sender {
         self
     }
 
+    /// The deadline of one attempt.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// Whether private targets and `http://` are allowed.
     pub fn allows_private(&self) -> bool {
         self.guard.allow_private

@@ -612,6 +612,16 @@ impl Response {
     }
 }
 
+/// The value of the line of `metrics` (a `/metrics` answer) that names `series` (a
+/// metric's name with its labels, as written: `tldsnap_http_connections_open`,
+/// `tldsnap_http_connection_errors_total{kind="evicted"}`).
+pub fn metric(metrics: &str, series: &str) -> Option<u64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|n| n.trim().parse().ok())
+}
+
 /// The ids of the `events` of a page of `GET /api/v1/client/events`, in order.
 pub fn event_ids(page: &serde_json::Value) -> Vec<u64> {
     page["events"]
