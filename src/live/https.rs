@@ -241,13 +241,8 @@ impl Client {
         .await
         .map_err(|_| FetchError::Timeout(Step::Connect))?
         .map_err(guard_error)?;
-        let (tcp, permit) = connect_each(
-            &self.guard,
-            &checked,
-            step_deadline(self.timeouts.connect),
-            pace,
-        )
-        .await?;
+        let (tcp, permit) =
+            connect_each(&self.guard, &checked, deadline, self.timeouts.connect, pace).await?;
         let addr = tcp.peer_addr().unwrap_or_else(|_| checked.addrs()[0]);
         let tls = tokio::time::timeout_at(
             step_deadline(self.timeouts.tls),
@@ -406,13 +401,15 @@ pub(crate) fn guard_error(e: crate::net::GuardError) -> FetchError {
 }
 
 /// A TCP connection to one of `checked`'s addresses, in order, each paced as that
-/// address (`pace`: leave to connect to it) before `deadline`: the next address when
-/// one is held back or does not accept. A connect that fails or times out counts
-/// against its address; one that succeeds clears it.
+/// address (`pace`: leave to connect to it) and given `timeout` once admitted, all
+/// before `deadline`: the next address when one is held back or does not accept. A
+/// connect that fails or times out counts against its address; one that succeeds
+/// clears it.
 pub(crate) async fn connect_each(
     guard: &Guard,
     checked: &Checked,
     deadline: Instant,
+    timeout: Duration,
     pace: &impl Pace,
 ) -> Result<(tokio::net::TcpStream, Permit), FetchError> {
     let mut last = None;
@@ -427,7 +424,8 @@ pub(crate) async fn connect_each(
         let one = guard
             .check_addrs(checked.host(), [addr])
             .map_err(guard_error)?;
-        match tokio::time::timeout_at(deadline, guard.connect(&one)).await {
+        let connect_by = deadline.min(Instant::now() + timeout);
+        match tokio::time::timeout_at(connect_by, guard.connect(&one)).await {
             Ok(Ok(tcp)) => {
                 permit.upstream().record(Outcome::Success);
                 return Ok((tcp, permit));

@@ -448,7 +448,9 @@ impl Live {
                 .map_err(|_| FetchError::Timeout(super::https::Step::Connect))?
                 .map_err(guard_error)?;
             let pace = |addr| self.admit_address(addr, ask);
-            let (mut stream, _paced) = connect_each(&guard, &checked, connect_by, &pace).await?;
+            let connect = self.config.timeouts.connect;
+            let (mut stream, _paced) =
+                connect_each(&guard, &checked, deadline, connect, &pace).await?;
             whois::exchange(&mut stream, query)
                 .await
                 .map_err(|e| FetchError::Failed(format!("WHOIS: {e}")))

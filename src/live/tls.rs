@@ -201,9 +201,9 @@ impl Live {
         // accept. A server that never accepts counts against it, as a refused connect
         // and a stalled handshake do (and as RDAP's and WHOIS's timeouts do).
         let started = Instant::now();
-        let connect_by = deadline.min(Instant::now() + self.config.timeouts.connect);
         let pace = |addr| self.admit_address(addr, ask);
-        let (tcp, permit) = connect_each(&guard, &checked, connect_by, &pace)
+        let connect = self.config.timeouts.connect;
+        let (tcp, permit) = connect_each(&guard, &checked, deadline, connect, &pace)
             .await
             .map_err(|e| {
                 let outcome = match e {
