@@ -671,6 +671,77 @@ fn twenty_subdomains_of_one_address_get_that_address_s_burst() {
     assert_eq!(up.hits("/rdap/domain/n1.victim.lvt"), 0);
 }
 
+/// `POST target` of the JSON `body` with `key` on a fresh connection to `addr`.
+fn post_at(addr: &str, target: &str, key: &str, body: &str) -> Response {
+    let mut conn = http_support::Conn::open(addr.parse().unwrap());
+    conn.write(
+        format!(
+            "POST {target} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    conn.read_response(false).unwrap().unwrap()
+}
+
+/// One key's bulk lookups do not spend a registry's pace for everyone: while a bulk
+/// availability of 30 names of one registry waits for that registry's tokens (one a
+/// second), another key's lookup of it waits behind at most the bulk key's share (2)
+/// and is answered within its budget.
+#[test]
+fn a_bulk_key_leaves_other_keys_their_turn_at_a_registry() {
+    let dir = TempDir::new("live-share");
+    let up = Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    let snapshot = dir.fixture_snapshot("s.tldsnap");
+    let mut opts = Options::new(&snapshot, &keys_path);
+    let mut config = up.config();
+    config.limits.rate_per_second = 1;
+    config.limits.burst = 1;
+    config.limits.concurrency = 4;
+    config.limits.per_key = 2;
+    config.budget = std::time::Duration::from_millis(3500);
+    opts.live = Some(config);
+    let server = Server::start(opts);
+    let addr = server.addr.to_string();
+    let names: Vec<String> = (0..30).map(|i| format!("\"free{i}.lvt\"")).collect();
+    let body = format!("{{\"domains\": [{}]}}", names.join(","));
+    let asked = || (0..30).any(|i| up.hits(&format!("/rdap/domain/free{i}.lvt")) > 0);
+    std::thread::scope(|s| {
+        let bulk = s.spawn(|| {
+            post_at(
+                &addr,
+                "/api/v1/client/domains/availability",
+                &keys["enterprise"],
+                &body,
+            )
+        });
+        // Once the registry has the bulk key's first request, its other names are
+        // waiting for the registry's next tokens.
+        let waited = Instant::now();
+        while !asked() {
+            assert!(
+                waited.elapsed() < std::time::Duration::from_secs(20),
+                "the bulk lookup never reached the registry"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let r = get_at(
+            &addr,
+            "/api/v1/client/domains/freeb.lvt/availability",
+            &keys["pro"],
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["availability"], "available", "{}", r.text());
+        let bulk = bulk.join().unwrap();
+        assert_eq!(bulk.status, 200, "{}", bulk.text());
+        let counts = bulk.json()["meta"]["counts"].clone();
+        println!("the other key: available; the bulk key's 30 names: {counts}");
+        // The bulk key got the registry's pace, not more: most of its names are unknown.
+        assert!(counts["unknown"].as_u64().unwrap() >= 20, "{counts}");
+    });
+}
+
 /// The value of one series (`name{labels}`) in a Prometheus text body; 0 when absent.
 fn series(body: &str, name: &str) -> f64 {
     body.lines()
