@@ -82,7 +82,7 @@ fn registration_data_and_status_cost_what_the_plan_says() {
 }
 
 #[test]
-fn upstream_failures_are_named_problems_that_cost_nothing() {
+fn upstream_failures_are_named_problems_that_cost_one_credit() {
     let dir = TempDir::new("live-fail");
     let up = Upstreams::start();
     let (server, keys) = start(&dir, Some(&up));
@@ -94,6 +94,8 @@ fn upstream_failures_are_named_problems_that_cost_nothing() {
     println!("slow upstream: {} in {:?}", r.status, started.elapsed());
     assert_eq!(r.status, 424, "{}", r.text());
     assert_eq!(r.header("content-type"), Some("application/problem+json"));
+    assert_eq!(r.header("x-credits-cost"), Some("1"));
+    assert_eq!(credits(&r), start - 1);
     let v = r.json();
     assert_eq!(v["code"], "upstream_timeout");
     assert_eq!(
@@ -118,9 +120,10 @@ fn upstream_failures_are_named_problems_that_cost_nothing() {
     assert_eq!(r.json()["code"], "no_rdap_service");
     assert_eq!(r.json()["tld"], "lvx");
 
-    // None of these cost a credit.
+    // Each of the five failures cost one credit (registration data costs two when
+    // answered), and the status answer one.
     let after = credits(&server.get("/api/v1/client/domains/taken.lvt/status", key));
-    assert_eq!(after, start - 1);
+    assert_eq!(after, start - 5 - 1);
 }
 
 #[test]
@@ -562,6 +565,181 @@ fn the_binary_takes_the_live_flags() {
         r.json()["records"][0]["records"][0]["host"],
         "ns1.taken.lvt"
     );
+}
+
+/// `GET target` with `key` on a fresh connection to `addr` (from any thread).
+fn get_at(addr: &str, target: &str, key: &str) -> Response {
+    let mut conn = http_support::Conn::open(addr.parse().unwrap());
+    conn.write(
+        format!(
+            "GET {target} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    conn.read_response(false).unwrap().unwrap()
+}
+
+/// Twenty names of one domain that all resolve to one address are one upstream: the
+/// real binary, asked for their certificates at once, connects to that address at most
+/// its burst (plus its pace over the time the test took), and asks the registry once
+/// for the one registrable domain.
+#[test]
+fn twenty_subdomains_of_one_address_get_that_address_s_burst() {
+    let dir = TempDir::new("live-amplify");
+    let up = Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    let bootstrap = dir.path("dns.json");
+    std::fs::write(&bootstrap, up.bootstrap_json()).unwrap();
+    let roots = up.ca.write_pem(&dir.0);
+    let plans = dir.path("plans.json");
+    std::fs::write(&plans, http_support::TEST_PLANS).unwrap();
+    let (resolver, tls_port) = (up.dns.to_string(), up.tls.port().to_string());
+    let (burst, rate) = (3, 1);
+    let bin = http_support::Binary::start(&[
+        "--keys",
+        keys_path.to_str().unwrap(),
+        "--plans",
+        plans.to_str().unwrap(),
+        "--live",
+        "--rdap-bootstrap",
+        bootstrap.to_str().unwrap(),
+        "--resolver",
+        &resolver,
+        "--tls-port",
+        &tls_port,
+        "--tls-roots",
+        roots.to_str().unwrap(),
+        "--allow-private-targets",
+        "--upstream-burst",
+        &burst.to_string(),
+        "--upstream-rate",
+        &rate.to_string(),
+        "--live-budget-ms",
+        "500",
+    ]);
+    let key = keys["pro"].as_str();
+    let names: Vec<String> = (1..=20).map(|n| format!("n{n}.victim.lvt")).collect();
+    let ask_all = |endpoint: &str| {
+        let started = Instant::now();
+        let answers: Vec<Response> = std::thread::scope(|s| {
+            let asks: Vec<_> = names
+                .iter()
+                .map(|name| {
+                    let target = format!("/api/v1/client/domains/{name}/{endpoint}");
+                    let addr = &bin.addr;
+                    s.spawn(move || get_at(addr, &target, key))
+                })
+                .collect();
+            asks.into_iter().map(|a| a.join().unwrap()).collect()
+        });
+        (answers, started.elapsed())
+    };
+
+    let (answers, took) = ask_all("tls");
+    let accepted = up.tls_accepts.load(std::sync::atomic::Ordering::SeqCst);
+    let allowed = burst + (took.as_secs_f64() * f64::from(rate)) as usize;
+    let ok = answers.iter().filter(|r| r.status == 200).count();
+    println!(
+        "20 TLS lookups in {took:?}: {ok} answered, {accepted} connections accepted (at most {allowed})"
+    );
+    assert!(
+        accepted <= allowed,
+        "{accepted} connections to one address for 20 names of it (at most {allowed})"
+    );
+    assert!(ok >= 1 && ok <= accepted, "{ok} answered");
+    for r in &answers {
+        match r.status {
+            200 => assert_eq!(r.json()["valid"], true, "{}", r.text()),
+            // Held back: a problem naming the upstream, with when to come back, and
+            // the one credit a failed lookup costs.
+            424 => {
+                assert_eq!(r.json()["code"], "upstream_error", "{}", r.text());
+                assert!(r.header("retry-after").is_some(), "{}", r.text());
+                assert_eq!(r.header("x-credits-cost"), Some("1"));
+            }
+            other => panic!("{other}: {}", r.text()),
+        }
+    }
+
+    // The registration data of any of them is the registrable domain's: one request.
+    let (answers, _) = ask_all("rdap");
+    for r in &answers {
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["domain"], "victim.lvt");
+    }
+    assert_eq!(up.hits("/rdap/domain/victim.lvt"), 1);
+    assert_eq!(up.hits("/rdap/domain/n1.victim.lvt"), 0);
+}
+
+/// `POST target` of the JSON `body` with `key` on a fresh connection to `addr`.
+fn post_at(addr: &str, target: &str, key: &str, body: &str) -> Response {
+    let mut conn = http_support::Conn::open(addr.parse().unwrap());
+    conn.write(
+        format!(
+            "POST {target} HTTP/1.1\r\nHost: t\r\nX-API-Key: {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    conn.read_response(false).unwrap().unwrap()
+}
+
+/// One key's bulk lookups do not spend a registry's pace for everyone: while a bulk
+/// availability of 30 names of one registry waits for that registry's tokens (one a
+/// second), another key's lookup of it waits behind at most the bulk key's share (2)
+/// and is answered within its budget.
+#[test]
+fn a_bulk_key_leaves_other_keys_their_turn_at_a_registry() {
+    let dir = TempDir::new("live-share");
+    let up = Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    let snapshot = dir.fixture_snapshot("s.tldsnap");
+    let mut opts = Options::new(&snapshot, &keys_path);
+    let mut config = up.config();
+    config.limits.rate_per_second = 1;
+    config.limits.burst = 1;
+    config.limits.concurrency = 4;
+    config.limits.per_key = 2;
+    config.budget = std::time::Duration::from_millis(3500);
+    opts.live = Some(config);
+    let server = Server::start(opts);
+    let addr = server.addr.to_string();
+    let names: Vec<String> = (0..30).map(|i| format!("\"free{i}.lvt\"")).collect();
+    let body = format!("{{\"domains\": [{}]}}", names.join(","));
+    let asked = || (0..30).any(|i| up.hits(&format!("/rdap/domain/free{i}.lvt")) > 0);
+    std::thread::scope(|s| {
+        let bulk = s.spawn(|| {
+            post_at(
+                &addr,
+                "/api/v1/client/domains/availability",
+                &keys["enterprise"],
+                &body,
+            )
+        });
+        // Once the registry has the bulk key's first request, its other names are
+        // waiting for the registry's next tokens.
+        let waited = Instant::now();
+        while !asked() {
+            assert!(
+                waited.elapsed() < std::time::Duration::from_secs(20),
+                "the bulk lookup never reached the registry"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let r = get_at(
+            &addr,
+            "/api/v1/client/domains/freeb.lvt/availability",
+            &keys["pro"],
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["availability"], "available", "{}", r.text());
+        let bulk = bulk.join().unwrap();
+        assert_eq!(bulk.status, 200, "{}", bulk.text());
+        let counts = bulk.json()["meta"]["counts"].clone();
+        println!("the other key: available; the bulk key's 30 names: {counts}");
+        // The bulk key got the registry's pace, not more: most of its names are unknown.
+        assert!(counts["unknown"].as_u64().unwrap() >= 20, "{counts}");
+    });
 }
 
 /// The value of one series (`name{labels}`) in a Prometheus text body; 0 when absent.

@@ -38,7 +38,7 @@ pub const LOOKUP_MAX_BODY: usize = 256 << 10;
 /// 101 cost 2, 10,000 cost 100.
 pub const DOMAINS_PER_CREDIT: usize = 100;
 
-const CREDITS_COST: HeaderName = HeaderName::from_static("x-credits-cost");
+pub(super) const CREDITS_COST: HeaderName = HeaderName::from_static("x-credits-cost");
 const SEARCHES_REMAINING: HeaderName = HeaderName::from_static("x-searches-remaining");
 const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
 const AUDIT_ACCEPTS: &str = "application/json, text/csv";

@@ -12,19 +12,23 @@
 //!
 //! Order of checks: key (401), rate (429), the domain and the query (400), the plan — the lookup
 //! (403 `lookup_not_in_plan`) and the name's suffix (403 `tld_not_in_plan`) —, whether
-//! this server makes live lookups (404 `live_unavailable`), the lookup (404
-//! `no_rdap_service`; 422 `target_refused` when the name resolves to an address tldsnap
-//! does not connect to; 424 `upstream_timeout` / `upstream_error`),
-//! credits (429), answer (200, the lookup's credits, `X-Credits-Cost`). A failed lookup
-//! costs nothing. `docs/LIVE.md` says where each answer comes from.
+//! this server makes live lookups (404 `live_unavailable`), credits (429 unless the
+//! lookup's credits are left: no lookup is made that cannot be paid for), the lookup
+//! (404 `no_rdap_service`; 422 `target_refused` when the name resolves to an address
+//! tldsnap does not connect to; 424 `upstream_timeout` / `upstream_error`: each costs
+//! one credit), answer (200, the lookup's credits, `X-Credits-Cost`). Each lookup takes
+//! its key's share of every upstream it asks ([`crate::live::limits`]). `docs/LIVE.md`
+//! says where each answer comes from.
 
 use std::borrow::Cow;
 
 use hyper::Request;
 use hyper::body::Incoming;
 
-use super::domains::with_cost;
-use super::{Connection, HttpResponse, State, admit, finish_costing, read_body, refuse};
+use super::domains::{CREDITS_COST, with_cost};
+use super::{
+    Connection, HttpResponse, State, admit, finish_costing, read_body, refuse, with_meter,
+};
 use crate::access::Caller;
 use crate::access::plans::Lookup;
 use crate::audit::Split;
@@ -34,7 +38,7 @@ use crate::http::problem::{Problem, echo};
 use crate::http::router::RouteId;
 use crate::live::availability::{Availability, Verdict};
 use crate::live::registry::StatusAnswer;
-use crate::live::{Failure, Live};
+use crate::live::{Ask, Failure, Live};
 
 /// `GET /api/v1/client/domains/{domain}/rdap`.
 pub async fn rdap(
@@ -51,9 +55,9 @@ pub async fn rdap(
         conn,
         Lookup::Rdap,
         |_| Ok(()),
-        async |live, name, ()| {
+        async |live, name, ask, ()| {
             let answer = live
-                .registry_of(&name.split, live.deadline())
+                .registry_of(&name.split, ask)
                 .await
                 .map_err(registry_problem)?;
             Ok(serde_json::to_vec(&*answer).unwrap_or_default())
@@ -77,9 +81,9 @@ pub async fn status(
         conn,
         Lookup::Status,
         |_| Ok(()),
-        async |live, name, ()| {
+        async |live, name, ask, ()| {
             let answer = live
-                .registry_of(&name.split, live.deadline())
+                .registry_of(&name.split, ask)
                 .await
                 .map_err(registry_problem)?;
             Ok(serde_json::to_vec(&StatusAnswer::of(&answer)).unwrap_or_default())
@@ -110,9 +114,9 @@ pub async fn dns(
             let dnssec = params::boolean("dnssec", dnssec.as_deref(), false)?;
             Ok((types, dnssec))
         },
-        async |live, name, (types, dnssec)| {
+        async |live, name, ask, (types, dnssec)| {
             let answer = live
-                .dns(&name.full, &types, dnssec, live.deadline())
+                .dns(&name.full, &types, dnssec, ask.deadline)
                 .await
                 .map_err(upstream_problem)?;
             Ok(serde_json::to_vec(&answer).unwrap_or_default())
@@ -137,8 +141,8 @@ pub async fn availability(
         conn,
         Lookup::Availability,
         |_| Ok(()),
-        async |live, name, ()| {
-            let answer = live.availability_of(&name.split, live.deadline()).await;
+        async |live, name, ask, ()| {
+            let answer = live.availability_of(&name.split, ask).await;
             Ok(serde_json::to_vec(&answer).unwrap_or_default())
         },
     )
@@ -161,11 +165,8 @@ pub async fn tls(
         conn,
         Lookup::Tls,
         |_| Ok(()),
-        async |live, name, ()| {
-            let answer = live
-                .tls(&name.full, live.deadline())
-                .await
-                .map_err(upstream_problem)?;
+        async |live, name, ask, ()| {
+            let answer = live.tls(&name.full, ask).await.map_err(upstream_problem)?;
             Ok(serde_json::to_vec(&*answer).unwrap_or_default())
         },
     )
@@ -283,11 +284,11 @@ pub async fn bulk_availability(
         return refuse(problem, &caller);
     }
     let started = std::time::Instant::now();
-    let deadline = live.deadline();
+    let ask = live.ask(caller.key_id().cloned());
     let answers = futures_util::future::join_all(
         names
             .iter()
-            .map(|name| live.availability_of(name, deadline)),
+            .map(|name| live.availability_of(name, ask.clone())),
     )
     .await;
     let mut counts = [0u64; 4];
@@ -338,6 +339,8 @@ pub async fn bulk_availability(
 /// caller's credits (429) before any lookup.
 pub(super) struct SearchAvailability {
     names: Vec<Split>,
+    /// The key whose share of each registry the lookups take.
+    key: Option<std::sync::Arc<str>>,
     /// The credits the lookups cost.
     pub(super) credits: u64,
 }
@@ -352,6 +355,7 @@ impl SearchAvailability {
         out: &[u8],
         search_credits: u64,
     ) -> Result<SearchAvailability, Problem> {
+        let key = caller.key_id().cloned();
         let per_name = lookup_cost(state, caller, Lookup::Availability)?;
         if state.live.is_none() {
             return Err(Problem::LiveUnavailable);
@@ -373,7 +377,11 @@ impl SearchAvailability {
             .collect();
         let credits = names.len() as u64 * u64::from(per_name);
         ensure_credits(state, caller, credits + search_credits)?;
-        Ok(SearchAvailability { names, credits })
+        Ok(SearchAvailability {
+            names,
+            key,
+            credits,
+        })
     }
 
     /// Looks the candidates up at once and writes each verdict into the search answer
@@ -383,11 +391,11 @@ impl SearchAvailability {
         let Some(live) = state.live.as_deref() else {
             return;
         };
-        let deadline = live.deadline();
+        let ask = live.ask(self.key);
         let answers = futures_util::future::join_all(
             self.names
                 .iter()
-                .map(|name| live.availability_of(name, deadline)),
+                .map(|name| live.availability_of(name, ask.clone())),
         )
         .await;
         let Ok(mut body) = serde_json::from_slice::<serde_json::Value>(out) else {
@@ -437,7 +445,7 @@ async fn single<P>(
     conn: &Connection,
     lookup: Lookup,
     parse: impl FnOnce(Option<&str>) -> Result<P, Problem>,
-    answer: impl AsyncFnOnce(&Live, &Name, P) -> Result<Vec<u8>, Problem>,
+    answer: impl AsyncFnOnce(&Live, &Name, Ask, P) -> Result<Vec<u8>, Problem>,
 ) -> HttpResponse {
     let caller = match admit(state, req, route, conn).await {
         Ok(caller) => caller,
@@ -456,11 +464,16 @@ async fn single<P>(
     let Some(live) = state.live.as_deref() else {
         return refuse(Problem::LiveUnavailable, &caller);
     };
-    let body = match answer(live, &name, params).await {
-        Ok(body) => body,
-        Err(problem) => return refuse(problem, &caller),
-    };
     let credits = u64::from(credits);
+    // No lookup is made that could not be paid for, answered or failed.
+    if let Err(problem) = ensure_credits(state, &caller, credits.max(FAILED_LOOKUP_CREDITS)) {
+        return refuse(problem, &caller);
+    }
+    let ask = live.ask(caller.key_id().cloned());
+    let body = match answer(live, &name, ask, params).await {
+        Ok(body) => body,
+        Err(problem) => return failed(state, caller, problem).await,
+    };
     with_cost(
         finish_costing(state, route, caller, body, credits).await,
         credits,
@@ -506,6 +519,33 @@ fn top_label_is_a_name(name: &Split) -> bool {
         .bytes()
         .next()
         .is_some_and(|b| b.is_ascii_alphabetic())
+}
+
+/// What a failed lookup costs, whatever the lookup's price: the upstream was asked (or
+/// waited for) all the same, and a lookup that fails must not be free to repeat.
+const FAILED_LOOKUP_CREDITS: u64 = 1;
+
+/// The answer of a lookup that failed: `problem`, once [`FAILED_LOOKUP_CREDITS`] are
+/// spent (`X-Credits-Cost` says so); the spending's own refusal (429) when they are
+/// not left.
+async fn failed(state: &State, mut caller: Caller, problem: Problem) -> HttpResponse {
+    let credits = FAILED_LOOKUP_CREDITS;
+    let spent = match state.access.spend_now(&mut caller, credits) {
+        Some(spent) => spent,
+        None => state.access.spend_n(&mut caller, credits).await,
+    };
+    if let Err(denial) = spent {
+        let (problem, meter) = Problem::from_denial(denial);
+        return with_meter(
+            problem.into_response(),
+            meter.as_ref().or(caller.headers.as_ref()),
+        );
+    }
+    let mut response = refuse(problem, &caller);
+    response
+        .headers_mut()
+        .insert(CREDITS_COST, hyper::header::HeaderValue::from(credits));
+    response
 }
 
 /// The credits of `lookup` on the caller's plan, or the plan's refusal: the lookup,

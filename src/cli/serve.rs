@@ -194,6 +194,10 @@ pub struct LiveArgs {
     /// Requests in flight to one upstream at once.
     #[arg(long, value_name = "N", requires = "live", value_parser = clap::value_parser!(u32).range(1..=1_000))]
     upstream_concurrency: Option<u32>,
+    /// Requests of one API key held at one upstream at once, waiting for their turn or
+    /// in flight (its share; default: half of --upstream-concurrency, at least 1).
+    #[arg(long, value_name = "N", requires = "live", value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    upstream_per_key: Option<u32>,
     /// Longest time one request spends on a live lookup, waits included, in
     /// milliseconds (each step has its own shorter timeout).
     #[arg(long, value_name = "MS", requires = "live", value_parser = clap::value_parser!(u64).range(100..=60_000))]
@@ -234,6 +238,10 @@ impl LiveArgs {
         }
         if let Some(n) = self.upstream_concurrency {
             config.limits.concurrency = n as usize;
+            config.limits.per_key = tldsnap::live::limits::Limits::half_of(n as usize);
+        }
+        if let Some(n) = self.upstream_per_key {
+            config.limits.per_key = n as usize;
         }
         if let Some(ms) = self.live_budget_ms {
             config.budget = Duration::from_millis(ms);

@@ -524,7 +524,7 @@ fn live_operation(id: RouteId) -> Value {
     let mut op = json!({
         "operationId": operation_id,
         "summary": summary,
-        "description": format!("{description} Credits per the plan (docs/LIVE.md; `X-Credits-Cost`); a failed lookup costs nothing. Upstream failures are problems naming the upstream, never a 5xx: 424 `upstream_timeout` / `upstream_error` (with `Retry-After` when the upstream or tldsnap's own pacing says when). A server started without `--live` answers 404 `live_unavailable`."),
+        "description": format!("{description} Credits per the plan (docs/LIVE.md; `X-Credits-Cost`), checked before the lookup is made; a failed lookup (424, 422, 404 `no_rdap_service`) costs one credit. Each API key gets its share of every upstream, and upstreams are paced by the address connected to. Upstream failures are problems naming the upstream, never a 5xx: 424 `upstream_timeout` / `upstream_error` (with `Retry-After` when the upstream or tldsnap's own pacing says when). A server started without `--live` answers 404 `live_unavailable`."),
         "security": [{ "apiKey": [] }],
         "parameters": parameters,
         "responses": {
@@ -536,16 +536,16 @@ fn live_operation(id: RouteId) -> Value {
             "400": { "$ref": "#/components/responses/BadRequest" },
             "401": { "$ref": "#/components/responses/Unauthorized" },
             "403": problem_response("The plan does not include this lookup (`lookup`, `plans_including`), or the name's suffix is outside the plan (`tlds`). No credit is spent.", &["lookup_not_in_plan", "tld_not_in_plan"], json!({})),
-            "404": problem_response("This server makes no live lookups, or no registration data service is known for the TLD (`tld`).", codes_404, json!({})),
+            "404": problem_response("This server makes no live lookups, or no registration data service is known for the TLD (`tld`: a failed lookup, one credit).", codes_404, json!({ "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } })),
             "424": { "$ref": "#/components/responses/UpstreamFailed" },
             "429": { "$ref": "#/components/responses/TooManyRequests" }
         }
     });
     if id == RouteId::DomainTls {
         op["responses"]["422"] = problem_response(
-            "The name resolves to an address tldsnap does not connect to (`target`): loopback, private, link-local, a cloud metadata address, ...",
+            "The name resolves to an address tldsnap does not connect to (`target`): loopback, private, link-local, a cloud metadata address, ... A failed lookup: one credit.",
             &["target_refused"],
-            json!({}),
+            json!({ "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } }),
         );
     }
     op
@@ -575,7 +575,7 @@ fn live_components() -> Value {
                         "schema": { "type": "string", "minLength": 3, "maxLength": crate::tld::MAX_NAME_LEN, "pattern": domain_pattern(), "examples": ["example.com", "shop.example.co.uk", "bücher.de"] } }
         },
         "responses": {
-            "UpstreamFailed": problem_response("An upstream (`upstream`: registry, name server or web server) did not answer in time, answered with an error or garbage, could not be reached, or tldsnap holds back from it (its Retry-After, the circuit breaker, tldsnap's pace toward it). Nothing is known from it; no credit is spent.", &["upstream_timeout", "upstream_error"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
+            "UpstreamFailed": problem_response("An upstream (`upstream`: registry, name server or web server) did not answer in time, answered with an error or garbage, could not be reached, or tldsnap holds back from it (its Retry-After, the circuit breaker, tldsnap's pace toward it or its address, the key's share of it). Nothing is known from it; it costs one credit (`X-Credits-Cost: 1`).", &["upstream_timeout", "upstream_error"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" }, "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } }))
         },
         "schemas": live_schemas(),
     })
@@ -920,7 +920,7 @@ fn components_base() -> Value {
             "X-Credits-Remaining": { "description": "API credits left this calendar month (UTC).", "schema": { "type": "integer" } },
             "Retry-After": { "description": "Seconds to wait before retrying.", "schema": { "type": "integer" } },
             "Allow": { "description": "The methods the path answers.", "schema": { "type": "string" } },
-            "X-Credits-Cost": { "description": "Credits this answer cost (audit: one per started 100 entries; live lookups: as the plan says, docs/LIVE.md; other endpoints: 1).", "schema": { "type": "integer", "minimum": 1 } },
+            "X-Credits-Cost": { "description": "Credits this answer cost (audit: one per started 100 entries; live lookups: as the plan says, one for a failed one, docs/LIVE.md; other endpoints: 1).", "schema": { "type": "integer", "minimum": 1 } },
             "Accept-Post": { "description": "The media types the endpoint takes.", "schema": { "type": "string" } }
         },
         "responses": {

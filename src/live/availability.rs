@@ -17,11 +17,10 @@
 //! what each witness answered, which upstream, and when.
 
 use serde::Serialize;
-use tokio::time::Instant;
 
 use super::dns::{Timed, Type};
 use super::registry::{Protocol, RegistryAnswer};
-use super::{Failure, Live};
+use super::{Ask, Failure, Live};
 
 /// The verdict on a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -83,13 +82,14 @@ impl Live {
     pub async fn availability_of(
         &self,
         name: &crate::audit::Split,
-        deadline: Instant,
+        ask: impl Into<Ask>,
     ) -> Availability {
+        let ask = ask.into();
         if !name.private {
-            return self.availability(&name.domain, deadline).await;
+            return self.availability(&name.domain, ask).await;
         }
         let ns = self
-            .record_set(&name.domain, Type::Ns, false, deadline)
+            .record_set(&name.domain, Type::Ns, false, ask.deadline)
             .await;
         let none = Failure::NoService {
             tld: name.suffix().to_owned(),
@@ -97,11 +97,14 @@ impl Live {
         verdict(&name.domain, Err(&none), "rdap", &ns, &self.resolver_name)
     }
 
-    /// The availability of `domain` (a registrable name, canonical) within `deadline`.
-    /// Never fails: a witness that fails is evidence, and the verdict is `unknown`.
-    pub async fn availability(&self, domain: &str, deadline: Instant) -> Availability {
+    /// The availability of `domain` (a registrable name, canonical) for `ask` (its
+    /// deadline, and the key whose share of the registry it takes). Never fails: a
+    /// witness that fails is evidence, and the verdict is `unknown`.
+    pub async fn availability(&self, domain: &str, ask: impl Into<Ask>) -> Availability {
+        let ask = ask.into();
+        let deadline = ask.deadline;
         let (registry, ns) = tokio::join!(
-            self.registry(domain, deadline),
+            self.registry(domain, ask.clone()),
             self.record_set(domain, Type::Ns, false, deadline)
         );
         // Which protocol a failure came from: RDAP where the bootstrap names a server.

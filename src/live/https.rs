@@ -10,6 +10,7 @@
 //! or while sending, and the GET (idempotent) goes once more over a new one. A
 //! connection whose answer was cut short (too large, a timeout, an error) is closed.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,7 +22,8 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::time::Instant;
 
-use crate::net::Guard;
+use super::limits::{Outcome, Permit, Refusal};
+use crate::net::{Checked, Guard};
 
 /// What identifies tldsnap to upstreams (RFC 9110 section 10.1.5: a product token and
 /// where to learn about it), so a registry that sees too much can find who asks.
@@ -93,6 +95,9 @@ pub enum FetchError {
     Failed(String),
     /// The body is longer than the cap.
     TooLarge(usize),
+    /// tldsnap held the request back: the address it would connect to is resting or
+    /// its pace leaves no room in the budget.
+    Held(Refusal),
 }
 
 impl std::fmt::Display for FetchError {
@@ -102,6 +107,7 @@ impl std::fmt::Display for FetchError {
             FetchError::Refused(why) => write!(f, "refused: {why}"),
             FetchError::Failed(why) => f.write_str(why),
             FetchError::TooLarge(max) => write!(f, "the answer is larger than {max} bytes"),
+            FetchError::Held(_) => f.write_str("held back by tldsnap's pace for the address"),
         }
     }
 }
@@ -131,6 +137,8 @@ pub const MAX_IDLE_PER_SERVER: usize = 4;
 /// (stopped when this is dropped).
 struct Conn {
     sender: hyper::client::conn::http1::SendRequest<Empty<Bytes>>,
+    /// The address it is connected to.
+    addr: SocketAddr,
     _driver: AbortOnDrop,
     idle_since: Instant,
 }
@@ -215,26 +223,27 @@ impl Client {
         }
     }
 
-    /// A new connection to `host:port`: through the guard, TLS, the HTTP/1.1 handshake.
+    /// A new connection to `host:port`: through the guard, paced by `pace` for the
+    /// address connected to, TLS, the HTTP/1.1 handshake.
     async fn connect(
         &self,
         host: &str,
         port: u16,
         server_name: ServerName<'static>,
         deadline: Instant,
-    ) -> Result<Conn, FetchError> {
+        pace: &impl Pace,
+    ) -> Result<(Conn, Permit), FetchError> {
         let step_deadline = |step: Duration| deadline.min(Instant::now() + step);
-        let tcp = tokio::time::timeout_at(
+        let checked = tokio::time::timeout_at(
             step_deadline(self.timeouts.connect),
-            self.guard.connect_host(host, port),
+            self.guard.resolve(host, port),
         )
         .await
         .map_err(|_| FetchError::Timeout(Step::Connect))?
-        .map_err(|e| match e {
-            crate::net::GuardError::Timeout { .. } => FetchError::Timeout(Step::Connect),
-            e if e.is_refusal() => FetchError::Refused(e.to_string()),
-            e => FetchError::Failed(e.to_string()),
-        })?;
+        .map_err(guard_error)?;
+        let (tcp, permit) =
+            connect_each(&self.guard, &checked, deadline, self.timeouts.connect, pace).await?;
+        let addr = tcp.peer_addr().unwrap_or_else(|_| checked.addrs()[0]);
         let tls = tokio::time::timeout_at(
             step_deadline(self.timeouts.tls),
             self.tls.connect(server_name, tcp),
@@ -249,20 +258,27 @@ impl Client {
         // The connection is driven beside the requests; it ends when the server closes
         // it, or when the connection is dropped (a deadline, an answer cut short, idle
         // too long).
-        Ok(Conn {
-            sender,
-            _driver: AbortOnDrop(tokio::spawn(connection)),
-            idle_since: Instant::now(),
-        })
+        Ok((
+            Conn {
+                sender,
+                addr,
+                _driver: AbortOnDrop(tokio::spawn(connection)),
+                idle_since: Instant::now(),
+            },
+            permit,
+        ))
     }
 
     /// GETs `url` (`https://` only) with `accept`, before `deadline` and within the
-    /// whole-request timeout, whichever comes first.
+    /// whole-request timeout, whichever comes first; `pace` gives leave to send it to
+    /// the address it goes to (a kept connection's, or each address of the host's in
+    /// turn), held until the answer is read.
     pub async fn get(
         &self,
         url: &Uri,
         accept: &'static str,
         deadline: Instant,
+        pace: impl Pace,
     ) -> Result<Fetched, FetchError> {
         let deadline = deadline.min(Instant::now() + self.timeouts.whole);
         let step_deadline = |step: Duration| deadline.min(Instant::now() + step);
@@ -290,12 +306,15 @@ impl Client {
         // A kept connection first; when the server closed it before answering, once
         // more over a new one.
         let mut reused = self.take_idle(&key).await;
-        let (conn, response) = loop {
+        let (conn, response, _paced) = loop {
             let fresh = reused.is_none();
-            let mut conn = match reused.take() {
-                Some(conn) => conn,
+            let (mut conn, paced) = match reused.take() {
+                Some(conn) => {
+                    let paced = pace(conn.addr).await.map_err(FetchError::Held)?;
+                    (conn, paced)
+                }
                 None => {
-                    self.connect(host, port, server_name.clone(), deadline)
+                    self.connect(host, port, server_name.clone(), deadline, &pace)
                         .await?
                 }
             };
@@ -306,7 +325,7 @@ impl Client {
             .await
             .map_err(|_| FetchError::Timeout(Step::FirstByte))?;
             match sent {
-                Ok(response) => break (conn, response),
+                Ok(response) => break (conn, response, paced),
                 Err(e)
                     if !fresh
                         && (e.is_canceled() || e.is_closed() || e.is_incomplete_message()) => {}
@@ -355,6 +374,73 @@ impl Client {
             body,
         })
     }
+}
+
+/// Leave to send to an address: what [`crate::live::Live`] gives for the address a
+/// connection goes to (its pace, its breaker, the key's share of it).
+pub trait Pace: Fn(SocketAddr) -> Self::Admit {
+    /// The admission's future.
+    type Admit: std::future::Future<Output = Result<Permit, Refusal>> + Send;
+}
+
+impl<F, A> Pace for F
+where
+    F: Fn(SocketAddr) -> A,
+    A: std::future::Future<Output = Result<Permit, Refusal>> + Send,
+{
+    type Admit = A;
+}
+
+/// What a refusal of the guard is as a fetch's error.
+pub(crate) fn guard_error(e: crate::net::GuardError) -> FetchError {
+    match e {
+        crate::net::GuardError::Timeout { .. } => FetchError::Timeout(Step::Connect),
+        e if e.is_refusal() => FetchError::Refused(e.to_string()),
+        e => FetchError::Failed(e.to_string()),
+    }
+}
+
+/// A TCP connection to one of `checked`'s addresses, in order, each paced as that
+/// address (`pace`: leave to connect to it) and given `timeout` once admitted, all
+/// before `deadline`: the next address when one is held back or does not accept. A
+/// connect that fails or times out counts against its address; one that succeeds
+/// clears it.
+pub(crate) async fn connect_each(
+    guard: &Guard,
+    checked: &Checked,
+    deadline: Instant,
+    timeout: Duration,
+    pace: &impl Pace,
+) -> Result<(tokio::net::TcpStream, Permit), FetchError> {
+    let mut last = None;
+    for &addr in checked.addrs() {
+        let permit = match pace(addr).await {
+            Ok(permit) => permit,
+            Err(refusal) => {
+                last = Some(FetchError::Held(refusal));
+                continue;
+            }
+        };
+        let one = guard
+            .check_addrs(checked.host(), [addr])
+            .map_err(guard_error)?;
+        let connect_by = deadline.min(Instant::now() + timeout);
+        match tokio::time::timeout_at(connect_by, guard.connect(&one)).await {
+            Ok(Ok(tcp)) => {
+                permit.upstream().record(Outcome::Success);
+                return Ok((tcp, permit));
+            }
+            Ok(Err(e)) => {
+                permit.upstream().record(Outcome::Failure);
+                last = Some(guard_error(e));
+            }
+            Err(_) => {
+                permit.upstream().record(Outcome::Failure);
+                last = Some(FetchError::Timeout(Step::Connect));
+            }
+        }
+    }
+    Err(last.unwrap_or(FetchError::Timeout(Step::Connect)))
 }
 
 /// Aborts the connection task when the request is done or dropped.
@@ -439,9 +525,14 @@ mod tests {
             1024,
         );
         let far = Instant::now() + Duration::from_secs(5);
+        let addresses = Arc::new(crate::live::limits::Upstreams::new(Default::default()));
+        let pace = |addr: SocketAddr| {
+            let addresses = Arc::clone(&addresses);
+            async move { addresses.get(&addr.to_string())?.admit(None, far).await }
+        };
         for url in ["http://rdap.test/", "ftp://rdap.test/"] {
             let err = client
-                .get(&url.parse().unwrap(), "application/rdap+json", far)
+                .get(&url.parse().unwrap(), "application/rdap+json", far, pace)
                 .await
                 .unwrap_err();
             assert!(matches!(err, FetchError::Refused(_)), "{url}: {err}");
@@ -452,6 +543,7 @@ mod tests {
                 &"https://127.0.0.1:9/".parse().unwrap(),
                 "application/rdap+json",
                 far,
+                pace,
             )
             .await
             .unwrap_err();
@@ -459,5 +551,6 @@ mod tests {
             matches!(&err, FetchError::Refused(why) if why.contains("loopback")),
             "{err}"
         );
+        assert!(addresses.is_empty(), "a refused address is not paced");
     }
 }

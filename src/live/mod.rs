@@ -48,6 +48,7 @@ pub mod status;
 pub mod tls;
 pub mod whois;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use bootstrap::Bootstrap;
@@ -176,7 +177,10 @@ impl std::fmt::Display for Failure {
 pub struct Live {
     config: Config,
     https: https::Client,
+    /// Upstreams by name: a registry's RDAP or WHOIS server.
     upstreams: limits::Upstreams,
+    /// Upstreams by the address connected to (RDAP, WHOIS, the TLS lookup's hosts).
+    addresses: limits::Upstreams,
     cache: cache::Cache,
     resolver: hickory_resolver::TokioResolver,
     /// The verdict on a domain's certificate chain (the trusted roots).
@@ -212,6 +216,7 @@ impl Live {
             dns_servers: dns.servers,
             https: https::Client::new(tls, guard, config.timeouts, config.max_body_bytes),
             upstreams: limits::Upstreams::new(config.limits),
+            addresses: limits::Upstreams::new(config.limits),
             cache: cache::Cache::new(config.cache_bytes),
             stats: stats::Stats::default(),
             config,
@@ -244,6 +249,48 @@ impl Live {
     /// The deadline of a lookup started now.
     pub fn deadline(&self) -> tokio::time::Instant {
         tokio::time::Instant::now() + self.config.budget
+    }
+
+    /// A lookup for `key` started now (its deadline: [`Live::deadline`]).
+    pub fn ask(&self, key: Option<Arc<str>>) -> Ask {
+        Ask {
+            deadline: self.deadline(),
+            key,
+        }
+    }
+
+    /// Leave to send one request to `addr` (the address a connection goes to, after
+    /// resolution) for `ask`: every name that resolves to it shares its pace.
+    pub(crate) async fn admit_address(
+        &self,
+        addr: std::net::SocketAddr,
+        ask: &Ask,
+    ) -> Result<limits::Permit, limits::Refusal> {
+        let addr = std::net::SocketAddr::new(addr.ip().to_canonical(), addr.port());
+        self.addresses
+            .get(&addr.to_string())?
+            .admit(ask.key.as_ref(), ask.deadline)
+            .await
+    }
+}
+
+/// Who a lookup is for, and until when: its deadline, and the API key whose share of
+/// each upstream it takes (`None`: no key's share applies, as for the room used alone).
+/// An [`Instant`](tokio::time::Instant) is a lookup for no key.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    /// The lookup's deadline, waits included.
+    pub deadline: tokio::time::Instant,
+    /// The key asking.
+    pub key: Option<Arc<str>>,
+}
+
+impl From<tokio::time::Instant> for Ask {
+    fn from(deadline: tokio::time::Instant) -> Ask {
+        Ask {
+            deadline,
+            key: None,
+        }
     }
 }
 

@@ -15,11 +15,11 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::cache::{Cacheable, Fresh, Kind};
-use super::https::FetchError;
+use super::https::{FetchError, connect_each, guard_error};
 use super::limits::{Outcome, Refusal, Upstream};
 use super::registration::Registration;
 use super::status::{self, SetBy, State};
-use super::{Failure, Live, now_ms, rdap, stats, whois};
+use super::{Ask, Failure, Live, now_ms, rdap, stats, whois};
 
 /// Most redirects followed from one RDAP query.
 pub const MAX_REDIRECTS: usize = 3;
@@ -163,30 +163,33 @@ impl Live {
     pub async fn registry_of(
         &self,
         name: &crate::audit::Split,
-        deadline: Instant,
+        ask: impl Into<Ask>,
     ) -> Result<Arc<RegistryAnswer>, Failure> {
         if name.private {
             return Err(Failure::NoService {
                 tld: name.suffix().to_owned(),
             });
         }
-        self.registry(&name.domain, deadline).await
+        self.registry(&name.domain, ask).await
     }
 
-    /// What the registry says about `domain` (a registrable name, canonical), within
-    /// `deadline`: from the cache, else from RDAP or WHOIS.
+    /// What the registry says about `domain` (a registrable name, canonical), for
+    /// `ask` (its deadline, and the key whose share of the registry it takes): from the
+    /// cache, else from RDAP or WHOIS.
     pub async fn registry(
         &self,
         domain: &str,
-        deadline: Instant,
+        ask: impl Into<Ask>,
     ) -> Result<Arc<RegistryAnswer>, Failure> {
+        let ask = ask.into();
+        let deadline = ask.deadline;
         let tld = crate::tld::last_label(domain);
         let upstream = match self.config.bootstrap.lookup(domain) {
             Some(urls) => host_of(&urls[0]),
             None => format!("WHOIS of .{tld}"),
         };
         let lookup = self.cache.get_or_lookup(domain, async {
-            let answer = self.registry_uncached(domain, deadline).await?;
+            let answer = self.registry_uncached(domain, &ask).await?;
             let ttl = match answer.registered {
                 Some(true) => self.config.registry_ttl,
                 _ => self.config.negative_ttl,
@@ -210,11 +213,8 @@ impl Live {
             })
     }
 
-    async fn registry_uncached(
-        &self,
-        domain: &str,
-        deadline: Instant,
-    ) -> Result<RegistryAnswer, Failure> {
+    async fn registry_uncached(&self, domain: &str, ask: &Ask) -> Result<RegistryAnswer, Failure> {
+        let deadline = ask.deadline;
         match self.config.bootstrap.lookup(domain) {
             Some(urls) => {
                 let mut failure = None;
@@ -222,7 +222,7 @@ impl Live {
                     if Instant::now() >= deadline {
                         break;
                     }
-                    match self.rdap(domain, base, deadline).await {
+                    match self.rdap(domain, base, ask).await {
                         Ok(answer) => return Ok(answer),
                         Err(f) => failure = Some(f),
                     }
@@ -232,17 +232,13 @@ impl Live {
                     detail: "the lookup's time budget ran out".to_owned(),
                 }))
             }
-            None => self.whois(domain, deadline).await,
+            None => self.whois(domain, ask).await,
         }
     }
 
     /// One RDAP query under `base`, following redirects.
-    async fn rdap(
-        &self,
-        domain: &str,
-        base: &str,
-        deadline: Instant,
-    ) -> Result<RegistryAnswer, Failure> {
+    async fn rdap(&self, domain: &str, base: &str, ask: &Ask) -> Result<RegistryAnswer, Failure> {
+        let deadline = ask.deadline;
         let mut url = rdap::domain_url(base, domain);
         for _ in 0..=MAX_REDIRECTS {
             let uri: Uri = url.parse().map_err(|_| Failure::Upstream {
@@ -253,14 +249,19 @@ impl Live {
             let name = uri
                 .authority()
                 .map_or_else(|| host_of(&url), |a| a.as_str().to_owned());
-            let upstream = self.upstreams.get(&name);
-            let permit = upstream.admit(deadline).await.map_err(|r| {
+            let held = |r| {
                 self.stats
                     .count(stats::Upstream::Rdap, stats::Outcome::Refused);
                 refused(&name, r, &self.config.limits)
-            })?;
+            };
+            let upstream = self.upstreams.get(&name).map_err(held)?;
+            let permit = upstream
+                .admit(ask.key.as_ref(), deadline)
+                .await
+                .map_err(held)?;
             let started = Instant::now();
-            let fetched = self.https.get(&uri, RDAP_JSON, deadline).await;
+            let pace = |addr| self.admit_address(addr, ask);
+            let fetched = self.https.get(&uri, RDAP_JSON, deadline, pace).await;
             let took = started.elapsed();
             drop(permit);
             let sent = |outcome| self.stats.sent(stats::Upstream::Rdap, outcome, took);
@@ -268,7 +269,7 @@ impl Live {
                 Ok(f) => f,
                 Err(e) => {
                     self.fetch_failed(stats::Upstream::Rdap, &e, took);
-                    return Err(fetch_failure(&upstream, &name, e));
+                    return Err(fetch_failure(&upstream, &name, e, &self.config.limits));
                 }
             };
             match fetched.status {
@@ -349,13 +350,13 @@ impl Live {
     }
 
     /// WHOIS: IANA's referral for the TLD, then the registry's server.
-    async fn whois(&self, domain: &str, deadline: Instant) -> Result<RegistryAnswer, Failure> {
+    async fn whois(&self, domain: &str, ask: &Ask) -> Result<RegistryAnswer, Failure> {
         let tld = crate::tld::last_label(domain);
         let referral = self
             .cache
             .get_or_lookup(tld, async {
                 let (host, port) = split_host_port(&self.config.whois_referral, whois::PORT);
-                let text = self.whois_exchange(host, port, tld, deadline).await?;
+                let text = self.whois_exchange(host, port, tld, ask).await?;
                 self.stats.count(stats::Upstream::Whois, stats::Outcome::Ok);
                 let server = whois::read_referral(&text);
                 let bytes = server.as_ref().map_or(0, String::len);
@@ -372,7 +373,7 @@ impl Live {
             });
         };
         let text = self
-            .whois_exchange(server, self.config.whois_port, domain, deadline)
+            .whois_exchange(server, self.config.whois_port, domain, ask)
             .await?;
         let (registered, registration, raw) = match whois::read_answer(domain, &text) {
             whois::Answer::Found(r) => (Some(true), Some(*r), None),
@@ -402,7 +403,9 @@ impl Live {
     /// not when the outbound guard refused the address.
     pub(crate) fn fetch_failed(&self, kind: stats::Upstream, e: &FetchError, took: Duration) {
         match e {
-            FetchError::Refused(_) => self.stats.count(kind, stats::Outcome::Refused),
+            FetchError::Refused(_) | FetchError::Held(_) => {
+                self.stats.count(kind, stats::Outcome::Refused);
+            }
             FetchError::Timeout(_) => self.stats.sent(kind, stats::Outcome::Timeout, took),
             FetchError::Failed(_) | FetchError::TooLarge(_) => {
                 self.stats.sent(kind, stats::Outcome::Error, took);
@@ -418,25 +421,36 @@ impl Live {
         host: &str,
         port: u16,
         query: &str,
-        deadline: Instant,
+        ask: &Ask,
     ) -> Result<String, Failure> {
-        let upstream = self.upstreams.get(&format!("{host}:{port}"));
-        let _permit = upstream.admit(deadline).await.map_err(|r| {
+        let held = |r| {
             self.stats
                 .count(stats::Upstream::Whois, stats::Outcome::Refused);
             refused(host, r, &self.config.limits)
-        })?;
+        };
+        let upstream = self
+            .upstreams
+            .get(&format!("{host}:{port}"))
+            .map_err(held)?;
+        let _permit = upstream
+            .admit(ask.key.as_ref(), ask.deadline)
+            .await
+            .map_err(held)?;
         let started = Instant::now();
-        let deadline = deadline.min(Instant::now() + self.config.timeouts.whole);
+        let deadline = ask
+            .deadline
+            .min(Instant::now() + self.config.timeouts.whole);
         let guard = self.guard();
         let exchange = async {
-            let mut stream = guard.connect_host(host, port).await.map_err(|e| match e {
-                crate::net::GuardError::Timeout { .. } => {
-                    FetchError::Timeout(super::https::Step::Connect)
-                }
-                e if e.is_refusal() => FetchError::Refused(e.to_string()),
-                e => FetchError::Failed(e.to_string()),
-            })?;
+            let connect_by = deadline.min(Instant::now() + self.config.timeouts.connect);
+            let checked = tokio::time::timeout_at(connect_by, guard.resolve(host, port))
+                .await
+                .map_err(|_| FetchError::Timeout(super::https::Step::Connect))?
+                .map_err(guard_error)?;
+            let pace = |addr| self.admit_address(addr, ask);
+            let connect = self.config.timeouts.connect;
+            let (mut stream, _paced) =
+                connect_each(&guard, &checked, deadline, connect, &pace).await?;
             whois::exchange(&mut stream, query)
                 .await
                 .map_err(|e| FetchError::Failed(format!("WHOIS: {e}")))
@@ -453,7 +467,7 @@ impl Live {
             }
             Err(e) => {
                 self.fetch_failed(stats::Upstream::Whois, &e, took);
-                Err(fetch_failure(&upstream, host, e))
+                Err(fetch_failure(&upstream, host, e, &self.config.limits))
             }
         }
     }
@@ -481,8 +495,14 @@ fn registry_answer(domain: &str, answer: rdap::Answer, url: &str) -> RegistryAns
 
 /// The failure of a request that got no answer, recorded against its upstream (a
 /// refusal by the guard is tldsnap's own doing and counts against nobody).
-fn fetch_failure(upstream: &Upstream, name: &str, e: FetchError) -> Failure {
+fn fetch_failure(
+    upstream: &Upstream,
+    name: &str,
+    e: FetchError,
+    limits: &super::limits::Limits,
+) -> Failure {
     match e {
+        FetchError::Held(refusal) => refused(name, refusal, limits),
         FetchError::Timeout(step) => {
             upstream.record(Outcome::Failure);
             Failure::Timeout {
@@ -506,7 +526,7 @@ fn fetch_failure(upstream: &Upstream, name: &str, e: FetchError) -> Failure {
 }
 
 /// The failure of a request tldsnap held back.
-fn refused(name: &str, refusal: Refusal, limits: &super::limits::Limits) -> Failure {
+pub(super) fn refused(name: &str, refusal: Refusal, limits: &super::limits::Limits) -> Failure {
     let secs = |d: Duration| d.as_secs() + u64::from(d.subsec_nanos() > 0);
     match refusal {
         Refusal::Resting {
@@ -523,7 +543,8 @@ fn refused(name: &str, refusal: Refusal, limits: &super::limits::Limits) -> Fail
         Refusal::Resting { retry_after, .. } => Failure::Upstream {
             upstream: name.to_owned(),
             detail: format!(
-                "failed {} times in a row; tldsnap gives it a rest of {} s (circuit breaker)",
+                "failed {} times in a row; tldsnap is holding back from it for {} s (circuit \
+                 breaker)",
                 limits.breaker_failures,
                 secs(retry_after)
             ),
@@ -532,9 +553,9 @@ fn refused(name: &str, refusal: Refusal, limits: &super::limits::Limits) -> Fail
         Refusal::Busy { retry_after } => Failure::Upstream {
             upstream: name.to_owned(),
             detail: format!(
-                "tldsnap sends it at most {} requests a second and {} at once; the next \
-                 slot comes after this request's time budget",
-                limits.rate_per_second, limits.concurrency
+                "tldsnap sends it at most {} requests a second and {} at once ({} for one \
+                 key); the next slot comes after this request's time budget",
+                limits.rate_per_second, limits.concurrency, limits.per_key
             ),
             retry_after: Some(secs(retry_after).max(1)),
         },

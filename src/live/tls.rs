@@ -22,8 +22,9 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::cache::{Cacheable, Fresh, Kind};
+use super::https::{FetchError, connect_each};
 use super::limits::Outcome;
-use super::{Failure, Live, now_ms, stats};
+use super::{Ask, Failure, Live, now_ms, stats};
 
 /// The port `https://` connects to.
 pub const PORT: u16 = 443;
@@ -150,22 +151,24 @@ pub(crate) fn webpki_verifier(
 }
 
 impl Live {
-    /// The certificate `host` (canonical) presents on the TLS port, within `deadline`.
+    /// The certificate `host` (canonical) presents on the TLS port, for `ask` (its
+    /// deadline, and the key whose share of the address it takes).
     pub async fn tls(
         &self,
         host: &str,
-        deadline: Instant,
+        ask: impl Into<Ask>,
     ) -> Result<std::sync::Arc<TlsAnswer>, Failure> {
+        let ask = ask.into();
         let port = self.config.tls_port;
         let lookup = self.cache.get_or_lookup(host, async {
-            let answer = self.tls_uncached(host, port, deadline).await?;
+            let answer = self.tls_uncached(host, port, &ask).await?;
             Ok(Fresh {
                 bytes: serde_json::to_vec(&answer).map_or(4096, |v| v.len()),
                 value: answer,
                 ttl: TTL,
             })
         });
-        tokio::time::timeout_at(deadline, lookup)
+        tokio::time::timeout_at(ask.deadline, lookup)
             .await
             .unwrap_or_else(|_| {
                 Err(Failure::Timeout {
@@ -175,12 +178,8 @@ impl Live {
             })
     }
 
-    async fn tls_uncached(
-        &self,
-        host: &str,
-        port: u16,
-        deadline: Instant,
-    ) -> Result<TlsAnswer, Failure> {
+    async fn tls_uncached(&self, host: &str, port: u16, ask: &Ask) -> Result<TlsAnswer, Failure> {
+        let deadline = ask.deadline;
         let target = format!("{host}:{port}");
         let ips: Vec<IpAddr> = self.addresses(host, deadline).await?;
         let guard = self.guard();
@@ -197,43 +196,48 @@ impl Live {
                     detail: e.to_string(),
                 }
             })?;
-        let upstream = self.upstreams.get(&format!("tls {target}"));
-        let _permit = upstream.admit(deadline).await.map_err(|_| {
-            refused();
-            Failure::Upstream {
-                upstream: target.clone(),
-                detail: "tldsnap is holding back from this server (it failed repeatedly)"
-                    .to_owned(),
-                retry_after: Some(30),
-            }
-        })?;
+        // Each address in turn, paced as that address (every name resolving to it
+        // shares its pace and its breaker): the next one when it is resting or does not
+        // accept. A server that never accepts counts against it, as a refused connect
+        // and a stalled handshake do (and as RDAP's and WHOIS's timeouts do).
         let started = Instant::now();
+        let pace = |addr| self.admit_address(addr, ask);
+        let connect = self.config.timeouts.connect;
+        let (tcp, permit) = connect_each(&guard, &checked, deadline, connect, &pace)
+            .await
+            .map_err(|e| {
+                let outcome = match e {
+                    FetchError::Held(_) => {
+                        refused();
+                        None
+                    }
+                    FetchError::Timeout(_) => Some(stats::Outcome::Timeout),
+                    _ => Some(stats::Outcome::Error),
+                };
+                if let Some(outcome) = outcome {
+                    self.stats
+                        .sent(stats::Upstream::Tls, outcome, started.elapsed());
+                }
+                match e {
+                    FetchError::Held(refusal) => {
+                        super::registry::refused(&target, refusal, &self.config.limits)
+                    }
+                    FetchError::Timeout(_) => Failure::Timeout {
+                        upstream: target.clone(),
+                        detail: "connect".to_owned(),
+                    },
+                    e => Failure::Upstream {
+                        upstream: target.clone(),
+                        detail: e.to_string(),
+                        retry_after: None,
+                    },
+                }
+            })?;
+        let upstream = permit.upstream();
         let sent = |outcome| {
             self.stats
                 .sent(stats::Upstream::Tls, outcome, started.elapsed());
         };
-        let connect_by = deadline.min(Instant::now() + self.config.timeouts.connect);
-        let tcp = tokio::time::timeout_at(connect_by, guard.connect(&checked))
-            .await
-            .map_err(|_| {
-                // A server that never accepts counts against it, as a refused connect
-                // and a stalled handshake do (and as RDAP's and WHOIS's timeouts do).
-                upstream.record(Outcome::Failure);
-                sent(stats::Outcome::Timeout);
-                Failure::Timeout {
-                    upstream: target.clone(),
-                    detail: "connect".to_owned(),
-                }
-            })?
-            .map_err(|e| {
-                upstream.record(Outcome::Failure);
-                sent(stats::Outcome::Error);
-                Failure::Upstream {
-                    upstream: target.clone(),
-                    detail: e.to_string(),
-                    retry_after: None,
-                }
-            })?;
         let address = tcp
             .peer_addr()
             .map(|a| a.ip().to_string())

@@ -20,7 +20,8 @@
 //! test TLDs (a label matches by its start: `taken7` is a `taken`): `taken`, `nic`,
 //! `secure`, `expired`, `wronghost` and `selfsigned` have records (A 127.0.0.1; AAAA ::1,
 //! MX, NS, TXT, CAA and SOA for `taken`); `intranet` has A 169.254.169.254 (a cloud
-//! metadata address: refused even with --allow-private-targets); `servfail` answers
+//! metadata address: refused even with --allow-private-targets); every name under a
+//! `victim…` second-level name (`n7.victim.lvt`) has A 127.0.0.1; `servfail` answers
 //! SERVFAIL; `slowdns` is never answered; every other name is NXDOMAIN with the zone's
 //! SOA (negative TTL 60).
 //!
@@ -35,7 +36,9 @@
 //!
 //! And a TLS server choosing its certificate by SNI: `secure.lvt` a valid chain to the
 //! test CA, `expired.lvt` one that ended in 2020, `wronghost.lvt` one for
-//! `other.example`, `selfsigned.lvt` a self-signed one.
+//! `other.example`, `selfsigned.lvt` a self-signed one, every name under `victim.lvt`
+//! (which all resolve to 127.0.0.1) one for `*.victim.lvt`; it counts the connections
+//! it accepts.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -161,6 +164,8 @@ pub struct Upstreams {
     pub dns_plain: SocketAddr,
     /// The TLS server (certificates by SNI).
     pub tls: SocketAddr,
+    /// Connections the TLS server accepted.
+    pub tls_accepts: Arc<std::sync::atomic::AtomicUsize>,
     /// Requests each RDAP server received, by path.
     pub hits: Arc<Mutex<HashMap<String, usize>>>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -192,7 +197,8 @@ impl Upstreams {
         let whois = runtime.block_on(serve_whois());
         let dns = runtime.block_on(serve_dns(true));
         let dns_plain = runtime.block_on(serve_dns(false));
-        let tls = runtime.block_on(serve_tls(&ca));
+        let tls_accepts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let tls = runtime.block_on(serve_tls(&ca, Arc::clone(&tls_accepts)));
         Upstreams {
             ca,
             rdap,
@@ -200,6 +206,7 @@ impl Upstreams {
             dns,
             dns_plain,
             tls,
+            tls_accepts,
             hits,
             runtime: Some(runtime),
         }
@@ -241,6 +248,7 @@ impl Upstreams {
             concurrency: 8,
             rate_per_second: 1000,
             burst: 1000,
+            per_key: 8,
             breaker_failures: 1000,
             ..Limits::default()
         };
@@ -463,7 +471,7 @@ async fn serve_whois() -> SocketAddr {
 
 /// The kind a test label names: its known start (`taken7` → `taken`), else itself.
 pub fn kind_of(label: &str) -> &str {
-    const KINDS: [&str; 16] = [
+    const KINDS: [&str; 17] = [
         "taken",
         "nic",
         "free",
@@ -480,6 +488,7 @@ pub fn kind_of(label: &str) -> &str {
         "slowdns",
         "signed",
         "bogus",
+        "victim",
     ];
     KINDS
         .into_iter()
@@ -583,18 +592,21 @@ fn dns_answer(query: &[u8], validating: bool) -> Option<Vec<u8>> {
         )),
     );
     let record = |ttl: u32, data: RData| Record::from_rdata(owner.clone(), ttl, data);
-    let exists = matches!(
-        label,
-        "taken"
-            | "nic"
-            | "secure"
-            | "expired"
-            | "wronghost"
-            | "selfsigned"
-            | "intranet"
-            | "signed"
-            | "bogus"
-    ) && qname.matches('.').count() == 1;
+    // Every name under `victim…` (`n7.victim.lvt`) is one host's: A 127.0.0.1.
+    let victim = kind_of(qname.rsplit('.').nth(1).unwrap_or("")) == "victim";
+    let exists = victim
+        || matches!(
+            label,
+            "taken"
+                | "nic"
+                | "secure"
+                | "expired"
+                | "wronghost"
+                | "selfsigned"
+                | "intranet"
+                | "signed"
+                | "bogus"
+        ) && qname.matches('.').count() == 1;
     match label {
         "slowdns" => return None,
         "servfail" => response.metadata.response_code = ResponseCode::ServFail,
@@ -689,11 +701,15 @@ impl rustls::server::ResolvesServerCert for BySni {
         &self,
         hello: rustls::server::ClientHello<'_>,
     ) -> Option<Arc<rustls::sign::CertifiedKey>> {
-        self.0.get(hello.server_name()?).cloned()
+        let name = hello.server_name()?;
+        let wildcard = name
+            .split_once('.')
+            .map(|(_, parent)| format!("*.{parent}"));
+        self.0.get(name).or_else(|| self.0.get(&wildcard?)).cloned()
     }
 }
 
-async fn serve_tls(ca: &Ca) -> SocketAddr {
+async fn serve_tls(ca: &Ca, accepts: Arc<std::sync::atomic::AtomicUsize>) -> SocketAddr {
     let provider = rustls::crypto::ring::default_provider();
     let certified = |leaf: Leaf| {
         Arc::new(rustls::sign::CertifiedKey::from_der(leaf.chain, leaf.key, &provider).unwrap())
@@ -723,6 +739,10 @@ async fn serve_tls(ca: &Ca) -> SocketAddr {
             certified(ca.leaf(&["other.example"], false)),
         ),
         ("selfsigned.lvt".to_owned(), certified(self_signed)),
+        (
+            "*.victim.lvt".to_owned(),
+            certified(ca.leaf(&["*.victim.lvt"], false)),
+        ),
     ]));
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(provider.clone()))
         .with_safe_default_protocol_versions()
@@ -737,6 +757,7 @@ async fn serve_tls(ca: &Ca) -> SocketAddr {
             let Ok((tcp, _)) = listener.accept().await else {
                 continue;
             };
+            accepts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let acceptor = acceptor.clone();
             tokio::spawn(async move {
                 // The handshake is all a client of this server wants.
