@@ -232,7 +232,7 @@ impl Client {
         .map_err(|_| FetchError::Timeout(Step::Connect))?
         .map_err(|e| match e {
             crate::net::GuardError::Timeout { .. } => FetchError::Timeout(Step::Connect),
-            e if e.is_refusal() => FetchError::Refused(e.to_string()),
+            e if e.is_refusal() => FetchError::Refused(e.why()),
             e => FetchError::Failed(e.to_string()),
         })?;
         let tls = tokio::time::timeout_at(

@@ -434,7 +434,7 @@ impl Live {
                 crate::net::GuardError::Timeout { .. } => {
                     FetchError::Timeout(super::https::Step::Connect)
                 }
-                e if e.is_refusal() => FetchError::Refused(e.to_string()),
+                e if e.is_refusal() => FetchError::Refused(e.why()),
                 e => FetchError::Failed(e.to_string()),
             })?;
             whois::exchange(&mut stream, query)
