@@ -7,7 +7,10 @@ mod http_support;
 
 use std::io::Read;
 
-use http_support::{Options, Response, Server, TEST_PLANS_OPEN_PUBLIC, TempDir};
+use http_support::{
+    Options, Response, Server, TEST_PLANS_OPEN_PUBLIC, TempDir, cookie_pair, form_value,
+    raw_request, set_cookie,
+};
 use tldsnap::access::keys::KeysFile;
 
 struct Fixture {
@@ -40,16 +43,8 @@ fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Response {
-    let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
-    for (n, v) in headers {
-        raw.push_str(&format!("{n}: {v}\r\n"));
-    }
-    if method == "POST" {
-        raw.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    raw.push_str("\r\n");
-    raw.push_str(body);
-    s.send(raw.as_bytes()).expect("a response")
+    s.send(&raw_request(method, target, headers, body))
+        .expect("a response")
 }
 
 fn page(s: &Server, target: &str, cookie: Option<&str>) -> Response {
@@ -63,28 +58,6 @@ fn page(s: &Server, target: &str, cookie: Option<&str>) -> Response {
 fn html(r: &Response) -> String {
     assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
     r.text()
-}
-
-/// `name=value` of a `Set-Cookie` header named `name`.
-fn set_cookie<'a>(r: &'a Response, name: &str) -> Option<&'a str> {
-    r.headers
-        .iter()
-        .filter(|(n, _)| n == "set-cookie")
-        .map(|(_, v)| v.as_str())
-        .find(|v| v.starts_with(&format!("{name}=")))
-}
-
-fn cookie_pair(set_cookie: &str) -> String {
-    set_cookie.split(';').next().unwrap().to_owned()
-}
-
-/// The value of `<input ... name="NAME" value="...">`.
-fn form_value(html: &str, name: &str) -> String {
-    let at = html
-        .find(&format!("name=\"{name}\" value=\""))
-        .unwrap_or_else(|| panic!("no {name} field in {html}"));
-    let rest = &html[at + name.len() + 15..];
-    rest[..rest.find('"').unwrap()].to_owned()
 }
 
 fn dollars(v: &serde_json::Value) -> String {
@@ -424,18 +397,23 @@ fn sign_out_and_revoked_keys_end_the_session() {
             .contains("Max-Age=0")
     );
     // A forged or expired cookie is no session either.
-    let forged = cookies.replacen("tldsnap_session=v1.", "tldsnap_session=v1.00", 1);
+    let forged = cookies.replacen("tldsnap_session=v2.", "tldsnap_session=v2.00", 1);
+    assert_ne!(forged, cookies);
     assert!(!html(&page(s, "/tld/museum", Some(&forged))).contains("Account ("));
-    // Behind a TLS proxy the cookies are Secure.
-    let r = request(
-        s,
-        "GET",
-        "/signin",
-        &[("Accept", "text/html"), ("X-Forwarded-Proto", "https")],
-        "",
-    );
+    // A client's own X-Forwarded-Proto is not believed: plain cookies.
+    let over_https = [("Accept", "text/html"), ("X-Forwarded-Proto", "https")];
+    let r = request(s, "GET", "/signin", &over_https, "");
+    assert!(!set_cookie(&r, "tldsnap_csrf").unwrap().contains("Secure"));
+    // Behind a trusted TLS proxy the cookies are Secure, and __Host- cookies.
+    let dir = TempDir::new("web-proxy");
+    let snapshot = dir.fixture_snapshot("snap.bin");
+    let (keys_path, _) = dir.keys();
+    let mut opts = Options::new(&snapshot, &keys_path);
+    opts.config.trust_proxy = true;
+    let s = Server::start(opts);
+    let r = request(&s, "GET", "/signin", &over_https, "");
     assert!(
-        set_cookie(&r, "tldsnap_csrf")
+        set_cookie(&r, "__Host-tldsnap_csrf")
             .unwrap()
             .ends_with("; Secure")
     );

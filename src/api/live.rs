@@ -593,7 +593,7 @@ fn registry_problem(failure: Failure) -> Problem {
     match failure {
         Failure::Refused { target, detail } => Problem::UpstreamError {
             upstream: target,
-            detail: format!("tldsnap does not connect to it ({detail})"),
+            detail: format!("refused: tldsnap does not connect to it: {detail}"),
             retry_after_secs: None,
         },
         other => upstream_problem(other),

@@ -114,6 +114,14 @@ pub struct Config {
     /// (sessions end with the process); `serve` reads `--session-secret-file` or keeps
     /// one in `--data-dir`.
     pub session_secret: crate::web::session::Secret,
+    /// The session generation of each API key, which a sign-out moves on. Default: in
+    /// memory; `serve` keeps them in `--data-dir`.
+    pub sign_outs: Arc<crate::web::session::SignOuts>,
+    /// Whether every request comes through a proxy that ends TLS and sets
+    /// `X-Forwarded-Proto` (`serve --trust-proxy`): only then is a request taken to have
+    /// come over HTTPS ([`crate::http::came_over_https`]), which gives it HSTS and the
+    /// `__Host-` cookies. Default false.
+    pub trust_proxy: bool,
 }
 
 impl Default for Config {
@@ -127,6 +135,8 @@ impl Default for Config {
             max_streams_per_key: DEFAULT_MAX_STREAMS_PER_KEY,
             max_in_flight_per_key: DEFAULT_MAX_IN_FLIGHT_PER_KEY,
             session_secret: crate::web::session::Secret::random(),
+            sign_outs: Arc::default(),
+            trust_proxy: false,
         }
     }
 }
@@ -353,17 +363,22 @@ pub type Later = Pin<Box<dyn Future<Output = HttpResponse> + Send>>;
 #[inline(always)]
 pub fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
     let started = Stamp::now();
+    // Without --trust-proxy (the default) this is one load of a flag.
+    let https = crate::http::came_over_https(req.headers(), state.config.trust_proxy);
     match answer_now(state, &req, conn, started) {
-        Now::Done(route, response) => {
+        Now::Done(route, mut response) => {
             // Recorded by its status: the response itself is not moved through a call.
             record(state, route, response.status(), started);
+            if https {
+                strict_transport(&mut response);
+            }
             Reply::Now(response)
         }
         Now::Spend(route, step) => {
             let state = Arc::clone(state);
             Reply::Later(Box::pin(async move {
                 let response = step.finish(&state).await;
-                recorded(&state, Some(route), response, started)
+                over(https, recorded(&state, Some(route), response, started))
             }))
         }
         Now::Later(route) => {
@@ -371,10 +386,26 @@ pub fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>
             let conn = Arc::clone(conn);
             Reply::Later(Box::pin(async move {
                 let (route, response) = dispatch(&state, req, &conn, route, started).await;
-                recorded(&state, route, response, started)
+                over(https, recorded(&state, route, response, started))
             }))
         }
     }
+}
+
+/// Adds `Strict-Transport-Security` to the answer to a request that came over HTTPS
+/// (`docs/WEB.md`).
+fn strict_transport(response: &mut HttpResponse) {
+    response
+        .headers_mut()
+        .insert(crate::http::HSTS, crate::http::HSTS_VALUE);
+}
+
+/// `response`, with HSTS when the request came over HTTPS.
+fn over(https: bool, mut response: HttpResponse) -> HttpResponse {
+    if https {
+        strict_transport(&mut response);
+    }
+    response
 }
 
 /// `response`, recorded in the metrics under its route and status.

@@ -31,7 +31,7 @@ use tldsnap::http::server;
 use tldsnap::remote::replica::{DEFAULT_POLL_INTERVAL, Polled, Replica, Status};
 use tldsnap::remote::{self, Location, Remote, RemoteError};
 use tldsnap::store::{Loaded, ReloadError, Store, SwapObserver};
-use tldsnap::web::session::Secret;
+use tldsnap::web::session::{Secret, SignOuts};
 use tldsnap::webhooks::{self, Webhooks};
 
 /// `--webhook-retry-schedule`: a list in one value.
@@ -63,9 +63,10 @@ pub struct Args {
     /// Plans file (JSON) overriding the plans it names.
     #[arg(long, value_name = "FILE")]
     plans: Option<PathBuf>,
-    /// Directory where monthly usage (credits spent) is kept across restarts, and the
-    /// price-change event log (events.log). Without it, and without --usage-store, usage
-    /// is held in memory only, and no events are recorded or served.
+    /// Directory where monthly usage (credits spent) is kept across restarts, the
+    /// price-change event log (events.log), and the website's session secret and
+    /// sign-outs. Without it, and without --usage-store, usage is held in memory only,
+    /// and no events are recorded or served.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
     /// Days a price-change event is kept in the event log.
@@ -119,6 +120,13 @@ pub struct Args {
     /// held in memory and sessions end when the server stops.
     #[arg(long, value_name = "FILE")]
     session_secret_file: Option<PathBuf>,
+    /// Every request comes through a proxy that ends TLS and sets X-Forwarded-Proto
+    /// (overwriting any the client sent). Only then is a request with
+    /// `X-Forwarded-Proto: https` taken to have come over HTTPS: its answer carries
+    /// Strict-Transport-Security and the website's cookies are Secure and named
+    /// __Host-…. Without it every request is plain HTTP.
+    #[arg(long)]
+    trust_proxy: bool,
     /// Deliver webhooks to http:// URLs and to loopback, private, link-local and
     /// carrier-grade NAT addresses too (a test receiver, targets on your own network).
     /// Cloud metadata addresses stay refused.
@@ -444,9 +452,23 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
             Secret::random()
         }
     };
+    let sign_outs = match &args.data_dir {
+        Some(dir) => SignOuts::load_or_create(dir)?,
+        None => {
+            if args.session_secret_file.is_some() {
+                eprintln!(
+                    "tldsnap: no --data-dir: website sign-outs are held in memory, and a \
+                     signed-out session cookie is good again after a restart until it expires"
+                );
+            }
+            SignOuts::default()
+        }
+    };
     let config = api::Config {
         public_url,
         session_secret,
+        sign_outs: Arc::new(sign_outs),
+        trust_proxy: args.trust_proxy,
         body_timeout: Duration::from_secs(args.body_timeout),
         max_streams_per_key: usize::try_from(args.max_streams_per_key)?,
         max_in_flight_per_key: usize::try_from(args.max_in_flight_per_key)?,

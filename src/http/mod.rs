@@ -30,6 +30,33 @@ mod socket;
 
 pub use server::{Config, Handler, run};
 
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+
+/// Set by the proxy that ends TLS in front of the service: the scheme the client used.
+pub const FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+/// `Strict-Transport-Security`, on every answer to a request that came over HTTPS.
+pub const HSTS: HeaderName = HeaderName::from_static("strict-transport-security");
+/// Its value: browsers keep to HTTPS on this host for a year. Not for subdomains (they
+/// may be other services) and no preload (that is the operator's choice to make).
+pub const HSTS_VALUE: HeaderValue = HeaderValue::from_static("max-age=31536000");
+
+/// Whether a request came over HTTPS. The service speaks plain HTTP, so only a proxy
+/// in front that ends TLS knows; it says so in `X-Forwarded-Proto` (the first value
+/// of the first header: the scheme the client used). Anyone can send that header, so it
+/// counts only when `trust_proxy` (`serve --trust-proxy`) says every request comes
+/// through such a proxy, which sets it.
+pub fn came_over_https(headers: &HeaderMap, trust_proxy: bool) -> bool {
+    trust_proxy
+        && headers.get(FORWARDED_PROTO).is_some_and(|v| {
+            let first = v
+                .as_bytes()
+                .split(|b| *b == b',')
+                .next()
+                .unwrap_or_default();
+            first.trim_ascii().eq_ignore_ascii_case(b"https")
+        })
+}
+
 /// `a == b`, compiled inline: eight bytes at a time, then the rest a byte at a time.
 /// For the short strings a request is matched by (a route's prefix, a kept answer's
 /// plan and query) this costs less than `==` on slices, which calls the C library's
@@ -54,7 +81,25 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::same_bytes;
+    use super::{came_over_https, same_bytes};
+
+    #[test]
+    fn https_is_the_trusted_proxys_word_only() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(super::FORWARDED_PROTO, HeaderValue::from_str(v).unwrap());
+            h
+        };
+        use hyper::header::{HeaderMap, HeaderValue};
+        assert!(came_over_https(&with("https"), true));
+        assert!(came_over_https(&with("HTTPS"), true));
+        assert!(came_over_https(&with("https, http"), true));
+        assert!(!came_over_https(&with("https"), false), "not trusted");
+        assert!(!came_over_https(&with("http"), true));
+        assert!(!came_over_https(&with("http, https"), true));
+        assert!(!came_over_https(&with("httpsx"), true));
+        assert!(!came_over_https(&HeaderMap::new(), true));
+    }
 
     #[test]
     fn same_bytes_is_slice_equality() {

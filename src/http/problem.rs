@@ -1149,7 +1149,7 @@ mod tests {
             Problem::NoRdapService { tld: "lvx".into() },
             Problem::TargetRefused {
                 target: "intranet.example".into(),
-                reason: "it resolves to 10.0.0.1, a private address".into(),
+                reason: "refused: intranet.example resolves to a non-public address".into(),
             },
             Problem::UpstreamTimeout {
                 upstream: "rdap.verisign.com".into(),

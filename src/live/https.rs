@@ -395,7 +395,7 @@ where
 pub(crate) fn guard_error(e: crate::net::GuardError) -> FetchError {
     match e {
         crate::net::GuardError::Timeout { .. } => FetchError::Timeout(Step::Connect),
-        e if e.is_refusal() => FetchError::Refused(e.to_string()),
+        e if e.is_refusal() => FetchError::Refused(e.why()),
         e => FetchError::Failed(e.to_string()),
     }
 }

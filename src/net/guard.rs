@@ -35,6 +35,14 @@
 //!
 //! Every step runs under the guard's timeout: [`Guard::connect_host`] resolves and
 //! connects within one deadline.
+//!
+//! **What a client is told.** The host named is someone else's, and so is the answer:
+//! an error's [`Display`](fmt::Display) says `refused:` and why in general terms ("…
+//! resolves to a non-public address (loopback, private, …)"), never an address the
+//! server resolved or connected to, so the server's resolver answers no one's
+//! questions about the names it can see. The address and its exact class are in
+//! [`GuardError::detail`] and in the server's log (one line per refusal, written where
+//! the refusal is made).
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -90,6 +98,21 @@ impl Reason {
             Reason::Broadcast => "the broadcast address",
             Reason::Documentation => "a documentation address",
             Reason::Reserved => "a reserved address",
+        }
+    }
+}
+
+impl Reason {
+    /// The reason in general terms, for a client: one phrase for every reason
+    /// `allow_private` lifts, one for those it never lifts, so that a refusal does not
+    /// tell what a name resolves to beyond "not public".
+    pub fn general(self) -> &'static str {
+        if self.always_refused() {
+            "an address no connection is ever made to (a cloud metadata, unspecified, \
+             multicast or broadcast address)"
+        } else {
+            "a non-public address (loopback, private, link-local, carrier-grade NAT, \
+             documentation or reserved)"
         }
     }
 }
@@ -150,24 +173,14 @@ pub enum GuardError {
 }
 
 impl fmt::Display for GuardError {
+    /// What a client may be told: a refusal says `refused:` and why in general terms,
+    /// never an address the server resolved (nor which address of an answer, nor its
+    /// exact class); [`GuardError::detail`] has those, for the server's log.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GuardError::InvalidHost { host, why } => write!(f, "host {host:?} {why}"),
-            GuardError::Resolve { host, source } => write!(f, "{host} does not resolve: {source}"),
-            GuardError::NoAddress { host } => write!(f, "{host} resolves to no address"),
-            GuardError::Forbidden { host, addr, reason } if host == &addr.to_string() => {
-                write!(f, "{addr} is {reason}")
-            }
-            GuardError::Forbidden { host, addr, reason } => {
-                write!(f, "{host} resolves to {addr}, {reason}")
-            }
-            GuardError::Timeout { host, after } => {
-                write!(f, "{host}: no connection within {} s", after.as_secs_f64())
-            }
-            GuardError::Connect { host, addr, source } => {
-                write!(f, "{host} ({addr}): cannot connect: {source}")
-            }
+        if self.is_refusal() {
+            f.write_str("refused: ")?;
         }
+        f.write_str(&self.why())
     }
 }
 
@@ -182,6 +195,56 @@ impl GuardError {
             GuardError::InvalidHost { .. } | GuardError::Forbidden { .. }
         )
     }
+
+    /// Why, in the words a client may read ([`fmt::Display`] without the `refused:`):
+    /// the host as given, never an address it resolved to.
+    pub fn why(&self) -> String {
+        match self {
+            GuardError::InvalidHost { host, why } => format!("host {host:?} {why}"),
+            GuardError::Resolve { host, source } => format!("{host} does not resolve: {source}"),
+            GuardError::NoAddress { host } => format!("{host} resolves to no address"),
+            GuardError::Forbidden { host, addr, reason } if is_literal(host, *addr) => {
+                format!("the host is {}", reason.general())
+            }
+            GuardError::Forbidden { host, reason, .. } => {
+                format!("{host} resolves to {}", reason.general())
+            }
+            GuardError::Timeout { host, after } => {
+                format!("{host}: no connection within {} s", after.as_secs_f64())
+            }
+            GuardError::Connect { host, source, .. } => {
+                format!("{host}: cannot connect: {source}")
+            }
+        }
+    }
+
+    /// The error with the address involved and its exact class, for the server's log
+    /// only (a client is told [`fmt::Display`]).
+    pub fn detail(&self) -> String {
+        match self {
+            GuardError::Forbidden { host, addr, reason } if is_literal(host, *addr) => {
+                format!("{addr} is {reason}")
+            }
+            GuardError::Forbidden { host, addr, reason } => {
+                format!("{host} resolves to {addr}, {reason}")
+            }
+            GuardError::Connect { host, addr, source } => {
+                format!("{host} ({addr}): cannot connect: {source}")
+            }
+            other => other.why(),
+        }
+    }
+}
+
+/// Whether `host` is `addr` written as a literal (with or without brackets, or as an
+/// IPv4-mapped IPv6 address the guard judged as IPv4).
+fn is_literal(host: &str, addr: IpAddr) -> bool {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    bare.parse::<IpAddr>()
+        .is_ok_and(|ip| ip.to_canonical() == addr.to_canonical())
 }
 
 /// Addresses of one host, every one checked by a [`Guard`]. Only the guard makes them.
@@ -259,11 +322,14 @@ impl Guard {
             // A mapped address is connected to as the IPv4 address it is.
             let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
             if let Err(reason) = self.check_ip(addr.ip()) {
-                return Err(GuardError::Forbidden {
+                let refused = GuardError::Forbidden {
                     host: host.to_owned(),
                     addr: addr.ip(),
                     reason,
-                });
+                };
+                // The address goes to the log; the caller's client is told `refused`.
+                eprintln!("tldsnap: outbound connection refused: {}", refused.detail());
+                return Err(refused);
             }
             if !checked.contains(&addr) {
                 checked.push(addr);
@@ -643,8 +709,15 @@ mod tests {
             "{err}"
         );
         assert_eq!(
-            err.to_string(),
+            err.detail(),
             "rebind.example resolves to 10.0.0.7, a private address"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "refused: rebind.example resolves to {}",
+                Reason::Private.general()
+            )
         );
         assert!(err.is_refusal());
         let ok = g.check_addrs("ok.example", [public, public]).unwrap();
@@ -706,10 +779,55 @@ mod tests {
             let err = g.check_host(literal).unwrap_err();
             assert!(matches!(err, GuardError::Forbidden { .. }), "{literal}");
         }
+        let err = g.check_host("10.1.1.1").unwrap_err();
+        assert_eq!(err.detail(), "10.1.1.1 is a private address");
         assert_eq!(
-            g.check_host("10.1.1.1").unwrap_err().to_string(),
-            "10.1.1.1 is a private address"
+            err.to_string(),
+            format!("refused: the host is {}", Reason::Private.general())
         );
+    }
+
+    /// What a client reads of a guard's error names no address: not the one refused,
+    /// not the one that did not answer, not the literal it was given.
+    #[test]
+    fn what_a_client_reads_names_no_address() {
+        let g = Guard::new(false);
+        let mut errors = vec![
+            g.check_addrs("runsc", ["127.0.0.1:443".parse().unwrap()])
+                .unwrap_err(),
+            g.check_addrs("v6.example", ["[::1]:443".parse().unwrap()])
+                .unwrap_err(),
+            g.check_addrs("meta.example", ["169.254.169.254:80".parse().unwrap()])
+                .unwrap_err(),
+            GuardError::Connect {
+                host: "down.example".into(),
+                addr: "93.184.216.34:443".parse().unwrap(),
+                source: std::io::ErrorKind::ConnectionRefused.into(),
+            },
+        ];
+        for literal in [
+            "10.0.0.1",
+            "[::1]",
+            "::1",
+            "::ffff:10.0.0.1",
+            "[fd00:ec2::254]",
+        ] {
+            errors.push(g.check_host(literal).unwrap_err());
+        }
+        for err in &errors {
+            let told = err.to_string();
+            for word in told.split(|c: char| !(c.is_ascii_hexdigit() || c == '.' || c == ':')) {
+                let trimmed = word.trim_matches(['.', ':']);
+                assert!(
+                    trimmed.parse::<IpAddr>().is_err() && !word.contains("::"),
+                    "{told:?} names {word:?}"
+                );
+            }
+            assert_ne!(told, err.detail(), "the log has the address");
+            if err.is_refusal() {
+                assert!(told.starts_with("refused: "), "{told}");
+            }
+        }
     }
 
     #[tokio::test]

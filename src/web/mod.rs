@@ -6,7 +6,7 @@
 //! | [`data`] | the pages' data, read from the query layer's answers (no price logic here) |
 //! | [`pages`] | the templates (maud: compiled, escaping by default) |
 //! | [`chart`] | the price-history step chart, an SVG drawn on the server |
-//! | [`session`] | signed session cookies and CSRF tokens (HMAC-SHA256) |
+//! | [`session`] | signed session cookies, their generations (sign-out), CSRF tokens (HMAC-SHA256) |
 //! | [`assets`] | the stylesheet, script and icon, under content-hashed names |
 //! | [`cache`] | rendered pages per snapshot and viewer plan |
 //! | [`format`](mod@format) | how prices, counts and dates read |
@@ -15,12 +15,13 @@
 //! sign-in form's post and the sign-out: [`handle`]), as a plain function the API's
 //! request path calls: static files first (no limit, they are immutable), then the
 //! per-address rate limit of the public API (page views spend no credits), the
-//! snapshot, the viewer (session cookie → key id → plan, checked against the keys in
-//! force on every request), then the page. Pages that depend only on the path, the
-//! snapshot and the viewer's plan are rendered once and served from [`cache`]; their
-//! `ETag` is made of the snapshot's content hash, the viewer's plan and the assets'
-//! version, so `If-None-Match` is answered 304 before any rendering, and their headers
-//! are made once per thread for a snapshot and plan (`Heads`), not per request.
+//! snapshot, the viewer (session cookie → key id and generation → plan, checked against
+//! the sign-outs and the keys in force on every request), then the page. Pages that
+//! depend only on the path, the snapshot and the viewer's plan are rendered once and
+//! served from [`cache`]; their `ETag` is made of the snapshot's content hash, the
+//! viewer's plan and the assets' version, so `If-None-Match` is answered 304 before any
+//! rendering, and their headers are made once per thread for a snapshot and plan
+//! (`Heads`), not per request.
 
 pub mod assets;
 pub mod cache;
@@ -42,6 +43,7 @@ use maud::Markup;
 use crate::access::Denial;
 use crate::access::plans::TldScope;
 use crate::api::{Connection, HttpResponse, State};
+use crate::http::FORWARDED_PROTO;
 use crate::http::body::Body;
 use crate::http::params;
 use crate::http::problem::Problem;
@@ -52,7 +54,7 @@ use crate::store::Loaded;
 use cache::{Page, PageCache};
 use data::DataError;
 use pages::{CatalogueFilters, Chrome, SignIn, Viewer};
-use session::{CSRF_COOKIE, SESSION_COOKIE, SESSION_SECS, Secret, Session};
+use session::{SESSION_SECS, Secret, Session, csrf_cookie, session_cookie};
 
 /// Largest sign-in or sign-out form body read.
 pub const MAX_FORM_BYTES: usize = 4 * 1024;
@@ -69,8 +71,6 @@ const CSP: HeaderValue = HeaderValue::from_static(
 const CSP_NAME: HeaderName = HeaderName::from_static("content-security-policy");
 const NOSNIFF: HeaderName = HeaderName::from_static("x-content-type-options");
 const REFERRER: HeaderName = HeaderName::from_static("referrer-policy");
-/// Set by the proxy that ends TLS in front of the service.
-const FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
 
 /// The website's share of the server state.
 #[derive(Debug, Default)]
@@ -172,10 +172,12 @@ struct Visit {
     sent: Sent,
     viewer: Viewer,
     session: Option<Session>,
-    /// The session cookie was present but is no longer good (expired, forged, or its
-    /// key revoked): clear it.
+    /// The session cookie was present but is no longer good (expired, forged, signed
+    /// out, or its key revoked): clear it.
     clear_session: bool,
     csrf_nonce: Option<String>,
+    /// The request came over HTTPS ([`crate::http::came_over_https`]): cookies are
+    /// `Secure` and named `__Host-…`.
     secure: bool,
 }
 
@@ -188,13 +190,20 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 fn visit(state: &State, headers: &HeaderMap, sent: Sent) -> Visit {
     let secret = &state.config.session_secret;
+    // The service speaks plain HTTP; TLS ends at a proxy, which says so (when trusted).
+    let secure = sent.has(Sent::FORWARDED_PROTO)
+        && crate::http::came_over_https(headers, state.config.trust_proxy);
     let mut clear_session = false;
     let mut found = None;
     let cookies = sent.has(Sent::COOKIE);
-    if let Some(value) = cookies.then(|| cookie(headers, SESSION_COOKIE)).flatten() {
+    if let Some(value) = cookies
+        .then(|| cookie(headers, session_cookie(secure)))
+        .flatten()
+    {
         let now = state.access.now_ms().div_euclid(1000);
         match secret
             .open(value, now)
+            .filter(|s| state.config.sign_outs.is_current(s))
             .and_then(|s| state.access.plan_of(&s.key_id).map(|p| (s, p)))
         {
             Some(pair) => found = Some(pair),
@@ -209,18 +218,13 @@ fn visit(state: &State, headers: &HeaderMap, sent: Sent) -> Visit {
         },
         None => Viewer::visitor(),
     };
-    // The service speaks plain HTTP; TLS ends at a proxy, which says so.
-    let secure = sent.has(Sent::FORWARDED_PROTO)
-        && headers
-            .get(FORWARDED_PROTO)
-            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"));
     Visit {
         sent,
         viewer,
         session: found.map(|(s, _)| s),
         clear_session,
         csrf_nonce: cookies
-            .then(|| cookie(headers, CSRF_COOKIE))
+            .then(|| cookie(headers, csrf_cookie(secure)))
             .flatten()
             .filter(|n| session::is_nonce(n))
             .map(str::to_owned),
@@ -360,15 +364,16 @@ fn admitted(state: &State, conn: &Connection, gz: bool) -> Result<Arc<Loaded>, H
 /// session cookie itself).
 fn with_cleared_session(mut response: HttpResponse, visit: &Visit) -> HttpResponse {
     if visit.clear_session {
+        let name = session_cookie(visit.secure);
         let already = response
             .headers()
             .get_all(header::SET_COOKIE)
             .iter()
-            .any(|v| v.as_bytes().starts_with(SESSION_COOKIE.as_bytes()));
+            .any(|v| v.as_bytes().starts_with(name.as_bytes()));
         if !already {
             add_cookie(
                 &mut response,
-                &session::set_cookie(SESSION_COOKIE, "", 0, visit.secure),
+                &session::set_cookie(name, "", 0, visit.secure),
             );
         }
     }
@@ -1127,7 +1132,7 @@ fn signin_get(
         Some(n) => (n.clone(), None),
         None => {
             let n = session::new_nonce();
-            let c = session::set_cookie(CSRF_COOKIE, &n, SESSION_SECS, visit.secure);
+            let c = session::set_cookie(csrf_cookie(visit.secure), &n, SESSION_SECS, visit.secure);
             (n, Some(c))
         }
     };
@@ -1325,11 +1330,13 @@ async fn signin_post(
     {
         Some((id, _plan)) => {
             let now = state.access.now_ms().div_euclid(1000);
-            let cookie = secret.seal(&Session::new(&id, now));
+            let generation = state.config.sign_outs.generation(&id);
+            let cookie = secret.seal(&Session::new(&id, generation, now));
             let mut r = redirect(StatusCode::SEE_OTHER, &next);
+            let name = session_cookie(visit.secure);
             add_cookie(
                 &mut r,
-                &session::set_cookie(SESSION_COOKIE, &cookie, SESSION_SECS, visit.secure),
+                &session::set_cookie(name, &cookie, SESSION_SECS, visit.secure),
             );
             r
         }
@@ -1373,10 +1380,24 @@ async fn signout(
     if !csrf_ok(&state.config.session_secret, parts, csrf.as_deref(), visit) {
         return forged(&chrome);
     }
+    // The key's sessions end here, a copy of the cookie included: in force at once, and
+    // on disk (when kept there) before the answer, so a restart does not revive them.
+    if let Some(s) = &visit.session {
+        let sign_outs = Arc::clone(&state.config.sign_outs);
+        let key_id = s.key_id.clone();
+        let written = crate::blocking::run(move || sign_outs.end_sessions(&key_id)).await;
+        match written {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!(
+                "tldsnap: a sign-out could not be saved (it holds until the server stops): {e}"
+            ),
+            Err(_) => eprintln!("tldsnap: a sign-out could not be saved: the write panicked"),
+        }
+    }
     let mut r = redirect(StatusCode::SEE_OTHER, "/");
     add_cookie(
         &mut r,
-        &session::set_cookie(SESSION_COOKIE, "", 0, visit.secure),
+        &session::set_cookie(session_cookie(visit.secure), "", 0, visit.secure),
     );
     r
 }

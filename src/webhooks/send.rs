@@ -149,7 +149,8 @@ impl Sender {
     ) -> Outcome {
         if let Err(error) = self.check_url(url) {
             return Outcome::Failed {
-                error: format!("URL refused: {error}"),
+                // "URL must be https://...", "URL refused: the host is ...".
+                error: format!("URL {error}"),
                 refused: true,
             };
         }

@@ -149,7 +149,7 @@ try {
     assert.deepEqual(names, [...names].sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase())));
   });
 
-  await check("signing in reveals member prices and signing out hides them", async (page) => {
+  await check("signing in reveals member prices and signing out ends the session", async (page) => {
     const overview = await api("/api/v1/client/overview/tld/museum", server.proKey);
     const price = dollars(overview.cheapest_register.price);
     const table = page.locator("#prices");
@@ -174,6 +174,13 @@ try {
     await page.goto(`${base}/tld/museum`);
     assert.ok(!(await table.innerText()).includes("$"), "hidden again");
     assert.ok(await page.getByRole("link", { name: "Sign in", exact: true }).isVisible());
+    // A copy of the session cookie kept from before the sign-out is a visitor's too,
+    // and the server tells the browser to drop it.
+    await browser.context.addCookies([session]);
+    await page.goto(`${base}/tld/museum`);
+    assert.ok(!(await table.innerText()).includes("$"), "the replayed cookie is a visitor's");
+    const after = await browser.context.cookies(base);
+    assert.ok(!after.some((c) => c.name === "tldsnap_session"), JSON.stringify(after));
   });
 
   await check("the CSRF check refuses a forged form post", async (page) => {

@@ -559,6 +559,44 @@ impl Conn {
     }
 }
 
+/// The bytes of `method target` (`Host: test`, `Connection: close`) with `headers`
+/// and `body` (and its `Content-Length` for a POST).
+pub fn raw_request(method: &str, target: &str, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    for (n, v) in headers {
+        raw.push_str(&format!("{n}: {v}\r\n"));
+    }
+    if method == "POST" {
+        raw.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    raw.push_str("\r\n");
+    raw.push_str(body);
+    raw.into_bytes()
+}
+
+/// The `Set-Cookie` header of `r` that sets the cookie `name` (the whole header value).
+pub fn set_cookie<'a>(r: &'a Response, name: &str) -> Option<&'a str> {
+    r.headers
+        .iter()
+        .filter(|(n, _)| n == "set-cookie")
+        .map(|(_, v)| v.as_str())
+        .find(|v| v.starts_with(&format!("{name}=")))
+}
+
+/// `name=value` of a `Set-Cookie` header value: what a browser sends back.
+pub fn cookie_pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap().to_owned()
+}
+
+/// The value of `<input ... name="NAME" value="...">` in a page.
+pub fn form_value(html: &str, name: &str) -> String {
+    let at = html
+        .find(&format!("name=\"{name}\" value=\""))
+        .unwrap_or_else(|| panic!("no {name} field in {html}"));
+    let rest = &html[at + name.len() + 15..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
 /// A parsed response.
 #[derive(Debug, Clone)]
 pub struct Response {
