@@ -368,6 +368,27 @@ pub fn import(feeds_dir: &Path, ctx: &Context<'_>) -> Result<Import, ImportError
                 .map_err(|e| ImportError::new(&shape.collected_dir(feeds_dir), e))?;
         }
     }
+    // Collected versions of a registrar whose feed file is missing would be skipped:
+    // stop instead of dropping them silently.
+    for shape in &collected::SHAPES {
+        if units.iter().any(|u| u.registrar.key == shape.key) {
+            continue;
+        }
+        let dir = shape.collected_dir(feeds_dir);
+        let orphan = shape.versions(feeds_dir).is_ok_and(|v| !v.is_empty());
+        if orphan {
+            return Err(ImportError::new(
+                &dir,
+                format!(
+                    "collected versions of {} without the feed they update ({}); restore that file",
+                    shape.key,
+                    shape
+                        .feed_current()
+                        .map_or_else(|| shape.folder.to_string(), |(rel, _)| rel)
+                ),
+            ));
+        }
+    }
     if units.is_empty() {
         return Err(ImportError::new(
             feeds_dir,
