@@ -1187,3 +1187,43 @@ fn a_configuration_others_can_read_is_refused() {
     assert!(!o.status.success());
     assert!(!text(&o).contains("ns-key-SECRET-55"), "{}", text(&o));
 }
+
+/// The source answering exactly the shipped list writes nothing, but its prices are
+/// dated by when they were seen again.
+#[test]
+fn the_shipped_list_answered_again_is_seen_again() {
+    let tmp = Tmp::new("again");
+    let feeds = feeds(&tmp, &["porkbun"]);
+    let body = read("snapshots/feeds/porkbun/porkbun-pricing.json");
+    let server =
+        StandIn::start(move |_, _| Reply::Full(200, vec![], "application/json", body.clone()));
+    let cfg = config(
+        &tmp,
+        &format!("{FAST}[porkbun]\nbase_url = \"{}\"\n", server.base()),
+    );
+    let src = tmp.0.join("source");
+    import(&feeds, &src);
+    assert!(prices(&src, "porkbun")["com"][3].starts_with("2025-03-22"));
+    let o = collect(&cfg, &feeds, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("porkbun: unchanged, same list as porkbun/porkbun-pricing.json"),
+        "{}",
+        text(&o)
+    );
+    assert!(collected(&feeds, "porkbun").is_empty());
+    import(&feeds, &src);
+    let today =
+        tldsnap::time::date_string(tldsnap::time::now_ms().div_euclid(tldsnap::time::MS_PER_DAY));
+    let p = prices(&src, "porkbun");
+    assert!(p["com"][3].starts_with(&today), "{}", p["com"][3]);
+    let history = std::fs::read_to_string(src.join("history.csv")).unwrap();
+    assert_eq!(
+        history
+            .lines()
+            .filter(|l| l.contains(",com,porkbun,"))
+            .count(),
+        1,
+        "no change, no history"
+    );
+}

@@ -166,26 +166,43 @@ impl Shape {
             }
         }
         out.sort_by(|a, b| (a.ms, &a.name).cmp(&(b.ms, &b.name)));
-        let log = dir.join(self.provenance_name());
-        if let Ok(text) = std::fs::read_to_string(&log) {
-            for line in text.lines() {
-                let Ok(v) = serde_json::from_str::<Value>(line) else {
-                    continue;
-                };
-                let (Some(version), Some(at)) = (
-                    v.get("version").and_then(Value::as_str),
-                    v.get("fetched_at")
-                        .and_then(Value::as_str)
-                        .and_then(time::parse_rfc3339),
-                ) else {
-                    continue;
-                };
-                if let Some(ver) = out.iter_mut().find(|x| x.name == version) {
-                    ver.last_seen_ms = ver.last_seen_ms.max(at);
-                }
+        let seen = self.last_seen(feeds_dir);
+        for v in &mut out {
+            if let Some(at) = seen.get(&v.name) {
+                v.last_seen_ms = v.last_seen_ms.max(*at);
             }
         }
         Ok(out)
+    }
+
+    /// From the provenance log: per version file name (a collected version, or the
+    /// feed's own file when the source answered its list again), the latest time the
+    /// collector fetched it.
+    pub fn last_seen(&self, feeds_dir: &Path) -> std::collections::HashMap<String, i64> {
+        let mut seen = std::collections::HashMap::new();
+        let log = self.collected_dir(feeds_dir).join(self.provenance_name());
+        let Ok(text) = std::fs::read_to_string(&log) else {
+            return seen;
+        };
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if v.get("outcome").and_then(Value::as_str) == Some("quarantined") {
+                continue;
+            }
+            let (Some(version), Some(at)) = (
+                v.get("version").and_then(Value::as_str),
+                v.get("fetched_at")
+                    .and_then(Value::as_str)
+                    .and_then(time::parse_rfc3339),
+            ) else {
+                continue;
+            };
+            let e = seen.entry(version.to_string()).or_insert(at);
+            *e = (*e).max(at);
+        }
+        seen
     }
 
     /// The file and parser of the feed's own current price list for this registrar

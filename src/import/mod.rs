@@ -558,11 +558,18 @@ fn import_unit(
     // The newest collected version is the current price list; the feed's own file
     // becomes one more dated version.
     let (mut current, current_rel, seen_ms) = match unit.collected.split_last() {
-        None => (
-            read_version(dir, &unit.current, unit.feed.parse, None, ctx, dates)?,
-            unit.current.clone(),
-            None,
-        ),
+        None => {
+            // The collector may have found the feed's own list answered again.
+            let name = unit.current.rsplit('/').next().unwrap_or(&unit.current);
+            let seen = collected::Shape::of(key)
+                .filter(|s| s.folder == unit.feed.folder)
+                .and_then(|s| s.last_seen(dir).get(name).copied());
+            (
+                read_version(dir, &unit.current, unit.feed.parse, None, ctx, dates)?,
+                unit.current.clone(),
+                seen,
+            )
+        }
         Some((last, older)) => {
             versions.push(read_version(
                 dir,
