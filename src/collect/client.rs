@@ -12,7 +12,6 @@
 //!
 //! Errors name the URL without its secret query parameters ([`Request::public_url`]).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -169,7 +168,7 @@ impl Client {
                 timeout: settings.timeout,
                 ..Guard::new(allow_private)
             },
-            tls: tokio_rustls::TlsConnector::from(Arc::clone(&tls)),
+            tls: tokio_rustls::TlsConnector::from(tls),
             settings,
             last_request: std::sync::Mutex::new(None),
         })
@@ -188,7 +187,7 @@ impl Client {
         loop {
             self.pace(min_interval).await;
             let outcome = self.attempt(request).await;
-            let (retry, why, wait_hint) = match outcome {
+            let wait_hint = match outcome {
                 Attempt::Answer(resp, retry_after)
                     if resp.status == 429 || (500..600).contains(&resp.status) =>
                 {
@@ -206,19 +205,20 @@ impl Client {
                             self.settings.max_retry_after.as_secs()
                         )));
                     }
-                    (true, format!("HTTP {}", resp.status), hint)
+                    hint
                 }
                 Attempt::Answer(resp, _) => return Ok(resp),
                 Attempt::Transient(why) => {
                     if attempt >= self.settings.retries {
-                        return Err(Failure(format!("{public}: {why}")));
+                        return Err(Failure(format!(
+                            "{public}: {why} (after {} attempts)",
+                            attempt + 1
+                        )));
                     }
-                    (true, why, None)
+                    None
                 }
                 Attempt::Fatal(why) => return Err(Failure(format!("{public}: {why}"))),
             };
-            debug_assert!(retry);
-            let _ = why;
             let wait = wait_hint.unwrap_or_else(|| self.backoff(attempt));
             tokio::time::sleep(wait).await;
             attempt += 1;
