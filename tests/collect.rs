@@ -1227,3 +1227,69 @@ fn the_shipped_list_answered_again_is_seen_again() {
         "no change, no history"
     );
 }
+
+/// A page that fails in the middle of a paginated list leaves nothing written; an error
+/// answer inside a 200 XML body (Namecheap) and a JSON error (Route 53) fail too.
+#[test]
+fn a_failing_page_or_error_answer_writes_nothing() {
+    let tmp = Tmp::new("midpage");
+    let feeds = feeds(&tmp, &["aws-route53", "namecheap", "dynadot"]);
+    let r53 = route53_pages(8.13);
+    let dyn_list = dynadot_list(8.16);
+    let server = StandIn::start(move |req, _| {
+        match req.path() {
+        "/" => match req.json()["Marker"].as_str() {
+            None => json_reply(&r53[0]),
+            Some(_) => Reply::Full(400, vec![], "application/x-amz-json-1.1", br#"{"__type":"InvalidInput","message":"marker expired"}"#.to_vec()),
+        },
+        "/xml.response" => Reply::Full(200, vec![], "text/xml", br#"<?xml version="1.0" encoding="utf-8"?><ApiResponse Status="ERROR" xmlns="http://api.namecheap.com/xml.response"><Errors><Error Number="1011150">Parameter RequestIP is invalid</Error></Errors></ApiResponse>"#.to_vec()),
+        _ => {
+            let index: usize = req.query("page_index").unwrap().parse().unwrap();
+            if index == 2 {
+                return json_reply(&json!({"code": 429, "message": "too many requests"}));
+            }
+            let list: Vec<Value> = dyn_list.iter().take(300).cloned().collect();
+            json_reply(&json!({"code": 200, "message": "Success", "data": {"tldPriceList": list}}))
+        }
+    }
+    });
+    let b = server.base();
+    let cfg = config(
+        &tmp,
+        &format!(
+            "{FAST}[route53]\nbase_url = \"{b}\"\naccess_key_id = \"AKIDSTANDIN7\"\nsecret_access_key = \"r53-secret-SECRET-44\"\npage_size = 100\nmin_interval_ms = 0\n\n[namecheap]\nbase_url = \"{b}\"\napi_user = \"u\"\napi_key = \"nc-key-SECRET-77\"\nclient_ip = \"203.0.113.77\"\nmin_interval_ms = 0\n\n[dynadot]\nbase_url = \"{b}\"\napi_key = \"dd-key-SECRET-33\"\npage_size = 300\nmin_interval_ms = 0\n"
+        ),
+    );
+    let o = collect(&cfg, &feeds, &[]);
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains("route53: failed: HTTP 400 from ") && t.contains("marker expired"),
+        "{t}"
+    );
+    assert!(
+        t.contains("namecheap: failed: ") && t.contains("Parameter RequestIP is invalid"),
+        "{t}"
+    );
+    assert!(
+        t.contains("dynadot: failed: ")
+            && t.contains("Dynadot page 2: code 429 (too many requests), not 200"),
+        "{t}"
+    );
+    assert!(
+        t.contains("3 of 3 registrars failed or were quarantined"),
+        "{t}"
+    );
+    for folder in ["aws-route53", "namecheap", "dynadot"] {
+        assert!(collected(&feeds, folder).is_empty(), "{folder}");
+        assert!(!feeds.join(folder).join("quarantine").exists(), "{folder}");
+    }
+    for secret in [
+        "r53-secret-SECRET-44",
+        "nc-key-SECRET-77",
+        "dd-key-SECRET-33",
+        "203.0.113.77",
+    ] {
+        assert!(!t.contains(secret), "{secret} in {t}");
+    }
+}

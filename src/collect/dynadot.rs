@@ -49,6 +49,16 @@ impl Collector for Dynadot {
                 let req = Request::get(url).header(header::AUTHORIZATION, auth.clone());
                 let page = ctx.fetch(&req, "JSON").await?;
                 let doc = json_page(&page)?;
+                let code = doc
+                    .get("code")
+                    .map(|c| c.to_string().trim_matches('"').to_string());
+                if code.as_deref() != Some("200") {
+                    return Err(format!(
+                        "Dynadot page {index}: code {} ({}), not 200",
+                        code.as_deref().unwrap_or("missing"),
+                        doc.get("message").and_then(|m| m.as_str()).unwrap_or("")
+                    ));
+                }
                 crate::import::collected::parse_dynadot_api(&page.body)
                     .map_err(|e| format!("{}: {e}", page.url))?;
                 let n = doc

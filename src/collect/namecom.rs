@@ -56,6 +56,14 @@ impl Collector for NameCom {
                 let req = Request::get(url).header(header::AUTHORIZATION, format!("Basic {basic}"));
                 let page = ctx.fetch(&req, "JSON").await?;
                 let doc = json_page(&page)?;
+                if doc.get("pricing").is_none_or(|p| !p.is_array()) {
+                    return Err(format!(
+                        "Name.com page {page_no}: no \"pricing\" list ({})",
+                        doc.get("message")
+                            .and_then(|m| m.as_str())
+                            .unwrap_or("no message")
+                    ));
+                }
                 crate::import::collected::parse_namecom(&page.body)
                     .map_err(|e| format!("{}: {e}", page.url))?;
                 pages.push(page);
