@@ -38,6 +38,7 @@ pub mod api;
 pub mod audit;
 pub mod blocking;
 pub mod build;
+pub mod collect;
 pub mod events;
 pub mod files;
 pub mod http;

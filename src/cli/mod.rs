@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod audit;
 mod build;
+mod collect;
 mod diff;
 mod import;
 mod inspect;
@@ -29,6 +30,8 @@ enum Command {
     Import(import::Args),
     /// Price source directory -> snapshot file.
     Build(build::Args),
+    /// Fetch the registrars' own price lists into new dated versions of their feeds.
+    Collect(collect::Args),
     /// Publish a snapshot file to object storage (s3://) for replicas that follow it.
     Publish(publish::Args),
     /// Print a snapshot's header, counts and per-registrar coverage.
@@ -54,6 +57,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Import(args) => import::run(args),
         Command::Build(args) => build::run(args),
+        Command::Collect(args) => collect::run(args),
         Command::Publish(args) => publish::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Diff(args) => diff::run(args),

@@ -34,6 +34,7 @@
 //! A feed that cannot be read at all (not JSON, wrong shape, no date) fails the whole
 //! import with `file: what`, and nothing is written.
 
+pub mod collected;
 pub mod feeds;
 pub mod flags;
 pub mod fx;
@@ -316,6 +317,9 @@ struct Unit {
     current: String,
     /// Older dated versions, relative to the feeds directory.
     history: Vec<String>,
+    /// Versions collected from the registrar's API, oldest first (the newest is the
+    /// current price list when there is one).
+    collected: Vec<collected::Version>,
 }
 
 /// The conversion context of an import: the rate table.
@@ -355,6 +359,36 @@ pub fn import(feeds_dir: &Path, ctx: &Context<'_>) -> Result<Import, ImportError
         }
     }
     units.sort_by_key(|u| u.registrar.key);
+    for unit in &mut units {
+        if let Some(shape) = collected::Shape::of(unit.registrar.key)
+            && shape.folder == unit.feed.folder
+        {
+            unit.collected = shape
+                .versions(feeds_dir)
+                .map_err(|e| ImportError::new(&shape.collected_dir(feeds_dir), e))?;
+        }
+    }
+    // Collected versions of a registrar whose feed file is missing would be skipped:
+    // stop instead of dropping them silently.
+    for shape in &collected::SHAPES {
+        if units.iter().any(|u| u.registrar.key == shape.key) {
+            continue;
+        }
+        let dir = shape.collected_dir(feeds_dir);
+        let orphan = shape.versions(feeds_dir).is_ok_and(|v| !v.is_empty());
+        if orphan {
+            return Err(ImportError::new(
+                &dir,
+                format!(
+                    "collected versions of {} without the feed they update ({}); restore that file",
+                    shape.key,
+                    shape
+                        .feed_current()
+                        .map_or_else(|| shape.folder.to_string(), |(rel, _)| rel)
+                ),
+            ));
+        }
+    }
     if units.is_empty() {
         return Err(ImportError::new(
             feeds_dir,
@@ -439,6 +473,7 @@ fn units_of(dir: &Path, feed: &'static Feed) -> Result<Vec<Unit>, ImportError> {
                 registrar: *registrar,
                 current: format!("{}/{current}", feed.folder),
                 history,
+                collected: Vec::new(),
             }])
         }
         Layout::PerFile(table) => {
@@ -462,6 +497,7 @@ fn units_of(dir: &Path, feed: &'static Feed) -> Result<Vec<Unit>, ImportError> {
                     registrar: *registrar,
                     current: format!("{}/{name}", feed.folder),
                     history: Vec::new(),
+                    collected: Vec::new(),
                 });
             }
             Ok(units)
@@ -495,6 +531,7 @@ fn units_of(dir: &Path, feed: &'static Feed) -> Result<Vec<Unit>, ImportError> {
                     .into_iter()
                     .map(|(_, n)| format!("{}/{n}", feed.folder))
                     .collect(),
+                collected: Vec::new(),
             }])
         }
     }
@@ -514,12 +551,47 @@ fn import_unit(
     dates: &Dates,
 ) -> Result<UnitResult, ImportError> {
     let key = unit.registrar.key;
-    let mut current = read_version(dir, &unit.current, unit.feed, ctx, dates)?;
-    current.current = true;
-    let mut versions = Vec::with_capacity(unit.history.len() + 1);
+    let mut versions = Vec::with_capacity(unit.history.len() + unit.collected.len() + 1);
     for rel in &unit.history {
-        versions.push(read_version(dir, rel, unit.feed, ctx, dates)?);
+        versions.push(read_version(dir, rel, unit.feed.parse, None, ctx, dates)?);
     }
+    // The newest collected version is the current price list; the feed's own file
+    // becomes one more dated version.
+    let (mut current, current_rel, seen_ms) = match unit.collected.split_last() {
+        None => {
+            // The collector may have found the feed's own list answered again.
+            let name = unit.current.rsplit('/').next().unwrap_or(&unit.current);
+            let seen = collected::Shape::of(key)
+                .filter(|s| s.folder == unit.feed.folder)
+                .and_then(|s| s.last_seen(dir).get(name).copied());
+            (
+                read_version(dir, &unit.current, unit.feed.parse, None, ctx, dates)?,
+                unit.current.clone(),
+                seen,
+            )
+        }
+        Some((last, older)) => {
+            versions.push(read_version(
+                dir,
+                &unit.current,
+                unit.feed.parse,
+                None,
+                ctx,
+                dates,
+            )?);
+            for v in older {
+                versions.push(read_version(dir, &v.rel, v.parse, Some(v.ms), ctx, dates)?);
+            }
+            (
+                read_version(dir, &last.rel, last.parse, Some(last.ms), ctx, dates)?,
+                last.rel.clone(),
+                Some(last.last_seen_ms),
+            )
+        }
+    };
+    current.current = true;
+    // A price is as fresh as the last time its source answered it.
+    let updated_ms = seen_ms.map_or(current.ms, |s| s.max(current.ms));
 
     let prices: Vec<PriceRow> = current
         .rows
@@ -529,7 +601,7 @@ fn import_unit(
             registrar: key,
             offer: kept.offer,
             original: kept.original.clone(),
-            updated_ms: current.ms,
+            updated_ms,
         })
         .collect();
     let kept = prices.len();
@@ -551,7 +623,7 @@ fn import_unit(
 
     let mut summary = FeedSummary {
         registrar: key,
-        file: unit.current.clone(),
+        file: current_rel,
         date_ms: current.ms,
         read: current.read,
         kept,
@@ -623,16 +695,17 @@ fn import_unit(
 fn read_version(
     dir: &Path,
     rel: &str,
-    feed: &Feed,
+    parse: collected::Parser,
+    known_ms: Option<i64>,
     ctx: &Context<'_>,
     dates: &Dates,
 ) -> Result<Version, ImportError> {
     let path = dir.join(rel);
     let bytes = std::fs::read(&path).map_err(|e| ImportError::new(&path, e.to_string()))?;
-    let parsed = (feed.parse)(&bytes).map_err(|what| ImportError::new(&path, what))?;
+    let parsed = parse(&bytes).map_err(|what| ImportError::new(&path, what))?;
     let file_name = rel.rsplit('/').next().unwrap_or(rel);
-    let ms = match parsed
-        .date_ms
+    let ms = match known_ms
+        .or(parsed.date_ms)
         .or_else(|| dates.get(rel))
         .or_else(|| date_in_name(file_name))
     {
