@@ -138,6 +138,7 @@ fn benches(c: &mut Criterion) {
                 "cheapest_1_limit5",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        fresh: tldsnap::query::Freshness::ANY_AGE,
                         tlds: &["com"],
                         limit: 5,
                         shape: Shape::Client,
@@ -150,6 +151,7 @@ fn benches(c: &mut Criterion) {
                 "cheapest_10_limit10",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        fresh: tldsnap::query::Freshness::ANY_AGE,
                         tlds: &ten,
                         limit: 10,
                         shape: Shape::Client,
@@ -162,6 +164,7 @@ fn benches(c: &mut Criterion) {
                 "public_cheapest_1_limit5",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        fresh: tldsnap::query::Freshness::ANY_AGE,
                         tlds: &["com"],
                         limit: 5,
                         shape: Shape::Public,
@@ -174,6 +177,7 @@ fn benches(c: &mut Criterion) {
                 "prices_3x3",
                 Box::new(|out| {
                     let r = PricesRequest {
+                        fresh: tldsnap::query::Freshness::ANY_AGE,
                         tlds: &["com", "net", "org"],
                         registrars: Some(&keys),
                         started: tldsnap::time::Stamp::now(),
@@ -185,6 +189,7 @@ fn benches(c: &mut Criterion) {
                 "registrars_with_prices",
                 Box::new(|out| {
                     let r = RegistrarsRequest {
+                        fresh: tldsnap::query::Freshness::ANY_AGE,
                         tld: "com",
                         include_prices: true,
                         limit: None,
@@ -222,6 +227,7 @@ fn benches(c: &mut Criterion) {
                 "overview_com",
                 Box::new(|out| {
                     let r = OverviewRequest {
+                        fresh: tldsnap::query::Freshness::ANY_AGE,
                         tld: "com",
                         all_tlds: true,
                     };
@@ -232,6 +238,7 @@ fn benches(c: &mut Criterion) {
                 "cheapest_at_1_limit5",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        fresh: tldsnap::query::Freshness::ANY_AGE,
                         tlds: &["com"],
                         limit: 5,
                         shape: Shape::Client,
@@ -244,6 +251,7 @@ fn benches(c: &mut Criterion) {
                 "cheapest_at_10_limit10",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        fresh: tldsnap::query::Freshness::ANY_AGE,
                         tlds: &ten,
                         limit: 10,
                         shape: Shape::Client,
@@ -256,6 +264,7 @@ fn benches(c: &mut Criterion) {
                 "prices_at_3x3",
                 Box::new(|out| {
                     let r = PricesRequest {
+                        fresh: tldsnap::query::Freshness::ANY_AGE,
                         tlds: &["com", "net", "org"],
                         registrars: Some(&keys),
                         started: tldsnap::time::Stamp::now(),

@@ -388,6 +388,11 @@ fn render_group(
         avg_transfer: agg.avg.2,
         lowest_renew_offer: at(agg.lowest_renew),
         lowest_5y_offer: at(agg.lowest_5y),
+        oldest_ms: g.rows[..g.sellers]
+            .iter()
+            .map(|r| r.updated_ms)
+            .min()
+            .unwrap_or(i64::MAX),
         ..Tld::default()
     };
     let mut offers: Vec<Offer> = g
@@ -422,7 +427,16 @@ fn render_group(
             if i > 0 {
                 out.push(b',');
             }
-            render::client_entry(i + 1, &name_bytes, key, o.register, o.renew, out);
+            render::client_entry(
+                i + 1,
+                &name_bytes,
+                key,
+                o.register,
+                o.renew,
+                o.updated_ms,
+                false,
+                out,
+            );
         });
         o.client_end = text.pos();
     }

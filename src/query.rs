@@ -46,6 +46,88 @@ pub enum Shape {
     Public,
 }
 
+/// The staleness rule of a request: an offer whose price is older than the cut-off is
+/// stale. Stale offers are marked `"stale":true` wherever they are shown, and rankings
+/// (cheapest, the registrar listing, the overview's picks) leave them out unless
+/// `include_stale`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Freshness {
+    /// Offers with `updated_ms` before this are stale ([`i64::MIN`]: none is).
+    pub cutoff_ms: i64,
+    /// Today, days since 1970-01-01: the last day `at=` may name besides the data date.
+    pub today: i64,
+    /// Whether rankings keep stale offers (marked).
+    pub include_stale: bool,
+}
+
+impl Freshness {
+    /// No offer is stale: the snapshot's answers as they are stored.
+    pub const ANY_AGE: Freshness = Freshness {
+        cutoff_ms: i64::MIN,
+        today: i64::MIN,
+        include_stale: true,
+    };
+
+    /// The rule for a request made at `now_ms`: a price is stale when the day it was
+    /// published is more than `max_age_days` days before today (UTC).
+    pub fn new(now_ms: i64, max_age_days: u32, include_stale: bool) -> Freshness {
+        let today = now_ms.div_euclid(time::MS_PER_DAY);
+        Freshness {
+            cutoff_ms: (today - i64::from(max_age_days)).saturating_mul(time::MS_PER_DAY),
+            today,
+            include_stale,
+        }
+    }
+
+    /// Whether a price published at `updated_ms` is stale.
+    #[inline]
+    pub fn is_stale(&self, updated_ms: i64) -> bool {
+        updated_ms < self.cutoff_ms
+    }
+
+    /// Whether a ranking shows an offer published at `updated_ms`.
+    #[inline]
+    fn ranks(&self, updated_ms: i64) -> bool {
+        self.include_stale || !self.is_stale(updated_ms)
+    }
+
+    /// Whether every seller of `t` is fresh (then the stored ranking holds as it is).
+    #[inline]
+    fn all_fresh(&self, t: &ArchivedTld) -> bool {
+        t.oldest_ms.to_native() >= self.cutoff_ms
+    }
+}
+
+/// The sellers of `t` in rank order.
+fn sellers_of<'s>(snap: &'s ArchivedSnapshotData, t: &ArchivedTld) -> &'s [ArchivedOffer] {
+    let first = t.first_offer.to_native() as usize;
+    &snap.offers[first..first + t.sellers.to_native() as usize]
+}
+
+/// How many sellers of `t` are stale (none without a walk when all are fresh).
+fn stale_sellers(snap: &ArchivedSnapshotData, t: &ArchivedTld, fresh: Freshness) -> usize {
+    if fresh.all_fresh(t) {
+        return 0;
+    }
+    sellers_of(snap, t)
+        .iter()
+        .filter(|o| fresh.is_stale(o.updated_ms.to_native()))
+        .count()
+}
+
+/// Writes `tail` (a stored fragment ending in `}`) with `,"stale_count":N` before its
+/// last brace when `stale` is not zero.
+fn write_tail(tail: &[u8], stale: usize, out: &mut Vec<u8>) {
+    if stale == 0 {
+        out.extend_from_slice(tail);
+        return;
+    }
+    out.extend_from_slice(&tail[..tail.len() - 1]);
+    out.extend_from_slice(b",\"stale_count\":");
+    write_int(stale as u64, out);
+    out.push(b'}');
+}
+
 /// Parameters of [`cheapest`].
 #[derive(Debug, Clone)]
 pub struct CheapestRequest<'a> {
@@ -57,6 +139,8 @@ pub struct CheapestRequest<'a> {
     pub shape: Shape,
     /// `meta.tier` (client shape only); `None` leaves it out.
     pub tier: Option<&'a str>,
+    /// Which offers are stale and whether they are ranked.
+    pub fresh: Freshness,
 }
 
 /// Parameters of [`prices`].
@@ -68,6 +152,8 @@ pub struct PricesRequest<'a> {
     pub registrars: Option<&'a [&'a str]>,
     /// When the request started, for `stats.time_elapsed`.
     pub started: Stamp,
+    /// Which records are marked stale.
+    pub fresh: Freshness,
 }
 
 /// Parameters of [`registrars`].
@@ -81,6 +167,8 @@ pub struct RegistrarsRequest<'a> {
     pub limit: Option<usize>,
     /// Base of `website_url`; must already be safe inside a JSON string.
     pub public_url: &'a str,
+    /// Which offers are stale and whether they are listed.
+    pub fresh: Freshness,
 }
 
 /// Parameters of [`history`].
@@ -130,6 +218,13 @@ impl fmt::Display for QueryError {
 }
 
 impl std::error::Error for QueryError {}
+
+/// Age in days past which a price is stale when neither the request
+/// (`max_age_days`) nor the server (`serve --max-age-days`) says otherwise.
+pub const DEFAULT_MAX_AGE_DAYS: u32 = 365;
+
+/// The most `max_age_days` accepted (100 years).
+pub const MAX_AGE_DAYS_LIMIT: u32 = 36_500;
 
 /// The default base of `website_url` (`serve --public-url`).
 pub const DEFAULT_PUBLIC_URL: &str = "https://tldsnap.dev";
@@ -229,7 +324,7 @@ pub fn cheapest_at(
     day: i64,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
-    check_day(snap, day)?;
+    check_day(snap, day, req.fresh.today)?;
     let mut offers = Vec::new();
     let (found, missing) = write_known_results(snap, req.tlds, out, |t, out| {
         let Some(sellers) = at::offers_at(snap, t, day, &mut offers) else {
@@ -241,16 +336,25 @@ pub fn cheapest_at(
             if i > 0 {
                 out.push(b',');
             }
-            let reg = &snap.registrars[o.registrar as usize];
+            let r = o.registrar as usize;
+            let reg = &snap.registrars[r];
             let name_json = snap.span(&reg.name_json);
+            let ms = at::version_at(snap, r, day).map_or(0, |v| v.ms.to_native());
             match req.shape {
                 Shape::Client => {
                     let key = snap.span_str(&reg.key);
-                    render::client_entry(i + 1, name_json, key, o.register, o.renew, out)
+                    render::client_entry(i + 1, name_json, key, o.register, o.renew, ms, false, out)
                 }
-                Shape::Public => {
-                    render::public_entry(i + 1, name_json, o.register, o.renew, o.transfer, out)
-                }
+                Shape::Public => render::public_entry(
+                    i + 1,
+                    name_json,
+                    o.register,
+                    o.renew,
+                    o.transfer,
+                    ms,
+                    false,
+                    out,
+                ),
             }
         }
         match req.shape {
@@ -263,15 +367,16 @@ pub fn cheapest_at(
     Ok(())
 }
 
-/// Refuses a day after the snapshot's data date: nothing is known of it.
-fn check_day(snap: &ArchivedSnapshotData, day: i64) -> Result<(), QueryError> {
+/// Refuses a day after both the snapshot's data date and today: nothing is known of
+/// it. A day between the two is answered with the prices last known (of the data date).
+fn check_day(snap: &ArchivedSnapshotData, day: i64, today: i64) -> Result<(), QueryError> {
     let data_day = at::data_day(snap);
-    if day > data_day {
+    if day > data_day.max(today) {
         return Err(QueryError::InvalidParameter {
             name: "at",
             value: time::date_string(day),
             reason: format!(
-                "after the data date of this snapshot ({}); prices are known up to that day",
+                "after today and the data date of this snapshot ({}); prices are known up to that day",
                 time::date_string(data_day)
             ),
         });
@@ -285,30 +390,73 @@ fn cheapest_value(
     t: &ArchivedTld,
     out: &mut Vec<u8>,
 ) {
-    {
-        out.extend_from_slice(b"{\"cheapest_register\":[");
-        let take = req.limit.min(t.sellers.to_native() as usize);
-        let first = t.first_offer.to_native() as usize;
-        match req.shape {
-            Shape::Client => {
-                // The entries are stored back to back in rank order: one copy.
+    out.extend_from_slice(b"{\"cheapest_register\":[");
+    let sellers = sellers_of(snap, t);
+    let fresh = req.fresh;
+    // The stored entries hold while the ranking has skipped nothing and marked nothing:
+    // the leading fresh sellers (all of them, in the common case, known from
+    // `oldest_ms` without a look at the offers).
+    let stored = if fresh.all_fresh(t) {
+        sellers.len()
+    } else {
+        sellers
+            .iter()
+            .position(|o| fresh.is_stale(o.updated_ms.to_native()))
+            .unwrap_or(sellers.len())
+    };
+    let copied = req.limit.min(stored);
+    match req.shape {
+        Shape::Client => {
+            // The entries are stored back to back in rank order: one copy.
+            if copied > 0 {
                 let start = t.client_start.to_native();
-                let end = if take == 0 {
-                    start
-                } else {
-                    snap.offers[first + take - 1].client_end.to_native()
-                };
+                let end = sellers[copied - 1].client_end.to_native();
                 out.extend_from_slice(snap.text_range(start, end));
-                out.extend_from_slice(snap.span(&t.client_tail));
             }
-            Shape::Public => {
-                for (i, o) in snap.offers[first..first + take].iter().enumerate() {
-                    write_public_entry(snap, i, o, out);
-                }
-                out.extend_from_slice(snap.span(&t.public_tail));
+        }
+        Shape::Public => {
+            for (i, o) in sellers[..copied].iter().enumerate() {
+                write_public_entry(snap, i, o, false, out);
             }
         }
     }
+    // Past the first stale seller: the rest ranked one by one, skipping (or marking)
+    // the stale ones.
+    let mut rank = copied;
+    let mut stale = 0usize;
+    for o in &sellers[stored..] {
+        let ms = o.updated_ms.to_native();
+        let is_stale = fresh.is_stale(ms);
+        stale += usize::from(is_stale);
+        if rank == req.limit || !fresh.ranks(ms) {
+            continue;
+        }
+        match req.shape {
+            Shape::Client => {
+                if rank > 0 {
+                    out.push(b',');
+                }
+                let reg = &snap.registrars[o.registrar.to_native() as usize];
+                render::client_entry(
+                    rank + 1,
+                    snap.span(&reg.name_json),
+                    snap.span_str(&reg.key),
+                    o.register.to_native(),
+                    o.renew.to_native(),
+                    ms,
+                    is_stale,
+                    out,
+                );
+            }
+            Shape::Public => write_public_entry(snap, rank, o, is_stale, out),
+        }
+        rank += 1;
+    }
+    let tail = match req.shape {
+        Shape::Client => snap.span(&t.client_tail),
+        Shape::Public => snap.span(&t.public_tail),
+    };
+    write_tail(tail, stale, out);
 }
 
 /// Closes `results` and writes `meta` (client) or `meta.not_found` (public).
@@ -342,7 +490,13 @@ fn cheapest_end(req: &CheapestRequest<'_>, found: usize, missing: &[String], out
 
 /// One public-shape cheapest entry, written from the integer prices (this shape is not
 /// pre-rendered: see the schema docs).
-fn write_public_entry(snap: &ArchivedSnapshotData, i: usize, o: &ArchivedOffer, out: &mut Vec<u8>) {
+fn write_public_entry(
+    snap: &ArchivedSnapshotData,
+    i: usize,
+    o: &ArchivedOffer,
+    stale: bool,
+    out: &mut Vec<u8>,
+) {
     if i > 0 {
         out.push(b',');
     }
@@ -353,6 +507,8 @@ fn write_public_entry(snap: &ArchivedSnapshotData, i: usize, o: &ArchivedOffer, 
         o.register.to_native(),
         o.renew.to_native(),
         o.transfer.to_native(),
+        o.updated_ms.to_native(),
+        stale,
         out,
     );
 }
@@ -375,7 +531,7 @@ pub fn prices_at(
     day: i64,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
-    check_day(snap, day)?;
+    check_day(snap, day, req.fresh.today)?;
     prices_impl(snap, req, Some(day), out)
 }
 
@@ -450,30 +606,52 @@ fn prices_value(
     t: &ArchivedTld,
     out: &mut Vec<u8>,
 ) {
-    {
-        out.push(b'{');
-        if req.registrars.is_some() {
-            let mut first = true;
-            for &r in regs {
-                if let Some(o) = snap.offer_of(t, r) {
-                    if !first {
-                        out.push(b',');
-                    }
-                    first = false;
-                    out.extend_from_slice(snap.span(&o.record));
+    out.push(b'{');
+    if req.registrars.is_some() {
+        let mut first = true;
+        for &r in regs {
+            if let Some(o) = snap.offer_of(t, r) {
+                if !first {
+                    out.push(b',');
                 }
-            }
-        } else {
-            // Every seller: the records are stored back to back in rank order.
-            let sellers = t.sellers.to_native() as usize;
-            if sellers > 0 {
-                let first = t.first_offer.to_native() as usize;
-                let start = t.records_start.to_native();
-                let end = snap.offers[first + sellers - 1].record.end.to_native();
-                out.extend_from_slice(snap.text_range(start, end));
+                first = false;
+                write_record(snap, o, req.fresh, out);
             }
         }
-        out.push(b'}');
+    } else if req.fresh.all_fresh(t) {
+        // Every seller, all fresh: the records are stored back to back in rank order.
+        let sellers = t.sellers.to_native() as usize;
+        if sellers > 0 {
+            let first = t.first_offer.to_native() as usize;
+            let start = t.records_start.to_native();
+            let end = snap.offers[first + sellers - 1].record.end.to_native();
+            out.extend_from_slice(snap.text_range(start, end));
+        }
+    } else {
+        for (i, o) in sellers_of(snap, t).iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_record(snap, o, req.fresh, out);
+        }
+    }
+    out.push(b'}');
+}
+
+/// An offer's stored price record, with `"stale":true` before its closing brace when
+/// it is stale.
+fn write_record(
+    snap: &ArchivedSnapshotData,
+    o: &ArchivedOffer,
+    fresh: Freshness,
+    out: &mut Vec<u8>,
+) {
+    let record = snap.span(&o.record);
+    if fresh.is_stale(o.updated_ms.to_native()) {
+        out.extend_from_slice(&record[..record.len() - 1]);
+        out.extend_from_slice(b",\"stale\":true}");
+    } else {
+        out.extend_from_slice(record);
     }
 }
 
@@ -557,14 +735,24 @@ pub fn registrars(
         return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
     };
     let sellers = t.sellers.to_native() as usize;
-    let shown = req.limit.map_or(sellers, |l| l.min(sellers));
+    let fresh = req.fresh;
+    let stale = stale_sellers(snap, t, fresh);
+    // The entries the listing ranks: every seller, or the fresh ones.
+    let listed = if fresh.include_stale {
+        sellers
+    } else {
+        sellers - stale
+    };
+    let shown = req.limit.map_or(listed, |l| l.min(listed));
     out.extend_from_slice(b"{\"tld\":");
     out.extend_from_slice(snap.span(&t.key_json));
     out.extend_from_slice(b",\"registrar_count\":");
     write_int(sellers as u64, out);
     out.extend_from_slice(b",\"registrars\":[");
-    let first = t.first_offer.to_native() as usize;
-    for (i, o) in snap.offers[first..first + shown].iter().enumerate() {
+    let ranked = sellers_of(snap, t)
+        .iter()
+        .filter(|o| fresh.ranks(o.updated_ms.to_native()));
+    for (i, o) in ranked.take(shown).enumerate() {
         if i > 0 {
             out.push(b',');
         }
@@ -575,12 +763,17 @@ pub fn registrars(
         if req.include_prices {
             out.extend_from_slice(snap.span(&o.listing_prices));
         }
-        out.push(b'}');
+        let ms = o.updated_ms.to_native();
+        render::age(ms, fresh.is_stale(ms), out);
     }
     out.push(b']');
-    if shown < sellers {
+    if stale > 0 {
+        out.extend_from_slice(b",\"stale_count\":");
+        write_int(stale as u64, out);
+    }
+    if shown < listed {
         out.extend_from_slice(b",\"message\":");
-        json::write_str(&listing_message(shown, sellers), out);
+        json::write_str(&listing_message(shown, listed), out);
     }
     out.push(b'}');
     Ok(())
@@ -593,6 +786,7 @@ fn write_pick(
     snap: &ArchivedSnapshotData,
     o: Option<&ArchivedOffer>,
     price: impl Fn(u32, u32) -> Option<u64>,
+    fresh: Freshness,
     out: &mut Vec<u8>,
 ) {
     match o {
@@ -619,9 +813,33 @@ fn write_pick(
                 crate::time::write_date(o.rate_date.to_native() as i64, out);
                 out.extend_from_slice(b"\"}");
             }
-            out.push(b'}');
+            let ms = o.updated_ms.to_native();
+            render::age(ms, fresh.is_stale(ms), out);
         }
     }
+}
+
+/// The offer a pick stands on: the stored one (`stored`, an offer position or [`NONE`])
+/// when the ranking may show it, otherwise the ranked seller with the lowest `order`
+/// (ties: registrar key), found by a walk over the TLD's sellers.
+fn ranked_pick<'s>(
+    snap: &'s ArchivedSnapshotData,
+    t: &ArchivedTld,
+    stored: u32,
+    fresh: Freshness,
+    order: impl Fn(&ArchivedOffer) -> u64,
+) -> Option<&'s ArchivedOffer> {
+    if stored == NONE {
+        return None;
+    }
+    let o = &snap.offers[stored as usize];
+    if fresh.ranks(o.updated_ms.to_native()) {
+        return Some(o);
+    }
+    sellers_of(snap, t)
+        .iter()
+        .filter(|o| fresh.ranks(o.updated_ms.to_native()))
+        .min_by_key(|o| (order(o), o.registrar.to_native()))
 }
 
 /// Parameters of [`overview`].
@@ -632,6 +850,8 @@ pub struct OverviewRequest<'a> {
     /// Whether the caller's plan covers every TLD. Otherwise, for a TLD outside the 22
     /// free ones, the member-only fields are `null` and listed in `members_only`.
     pub all_tlds: bool,
+    /// Which offers are stale and whether the picks may be stale ones.
+    pub fresh: Freshness,
 }
 
 /// The overview fields only members see on a TLD outside the free ones.
@@ -654,7 +874,6 @@ pub fn overview(
     let t = (t != NONE).then(|| &snap.tlds[t as usize]);
     let sellers = t.map_or(0, |t| t.sellers.to_native() as usize);
     let shown = req.all_tlds || crate::tld::is_free(req.tld);
-    let offer = |i: u32| (shown && i != NONE).then(|| &snap.offers[i as usize]);
     out.push(b'{');
     catalogue::write_tld_facts(snap, e, out);
     out.extend_from_slice(b",\"registrar_count\":");
@@ -669,8 +888,11 @@ pub fn overview(
         ),
         None => write_triple(NONE, NONE, NONE, out),
     }
-    let pick = |f: fn(&ArchivedTld) -> u32| t.map_or(NONE, f);
-    out.extend_from_slice(b",\"cheapest_register\":");
+    let fresh = req.fresh;
+    let pick = |stored: fn(&ArchivedTld) -> u32, order: fn(&ArchivedOffer) -> u64| {
+        t.filter(|_| shown)
+            .and_then(|t| ranked_pick(snap, t, stored(t), fresh, order))
+    };
     let first = |t: &ArchivedTld| {
         if t.sellers.to_native() > 0 {
             t.first_offer.to_native()
@@ -678,22 +900,47 @@ pub fn overview(
             NONE
         }
     };
-    write_pick(snap, offer(pick(first)), |register, _| cents(register), out);
+    // The sellers are stored in (register, renew, key) order: the first ranked one.
+    let by_rank = |o: &ArchivedOffer| {
+        (u64::from(o.register.to_native()) << 32) | u64::from(o.renew.to_native())
+    };
+    out.extend_from_slice(b",\"cheapest_register\":");
+    write_pick(
+        snap,
+        pick(first, by_rank),
+        |register, _| cents(register),
+        fresh,
+        out,
+    );
     out.extend_from_slice(b",\"lowest_renew\":");
     write_pick(
         snap,
-        offer(pick(|t| t.lowest_renew_offer.to_native())),
+        pick(
+            |t| t.lowest_renew_offer.to_native(),
+            |o| u64::from(o.renew.to_native()),
+        ),
         |_, renew| cents(renew),
+        fresh,
         out,
     );
     out.extend_from_slice(b",\"lowest_5_year\":");
     let five = |register: u32, renew: u32| Some(cents(register)? + 4 * cents(renew)?);
     write_pick(
         snap,
-        offer(pick(|t| t.lowest_5y_offer.to_native())),
+        pick(
+            |t| t.lowest_5y_offer.to_native(),
+            // A seller has both prices.
+            |o| u64::from(o.register.to_native()) + 4 * u64::from(o.renew.to_native()),
+        ),
         five,
+        fresh,
         out,
     );
+    let stale = t.map_or(0, |t| stale_sellers(snap, t, fresh));
+    if stale > 0 {
+        out.extend_from_slice(b",\"stale_count\":");
+        write_int(stale as u64, out);
+    }
     if !shown {
         catalogue::write_members_only(&OVERVIEW_MEMBERS_ONLY, out);
     }

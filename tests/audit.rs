@@ -14,6 +14,10 @@ use tldsnap::audit::search::{self, SearchRequest};
 use tldsnap::audit::{Names, lookup};
 use tldsnap::snapshot::Snapshot;
 
+/// The shipped data date, 2026-08-22 (days since 1970-01-01): the day the portfolio
+/// tests count `expires_soon` from, unless a test says otherwise.
+const TODAY: i64 = 20687;
+
 const SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/source");
 const PSL: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -601,7 +605,7 @@ fn audit_equals_the_independent_recomputation() {
     ] {
         let p = parse(&body, 10_000).unwrap();
         assert_eq!(p.holdings.len(), entries.len());
-        let audit = portfolio::audit(snap, names(), &p, |_| true);
+        let audit = portfolio::audit(snap, names(), &p, TODAY, |_| true);
         let mut out = Vec::new();
         portfolio::write_json(snap, &audit, Some("pro"), &mut out);
         let answer: Value = serde_json::from_slice(&out).unwrap();
@@ -631,7 +635,7 @@ fn audit_equals_the_independent_recomputation() {
     }
     // Every kind of line occurs.
     let p = portfolio::parse_json(&as_json_body(&entries), 10_000).unwrap();
-    let audit = portfolio::audit(snap, names(), &p, |_| true);
+    let audit = portfolio::audit(snap, names(), &p, TODAY, |_| true);
     for (i, f) in portfolio::Flag::ALL.iter().enumerate() {
         if *f != portfolio::Flag::TldNotInPlan {
             assert!(audit.flag_counts[i] > 0, "no domain flagged {}", f.as_str());
@@ -649,7 +653,7 @@ fn free_plan_sees_only_free_tlds_and_audits_500() {
     let limit = free.audit_limit as usize;
     assert_eq!(limit, 500);
     let p = portfolio::parse_json(&as_json_body(&entries), limit).unwrap();
-    let audit = portfolio::audit(snap, names(), &p, is_free_tld);
+    let audit = portfolio::audit(snap, names(), &p, TODAY, is_free_tld);
     let mut out = Vec::new();
     portfolio::write_json(snap, &audit, Some("free"), &mut out);
     let answer: Value = serde_json::from_slice(&out).unwrap();
@@ -729,6 +733,7 @@ fn lookup_copies_the_cheapest_entries_and_marks_what_it_cannot_answer() {
             tldsnap::query::cheapest(
                 snap,
                 &tldsnap::query::CheapestRequest {
+                    fresh: tldsnap::query::Freshness::ANY_AGE,
                     tlds: &[suffix],
                     limit: 3,
                     shape: tldsnap::query::Shape::Client,

@@ -379,6 +379,7 @@ fn golden_bodies_of_every_query() {
     let d = snap.data();
     let mut out = Vec::new();
     let req = |tlds: &'static [&'static str], limit, shape, tier| CheapestRequest {
+        fresh: tldsnap::query::Freshness::ANY_AGE,
         tlds,
         limit,
         shape,
@@ -409,6 +410,7 @@ fn golden_bodies_of_every_query() {
     query::prices(
         d,
         &PricesRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tlds: &["com", "co.uk", "zz"],
             registrars: Some(keys),
             started: tldsnap::time::Stamp::now(),
@@ -420,6 +422,7 @@ fn golden_bodies_of_every_query() {
     query::prices(
         d,
         &PricesRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tlds: &["com", "aero"],
             registrars: None,
             started: tldsnap::time::Stamp::now(),
@@ -429,6 +432,7 @@ fn golden_bodies_of_every_query() {
     .unwrap();
     check_golden("prices_all_sellers", &out);
     let reg = |include_prices, limit| RegistrarsRequest {
+        fresh: tldsnap::query::Freshness::ANY_AGE,
         tld: "com",
         include_prices,
         limit,
@@ -441,6 +445,7 @@ fn golden_bodies_of_every_query() {
     query::overview(
         d,
         &OverviewRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tld: "com",
             all_tlds: true,
         },
@@ -451,6 +456,7 @@ fn golden_bodies_of_every_query() {
     query::overview(
         d,
         &OverviewRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tld: "aero",
             all_tlds: true,
         },
@@ -490,6 +496,7 @@ fn nothing_known_is_an_error_not_an_empty_body() {
     let snap = fixture_snapshot();
     let mut out = Vec::new();
     let req = CheapestRequest {
+        fresh: tldsnap::query::Freshness::ANY_AGE,
         tlds: &["nope", "zz"],
         limit: 5,
         shape: Shape::Client,
@@ -503,6 +510,7 @@ fn nothing_known_is_an_error_not_an_empty_body() {
         ]))
     );
     let req = RegistrarsRequest {
+        fresh: tldsnap::query::Freshness::ANY_AGE,
         tld: "nope",
         include_prices: false,
         limit: None,
@@ -541,6 +549,7 @@ fn every_source_row_reads_back() {
         let tlds = [row.tld.as_str()];
         let keys = [row.registrar.as_str()];
         let req = PricesRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tlds: &tlds,
             registrars: Some(&keys),
             started: tldsnap::time::Stamp::now(),
@@ -625,6 +634,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
 
         let tlds = [*tld];
         let req = CheapestRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tlds: &tlds,
             limit: 100,
             shape: Shape::Public,
@@ -685,6 +695,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
 
         // Client shape: same order, with keys; limit cuts but the count does not change.
         let req = CheapestRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tlds: &tlds,
             limit: 3,
             shape: Shape::Client,
@@ -704,6 +715,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
         query::overview(
             snap.data(),
             &OverviewRequest {
+                fresh: tldsnap::query::Freshness::ANY_AGE,
                 tld,
                 all_tlds: true,
             },
@@ -741,6 +753,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
 
         // Registrar listing in the same order, cut to 5 with a message.
         let req = RegistrarsRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tld,
             include_prices: true,
             limit: Some(5),
@@ -905,6 +918,7 @@ fn original_currency_is_shown_by_overview_and_listing() {
     query::overview(
         d,
         &query::OverviewRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tld: "uk",
             all_tlds: true,
         },
@@ -941,6 +955,7 @@ fn original_currency_is_shown_by_overview_and_listing() {
     query::registrars(
         d,
         &RegistrarsRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             tld: "uk",
             include_prices: true,
             limit: None,
@@ -962,4 +977,151 @@ fn original_currency_is_shown_by_overview_and_listing() {
     );
     let source = source::read(REGISTRARS.as_bytes(), plain.as_bytes(), None).unwrap();
     assert!(source.prices.iter().all(|p| p.original.is_none()));
+}
+
+/// 2026-12-01, the day the staleness tests run "on".
+const DEC_1_2026_MS: i64 = 1_796_083_200_000;
+
+#[test]
+fn a_two_year_old_price_is_stale_and_left_out_of_cheapest_unless_asked() {
+    let snap = tldsnap::build::default_snapshot().unwrap();
+    let d = snap.data();
+    let mut out = Vec::new();
+    let cheapest = |fresh: tldsnap::query::Freshness, shape, out: &mut Vec<u8>| {
+        let req = CheapestRequest {
+            fresh,
+            tlds: &["com"],
+            limit: 100,
+            shape,
+            tier: None,
+        };
+        tldsnap::query::cheapest(d, &req, out).unwrap();
+        json(out)
+    };
+    let default = tldsnap::query::Freshness::new(DEC_1_2026_MS, 365, false);
+    let asked = tldsnap::query::Freshness::new(DEC_1_2026_MS, 365, true);
+    for shape in [Shape::Client, Shape::Public] {
+        let body = cheapest(default, shape, &mut out);
+        let com = &body["results"]["com"];
+        let entries = com["cheapest_register"].as_array().unwrap();
+        assert!(
+            entries.iter().all(|e| e["registrar_name"] != "Cloudflare"),
+            "{body}"
+        );
+        assert!(entries.iter().all(|e| e.get("stale").is_none()), "{body}");
+        // Every entry carries its age, all within the limit; ranks stay 1, 2, 3...
+        for (i, e) in entries.iter().enumerate() {
+            assert_eq!(e["rank"], i as u64 + 1);
+            let day = &e["last_updated"].as_str().unwrap()[..10];
+            assert!(day >= "2025-12-01", "{e}");
+        }
+        let stale_count = com["stale_count"].as_u64().unwrap();
+        assert!(stale_count >= 2, "{body}");
+        assert_eq!(
+            entries.len() as u64 + stale_count,
+            com["registrar_count"].as_u64().unwrap()
+        );
+
+        let body = cheapest(asked, shape, &mut out);
+        let entries = body["results"]["com"]["cheapest_register"]
+            .as_array()
+            .unwrap();
+        let cf = entries
+            .iter()
+            .find(|e| e["registrar_name"] == "Cloudflare")
+            .unwrap_or_else(|| panic!("{body}"));
+        assert_eq!(cf["stale"], true);
+        assert_eq!(cf["last_updated"], "2024-01-07T06:15:23.000Z");
+        assert_eq!(cf["register_price"], 9.77);
+        for (i, e) in entries.iter().enumerate() {
+            assert_eq!(e["rank"], i as u64 + 1);
+        }
+    }
+    // Without any age limit the answer is the stored one, byte for byte.
+    let stored = cheapest(tldsnap::query::Freshness::ANY_AGE, Shape::Client, &mut out);
+    let late = tldsnap::query::Freshness::new(DEC_1_2026_MS, 36_500, false);
+    assert_eq!(cheapest(late, Shape::Client, &mut out), stored);
+
+    // Prices: every record shown, the old ones marked.
+    let req = PricesRequest {
+        fresh: default,
+        tlds: &["com"],
+        registrars: Some(&["cloudflare", "route53"]),
+        started: tldsnap::time::Stamp::now(),
+    };
+    tldsnap::query::prices(d, &req, &mut out).unwrap();
+    let body = json(&out);
+    assert_eq!(
+        body["results"]["com"]["cloudflare"]["stale"], true,
+        "{body}"
+    );
+    // Overview: the picks are fresh prices.
+    let req = OverviewRequest {
+        fresh: default,
+        tld: "com",
+        all_tlds: true,
+    };
+    tldsnap::query::overview(d, &req, &mut out).unwrap();
+    let body = json(&out);
+    for pick in ["cheapest_register", "lowest_renew", "lowest_5_year"] {
+        assert!(body[pick].get("stale").is_none(), "{body}");
+        assert!(
+            body[pick]["last_updated"].as_str().unwrap() >= "2025-12-01",
+            "{body}"
+        );
+    }
+    assert_ne!(body["cheapest_register"]["registrar_key"], "cloudflare");
+    // Listing: the stale sellers left out, counted.
+    let req = RegistrarsRequest {
+        fresh: default,
+        tld: "com",
+        include_prices: true,
+        limit: None,
+        public_url: "https://x.test",
+    };
+    tldsnap::query::registrars(d, &req, &mut out).unwrap();
+    let body = json(&out);
+    let listed = body["registrars"].as_array().unwrap();
+    assert!(listed.iter().all(|e| e["key"] != "cloudflare"), "{body}");
+    assert!(body["stale_count"].as_u64().unwrap() >= 2);
+}
+
+#[test]
+fn the_cli_query_marks_and_leaves_out_stale_prices() {
+    let dir = temp_dir("stale_cli");
+    let file = dir.join("real.tldsnap");
+    let built = build_cli(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/source")),
+        &file,
+    );
+    assert!(built.status.success(), "{built:?}");
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tldsnap"))
+            .args(["query", "cheapest", "--snapshot"])
+            .arg(&file)
+            .args(["--tlds", "com", "--limit", "100"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        json(&out.stdout)
+    };
+    // The real clock: Cloudflare's com price of 2024-01-07 is years old by now.
+    let body = run(&[]);
+    let entries = body["results"]["com"]["cheapest_register"]
+        .as_array()
+        .unwrap();
+    assert!(
+        entries.iter().all(|e| e["registrar_key"] != "cloudflare"),
+        "{body}"
+    );
+    let body = run(&["--include-stale"]);
+    let entries = body["results"]["com"]["cheapest_register"]
+        .as_array()
+        .unwrap();
+    let cf = entries
+        .iter()
+        .find(|e| e["registrar_key"] == "cloudflare")
+        .unwrap();
+    assert_eq!(cf["stale"], true);
 }

@@ -281,6 +281,7 @@ fn overview_of_every_tld() {
             query::overview(
                 snap.data(),
                 &OverviewRequest {
+                    fresh: tldsnap::query::Freshness::ANY_AGE,
                     tld: &tld,
                     all_tlds: members,
                 },
@@ -350,6 +351,7 @@ fn cheapest_as_of_days_for_every_tld() {
             let known = regs.values().any(|l| l[0].0.as_str() <= at);
             for shape in [Shape::Client, Shape::Public] {
                 let req = CheapestRequest {
+                    fresh: tldsnap::query::Freshness::ANY_AGE,
                     tlds: &[tld.as_str()],
                     limit: 100,
                     shape,

@@ -132,7 +132,13 @@ pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> 
     };
     drop(body);
     let data = loaded.snapshot.data();
-    let answer = portfolio::audit(data, names(), &parsed, |s| caller.tld_allowed(s));
+    let answer = portfolio::audit(
+        data,
+        names(),
+        &parsed,
+        state.access.now_ms().div_euclid(crate::time::MS_PER_DAY),
+        |s| caller.tld_allowed(s),
+    );
     let credits = parsed.holdings.len().div_ceil(DOMAINS_PER_CREDIT).max(1) as u64;
     let mut out = state.body_buffer(route);
     if csv_out {

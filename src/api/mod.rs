@@ -122,6 +122,9 @@ pub struct Config {
     /// come over HTTPS ([`crate::http::came_over_https`]), which gives it HSTS and the
     /// `__Host-` cookies. Default false.
     pub trust_proxy: bool,
+    /// Age in days past which a price is stale (`serve --max-age-days`), unless a
+    /// request gives `max_age_days`. Default [`crate::query::DEFAULT_MAX_AGE_DAYS`].
+    pub max_age_days: u32,
 }
 
 impl Default for Config {
@@ -137,6 +140,7 @@ impl Default for Config {
             session_secret: crate::web::session::Secret::random(),
             sign_outs: Arc::default(),
             trust_proxy: false,
+            max_age_days: crate::query::DEFAULT_MAX_AGE_DAYS,
         }
     }
 }
@@ -237,6 +241,23 @@ impl State {
             live: None,
             id: NEXT_STATE_ID.fetch_add(1, Relaxed),
         }
+    }
+
+    /// What answers and pages of `loaded` are kept under: its content hash, moved on
+    /// every day, since which prices are stale depends on the date.
+    pub fn generation(&self, loaded: &Loaded) -> u128 {
+        let today = self.access.now_ms().div_euclid(crate::time::MS_PER_DAY);
+        loaded.snapshot.header().content_hash ^ today as u128
+    }
+
+    /// The staleness rule of the pages today: the server's age; `include_stale` as
+    /// given.
+    pub fn freshness(&self, include_stale: bool) -> crate::query::Freshness {
+        crate::query::Freshness::new(
+            self.access.now_ms(),
+            self.config.max_age_days,
+            include_stale,
+        )
     }
 
     /// The same state, answering the live lookups with `live`.
@@ -702,7 +723,7 @@ pub fn answered<B>(
         Ok(caller) => caller,
         Err(response) => return Step::Done(response),
     };
-    let snapshot = loaded.snapshot.header().content_hash;
+    let snapshot = state.generation(&loaded);
     let target = answers::Target {
         route,
         plan: caller.tier(),

@@ -82,10 +82,14 @@ fn answer(
     let data = loaded.snapshot.data();
     match endpoint {
         Endpoint::Cheapest(shape) => {
-            let [tlds, limit, at] = params::pick(query, ["tlds", "limit", "at"])?;
+            let [tlds, limit, at, max_age, include_stale] = params::pick(
+                query,
+                ["tlds", "limit", "at", "max_age_days", "include_stale"],
+            )?;
             let tlds = params::tlds(tlds.as_deref())?;
             let limit = params::limit(limit.as_deref())?;
             let at = params::day("at", at.as_deref())?;
+            let fresh = freshness(state, max_age.as_deref(), include_stale.as_deref())?;
             check_plan(state, caller, &tlds)?;
             let names = as_strs(&tlds);
             let req = CheapestRequest {
@@ -93,6 +97,7 @@ fn answer(
                 limit,
                 shape,
                 tier: (shape == Shape::Client).then(|| caller.tier()),
+                fresh,
             };
             match at {
                 None => query::cheapest(data, &req, out),
@@ -101,10 +106,12 @@ fn answer(
             .map_err(Problem::from_query)
         }
         Endpoint::Prices => {
-            let [tlds, registrars, at] = params::pick(query, ["tlds", "registrars", "at"])?;
+            let [tlds, registrars, at, max_age] =
+                params::pick(query, ["tlds", "registrars", "at", "max_age_days"])?;
             let tlds = params::tlds(tlds.as_deref())?;
             let registrars = params::registrars(registrars.as_deref())?;
             let at = params::day("at", at.as_deref())?;
+            let fresh = freshness(state, max_age.as_deref(), None)?;
             check_plan(state, caller, &tlds)?;
             let names = as_strs(&tlds);
             let keys = registrars.as_deref().map(as_strs);
@@ -112,6 +119,7 @@ fn answer(
                 tlds: &names,
                 registrars: keys.as_deref(),
                 started,
+                fresh,
             };
             match at {
                 None => query::prices(data, &req, out),
@@ -121,19 +129,37 @@ fn answer(
         }
         Endpoint::Registrars => {
             let tld = params::path_tld(segment)?;
-            let [include_prices] = params::pick(query, ["include_prices"])?;
+            let [include_prices, max_age, include_stale] =
+                params::pick(query, ["include_prices", "max_age_days", "include_stale"])?;
             let include_prices =
                 params::boolean("include_prices", include_prices.as_deref(), false)?;
+            let fresh = freshness(state, max_age.as_deref(), include_stale.as_deref())?;
             check_plan(state, caller, std::slice::from_ref(&tld))?;
             let req = RegistrarsRequest {
                 tld: &tld,
                 include_prices,
                 limit: caller.registrar_list_limit(),
                 public_url: &state.config.public_url,
+                fresh,
             };
             query::registrars(data, &req, out).map_err(Problem::from_query)
         }
     }
+}
+
+/// The request's staleness rule: its `max_age_days` and `include_stale`, the server's
+/// default age, today by the server's clock.
+pub fn freshness(
+    state: &State,
+    max_age_days: Option<&str>,
+    include_stale: Option<&str>,
+) -> Result<query::Freshness, Problem> {
+    params::freshness(
+        max_age_days,
+        include_stale,
+        state.config.max_age_days,
+        state.access.now_ms(),
+    )
 }
 
 /// The names as `&str`s, up to 16 inline, so the usual request allocates no second

@@ -583,11 +583,13 @@ pub struct Audit {
 }
 
 /// Audits a portfolio. `tld_allowed(suffix)` is the caller's plan: a suffix it refuses
-/// gets [`Flag::TldNotInPlan`] and no tldsnap prices.
+/// gets [`Flag::TldNotInPlan`] and no tldsnap prices. `today` (days since 1970-01-01)
+/// is what `expires_soon` counts from.
 pub fn audit(
     snap: &ArchivedSnapshotData,
     names: &Names,
     portfolio: &Portfolio,
+    today: i64,
     tld_allowed: impl Fn(&str) -> bool,
 ) -> Audit {
     let data_day = snap
@@ -619,7 +621,7 @@ pub fn audit(
                         v.key().clone(),
                         split.suffix_at,
                         h,
-                        data_day,
+                        today,
                         &tld_allowed,
                     );
                     v.insert(rows.len());
@@ -668,7 +670,7 @@ fn audit_one(
     domain: String,
     suffix_at: usize,
     h: &Holding,
-    data_day: i64,
+    today: i64,
     tld_allowed: &impl Fn(&str) -> bool,
 ) -> DomainAudit {
     let mut d = DomainAudit {
@@ -686,7 +688,7 @@ fn audit_one(
         savings_5_year: None,
         flags: Flags::default(),
     };
-    if h.expires.is_some_and(|e| e <= data_day + EXPIRES_SOON_DAYS) {
+    if h.expires.is_some_and(|e| e <= today + EXPIRES_SOON_DAYS) {
         d.flags.set(Flag::ExpiresSoon);
     }
     let suffix = &d.domain[suffix_at..];

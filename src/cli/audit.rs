@@ -79,7 +79,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let names = Names::embedded();
     let free_only = plan.as_ref().is_some_and(|p| p.tlds == TldScope::Free);
-    let audit = portfolio::audit(snap.data(), &names, &parsed, |s| {
+    let today = tldsnap::time::now_ms().div_euclid(tldsnap::time::MS_PER_DAY);
+    let audit = portfolio::audit(snap.data(), &names, &parsed, today, |s| {
         !free_only || is_free_tld(s)
     });
     let mut out = Vec::new();

@@ -152,9 +152,27 @@ pub struct Common {
     /// Plans file (as `serve --plans`) whose plans `--tier` names.
     #[arg(long, value_name = "FILE")]
     plans: Option<PathBuf>,
+    /// A price older than this many days (before today, UTC) is stale: marked, and left
+    /// out of rankings unless --include-stale (as the API's `max_age_days`).
+    #[arg(long, value_name = "DAYS", default_value_t = tldsnap::query::DEFAULT_MAX_AGE_DAYS)]
+    max_age_days: u32,
+    /// Keep stale prices in rankings, marked `"stale":true` (the API's `include_stale`).
+    #[arg(long)]
+    include_stale: bool,
 }
 
 impl Common {
+    /// The staleness rule of these flags, today by the system clock.
+    fn fresh(&self) -> Result<tldsnap::query::Freshness, CliError> {
+        let days = self.max_age_days.to_string();
+        param(params::freshness(
+            Some(&days),
+            Some(if self.include_stale { "true" } else { "false" }),
+            tldsnap::query::DEFAULT_MAX_AGE_DAYS,
+            tldsnap::time::now_ms(),
+        ))
+    }
+
     fn open(&self) -> Result<(Snapshot, Option<Tier>), CliError> {
         let plans = match &self.plans {
             Some(path) => Plans::load(path)?,
@@ -244,6 +262,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 limit,
                 shape,
                 tier: plan.as_ref().map(|(_, p)| p.name.as_str()),
+                fresh: common.fresh()?,
             };
             match at {
                 None => query::cheapest(snap.data(), &req, &mut out)?,
@@ -270,6 +289,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 tlds: &names,
                 registrars: key_refs.as_deref(),
                 started,
+                fresh: common.fresh()?,
             };
             match at {
                 None => query::prices(snap.data(), &req, &mut out)?,
@@ -294,6 +314,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 include_prices,
                 limit,
                 public_url: public_url(&url)?,
+                fresh: common.fresh()?,
             };
             query::registrars(snap.data(), &req, &mut out)?;
         }
@@ -303,6 +324,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let req = OverviewRequest {
                 tld: &tld,
                 all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
+                fresh: common.fresh()?,
             };
             query::overview(snap.data(), &req, &mut out)?;
         }

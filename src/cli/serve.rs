@@ -78,6 +78,13 @@ pub struct Args {
     /// Base of the `website_url` of registrar listings ({public_url}/registrars/{key}).
     #[arg(long, value_name = "URL", default_value = DEFAULT_PUBLIC_URL)]
     public_url: String,
+    /// A price published more than this many days before today (UTC) is stale: marked
+    /// `"stale":true` and left out of rankings (cheapest, registrar listings, overview
+    /// picks, pages) unless a request asks `include_stale=true`. A request's
+    /// `max_age_days` overrides it.
+    #[arg(long, value_name = "DAYS", default_value_t = tldsnap::query::DEFAULT_MAX_AGE_DAYS,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(tldsnap::query::MAX_AGE_DAYS_LIMIT)))]
+    max_age_days: u32,
     /// Also reload the snapshot when its file is replaced, or when the pointer in
     /// object storage names another one (polled, see --watch-interval-ms).
     #[arg(long, requires = "snapshot")]
@@ -469,6 +476,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         session_secret,
         sign_outs: Arc::new(sign_outs),
         trust_proxy: args.trust_proxy,
+        max_age_days: args.max_age_days,
         body_timeout: Duration::from_secs(args.body_timeout),
         max_streams_per_key: usize::try_from(args.max_streams_per_key)?,
         max_in_flight_per_key: usize::try_from(args.max_in_flight_per_key)?,

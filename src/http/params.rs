@@ -253,6 +253,25 @@ pub fn limit(value: Option<&str>) -> Result<usize, Problem> {
     bounded_int("limit", value, DEFAULT_LIMIT, MAX_LIMIT)
 }
 
+/// The staleness rule of a request at `now_ms`: `max_age_days` (1 to
+/// [`crate::query::MAX_AGE_DAYS_LIMIT`], default `default_days`) and `include_stale`
+/// (`true` or `false`, default `false`).
+pub fn freshness(
+    max_age_days: Option<&str>,
+    include_stale: Option<&str>,
+    default_days: u32,
+    now_ms: i64,
+) -> Result<crate::query::Freshness, Problem> {
+    let days = bounded_int(
+        "max_age_days",
+        max_age_days,
+        default_days as usize,
+        crate::query::MAX_AGE_DAYS_LIMIT as usize,
+    )?;
+    let include = boolean("include_stale", include_stale, false)?;
+    Ok(crate::query::Freshness::new(now_ms, days as u32, include))
+}
+
 /// A day parameter (`from`, `to`, `at`): `YYYY-MM-DD`, a real calendar day (UTC);
 /// `None` when absent. Returns days since 1970-01-01.
 pub fn day(name: &'static str, value: Option<&str>) -> Result<Option<i64>, Problem> {

@@ -301,7 +301,13 @@ fn write_entry(
     let cheapest = t
         .filter(|_| shown && sellers > 0)
         .map(|t| &snap.offers[t.first_offer.to_native() as usize]);
-    super::write_pick(snap, cheapest, |register, _| Some(register as u64), out);
+    super::write_pick(
+        snap,
+        cheapest,
+        |register, _| Some(register as u64),
+        super::Freshness::ANY_AGE,
+        out,
+    );
     if !shown {
         write_members_only(&["cheapest_register"], out);
     }

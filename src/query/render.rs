@@ -99,14 +99,30 @@ impl Mean {
     }
 }
 
+/// What closes every entry that shows an offer: `,"last_updated":".."}`, with
+/// `,"stale":true` before the brace for a price older than the request's cut-off.
+pub fn age(updated_ms: i64, stale: bool, out: &mut impl Out) {
+    out.put(b",\"last_updated\":\"");
+    time::write_iso_millis(updated_ms, out);
+    out.put_byte(b'"');
+    if stale {
+        out.put(b",\"stale\":true");
+    }
+    out.put_byte(b'}');
+}
+
 /// A client-shape cheapest entry (`rank` from 1), without a separator:
-/// `{"rank":1,"registrar_name":..,"registrar_key":..,"register_price":..,"renew_price":..,"total_cost_5_year":..}`.
+/// `{"rank":1,"registrar_name":..,"registrar_key":..,"register_price":..,"renew_price":..,"total_cost_5_year":..,"last_updated":".."}`
+/// (and `"stale":true` when `stale`).
+#[allow(clippy::too_many_arguments)]
 pub fn client_entry(
     rank: usize,
     name_json: &[u8],
     key: &str,
     register: u32,
     renew: u32,
+    updated_ms: i64,
+    stale: bool,
     out: &mut impl Out,
 ) {
     out.put(b"{\"rank\":");
@@ -121,16 +137,20 @@ pub fn client_entry(
     write_cents(renew as u64, out);
     out.put(b",\"total_cost_5_year\":");
     write_cents(register as u64 + 4 * renew as u64, out);
-    out.put_byte(b'}');
+    age(updated_ms, stale, out);
 }
 
-/// A public-shape cheapest entry (`rank` from 1), without a separator.
+/// A public-shape cheapest entry (`rank` from 1), without a separator, closed by
+/// [`age`].
+#[allow(clippy::too_many_arguments)]
 pub fn public_entry(
     rank: usize,
     name_json: &[u8],
     register: u32,
     renew: u32,
     transfer: u32,
+    updated_ms: i64,
+    stale: bool,
     out: &mut impl Out,
 ) {
     let (register, renew) = (register as u64, renew as u64);
@@ -150,7 +170,7 @@ pub fn public_entry(
     write_cents(register + 2 * renew, out);
     out.put(b",\"total_cost_5_year\":");
     write_cents(register + 4 * renew, out);
-    out.put_byte(b'}');
+    age(updated_ms, stale, out);
 }
 
 /// What closes a client-shape cheapest result: `],"registrar_count":N}`.

@@ -43,7 +43,7 @@ use crate::json::Out;
 /// The 8 bytes every snapshot starts with.
 pub const MAGIC: [u8; 8] = *b"TLDSNAP\0";
 /// The format this build reads and writes. Bump on any change to the header or schema.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 64;
 
@@ -1649,6 +1649,8 @@ impl ArchivedSnapshotData {
                         keys[r],
                         o.register.to_native(),
                         o.renew.to_native(),
+                        o.updated_ms.to_native(),
+                        false,
                         out,
                     )
                 }) {
@@ -1869,6 +1871,7 @@ impl ArchivedSnapshotData {
             let none = packed(u64::MAX, 0, NONE);
             let (mut renew_min, mut five_min) = (none, none);
             let mut previous = 0u128;
+            let mut oldest = i64::MAX;
             for (k, o) in self.offers[first..first + rows].iter().enumerate() {
                 let (register, renew, r) = (
                     o.register.to_native(),
@@ -1898,6 +1901,7 @@ impl ArchivedSnapshotData {
                     continue;
                 }
                 sells[r as usize] += 1;
+                oldest = oldest.min(ms);
                 means[0].add(register);
                 means[1].add(renew);
                 means[2].add(o.transfer.to_native());
@@ -1915,6 +1919,9 @@ impl ArchivedSnapshotData {
             // The offers' positions, the low 32 bits.
             if t.lowest_renew_offer != renew_min as u32 || t.lowest_5y_offer != five_min as u32 {
                 return err("lowest renewal or 5-year cost does not match the sellers");
+            }
+            if t.oldest_ms != oldest {
+                return err("oldest seller date does not match the sellers");
             }
             if sellers > 0 {
                 cheapest_in[self.offers[first].registrar.to_native() as usize] += 1;
@@ -2088,6 +2095,7 @@ mod tests {
                 avg_transfer: NONE,
                 lowest_renew_offer: NONE,
                 lowest_5y_offer: NONE,
+                oldest_ms: i64::MAX,
                 client_start,
                 client_tail,
                 public_tail,

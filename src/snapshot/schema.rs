@@ -119,6 +119,10 @@ pub struct Tld {
     pub lowest_renew_offer: u32,
     /// Offer position of the lowest 5-year total among sellers (ties: registrar key).
     pub lowest_5y_offer: u32,
+    /// Earliest `updated_ms` among the sellers (`i64::MAX` when none): when it is not
+    /// older than a request's cut-off, no seller is stale and the pre-rendered ranking
+    /// is served as it is.
+    pub oldest_ms: i64,
     /// `"name"` as a JSON string.
     pub key_json: Span,
     /// Where the client-shape cheapest entries start; entry `i` ends at the offer's

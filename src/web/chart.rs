@@ -6,7 +6,8 @@
 //! (only the renewal or transfer moved) adds no tread; a change without a registration
 //! price (the registrar stopped selling) ends the line until a later price starts a new
 //! one. Each tread starts with a dot, so a price first seen on the last day of the data
-//! is still visible.
+//! is still visible. A registrar's line ends on the day of its newest prices (its data
+//! ends there), not at the snapshot's data date: an old price is not drawn as current.
 //!
 //! The chart is drawn twice, for a narrow (phone) and a wide screen, and the stylesheet
 //! shows one of them: text in an SVG scales with it, so one drawing cannot be readable
@@ -56,8 +57,11 @@ fn cents(dollars: f64) -> u64 {
     (dollars * 100.0).round() as u64
 }
 
-/// The treads of one registrar's changes (oldest first), up to `end` (exclusive).
+/// The treads of one registrar's changes (oldest first), up to `end` (exclusive) or to
+/// the day its data ends, whichever is first.
 pub fn treads(series: &Series, end: i64) -> Vec<Tread> {
+    // Exclusive, as `end`: the line covers the whole of its last day.
+    let end = series.last_seen.map_or(end, |last| end.min(last + 1));
     let mut out: Vec<Tread> = Vec::new();
     let mut open = false;
     for change in &series.changes {
@@ -357,6 +361,7 @@ mod tests {
                     transfer_price: None,
                 })
                 .collect(),
+            last_seen: None,
         }
     }
 
@@ -407,6 +412,20 @@ mod tests {
         let t = treads(&series(&[("2026-08-22", Some(9.0))]), end);
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].to - t[0].from, 1);
+    }
+
+    #[test]
+    fn a_line_ends_where_its_data_ends() {
+        let end = time::parse_date("2026-08-23").unwrap();
+        let mut s = series(&[("2023-10-17", Some(9.0)), ("2024-01-01", Some(9.5))]);
+        s.last_seen = time::parse_date("2024-01-07");
+        let t = treads(&s, end);
+        assert_eq!(
+            t.last().unwrap().to,
+            time::parse_date("2024-01-08").unwrap()
+        );
+        s.last_seen = None;
+        assert_eq!(treads(&s, end).last().unwrap().to, end);
     }
 
     #[test]

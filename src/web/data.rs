@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::query::{
-    self, CatalogueRequest, CheapestRequest, HistoryRequest, OverviewRequest, PricesRequest,
-    QueryError, RegistrarRequest, RegistrarsRequest, Shape,
+    self, CatalogueRequest, CheapestRequest, Freshness, HistoryRequest, OverviewRequest,
+    PricesRequest, QueryError, RegistrarRequest, RegistrarsRequest, Shape,
 };
 use crate::snapshot::ArchivedSnapshotData;
 
@@ -116,6 +116,8 @@ pub struct Row {
     pub date: String,
     /// The prices as quoted, when not in USD.
     pub original: Option<OriginalPrices>,
+    /// Whether the price is older than the server's age limit.
+    pub stale: bool,
 }
 
 /// Prices as the registrar quoted them, in another currency.
@@ -142,6 +144,9 @@ pub struct Series {
     pub name: String,
     /// Changes, oldest first.
     pub changes: Vec<Change>,
+    /// The day of the registrar's newest prices (days since 1970-01-01): its data ends
+    /// there.
+    pub last_seen: Option<i64>,
 }
 
 /// One price change.
@@ -202,6 +207,8 @@ struct ListingEntry {
     #[serde(default)]
     prices: Triple,
     original_prices: Option<OriginalPrices>,
+    #[serde(default)]
+    stale: bool,
 }
 
 #[derive(Deserialize)]
@@ -221,6 +228,7 @@ struct HistoryBody {
 
 #[derive(Deserialize)]
 struct HistoryEntry {
+    coverage: Option<Coverage>,
     changes: Vec<Change>,
 }
 
@@ -235,9 +243,23 @@ pub fn tld_page(
     tld: &str,
     all_tlds: bool,
     public_url: &str,
+    fresh: Freshness,
 ) -> Result<TldPage, DataError> {
     let mut out = Vec::new();
-    query::overview(snap, &OverviewRequest { tld, all_tlds }, &mut out)?;
+    query::overview(
+        snap,
+        &OverviewRequest {
+            tld,
+            all_tlds,
+            fresh,
+        },
+        &mut out,
+    )?;
+    // The table lists every seller, the stale ones marked.
+    let every = Freshness {
+        include_stale: true,
+        ..fresh
+    };
     let overview: Overview = parse("overview", &out)?;
     let prices_shown = overview.members_only.is_empty();
     let mut rows = Vec::new();
@@ -250,6 +272,7 @@ pub fn tld_page(
                 include_prices: true,
                 limit: None,
                 public_url,
+                fresh: every,
             },
             &mut out,
         )?;
@@ -263,6 +286,7 @@ pub fn tld_page(
                 limit: usize::MAX,
                 shape: Shape::Public,
                 tier: None,
+                fresh: every,
             },
             &mut out,
         )?;
@@ -280,6 +304,7 @@ pub fn tld_page(
                 tlds: &tlds,
                 registrars: None,
                 started: crate::time::Stamp::now(),
+                fresh: every,
             },
             &mut out,
         )?;
@@ -315,6 +340,7 @@ pub fn tld_page(
                 total_5_year: c.total_cost_5_year.filter(|_| prices_shown),
                 date,
                 original: l.original_prices.filter(|_| prices_shown),
+                stale: l.stale,
             });
         }
         if !prices_shown {
@@ -338,10 +364,14 @@ pub fn tld_page(
         let names = registrar_names(snap, public_url)?;
         for (key, entry) in body.history {
             let name = names.get(&key).cloned().unwrap_or_else(|| key.clone());
+            let last_seen = entry
+                .coverage
+                .and_then(|c| crate::time::parse_date(&c.last));
             history.push(Series {
                 key,
                 name,
                 changes: entry.changes,
+                last_seen,
             });
         }
     }
@@ -373,6 +403,7 @@ pub type Cheapest = (Option<f64>, String, u64);
 pub fn cheapest_of(
     snap: &ArchivedSnapshotData,
     tlds: &[&str],
+    fresh: Freshness,
 ) -> Result<BTreeMap<String, Cheapest>, DataError> {
     #[derive(Deserialize)]
     struct Body {
@@ -391,6 +422,7 @@ pub fn cheapest_of(
             limit: 1,
             shape: Shape::Public,
             tier: None,
+            fresh,
         },
         &mut out,
     )?;
@@ -547,13 +579,14 @@ pub fn registrar(
 
 /// The overview of `tld` (canonical) as a visitor sees it, or `None` when the catalogue
 /// has no such name.
-pub fn overview(snap: &ArchivedSnapshotData, tld: &str) -> Option<Overview> {
+pub fn overview(snap: &ArchivedSnapshotData, tld: &str, fresh: Freshness) -> Option<Overview> {
     let mut out = Vec::new();
     query::overview(
         snap,
         &OverviewRequest {
             tld,
             all_tlds: false,
+            fresh,
         },
         &mut out,
     )

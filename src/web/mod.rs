@@ -410,7 +410,7 @@ pub async fn not_found(state: &State, req: Request<Incoming>, conn: &Connection)
         .map(|g| {
             let mut names = Vec::new();
             if let Ok(name) = crate::tld::normalize(g)
-                && data::overview(snap, &name).is_some()
+                && data::overview(snap, &name, state.freshness(false)).is_some()
             {
                 names.push(name.into_owned());
             }
@@ -671,7 +671,7 @@ fn page(
         _ => "",
     };
     let key = CacheKey::of(&visit.viewer, path, key_query);
-    let content_hash = loaded.snapshot.header().content_hash;
+    let content_hash = state.generation(loaded);
     // A redirect or a 404 is decided before the conditional check, so a 304 is only
     // ever sent for a page that exists.
     let precheck = match route {
@@ -910,7 +910,7 @@ fn warm_list() -> Vec<(RouteId, String)> {
 /// unless it is cached already. True if it rendered it.
 fn warm_one(state: &State, loaded: &Loaded, route: RouteId, path: &str) -> bool {
     let snap = loaded.snapshot.data();
-    let content_hash = loaded.snapshot.header().content_hash;
+    let content_hash = state.generation(loaded);
     let viewer = Viewer::visitor();
     let key = CacheKey::of(&viewer, path, "");
     if state.web.cache.get(content_hash, key.as_str()).is_some() {
@@ -954,7 +954,8 @@ fn render(
     let snapshot_id = loaded.snapshot.header().content_hash as u64;
     match route {
         RouteId::Home => {
-            let free = data::cheapest_of(snap, &crate::tld::FREE_TLDS).map_err(data_failure)?;
+            let free = data::cheapest_of(snap, &crate::tld::FREE_TLDS, state.freshness(false))
+                .map_err(data_failure)?;
             let rows: Vec<_> = crate::tld::FREE_TLDS
                 .iter()
                 .filter_map(|t| {
@@ -986,8 +987,8 @@ fn render(
             )))
         }
         RouteId::TldPage => {
-            let page =
-                data::tld_page(snap, segment, all_tlds, public_url).map_err(|e| match e {
+            let page = data::tld_page(snap, segment, all_tlds, public_url, state.freshness(false))
+                .map_err(|e| match e {
                     DataError::Query(QueryError::UnknownTlds(_)) => {
                         Failure::new(StatusCode::NOT_FOUND, &format!(".{segment}"), "unknown")
                     }
@@ -1023,7 +1024,7 @@ fn render(
             .map_err(data_failure)?;
             let exact = q.as_deref().and_then(|q| {
                 let name = crate::tld::normalize(q).ok()?;
-                data::overview(snap, &name)
+                data::overview(snap, &name, state.freshness(false))
             });
             let filters = CatalogueFilters {
                 q: q.clone(),

@@ -301,7 +301,10 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
                                 } @else {
                                     @for _ in 0..4 { td.num data-value="" { (members(chrome.viewer, chrome.path)) } }
                                 }
-                                td { (row.date) }
+                                td {
+                                    (row.date)
+                                    @if row.stale { " " span.stale title="This registrar's prices have not been seen for longer than the server's age limit: they may no longer hold" { "Old price" } }
+                                }
                             }
                         }
                     }
