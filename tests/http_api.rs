@@ -5,6 +5,7 @@
 mod http_support;
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use http_support::{Conn, GOLDEN_CASES, Options, Server, TempDir, assert_golden};
 use tldsnap::http::router::ROUTES;
@@ -758,4 +759,74 @@ fn repeated_answers_are_the_same_and_still_metered_and_checked() {
     let basic = s.get(target, f.key("basic")).json();
     assert_eq!(basic["meta"]["tier"], "basic");
     assert_eq!(s.get(target, f.key("pro")).json()["meta"]["tier"], "pro");
+}
+
+#[test]
+fn stale_prices_are_marked_and_left_out_of_rankings_unless_asked() {
+    // The real data, on the server's clock (2026-11-21), with the default age limit:
+    // Cloudflare's com price of 2024-01-07 is nearly three years old.
+    let dir = TempDir::new("stale_api");
+    let (keys_path, keys) = dir.keys();
+    let mut opts = Options::new(Path::new("/nonexistent"), &keys_path);
+    opts.snapshot = None;
+    opts.config.max_age_days = tldsnap::query::DEFAULT_MAX_AGE_DAYS;
+    let s = Server::start(opts);
+    let pro = Some(keys["pro"].as_str());
+    let names = |doc: &serde_json::Value| -> Vec<String> {
+        doc["results"]["com"]["cheapest_register"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["registrar_name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for path in ["/api/v1/client/prices/cheapest", "/api/v1/prices/cheapest"] {
+        let doc = s.get(&format!("{path}?tlds=com&limit=100"), pro).json();
+        assert!(!names(&doc).contains(&"Cloudflare".to_owned()), "{doc}");
+        assert!(doc["results"]["com"]["stale_count"].as_u64().unwrap() > 0);
+        let doc = s
+            .get(
+                &format!("{path}?tlds=com&limit=100&include_stale=true"),
+                pro,
+            )
+            .json();
+        let entries = doc["results"]["com"]["cheapest_register"]
+            .as_array()
+            .unwrap();
+        let cf = entries
+            .iter()
+            .find(|e| e["registrar_name"] == "Cloudflare")
+            .unwrap_or_else(|| panic!("{doc}"));
+        assert_eq!(cf["stale"], true);
+        assert_eq!(cf["last_updated"], "2024-01-07T06:15:23.000Z");
+        // A long enough max_age_days takes it back in, unmarked.
+        let doc = s
+            .get(&format!("{path}?tlds=com&limit=100&max_age_days=2000"), pro)
+            .json();
+        assert!(names(&doc).contains(&"Cloudflare".to_owned()), "{doc}");
+        s.get(&format!("{path}?tlds=com&max_age_days=0"), pro)
+            .assert_problem(400, "invalid_parameter");
+        s.get(&format!("{path}?tlds=com&include_stale=yes"), pro)
+            .assert_problem(400, "invalid_parameter");
+    }
+    let doc = s
+        .get("/api/v1/client/prices?tlds=com&registrars=cloudflare", pro)
+        .json();
+    assert_eq!(doc["results"]["com"]["cloudflare"]["stale"], true, "{doc}");
+    let doc = s.get("/api/v1/client/registrars/tld/com", pro).json();
+    let listed = doc["registrars"].as_array().unwrap();
+    assert!(listed.iter().all(|e| e["key"] != "cloudflare"), "{doc}");
+    assert!(
+        listed.iter().all(|e| e["last_updated"].is_string()),
+        "{doc}"
+    );
+    let doc = s.get("/api/v1/overview/tld/com", pro).json();
+    assert!(doc["cheapest_register"].get("stale").is_none(), "{doc}");
+    // at= accepts today (after the data date of 2026-08-22), not tomorrow.
+    let today = s
+        .get("/api/v1/client/prices/cheapest?tlds=com&at=2026-11-21", pro)
+        .json();
+    assert!(today["results"]["com"].is_object(), "{today}");
+    s.get("/api/v1/client/prices/cheapest?tlds=com&at=2026-11-22", pro)
+        .assert_problem(400, "invalid_parameter");
 }

@@ -260,7 +260,9 @@ pub struct Options {
 }
 
 impl Options {
-    /// Serve `snapshot` with `keys`, [`TEST_PLANS`] and the default config.
+    /// Serve `snapshot` with `keys`, [`TEST_PLANS`] and the default config, but for an
+    /// age limit of 100 years: the fixture's prices count as fresh unless a test sets
+    /// `config.max_age_days` (the staleness tests do).
     pub fn new(snapshot: &Path, keys: &Path) -> Options {
         Options {
             snapshot: Some(snapshot.to_path_buf()),
@@ -269,6 +271,7 @@ impl Options {
             plans: TEST_PLANS,
             config: Config {
                 public_url: "https://tldsnap.test".to_owned(),
+                max_age_days: tldsnap::query::MAX_AGE_DAYS_LIMIT,
                 ..Config::default()
             },
             server: server::Config::default(),
