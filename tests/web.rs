@@ -671,3 +671,56 @@ fn pages_rendered_ahead_are_the_pages_a_request_renders() {
         "served from the cache"
     );
 }
+
+/// The `d` of the first chart's path of registrar `key` on a page.
+fn series_path<'a>(page: &'a str, key: &str) -> &'a str {
+    let g = page
+        .find(&format!("<g class=\"registrar\" data-key=\"{key}\">"))
+        .unwrap_or_else(|| panic!("no line for {key}"));
+    let at = g + page[g..].find(" d=\"").unwrap() + 4;
+    &page[at..at + page[at..].find('"').unwrap()]
+}
+
+fn last_x(d: &str) -> f64 {
+    d.rsplit('H').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_registrar_line_ends_where_its_data_ends() {
+    // The real data: Cloudflare's com prices end on 2024-01-07, the data on 2026-08-22.
+    let dir = TempDir::new("web_chart_end");
+    let (keys_path, _) = dir.keys();
+    let mut opts = Options::new(&keys_path, &keys_path);
+    opts.snapshot = None;
+    let s = Server::start(opts);
+    let body = html(&page(&s, "/tld/com", None));
+    let first_chart = &body[..body.find("chart-wide").unwrap_or(body.len())];
+    let history = s.get("/api/v1/history/tld/com", None).json();
+    let cf = &history["history"]["cloudflare"];
+    assert_eq!(cf["coverage"]["last"], "2024-01-07", "{cf}");
+    let d0 = cf["changes"][0]["date"].as_str().unwrap();
+    let day = |d: &str| tldsnap::time::parse_date(d).unwrap() as f64;
+    let path = series_path(first_chart, "cloudflare");
+    let x0: f64 = path[1..].split(' ').next().unwrap().parse().unwrap();
+    // The chart's right edge: where the lines of registrars current at the data date end.
+    let keys: Vec<&str> = history["history"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let x_hi = keys
+        .iter()
+        .filter(|k| first_chart.contains(&format!("data-key=\"{k}\"")))
+        .map(|k| last_x(series_path(first_chart, k)))
+        .fold(f64::MIN, f64::max);
+    let hi = day("2026-08-23");
+    // x is linear in the day: the line's end is the end of 2024-01-07.
+    let want = x0 + (day("2024-01-08") - day(d0)) * (x_hi - x0) / (hi - day(d0));
+    let got = last_x(path);
+    assert!(
+        (got - want).abs() < 0.6,
+        "ends at x={got}, want {want} ({path})"
+    );
+    assert!(got < x_hi - 50.0, "{got} vs {x_hi}");
+}
