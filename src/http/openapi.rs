@@ -154,7 +154,7 @@ fn operation(id: RouteId) -> Value {
             "summary": "Cheapest registrars for TLDs",
             "description": "Per TLD, the registrars that sell it ranked by first-year registration price (ties: renewal price, then registrar key), cut to `limit`; `registrar_count` counts every seller. `meta.tier` is the caller's plan; `meta.not_found` lists TLDs that are not known.",
             "security": keyed,
-            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/at" } ],
+            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/at" }, { "$ref": "#/components/parameters/max_age_days" }, { "$ref": "#/components/parameters/include_stale" } ],
             "responses": { "200": ok("CheapestClient", "Cheapest registrars per TLD.") }
         }),
         RouteId::PublicCheapest => json!({
@@ -162,7 +162,7 @@ fn operation(id: RouteId) -> Value {
             "summary": "Cheapest registrars for TLDs (public overview)",
             "description": "Like the client variant, with transfer prices, 1-, 3- and 5-year totals and per-TLD averages. Without a key only the 22 free TLDs are served, metered per client address.",
             "security": optional_key,
-            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/at" } ],
+            "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/at" }, { "$ref": "#/components/parameters/max_age_days" }, { "$ref": "#/components/parameters/include_stale" } ],
             "responses": { "200": ok("CheapestPublic", "Cheapest registrars per TLD, with averages.") }
         }),
         RouteId::ClientPrices | RouteId::PublicPrices | RouteId::PublicPricesV1 => {
@@ -172,7 +172,7 @@ fn operation(id: RouteId) -> Value {
                 "summary": if client { "Prices of selected registrars" } else { "Prices of selected registrars (public variant)" },
                 "description": "Per TLD, the price record of each requested registrar that has one (every registrar with a price for the TLD when `registrars` is absent). Unknown TLDs and registrar keys are listed in `stats.not_found`.",
                 "security": if client { keyed.clone() } else { optional_key.clone() },
-                "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/registrars" }, { "$ref": "#/components/parameters/at" } ],
+                "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/registrars" }, { "$ref": "#/components/parameters/at" }, { "$ref": "#/components/parameters/max_age_days" } ],
                 "responses": { "200": ok("Prices", "Price records per TLD and registrar.") }
             })
         }
@@ -181,7 +181,7 @@ fn operation(id: RouteId) -> Value {
             "summary": "Registrars that sell a TLD",
             "description": "Registrars ordered by ascending registration price. Free and basic plans get at most 5 entries and a `message` when more exist; pro and enterprise get all.",
             "security": keyed,
-            "parameters": [ { "$ref": "#/components/parameters/tld" }, { "$ref": "#/components/parameters/include_prices" } ],
+            "parameters": [ { "$ref": "#/components/parameters/tld" }, { "$ref": "#/components/parameters/include_prices" }, { "$ref": "#/components/parameters/max_age_days" }, { "$ref": "#/components/parameters/include_stale" } ],
             "responses": { "200": ok("Registrars", "Registrars selling the TLD.") }
         }),
         RouteId::ClientHistory | RouteId::PublicHistory => variant(
@@ -888,6 +888,12 @@ fn components_base() -> Value {
                             "schema": { "type": "array", "minItems": 1, "x-max-distinct-items": MAX_LIST_VALUES,
                                         "items": { "type": "string", "pattern": REGISTRAR_KEY_ITEM },
                                         "examples": [["porkbun", "dynadot"]] } },
+            "max_age_days": { "name": "max_age_days", "in": "query", "required": false,
+                              "description": "A price published more than this many days before today (UTC) is stale: marked `\"stale\": true`, and left out of rankings (cheapest, registrar listings, the overview's picks) unless `include_stale=true`. Default: the server's (`serve --max-age-days`, 365).",
+                              "schema": { "type": "integer", "minimum": 1, "maximum": 36500 } },
+            "include_stale": { "name": "include_stale", "in": "query", "required": false,
+                               "description": "When true, rankings keep stale offers, each marked `\"stale\": true`.",
+                               "schema": { "type": "boolean", "default": false } },
             "include_prices": { "name": "include_prices", "in": "query", "required": false,
                                 "description": "When true, each entry carries `prices`.",
                                 "schema": { "type": "boolean", "default": false } },
@@ -896,7 +902,7 @@ fn components_base() -> Value {
             "key": { "name": "key", "in": "path", "required": true, "description": "Registrar key.",
                      "schema": { "type": "string", "pattern": REGISTRAR_KEY, "examples": ["dynadot"] } },
             "at": { "name": "at", "in": "query", "required": false,
-                    "description": "Answer as of this UTC day, from the price history: for each (TLD, registrar) the last change on or before it; registrars without data that day are absent. A day after the snapshot's data date is a 400.",
+                    "description": "Answer as of this UTC day, from the price history: for each (TLD, registrar) the last change on or before it; registrars without data that day are absent. A day after both today and the snapshot's data date is a 400; a day between them is answered with the prices of the data date.",
                     "schema": { "type": "string", "format": "date", "examples": ["2025-10-01"] } },
             "from": { "name": "from", "in": "query", "required": false, "description": "First UTC day of the window (YYYY-MM-DD); must not be after `to`.",
                       "schema": { "type": "string", "format": "date" } },
@@ -981,7 +987,9 @@ fn components_base() -> Value {
                     "registrar_key": { "type": "string" },
                     "register_price": price(),
                     "renew_price": price(),
-                    "total_cost_5_year": price()
+                    "total_cost_5_year": price(),
+                    "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published this price." },
+                    "stale": { "const": true, "description": "Present when the price is older than the age limit (`max_age_days`); such an offer is shown only with `include_stale=true`." }
                 }
             },
             "CheapestEntryPublic": {
@@ -995,7 +1003,9 @@ fn components_base() -> Value {
                     "transfer_price": { "type": ["number", "null"], "minimum": 0, "description": "US dollars; null when the registrar publishes no transfer price." },
                     "total_cost_1_year": price(),
                     "total_cost_3_year": price(),
-                    "total_cost_5_year": price()
+                    "total_cost_5_year": price(),
+                    "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published this price." },
+                    "stale": { "const": true, "description": "Present when the price is older than the age limit (`max_age_days`); such an offer is shown only with `include_stale=true`." }
                 }
             },
             "NotFoundLists": {
