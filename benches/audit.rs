@@ -78,7 +78,13 @@ fn bench(c: &mut Criterion) {
     g.bench_function("json_10000", |b| {
         b.iter(|| {
             let p = portfolio::parse_json(black_box(&json), 10_000).unwrap();
-            let a = portfolio::audit(snap, &names, &p, 20687, |_| true);
+            let a = portfolio::audit(
+                snap,
+                &names,
+                &p,
+                tldsnap::query::Freshness::new(1_787_356_800_000, 36_500, false),
+                |_| true,
+            );
             portfolio::write_json(snap, &a, Some("enterprise"), &mut out);
             black_box(out.len())
         })
@@ -86,7 +92,13 @@ fn bench(c: &mut Criterion) {
     g.bench_function("csv_10000", |b| {
         b.iter(|| {
             let p = portfolio::parse_csv(black_box(&csv), 10_000).unwrap();
-            let a = portfolio::audit(snap, &names, &p, 20687, |_| true);
+            let a = portfolio::audit(
+                snap,
+                &names,
+                &p,
+                tldsnap::query::Freshness::new(1_787_356_800_000, 36_500, false),
+                |_| true,
+            );
             portfolio::write_csv(snap, &a, &mut out);
             black_box(out.len())
         })
@@ -95,9 +107,15 @@ fn bench(c: &mut Criterion) {
     g.bench_function("audit_only_10000", |b| {
         b.iter(|| {
             black_box(
-                portfolio::audit(snap, &names, black_box(&parsed), 20687, |_| true)
-                    .rows
-                    .len(),
+                portfolio::audit(
+                    snap,
+                    &names,
+                    black_box(&parsed),
+                    tldsnap::query::Freshness::new(1_787_356_800_000, 36_500, false),
+                    |_| true,
+                )
+                .rows
+                .len(),
             )
         })
     });
@@ -106,6 +124,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("bestshop_limit_20", |b| {
         b.iter(|| {
             let req = SearchRequest {
+                fresh: tldsnap::query::Freshness::ANY_AGE,
                 q: "best shop",
                 max_price: None,
                 types: &[],
@@ -119,6 +138,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("bestshop_country_code_under_5_limit_100", |b| {
         b.iter(|| {
             let req = SearchRequest {
+                fresh: tldsnap::query::Freshness::ANY_AGE,
                 q: "best shop",
                 max_price: Some(500),
                 types: &["country-code"],

@@ -87,7 +87,7 @@ impl Freshness {
 
     /// Whether a ranking shows an offer published at `updated_ms`.
     #[inline]
-    fn ranks(&self, updated_ms: i64) -> bool {
+    pub fn ranks(&self, updated_ms: i64) -> bool {
         self.include_stale || !self.is_stale(updated_ms)
     }
 
@@ -391,8 +391,34 @@ fn cheapest_value(
     out: &mut Vec<u8>,
 ) {
     out.extend_from_slice(b"{\"cheapest_register\":[");
+    cheapest_entries(snap, t, req.limit, req.shape, req.fresh, out);
+}
+
+/// The first seller of `t` a ranking shows (the cheapest fresh one, unless stale ones
+/// are included): the stored cheapest, or a short walk past the stale ones.
+pub fn first_ranked<'s>(
+    snap: &'s ArchivedSnapshotData,
+    t: &ArchivedTld,
+    fresh: Freshness,
+) -> Option<&'s ArchivedOffer> {
+    sellers_of(snap, t)
+        .iter()
+        .find(|o| fresh.ranks(o.updated_ms.to_native()))
+}
+
+/// What follows `"cheapest_register":[` in a cheapest result: the first `limit` ranked
+/// entries of `t` in `shape`, then the tail that closes the array and the object
+/// (`registrar_count`, the public shape's `avg_prices`, `stale_count` when some seller
+/// is stale).
+pub fn cheapest_entries(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    limit: usize,
+    shape: Shape,
+    fresh: Freshness,
+    out: &mut Vec<u8>,
+) {
     let sellers = sellers_of(snap, t);
-    let fresh = req.fresh;
     // The stored entries hold while the ranking has skipped nothing and marked nothing:
     // the leading fresh sellers (all of them, in the common case, known from
     // `oldest_ms` without a look at the offers).
@@ -404,8 +430,8 @@ fn cheapest_value(
             .position(|o| fresh.is_stale(o.updated_ms.to_native()))
             .unwrap_or(sellers.len())
     };
-    let copied = req.limit.min(stored);
-    match req.shape {
+    let copied = limit.min(stored);
+    match shape {
         Shape::Client => {
             // The entries are stored back to back in rank order: one copy.
             if copied > 0 {
@@ -428,10 +454,10 @@ fn cheapest_value(
         let ms = o.updated_ms.to_native();
         let is_stale = fresh.is_stale(ms);
         stale += usize::from(is_stale);
-        if rank == req.limit || !fresh.ranks(ms) {
+        if rank == limit || !fresh.ranks(ms) {
             continue;
         }
-        match req.shape {
+        match shape {
             Shape::Client => {
                 if rank > 0 {
                     out.push(b',');
@@ -452,7 +478,7 @@ fn cheapest_value(
         }
         rank += 1;
     }
-    let tail = match req.shape {
+    let tail = match shape {
         Shape::Client => snap.span(&t.client_tail),
         Shape::Public => snap.span(&t.public_tail),
     };

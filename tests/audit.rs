@@ -14,9 +14,13 @@ use tldsnap::audit::search::{self, SearchRequest};
 use tldsnap::audit::{Names, lookup};
 use tldsnap::snapshot::Snapshot;
 
-/// The shipped data date, 2026-08-22 (days since 1970-01-01): the day the portfolio
+/// The shipped data date, 2026-08-22, as "today" with no age limit: what the portfolio
 /// tests count `expires_soon` from, unless a test says otherwise.
-const TODAY: i64 = 20687;
+const TODAY: tldsnap::query::Freshness = tldsnap::query::Freshness {
+    cutoff_ms: i64::MIN,
+    today: 20687,
+    include_stale: false,
+};
 
 const SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/source");
 const PSL: &str = concat!(
@@ -697,6 +701,7 @@ fn lookup_copies_the_cheapest_entries_and_marks_what_it_cannot_answer() {
     ];
     for (free_only, tier) in [(false, "pro"), (true, "free")] {
         let req = lookup::LookupRequest {
+            fresh: tldsnap::query::Freshness::ANY_AGE,
             names: &names_in,
             limit: 3,
             tier: Some(tier),
@@ -804,6 +809,7 @@ fn search_ranks_by_first_year_price_with_filters() {
             snap,
             names(),
             &SearchRequest {
+                fresh: tldsnap::query::Freshness::ANY_AGE,
                 q,
                 max_price,
                 types,
@@ -866,4 +872,32 @@ fn search_ranks_by_first_year_price_with_filters() {
     for bad in ["", "   ", "a_b", "a..b", &"x".repeat(64), "co.uk", "-ab"] {
         assert!(run(bad, None, &[], 5, false).is_err(), "{bad:?}");
     }
+}
+
+#[test]
+fn the_audit_counts_from_today_and_recommends_only_fresh_prices() {
+    let snap = snapshot().data();
+    let body = br#"{"domains":[{"name":"brand.com","renew_price":30,"expires":"2026-12-20"}]}"#;
+    let p = portfolio::parse_json(body, 10).unwrap();
+    let run = |fresh| {
+        let audit = portfolio::audit(snap, names(), &p, fresh, |_| true);
+        let mut out = Vec::new();
+        portfolio::write_json(snap, &audit, Some("pro"), &mut out);
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        v["domains"][0].clone()
+    };
+    let flags = |d: &Value| d["flags"].as_array().unwrap().clone();
+    // 2026-12-01 (the default age limit): the name expires in 19 days.
+    let today = tldsnap::query::Freshness::new(1_796_083_200_000, 365, false);
+    let d = run(today);
+    assert!(flags(&d).contains(&Value::from("expires_soon")), "{d}");
+    // Cloudflare's renewal of 2024-01-07 is the lowest there is, but years old: never
+    // the recommendation.
+    assert_ne!(d["cheapest_renewal"]["registrar_key"], "cloudflare", "{d}");
+    assert_ne!(d["best_transfer"]["registrar_key"], "cloudflare", "{d}");
+    // Counted from the data date (2026-08-22) the same name would be 120 days away,
+    // and with no age limit the old price is the cheapest renewal.
+    let d = run(TODAY);
+    assert!(!flags(&d).contains(&Value::from("expires_soon")), "{d}");
+    assert_eq!(d["cheapest_renewal"]["registrar_key"], "cloudflare", "{d}");
 }

@@ -132,13 +132,9 @@ pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> 
     };
     drop(body);
     let data = loaded.snapshot.data();
-    let answer = portfolio::audit(
-        data,
-        names(),
-        &parsed,
-        state.access.now_ms().div_euclid(crate::time::MS_PER_DAY),
-        |s| caller.tld_allowed(s),
-    );
+    let answer = portfolio::audit(data, names(), &parsed, state.freshness(false), |s| {
+        caller.tld_allowed(s)
+    });
     let credits = parsed.holdings.len().div_ceil(DOMAINS_PER_CREDIT).max(1) as u64;
     let mut out = state.body_buffer(route);
     if csv_out {
@@ -164,10 +160,16 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
         Ok(begun) => begun,
         Err(response) => return response,
     };
-    let limit = match params::pick(req.uri().query(), ["limit"])
-        .and_then(|[limit]| params::limit(limit.as_deref()))
-    {
-        Ok(limit) => limit,
+    let parsed = params::pick(
+        req.uri().query(),
+        ["limit", "max_age_days", "include_stale"],
+    )
+    .and_then(|[limit, max_age, include_stale]| {
+        let fresh = super::prices::freshness(state, max_age.as_deref(), include_stale.as_deref())?;
+        Ok((params::limit(limit.as_deref())?, fresh))
+    });
+    let (limit, fresh) = match parsed {
+        Ok(p) => p,
         Err(problem) => return refuse(problem, &caller),
     };
     if !is_json(req.headers()) {
@@ -202,6 +204,7 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
         names: &domains,
         limit,
         tier: Some(caller.tier()),
+        fresh,
     };
     lookup::lookup(
         loaded.snapshot.data(),
@@ -222,39 +225,61 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
     };
     let parsed = params::pick(
         req.uri().query(),
-        ["q", "max_price", "types", "limit", "check_availability"],
+        [
+            "q",
+            "max_price",
+            "types",
+            "limit",
+            "check_availability",
+            "max_age_days",
+            "include_stale",
+        ],
     )
-    .and_then(|[q, max_price, types, limit, check_availability]| {
-        let q = q
-            .filter(|q| !q.trim().is_empty())
-            .ok_or(Problem::MissingParameter { name: "q" })?;
-        let max_price = match max_price.as_deref() {
-            None => None,
-            Some(m) => {
-                let bad = |reason: String| Problem::InvalidParameter {
-                    name: "max_price",
-                    value: Some(echo(m)),
-                    reason,
-                };
-                match crate::price::parse_cents(m) {
-                    Ok(Some(c)) => Some(c),
-                    Ok(None) => return Err(bad("must not be empty".into())),
-                    Err(e) => return Err(bad(format!("must be a price in dollars: {e}"))),
+    .and_then(
+        |[
+            q,
+            max_price,
+            types,
+            limit,
+            check_availability,
+            max_age,
+            include_stale,
+        ]| {
+            let fresh =
+                super::prices::freshness(state, max_age.as_deref(), include_stale.as_deref())?;
+            let q = q
+                .filter(|q| !q.trim().is_empty())
+                .ok_or(Problem::MissingParameter { name: "q" })?;
+            let max_price = match max_price.as_deref() {
+                None => None,
+                Some(m) => {
+                    let bad = |reason: String| Problem::InvalidParameter {
+                        name: "max_price",
+                        value: Some(echo(m)),
+                        reason,
+                    };
+                    match crate::price::parse_cents(m) {
+                        Ok(Some(c)) => Some(c),
+                        Ok(None) => return Err(bad("must not be empty".into())),
+                        Err(e) => return Err(bad(format!("must be a price in dollars: {e}"))),
+                    }
                 }
-            }
-        };
-        let types = match types.as_deref() {
-            None => Vec::new(),
-            Some(t) => search::parse_types(t).map_err(|reason| Problem::InvalidParameter {
-                name: "types",
-                value: Some(echo(t)),
-                reason,
-            })?,
-        };
-        let check = params::boolean("check_availability", check_availability.as_deref(), false)?;
-        Ok((q, max_price, types, params::limit(limit.as_deref())?, check))
-    });
-    let (q, max_price, types, limit, check_availability) = match parsed {
+            };
+            let types = match types.as_deref() {
+                None => Vec::new(),
+                Some(t) => search::parse_types(t).map_err(|reason| Problem::InvalidParameter {
+                    name: "types",
+                    value: Some(echo(t)),
+                    reason,
+                })?,
+            };
+            let check =
+                params::boolean("check_availability", check_availability.as_deref(), false)?;
+            let limit = params::limit(limit.as_deref())?;
+            Ok((q, max_price, types, limit, check, fresh))
+        },
+    );
+    let (q, max_price, types, limit, check_availability, fresh) = match parsed {
         Ok(p) => p,
         Err(problem) => return refuse(problem, &caller),
     };
@@ -265,6 +290,7 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
         types: &types,
         limit,
         tier: Some(caller.tier()),
+        fresh,
     };
     if let Err(e) = search::search(
         loaded.snapshot.data(),

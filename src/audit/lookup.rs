@@ -1,13 +1,14 @@
 //! Bulk domain lookup: for up to [`super::LOOKUP_MAX`] full domain names, each one's
 //! suffix and the cheapest registrars of that suffix, in the entry shape of the client
-//! cheapest endpoint (copied from the same pre-rendered fragments, so the two can never
-//! disagree). A name that is not a domain, whose suffix tldsnap does not price, or whose
+//! cheapest endpoint (written by the same function, with the same staleness rule, so
+//! the two can never disagree). A name that is not a domain, whose suffix tldsnap does not price, or whose
 //! suffix the caller's plan excludes is an entry with an `error`, never a failed request.
 
 use super::names::Names;
 use super::portfolio::{InputError, check_name_field};
 use super::{LOOKUP_MAX, echo};
 use crate::json;
+use crate::query::{Freshness, Shape};
 use crate::snapshot::ArchivedSnapshotData;
 
 /// Parameters of [`lookup`].
@@ -19,6 +20,8 @@ pub struct LookupRequest<'a> {
     pub limit: usize,
     /// `meta.tier`; `None` leaves it out.
     pub tier: Option<&'a str>,
+    /// Which prices are stale and whether they are ranked.
+    pub fresh: Freshness,
 }
 
 #[derive(serde::Deserialize)]
@@ -104,19 +107,9 @@ pub fn lookup(
             continue;
         };
         out.extend_from_slice(b",\"cheapest_register\":[");
-        // The client entries are stored back to back in rank order: one copy, and the
-        // tail closes the array and writes `registrar_count` and the object's `}`.
-        let take = req.limit.min(t.sellers.to_native() as usize);
-        let start = t.client_start.to_native();
-        let end = if take == 0 {
-            start
-        } else {
-            snap.offers[t.first_offer.to_native() as usize + take - 1]
-                .client_end
-                .to_native()
-        };
-        out.extend_from_slice(snap.text_range(start, end));
-        out.extend_from_slice(snap.span(&t.client_tail));
+        // The cheapest answer's entries and tail (which closes the array and writes
+        // `registrar_count` and the object's `}`).
+        crate::query::cheapest_entries(snap, t, req.limit, Shape::Client, req.fresh, out);
     }
     out.extend_from_slice(b"],\"meta\":{\"total\":");
     crate::json::write_int(written, out);

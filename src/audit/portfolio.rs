@@ -24,6 +24,10 @@
 //! - **savings**: per year, current minus optimal price; over 5 years, five current
 //!   prices minus the best transfer's 5-year cost (0 when staying). Never negative.
 //!
+//! Cheapest renewal and best transfer are chosen among fresh prices only (the API's
+//! staleness rule, [`crate::query::Freshness`]): a registrar's years-old price is never
+//! a recommendation. `expires_soon` counts from today, not from the data date.
+//!
 //! Totals and the per-registrar breakdown add up the domains whose current price is
 //! known ("priced"); a duplicate name is one domain (you cannot own it twice), reported
 //! once with its `count`, with the first occurrence's registrar, price and date.
@@ -583,13 +587,14 @@ pub struct Audit {
 }
 
 /// Audits a portfolio. `tld_allowed(suffix)` is the caller's plan: a suffix it refuses
-/// gets [`Flag::TldNotInPlan`] and no tldsnap prices. `today` (days since 1970-01-01)
-/// is what `expires_soon` counts from.
+/// gets [`Flag::TldNotInPlan`] and no tldsnap prices. `fresh` is the staleness rule:
+/// the cheapest renewal and the best transfer are chosen among fresh prices, and
+/// `expires_soon` counts from its today.
 pub fn audit(
     snap: &ArchivedSnapshotData,
     names: &Names,
     portfolio: &Portfolio,
-    today: i64,
+    fresh: crate::query::Freshness,
     tld_allowed: impl Fn(&str) -> bool,
 ) -> Audit {
     let data_day = snap
@@ -621,7 +626,7 @@ pub fn audit(
                         v.key().clone(),
                         split.suffix_at,
                         h,
-                        today,
+                        fresh,
                         &tld_allowed,
                     );
                     v.insert(rows.len());
@@ -670,7 +675,7 @@ fn audit_one(
     domain: String,
     suffix_at: usize,
     h: &Holding,
-    today: i64,
+    fresh: crate::query::Freshness,
     tld_allowed: &impl Fn(&str) -> bool,
 ) -> DomainAudit {
     let mut d = DomainAudit {
@@ -688,7 +693,9 @@ fn audit_one(
         savings_5_year: None,
         flags: Flags::default(),
     };
-    if h.expires.is_some_and(|e| e <= today + EXPIRES_SOON_DAYS) {
+    if h.expires
+        .is_some_and(|e| e <= fresh.today + EXPIRES_SOON_DAYS)
+    {
         d.flags.set(Flag::ExpiresSoon);
     }
     let suffix = &d.domain[suffix_at..];
@@ -723,7 +730,7 @@ fn audit_one(
     d.cheapest_renewal = group
         .iter()
         .enumerate()
-        .filter(|(_, o)| o.renew != NONE)
+        .filter(|(_, o)| o.renew != NONE && fresh.ranks(o.updated_ms.to_native()))
         .min_by_key(|(_, o)| (o.renew.to_native(), o.registrar.to_native()))
         .map(|(i, _)| (first + i) as u32);
     // Best transfer: other registrars with a transfer price, renewal not above current.
@@ -734,6 +741,7 @@ fn audit_one(
             let (tr, rn) = (o.transfer.to_native(), o.renew.to_native());
             tr != NONE
                 && rn != NONE
+                && fresh.ranks(o.updated_ms.to_native())
                 && Some(o.registrar.to_native() as usize) != reg_index
                 && d.current.is_none_or(|c| rn <= c)
         })

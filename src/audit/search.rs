@@ -18,7 +18,7 @@ use crate::json;
 use crate::price::write_cents;
 use crate::query::TYPES;
 use crate::snapshot::ArchivedSnapshotData;
-use crate::snapshot::schema::NONE;
+use crate::snapshot::schema::{ArchivedOffer, NONE};
 use crate::tld;
 
 /// Parameters of [`search`].
@@ -34,6 +34,8 @@ pub struct SearchRequest<'a> {
     pub limit: usize,
     /// `meta.tier`; `None` leaves it out.
     pub tier: Option<&'a str>,
+    /// Which prices are stale: a candidate's price is its TLD's cheapest ranked one.
+    pub fresh: crate::query::Freshness,
 }
 
 /// Why a query cannot be searched (HTTP 400 `invalid_parameter`).
@@ -78,16 +80,18 @@ fn kind_of<'s>(snap: &'s ArchivedSnapshotData, name: &str) -> &'s str {
         .map_or("", |e| snap.span_str(&e.kind))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_candidate(
     snap: &ArchivedSnapshotData,
     label: &str,
     tld_pos: usize,
+    o: &ArchivedOffer,
     kind: &str,
     requested: bool,
+    fresh: crate::query::Freshness,
     out: &mut Vec<u8>,
 ) {
     let t = &snap.tlds[tld_pos];
-    let o = &snap.offers[t.first_offer.to_native() as usize];
     let (register, renew) = (o.register.to_native(), o.renew.to_native());
     let r = &snap.registrars[o.registrar.to_native() as usize];
     out.extend_from_slice(b"{\"domain\":\"");
@@ -118,6 +122,13 @@ fn write_candidate(
     } else {
         b"false"
     });
+    let ms = o.updated_ms.to_native();
+    out.extend_from_slice(b",\"last_updated\":\"");
+    crate::time::write_iso_millis(ms, out);
+    out.push(b'"');
+    if fresh.is_stale(ms) {
+        out.extend_from_slice(b",\"stale\":true");
+    }
     if requested {
         out.extend_from_slice(b",\"requested\":true");
     }
@@ -151,12 +162,15 @@ pub fn search(
         match snap.tld_index(s) {
             _ if !tld_allowed(s) => requested_error = Some("tld_not_in_plan"),
             None => requested_error = Some("unknown_tld"),
-            Some(i) if snap.tlds[i].sellers.to_native() == 0 => requested_error = Some("no_seller"),
-            Some(i) => {
-                write_candidate(snap, &label, i, kind_of(snap, s), true, out);
-                written += 1;
-                requested_pos = Some(i as u32);
-            }
+            Some(i) => match crate::query::first_ranked(snap, &snap.tlds[i], req.fresh) {
+                // No seller, or none with a price recent enough.
+                None => requested_error = Some("no_seller"),
+                Some(o) => {
+                    write_candidate(snap, &label, i, o, kind_of(snap, s), true, req.fresh, out);
+                    written += 1;
+                    requested_pos = Some(i as u32);
+                }
+            },
         }
     }
     for pos in snap.catalogue_by_cheapest.iter() {
@@ -172,9 +186,19 @@ pub fn search(
         if t.sellers.to_native() == 0 {
             break; // and so do TLDs nobody sells
         }
-        let o = &snap.offers[t.first_offer.to_native() as usize];
-        if req.max_price.is_some_and(|m| o.register.to_native() > m) {
+        let cheapest = &snap.offers[t.first_offer.to_native() as usize];
+        if req
+            .max_price
+            .is_some_and(|m| cheapest.register.to_native() > m)
+        {
             break; // the order is by first-year price: nothing after passes either
+        }
+        // The cheapest price may be stale: then the TLD's cheapest fresh one, if any.
+        let Some(o) = crate::query::first_ranked(snap, t, req.fresh) else {
+            continue;
+        };
+        if req.max_price.is_some_and(|m| o.register.to_native() > m) {
+            continue;
         }
         let kind = snap.span_str(&e.kind);
         if Some(t_pos) == requested_pos
@@ -186,7 +210,7 @@ pub fn search(
         if written > 0 {
             out.push(b',');
         }
-        write_candidate(snap, &label, t_pos as usize, kind, false, out);
+        write_candidate(snap, &label, t_pos as usize, o, kind, false, req.fresh, out);
         written += 1;
     }
     out.extend_from_slice(b"],\"meta\":{\"total\":");

@@ -79,8 +79,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let names = Names::embedded();
     let free_only = plan.as_ref().is_some_and(|p| p.tlds == TldScope::Free);
-    let today = tldsnap::time::now_ms().div_euclid(tldsnap::time::MS_PER_DAY);
-    let audit = portfolio::audit(snap.data(), &names, &parsed, today, |s| {
+    let fresh = tldsnap::query::Freshness::new(
+        tldsnap::time::now_ms(),
+        tldsnap::query::DEFAULT_MAX_AGE_DAYS,
+        false,
+    );
+    let audit = portfolio::audit(snap.data(), &names, &parsed, fresh, |s| {
         !free_only || is_free_tld(s)
     });
     let mut out = Vec::new();
