@@ -81,8 +81,8 @@ fn the_audit_over_http_is_the_query_functions_answer() {
     let snapshot = tldsnap::build::default_snapshot().unwrap();
     let names = Names::embedded();
     let p = portfolio::parse_json(&body, 2_000).unwrap();
-    // The harness serves with a 100-year age limit.
-    let fresh = tldsnap::query::Freshness::new(T0_MS, tldsnap::query::MAX_AGE_DAYS_LIMIT, false);
+    // This server has the default age limit, on the harness clock.
+    let fresh = tldsnap::query::Freshness::new(T0_MS, tldsnap::query::DEFAULT_MAX_AGE_DAYS, false);
     let audit = portfolio::audit(snapshot.data(), &names, &p, fresh, |_| true);
     let mut want = Vec::new();
     portfolio::write_json(snapshot.data(), &audit, Some("pro"), &mut want);

@@ -196,8 +196,8 @@ fn operation(id: RouteId) -> Value {
             id == RouteId::ClientOverview,
             ["clientOverview", "publicOverview"],
             "Overview of a TLD",
-            "Registrar count, average prices, cheapest registration, lowest renewal and lowest 5-year cost with their registrars, the TLD's type and manager from the IANA root zone database, and whether it is one of the 22 free TLDs. Answers every TLD of the catalogue; for a TLD outside the caller's plan the member-only fields are null and listed in `members_only`.",
-            &["tld"],
+            "Registrar count, average prices, cheapest registration, lowest renewal and lowest 5-year cost with their registrars, the TLD's type and manager from the IANA root zone database, and whether it is one of the 22 free TLDs. Answers every TLD of the catalogue; for a TLD outside the caller's plan the member-only fields are null and listed in `members_only`. The picks are chosen among fresh prices (`max_age_days`) unless `include_stale=true`; each carries `last_updated`, and `stale_count` says how many sellers are stale.",
+            &["tld", "max_age_days", "include_stale"],
             ok("Overview", "The overview of the TLD."),
         ),
         RouteId::ClientTlds | RouteId::PublicTlds => variant(
@@ -252,7 +252,7 @@ fn operation(id: RouteId) -> Value {
             "summary": "Bulk domain lookup",
             "description": "For up to 100 full domain names: each one's public suffix and the cheapest registrars of that suffix, in the entry shape of the cheapest endpoint (`limit` applies). A name that is not a domain name, whose suffix is unknown, or whose suffix the plan excludes is an entry with `error` (`invalid_name`, `unknown_tld`, `tld_not_in_plan`), not a failed request. 101 names or more: 400 `too_many_values`. One credit.",
             "security": keyed,
-            "parameters": [ { "$ref": "#/components/parameters/limit" } ],
+            "parameters": [ { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/max_age_days" }, { "$ref": "#/components/parameters/include_stale" } ],
             "requestBody": { "required": true, "description": "At most 256 KiB.", "content": { "application/json": { "schema": {
                 "type": "object", "required": ["domains"], "additionalProperties": false,
                 "properties": { "domains": { "type": "array", "minItems": 1, "maxItems": LOOKUP_MAX, "items": { "type": "string", "maxLength": MAX_NAME_FIELD }, "examples": [["shop.example.co.uk", "bücher.de"]] } } } } } },
@@ -269,6 +269,8 @@ fn operation(id: RouteId) -> Value {
                 { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep.", "style": "form", "explode": false,
                   "schema": { "type": "array", "minItems": 1, "items": { "enum": crate::query::TYPES }, "examples": [["generic", "country-code"]] } },
                 { "$ref": "#/components/parameters/limit" },
+                { "$ref": "#/components/parameters/max_age_days" },
+                { "$ref": "#/components/parameters/include_stale" },
                 { "name": "check_availability", "in": "query", "required": false, "description": "When true, each candidate's `availability` is looked up live (docs/LIVE.md): `available`, `registered`, `reserved` or `unknown`, with `availability_reason`. Costs the plan's availability credits per candidate on top of the search's (at most `limit`, the bulk limit of 100); needs a plan with availability lookups (403 `lookup_not_in_plan`) and a server started with `--live` (404 `live_unavailable`).", "schema": { "type": "boolean", "default": false } }
             ],
             "responses": { "200": ok("SearchAnswer", "Candidate domains, cheapest first year first.") }
@@ -846,6 +848,8 @@ fn domain_schemas() -> Value {
                         "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" },
                         "register_price": price(), "renew_price": price(), "total_cost_5_year": price(),
                         "renewal_trap": { "type": "boolean" }, "requested": { "const": true },
+                        "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published the price." },
+                        "stale": { "const": true, "description": "The price is older than `max_age_days` (only with `include_stale=true`)." },
                         "availability": { "enum": ["unknown", "available", "registered", "reserved"], "description": "`unknown` unless `check_availability=true`." },
                         "availability_reason": { "type": "string", "description": "Why, with `check_availability=true`." } } } },
                     "meta": { "type": "object", "properties": { "total": { "type": "integer" }, "availability": { "type": "string" }, "tier": { "type": "string" },
@@ -1024,7 +1028,8 @@ fn components_base() -> Value {
                         "type": "object", "required": ["cheapest_register", "registrar_count"],
                         "properties": {
                             "cheapest_register": { "type": "array", "items": { "$ref": "#/components/schemas/CheapestEntryClient" } },
-                            "registrar_count": { "type": "integer" } } } },
+                            "registrar_count": { "type": "integer" },
+                            "stale_count": { "type": "integer", "minimum": 1, "description": "How many sellers have a price older than `max_age_days`; present only when some have." } } } },
                     "meta": { "type": "object", "required": ["total_tlds", "tier"], "properties": {
                         "total_tlds": { "type": "integer" },
                         "tier": { "type": "string", "examples": ["basic"] },
@@ -1040,6 +1045,7 @@ fn components_base() -> Value {
                         "properties": {
                             "cheapest_register": { "type": "array", "items": { "$ref": "#/components/schemas/CheapestEntryPublic" } },
                             "registrar_count": { "type": "integer" },
+                            "stale_count": { "type": "integer", "minimum": 1, "description": "How many sellers have a price older than `max_age_days`; present only when some have." },
                             "avg_prices": { "type": "object", "properties": {
                                 "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] } } } } } },
                     "meta": { "type": "object", "properties": { "not_found": { "$ref": "#/components/schemas/NotFoundLists" } } }
@@ -1052,7 +1058,8 @@ fn components_base() -> Value {
                     "register_price": { "type": ["number", "null"], "minimum": 0 },
                     "renew_price": { "type": ["number", "null"], "minimum": 0 },
                     "transfer_price": { "type": ["number", "null"], "minimum": 0 },
-                    "last_updated": { "type": "string", "format": "date-time", "examples": ["2025-06-01T00:00:00.000Z"] }
+                    "last_updated": { "type": "string", "format": "date-time", "examples": ["2025-06-01T00:00:00.000Z"] },
+                    "stale": { "const": true, "description": "The price is older than `max_age_days`." }
                 }
             },
             "Prices": {
@@ -1073,6 +1080,7 @@ fn components_base() -> Value {
                 "properties": {
                     "tld": { "type": "string" },
                     "registrar_count": { "type": "integer" },
+                    "stale_count": { "type": "integer", "minimum": 1, "description": "How many sellers have a price older than `max_age_days`; present only when some have." },
                     "registrars": { "type": "array", "items": {
                         "type": "object", "required": ["name", "key", "website_url"],
                         "properties": {
@@ -1080,7 +1088,9 @@ fn components_base() -> Value {
                             "key": { "type": "string" },
                             "website_url": { "type": "string", "format": "uri" },
                             "prices": { "type": "object", "properties": { "register": price(), "renew": price(), "transfer": { "type": ["number", "null"] } } },
-                            "original_prices": { "$ref": "#/components/schemas/OriginalPrices" } } } },
+                            "original_prices": { "$ref": "#/components/schemas/OriginalPrices" },
+                            "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published this price." },
+                    "stale": { "const": true, "description": "The price is older than `max_age_days` (shown only with `include_stale=true`)." } } } },
                     "message": { "type": "string" }
                 }
             }
@@ -1142,6 +1152,8 @@ fn catalogue_schemas() -> Value {
                 "type": ["object", "null"],
                 "required": ["price", "registrar_key", "registrar_name"],
                 "properties": { "price": price(), "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" },
+                    "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published this price." },
+                    "stale": { "const": true, "description": "The price is older than `max_age_days` (shown only with `include_stale=true`)." },
                     "original_price": { "type": "object", "description": "The price as the registrar quoted it in another currency, and the day of the ECB rate it was converted at (absent for USD prices).",
                         "required": ["currency", "price", "rate_date"],
                         "properties": { "currency": { "type": "string", "examples": ["GBP"] }, "price": { "type": ["number", "null"] }, "rate_date": { "type": "string", "format": "date" } } } }
@@ -1170,6 +1182,7 @@ fn catalogue_schemas() -> Value {
                     "required": ["registrar_count", "avg_prices", "cheapest_register", "lowest_renew", "lowest_5_year"],
                     "properties": {
                         "registrar_count": { "type": "integer" },
+                        "stale_count": { "type": "integer", "minimum": 1, "description": "How many sellers have a price older than `max_age_days`; present only when some have." },
                         "avg_prices": { "type": "object", "properties": {
                             "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] } } },
                         "cheapest_register": { "$ref": "#/components/schemas/Pick" },
