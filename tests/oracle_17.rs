@@ -66,6 +66,8 @@ struct Offer {
     /// The quote in the registrar's own currency, when it was not USD:
     /// (currency, register, renew, rate date).
     original: Option<(String, Option<u64>, Option<u64>, String)>,
+    /// `updated_at` as `prices.csv` gives it (empty for a history row).
+    updated: String,
 }
 
 struct Data {
@@ -77,6 +79,29 @@ struct Data {
     history: BTreeMap<String, BTreeMap<String, Vec<(String, Offer)>>>,
     /// registrar -> (first, last) version day
     coverage: BTreeMap<String, (String, String)>,
+    /// registrar -> its latest `updated_at`
+    latest: BTreeMap<String, String>,
+    /// registrar -> the days of its versions (history days and the current day)
+    versions: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Data {
+    /// The `last_updated` of registrar `reg`'s prices as of day `at`: its latest
+    /// `updated_at` when the version in effect is its current one, else midnight of the
+    /// version's day.
+    fn updated_at(&self, reg: &str, at: &str) -> String {
+        let day = self.versions[reg]
+            .range(..=at.to_owned())
+            .next_back()
+            .unwrap()
+            .clone();
+        let latest = &self.latest[reg];
+        if latest[..10] == day {
+            latest.clone()
+        } else {
+            format!("{day}T00:00:00.000Z")
+        }
+    }
 }
 
 fn load() -> Data {
@@ -101,8 +126,14 @@ fn load() -> Data {
             e.1 = date.to_owned();
         }
     };
+    let mut latest: BTreeMap<String, String> = BTreeMap::new();
+    let mut versions: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for r in rows("prices.csv") {
         widen(&r[1], &r[6][..10]);
+        let l = latest.entry(r[1].clone()).or_default();
+        if r[6] > *l {
+            *l = r[6].clone();
+        }
         let original = r
             .get(7)
             .filter(|c| !c.is_empty())
@@ -113,11 +144,22 @@ fn load() -> Data {
             renew: cents(&r[3]),
             transfer: cents(&r[4]),
             original,
+            updated: r[6].clone(),
         });
+    }
+    for (reg, l) in &latest {
+        versions
+            .entry(reg.clone())
+            .or_default()
+            .insert(l[..10].to_owned());
     }
     let mut history: BTreeMap<String, BTreeMap<String, Vec<(String, Offer)>>> = BTreeMap::new();
     for r in rows("history.csv") {
         widen(&r[2], &r[0]);
+        versions
+            .entry(r[2].clone())
+            .or_default()
+            .insert(r[0].clone());
         history
             .entry(r[1].clone())
             .or_default()
@@ -131,6 +173,7 @@ fn load() -> Data {
                     renew: cents(&r[4]),
                     transfer: cents(&r[5]),
                     original: None,
+                    updated: String::new(),
                 },
             ));
     }
@@ -145,6 +188,8 @@ fn load() -> Data {
         prices,
         history,
         coverage,
+        latest,
+        versions,
     }
 }
 
@@ -178,6 +223,7 @@ fn pick(
             if let Some((currency, register, renew, rate_date)) = &o.original {
                 v["original_price"] = json!({"currency": currency, "price": usd(price(*register, *renew)), "rate_date": rate_date});
             }
+            v["last_updated"] = json!(o.updated);
             v
         }
     }
@@ -369,12 +415,15 @@ fn cheapest_as_of_days_for_every_tld() {
                     .enumerate()
                     .map(|(i, o)| {
                         let (r, n) = (o.register.unwrap(), o.renew.unwrap());
+                        let updated = d.updated_at(&o.registrar, at);
                         match shape {
                             Shape::Client => json!({"rank": i + 1, "registrar_name": d.names[&o.registrar], "registrar_key": o.registrar,
-                                "register_price": usd(Some(r)), "renew_price": usd(Some(n)), "total_cost_5_year": usd(Some(r + 4 * n))}),
+                                "register_price": usd(Some(r)), "renew_price": usd(Some(n)), "total_cost_5_year": usd(Some(r + 4 * n)),
+                                "last_updated": updated}),
                             Shape::Public => json!({"rank": i + 1, "registrar_name": d.names[&o.registrar],
                                 "register_price": usd(Some(r)), "renew_price": usd(Some(n)), "transfer_price": usd(o.transfer),
-                                "total_cost_1_year": usd(Some(r)), "total_cost_3_year": usd(Some(r + 2 * n)), "total_cost_5_year": usd(Some(r + 4 * n))}),
+                                "total_cost_1_year": usd(Some(r)), "total_cost_3_year": usd(Some(r + 2 * n)), "total_cost_5_year": usd(Some(r + 4 * n)),
+                                "last_updated": updated}),
                         }
                     })
                     .collect();
