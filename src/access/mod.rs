@@ -367,6 +367,12 @@ impl std::fmt::Debug for Who {
 }
 
 impl Caller {
+    /// The clock reading at admission (ms since the Unix epoch): "now" for the rest of
+    /// the request, without another clock read.
+    pub fn admitted_ms(&self) -> i64 {
+        self.admitted_ms
+    }
+
     /// The plan's name, for `meta.tier`.
     pub fn tier(&self) -> &str {
         &self.plan().name

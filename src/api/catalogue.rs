@@ -105,8 +105,12 @@ fn answer(
         Endpoint::Overview => {
             let tld = params::path_tld(segment)?;
             let [max_age, include_stale] = params::pick(query, ["max_age_days", "include_stale"])?;
-            let fresh =
-                super::prices::freshness(state, max_age.as_deref(), include_stale.as_deref())?;
+            let fresh = super::prices::freshness(
+                state,
+                caller,
+                max_age.as_deref(),
+                include_stale.as_deref(),
+            )?;
             let req = OverviewRequest {
                 tld: &tld,
                 all_tlds: caller.tld_allowed(&tld),

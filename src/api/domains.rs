@@ -165,7 +165,8 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
         ["limit", "max_age_days", "include_stale"],
     )
     .and_then(|[limit, max_age, include_stale]| {
-        let fresh = super::prices::freshness(state, max_age.as_deref(), include_stale.as_deref())?;
+        let fresh =
+            super::prices::freshness(state, &caller, max_age.as_deref(), include_stale.as_deref())?;
         Ok((params::limit(limit.as_deref())?, fresh))
     });
     let (limit, fresh) = match parsed {
@@ -245,8 +246,12 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
             max_age,
             include_stale,
         ]| {
-            let fresh =
-                super::prices::freshness(state, max_age.as_deref(), include_stale.as_deref())?;
+            let fresh = super::prices::freshness(
+                state,
+                &caller,
+                max_age.as_deref(),
+                include_stale.as_deref(),
+            )?;
             let q = q
                 .filter(|q| !q.trim().is_empty())
                 .ok_or(Problem::MissingParameter { name: "q" })?;

@@ -243,10 +243,10 @@ impl State {
         }
     }
 
-    /// What answers and pages of `loaded` are kept under: its content hash, moved on
-    /// every day, since which prices are stale depends on the date.
-    pub fn generation(&self, loaded: &Loaded) -> u128 {
-        let today = self.access.now_ms().div_euclid(crate::time::MS_PER_DAY);
+    /// What answers and pages of `loaded` are kept under at `now_ms`: its content hash,
+    /// moved on every day, since which prices are stale depends on the date.
+    pub fn generation(&self, loaded: &Loaded, now_ms: i64) -> u128 {
+        let today = now_ms.div_euclid(crate::time::MS_PER_DAY);
         loaded.snapshot.header().content_hash ^ today as u128
     }
 
@@ -723,7 +723,7 @@ pub fn answered<B>(
         Ok(caller) => caller,
         Err(response) => return Step::Done(response),
     };
-    let snapshot = state.generation(&loaded);
+    let snapshot = state.generation(&loaded, caller.admitted_ms());
     let target = answers::Target {
         route,
         plan: caller.tier(),

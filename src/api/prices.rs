@@ -89,7 +89,7 @@ fn answer(
             let tlds = params::tlds(tlds.as_deref())?;
             let limit = params::limit(limit.as_deref())?;
             let at = params::day("at", at.as_deref())?;
-            let fresh = freshness(state, max_age.as_deref(), include_stale.as_deref())?;
+            let fresh = freshness(state, caller, max_age.as_deref(), include_stale.as_deref())?;
             check_plan(state, caller, &tlds)?;
             let names = as_strs(&tlds);
             let req = CheapestRequest {
@@ -111,7 +111,7 @@ fn answer(
             let tlds = params::tlds(tlds.as_deref())?;
             let registrars = params::registrars(registrars.as_deref())?;
             let at = params::day("at", at.as_deref())?;
-            let fresh = freshness(state, max_age.as_deref(), None)?;
+            let fresh = freshness(state, caller, max_age.as_deref(), None)?;
             check_plan(state, caller, &tlds)?;
             let names = as_strs(&tlds);
             let keys = registrars.as_deref().map(as_strs);
@@ -133,7 +133,7 @@ fn answer(
                 params::pick(query, ["include_prices", "max_age_days", "include_stale"])?;
             let include_prices =
                 params::boolean("include_prices", include_prices.as_deref(), false)?;
-            let fresh = freshness(state, max_age.as_deref(), include_stale.as_deref())?;
+            let fresh = freshness(state, caller, max_age.as_deref(), include_stale.as_deref())?;
             check_plan(state, caller, std::slice::from_ref(&tld))?;
             let req = RegistrarsRequest {
                 tld: &tld,
@@ -148,9 +148,10 @@ fn answer(
 }
 
 /// The request's staleness rule: its `max_age_days` and `include_stale`, the server's
-/// default age, today by the server's clock.
+/// default age, today as of the caller's admission.
 pub fn freshness(
     state: &State,
+    caller: &Caller,
     max_age_days: Option<&str>,
     include_stale: Option<&str>,
 ) -> Result<query::Freshness, Problem> {
@@ -158,7 +159,7 @@ pub fn freshness(
         max_age_days,
         include_stale,
         state.config.max_age_days,
-        state.access.now_ms(),
+        caller.admitted_ms(),
     )
 }
 

@@ -671,7 +671,7 @@ fn page(
         _ => "",
     };
     let key = CacheKey::of(&visit.viewer, path, key_query);
-    let content_hash = state.generation(loaded);
+    let content_hash = state.generation(loaded, state.access.now_ms());
     // A redirect or a 404 is decided before the conditional check, so a 304 is only
     // ever sent for a page that exists.
     let precheck = match route {
@@ -910,7 +910,7 @@ fn warm_list() -> Vec<(RouteId, String)> {
 /// unless it is cached already. True if it rendered it.
 fn warm_one(state: &State, loaded: &Loaded, route: RouteId, path: &str) -> bool {
     let snap = loaded.snapshot.data();
-    let content_hash = state.generation(loaded);
+    let content_hash = state.generation(loaded, state.access.now_ms());
     let viewer = Viewer::visitor();
     let key = CacheKey::of(&viewer, path, "");
     if state.web.cache.get(content_hash, key.as_str()).is_some() {
