@@ -686,14 +686,33 @@ fn last_x(d: &str) -> f64 {
 }
 
 #[test]
-fn a_registrar_line_ends_where_its_data_ends() {
-    // The real data: Cloudflare's com prices end on 2024-01-07, the data on 2026-08-22.
+fn a_registrar_line_ends_where_its_data_ends_and_old_prices_are_marked() {
+    // The real data: Cloudflare's com prices end on 2024-01-07, the data on 2026-08-22;
+    // the server's clock says 2026-11-21 and its age limit is the default.
     let dir = TempDir::new("web_chart_end");
     let (keys_path, _) = dir.keys();
     let mut opts = Options::new(&keys_path, &keys_path);
     opts.snapshot = None;
+    opts.config.max_age_days = tldsnap::query::DEFAULT_MAX_AGE_DAYS;
     let s = Server::start(opts);
     let body = html(&page(&s, "/tld/com", None));
+    // The table lists Cloudflare, marked; a seller with this year's prices is not.
+    let row = |key: &str| {
+        let at = body
+            .find(&format!("<a href=\"/registrars/{key}\">"))
+            .unwrap_or_else(|| panic!("no row for {key}"));
+        body[at..at + body[at..].find("</tr>").unwrap()].to_owned()
+    };
+    assert!(
+        row("cloudflare").contains("class=\"stale\""),
+        "{}",
+        row("cloudflare")
+    );
+    assert!(
+        !row("dynadot").contains("class=\"stale\""),
+        "{}",
+        row("dynadot")
+    );
     let first_chart = &body[..body.find("chart-wide").unwrap_or(body.len())];
     let history = s.get("/api/v1/history/tld/com", None).json();
     let cf = &history["history"]["cloudflare"];

@@ -556,9 +556,10 @@ pub fn etag_matches(if_none_match: &str, etag: &str) -> bool {
         .any(|t| t.trim() == "*" || bare(t) == ours)
 }
 
-/// The `ETag` of every cacheable page of this snapshot for this viewer.
-fn page_etag(loaded: &Loaded, viewer: &Viewer) -> String {
-    let hash = loaded.snapshot.header().content_hash;
+/// The `ETag` of every cacheable page of this snapshot, on this day (`generation`:
+/// [`State::generation`]), for this viewer.
+fn page_etag(generation: u128, viewer: &Viewer) -> String {
+    let hash = generation;
     let who = format!("{}:{}", viewer.signed_in, viewer.plan);
     format!(
         "W/\"{:016x}-{:08x}-{}\"",
@@ -573,7 +574,7 @@ fn page_etag(loaded: &Loaded, viewer: &Viewer) -> String {
 /// of formatting the `ETag` and the date and inserting nine headers for every request
 /// (issue 20: they were two thirds of a page's cost).
 struct Heads {
-    content_hash: u128,
+    generation: u128,
     loaded_at_ms: i64,
     signed_in: bool,
     plan: String,
@@ -584,8 +585,8 @@ struct Heads {
 }
 
 impl Heads {
-    fn new(loaded: &Loaded, viewer: &Viewer) -> Heads {
-        let etag = page_etag(loaded, viewer);
+    fn new(loaded: &Loaded, viewer: &Viewer, generation: u128) -> Heads {
+        let etag = page_etag(generation, viewer);
         let last_modified = crate::time::http_date(loaded.loaded_at_ms);
         let mut plain = HeaderMap::with_capacity(9);
         html_headers(&mut plain);
@@ -602,7 +603,7 @@ impl Heads {
         let mut gzip = plain.clone();
         gzip.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         Heads {
-            content_hash: loaded.snapshot.header().content_hash,
+            generation,
             loaded_at_ms: loaded.loaded_at_ms,
             signed_in: viewer.signed_in,
             plan: viewer.plan.to_string(),
@@ -612,8 +613,9 @@ impl Heads {
         }
     }
 
-    /// Those of `loaded` for `viewer`: the ones this thread made last if they are these.
-    fn of(loaded: &Loaded, viewer: &Viewer) -> std::rc::Rc<Heads> {
+    /// Those of `loaded` on the day of `generation` for `viewer`: the ones this thread
+    /// made last if they are these.
+    fn of(loaded: &Loaded, viewer: &Viewer, generation: u128) -> std::rc::Rc<Heads> {
         thread_local! {
             static LAST: std::cell::RefCell<Option<std::rc::Rc<Heads>>> =
                 const { std::cell::RefCell::new(None) };
@@ -622,7 +624,7 @@ impl Heads {
             let mut last = last.borrow_mut();
             match &*last {
                 Some(h)
-                    if h.content_hash == loaded.snapshot.header().content_hash
+                    if h.generation == generation
                         && h.loaded_at_ms == loaded.loaded_at_ms
                         && h.signed_in == viewer.signed_in
                         && *h.plan == *viewer.plan =>
@@ -630,7 +632,7 @@ impl Heads {
                     std::rc::Rc::clone(h)
                 }
                 _ => {
-                    let h = std::rc::Rc::new(Heads::new(loaded, viewer));
+                    let h = std::rc::Rc::new(Heads::new(loaded, viewer, generation));
                     *last = Some(std::rc::Rc::clone(&h));
                     h
                 }
@@ -663,7 +665,10 @@ fn page(
         .prefix()
         .and_then(|p| path.strip_prefix(p))
         .unwrap_or("");
-    let heads = Heads::of(loaded, &visit.viewer);
+    // Pages mark stale prices, which depend on the day: kept pages and their ETag are
+    // the day's.
+    let content_hash = state.generation(loaded, state.access.now_ms());
+    let heads = Heads::of(loaded, &visit.viewer, content_hash);
     let (etag, last_modified) = (&heads.etag, &heads.last_modified);
     // Only the catalogue and a registrar's pages read their query string.
     let key_query = match route {
@@ -671,7 +676,6 @@ fn page(
         _ => "",
     };
     let key = CacheKey::of(&visit.viewer, path, key_query);
-    let content_hash = state.generation(loaded, state.access.now_ms());
     // A redirect or a 404 is decided before the conditional check, so a 304 is only
     // ever sent for a page that exists.
     let precheck = match route {
