@@ -1094,6 +1094,21 @@ mod tests {
     }
 
     #[test]
+    fn a_price_is_stale_from_the_day_after_its_age_limit() {
+        let ms = |s: &str| time::parse_rfc3339(s).unwrap();
+        let fresh = Freshness::new(ms("2026-12-01T10:00:00Z"), 365, false);
+        assert_eq!(fresh.today, time::parse_date("2026-12-01").unwrap());
+        // 365 days before 2026-12-01 is 2025-12-01: that whole day is still fresh.
+        assert!(!fresh.is_stale(ms("2025-12-01T00:00:00Z")));
+        assert!(fresh.is_stale(ms("2025-11-30T23:59:59.999Z")));
+        assert!(!fresh.ranks(ms("2024-01-07T06:15:23Z")));
+        let asked = Freshness::new(ms("2026-12-01T10:00:00Z"), 365, true);
+        assert!(asked.is_stale(ms("2024-01-07T06:15:23Z")));
+        assert!(asked.ranks(ms("2024-01-07T06:15:23Z")));
+        assert!(!Freshness::ANY_AGE.is_stale(i64::MIN + 1));
+    }
+
+    #[test]
     fn elapsed_is_readable_at_every_scale() {
         assert_eq!(elapsed(40_000), "0.04ms");
         assert_eq!(elapsed(1_234_567), "1.23ms");
