@@ -10,8 +10,8 @@
 //!   1..=N by first-year price (N = [`Sight::shown`]); of any other TLD, none. An offer
 //!   it does not see (its registrar, its prices, its rank, its history, its price on a
 //!   past day) appears nowhere: not in a ranking, a price list, a registrar's price list,
-//!   an audit or a lookup, nor as the pick of an aggregate (lowest renewal, lowest
-//!   5-year cost). Renewal-only rows are seen only by a plan that sees every seller.
+//!   an audit, a lookup or a price-change event, nor as the pick of an aggregate (lowest
+//!   renewal, lowest 5-year cost). Renewal-only rows are seen only by a plan that sees every seller.
 //! - **Counts** (sellers of a TLD, TLDs of a registrar) are public facts.
 //! - **Averages** over the sellers are shown unless exactly one of the prices averaged
 //!   is hidden: then the average and the shown prices would give it
@@ -33,7 +33,7 @@ pub struct Sight {
 }
 
 impl Sight {
-    /// Sees everything: the builder's checks, the command line without `--tier`.
+    /// Sees everything: the command line without `--tier`, a plan without limits.
     pub const ALL: Sight = Sight {
         all_tlds: true,
         sellers: None,
