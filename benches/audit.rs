@@ -78,7 +78,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("json_10000", |b| {
         b.iter(|| {
             let p = portfolio::parse_json(black_box(&json), 10_000).unwrap();
-            let a = portfolio::audit(snap, &names, &p, |_| true);
+            let a = portfolio::audit(snap, &names, &p, tldsnap::sight::Sight::ALL);
             portfolio::write_json(snap, &a, Some("enterprise"), &mut out);
             black_box(out.len())
         })
@@ -86,7 +86,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("csv_10000", |b| {
         b.iter(|| {
             let p = portfolio::parse_csv(black_box(&csv), 10_000).unwrap();
-            let a = portfolio::audit(snap, &names, &p, |_| true);
+            let a = portfolio::audit(snap, &names, &p, tldsnap::sight::Sight::ALL);
             portfolio::write_csv(snap, &a, &mut out);
             black_box(out.len())
         })
@@ -95,7 +95,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("audit_only_10000", |b| {
         b.iter(|| {
             black_box(
-                portfolio::audit(snap, &names, black_box(&parsed), |_| true)
+                portfolio::audit(snap, &names, black_box(&parsed), tldsnap::sight::Sight::ALL)
                     .rows
                     .len(),
             )
@@ -112,7 +112,7 @@ fn bench(c: &mut Criterion) {
                 limit: 20,
                 tier: None,
             };
-            search::search(snap, &names, &req, |_| true, &mut out).unwrap();
+            search::search(snap, &names, &req, tldsnap::sight::Sight::ALL, &mut out).unwrap();
             black_box(out.len())
         })
     });
@@ -125,7 +125,7 @@ fn bench(c: &mut Criterion) {
                 limit: 100,
                 tier: None,
             };
-            search::search(snap, &names, &req, |_| true, &mut out).unwrap();
+            search::search(snap, &names, &req, tldsnap::sight::Sight::ALL, &mut out).unwrap();
             black_box(out.len())
         })
     });

@@ -138,6 +138,7 @@ fn benches(c: &mut Criterion) {
                 "cheapest_1_limit5",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com"],
                         limit: 5,
                         shape: Shape::Client,
@@ -150,6 +151,7 @@ fn benches(c: &mut Criterion) {
                 "cheapest_10_limit10",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &ten,
                         limit: 10,
                         shape: Shape::Client,
@@ -162,6 +164,7 @@ fn benches(c: &mut Criterion) {
                 "public_cheapest_1_limit5",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com"],
                         limit: 5,
                         shape: Shape::Public,
@@ -174,6 +177,7 @@ fn benches(c: &mut Criterion) {
                 "prices_3x3",
                 Box::new(|out| {
                     let r = PricesRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com", "net", "org"],
                         registrars: Some(&keys),
                         started: tldsnap::time::Stamp::now(),
@@ -187,7 +191,7 @@ fn benches(c: &mut Criterion) {
                     let r = RegistrarsRequest {
                         tld: "com",
                         include_prices: true,
-                        limit: None,
+                        sight: tldsnap::sight::Sight::ALL,
                         public_url: "https://tldsnap.dev",
                     };
                     query::registrars(d, &r, out).expect("known");
@@ -198,6 +202,7 @@ fn benches(c: &mut Criterion) {
                 "history_com_all",
                 Box::new(|out| {
                     let r = HistoryRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tld: "com",
                         registrars: None,
                         from: None,
@@ -210,6 +215,7 @@ fn benches(c: &mut Criterion) {
                 "history_com_window_3",
                 Box::new(|out| {
                     let r = HistoryRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tld: "com",
                         registrars: Some(&keys),
                         from: Some(at_day - 90),
@@ -223,7 +229,7 @@ fn benches(c: &mut Criterion) {
                 Box::new(|out| {
                     let r = OverviewRequest {
                         tld: "com",
-                        all_tlds: true,
+                        sight: tldsnap::sight::Sight::new(true, None),
                     };
                     query::overview(d, &r, out).expect("known");
                 }),
@@ -232,6 +238,7 @@ fn benches(c: &mut Criterion) {
                 "cheapest_at_1_limit5",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com"],
                         limit: 5,
                         shape: Shape::Client,
@@ -244,6 +251,7 @@ fn benches(c: &mut Criterion) {
                 "cheapest_at_10_limit10",
                 Box::new(|out| {
                     let r = CheapestRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &ten,
                         limit: 10,
                         shape: Shape::Client,
@@ -256,6 +264,7 @@ fn benches(c: &mut Criterion) {
                 "prices_at_3x3",
                 Box::new(|out| {
                     let r = PricesRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com", "net", "org"],
                         registrars: Some(&keys),
                         started: tldsnap::time::Stamp::now(),
@@ -272,7 +281,7 @@ fn benches(c: &mut Criterion) {
                         sort: CatalogueSort::Cheapest,
                         limit: 100,
                         cursor: None,
-                        all_tlds: false,
+                        sight: tldsnap::sight::Sight::new(false, None),
                         snapshot: 0,
                     };
                     query::catalogue(d, &r, out).expect("page");
@@ -287,7 +296,7 @@ fn benches(c: &mut Criterion) {
                         sort: CatalogueSort::Name,
                         limit: 100,
                         cursor: None,
-                        all_tlds: true,
+                        sight: tldsnap::sight::Sight::new(true, None),
                         snapshot: 0,
                     };
                     query::catalogue(d, &r, out).expect("page");
@@ -304,7 +313,7 @@ fn benches(c: &mut Criterion) {
                         key: "dynadot",
                         limit: 100,
                         cursor: None,
-                        all_tlds: true,
+                        sight: tldsnap::sight::Sight::new(true, None),
                         public_url: "https://tldsnap.dev",
                         snapshot: 0,
                     };

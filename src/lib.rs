@@ -50,6 +50,7 @@ pub mod net;
 pub mod price;
 pub mod query;
 pub mod remote;
+pub mod sight;
 pub mod snapshot;
 pub mod source;
 pub mod store;

@@ -28,9 +28,12 @@ pub use suggest::close_names;
 
 use std::fmt;
 
+use smallvec::SmallVec;
+
 use crate::json;
 use crate::json::write_int;
 use crate::price::{write_opt_cents, write_triple};
+pub use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
@@ -57,6 +60,8 @@ pub struct CheapestRequest<'a> {
     pub shape: Shape,
     /// `meta.tier` (client shape only); `None` leaves it out.
     pub tier: Option<&'a str>,
+    /// What the caller sees: at most [`Sight::shown`] entries per TLD.
+    pub sight: Sight,
 }
 
 /// Parameters of [`prices`].
@@ -68,6 +73,8 @@ pub struct PricesRequest<'a> {
     pub registrars: Option<&'a [&'a str]>,
     /// When the request started, for `stats.time_elapsed`.
     pub started: Stamp,
+    /// What the caller sees: the records of the offers it sees, no others.
+    pub sight: Sight,
 }
 
 /// Parameters of [`registrars`].
@@ -77,8 +84,8 @@ pub struct RegistrarsRequest<'a> {
     pub tld: &'a str,
     /// Whether each entry carries `prices`.
     pub include_prices: bool,
-    /// The plan's cut (free and basic: 5); `None` lists all.
-    pub limit: Option<usize>,
+    /// What the caller sees: the sellers listed ([`Sight::shown`]).
+    pub sight: Sight,
     /// Base of `website_url`; must already be safe inside a JSON string.
     pub public_url: &'a str,
 }
@@ -94,6 +101,9 @@ pub struct HistoryRequest<'a> {
     pub from: Option<i64>,
     /// Last day included.
     pub to: Option<i64>,
+    /// What the caller sees: the registrars whose current offer it does not see are
+    /// left out.
+    pub sight: Sight,
 }
 
 /// A query that has nothing to answer.
@@ -236,8 +246,10 @@ pub fn cheapest_at(
             return false;
         };
         let sold = &offers[..sellers];
+        let seen = at::seen(snap, t, req.sight, &offers, sellers);
+        let seen = &seen[..seen.len().min(sellers)];
         out.extend_from_slice(b"{\"cheapest_register\":[");
-        for (i, o) in sold.iter().take(req.limit).enumerate() {
+        for (i, o) in seen.iter().map(|&k| &sold[k]).take(req.limit).enumerate() {
             if i > 0 {
                 out.push(b',');
             }
@@ -255,7 +267,20 @@ pub fn cheapest_at(
         }
         match req.shape {
             Shape::Client => render::client_tail(sellers, out),
-            Shape::Public => render::public_tail(sellers, at::averages(sold), out),
+            Shape::Public => {
+                let (register, renew, transfer) = at::averages(sold);
+                let main = Sight::average_of(sellers - seen.len());
+                let hidden_transfers = (0..sellers)
+                    .filter(|k| !seen.contains(k) && sold[*k].transfer != NONE)
+                    .count();
+                let shown = |s: bool, c: u32| if s { c } else { NONE };
+                let avg = (
+                    shown(main, register),
+                    shown(main, renew),
+                    shown(Sight::average_of(hidden_transfers), transfer),
+                );
+                render::public_tail(sellers, avg, out)
+            }
         }
         true
     })?;
@@ -287,7 +312,10 @@ fn cheapest_value(
 ) {
     {
         out.extend_from_slice(b"{\"cheapest_register\":[");
-        let take = req.limit.min(t.sellers.to_native() as usize);
+        // The plan's cut is a shorter slice of the same pre-rendered entries.
+        let sellers = t.sellers.to_native() as usize;
+        let tld = snap.span_str(&t.name);
+        let take = req.limit.min(req.sight.shown(tld, sellers));
         let first = t.first_offer.to_native() as usize;
         match req.shape {
             Shape::Client => {
@@ -305,7 +333,18 @@ fn cheapest_value(
                 for (i, o) in snap.offers[first..first + take].iter().enumerate() {
                     write_public_entry(snap, i, o, out);
                 }
-                out.extend_from_slice(snap.span(&t.public_tail));
+                match averages_shown(snap, t, req.sight) {
+                    (true, true) => out.extend_from_slice(snap.span(&t.public_tail)),
+                    (main, transfer) => {
+                        let avg = |shown: bool, c: u32| if shown { c } else { NONE };
+                        let avgs = (
+                            avg(main, t.avg_register.to_native()),
+                            avg(main, t.avg_renew.to_native()),
+                            avg(transfer, t.avg_transfer.to_native()),
+                        );
+                        render::public_tail(sellers, avgs, out);
+                    }
+                }
             }
         }
     }
@@ -406,6 +445,7 @@ fn prices_impl(
         let Some(sellers) = at::offers_at(snap, t, day, &mut offers) else {
             return false;
         };
+        let seen = at::seen(snap, t, req.sight, &offers, sellers);
         let record = |o: &at::DayOffer, out: &mut Vec<u8>| {
             let r = o.registrar as usize;
             let ms = at::version_at(snap, r, day).map_or(0, |v| v.ms.to_native());
@@ -421,15 +461,15 @@ fn prices_impl(
         };
         if req.registrars.is_some() {
             for &r in &regs {
-                if let Some(o) = offers.iter().find(|o| o.registrar as usize == r) {
+                if let Some(&k) = seen.iter().find(|&&k| offers[k].registrar as usize == r) {
                     sep(out);
-                    record(o, out);
+                    record(&offers[k], out);
                 }
             }
         } else {
-            for o in &offers[..sellers] {
+            for &k in seen.iter().filter(|&&k| k < sellers) {
                 sep(out);
-                record(o, out);
+                record(&offers[k], out);
             }
         }
         out.push(b'}');
@@ -452,10 +492,14 @@ fn prices_value(
 ) {
     {
         out.push(b'{');
+        let sellers = t.sellers.to_native() as usize;
+        let tld = snap.span_str(&t.name);
         if req.registrars.is_some() {
             let mut first = true;
             for &r in regs {
-                if let Some(o) = snap.offer_of(t, r) {
+                if let Some((row, o)) = row_of(snap, t, r)
+                    && req.sight.row_shown(tld, row, sellers)
+                {
                     if !first {
                         out.push(b',');
                     }
@@ -464,12 +508,13 @@ fn prices_value(
                 }
             }
         } else {
-            // Every seller: the records are stored back to back in rank order.
-            let sellers = t.sellers.to_native() as usize;
-            if sellers > 0 {
+            // Every seller shown: the records are stored back to back in rank order, so
+            // the plan's cut is a shorter slice.
+            let shown = req.sight.shown(tld, sellers);
+            if shown > 0 {
                 let first = t.first_offer.to_native() as usize;
                 let start = t.records_start.to_native();
-                let end = snap.offers[first + sellers - 1].record.end.to_native();
+                let end = snap.offers[first + shown - 1].record.end.to_native();
                 out.extend_from_slice(snap.text_range(start, end));
             }
         }
@@ -557,7 +602,7 @@ pub fn registrars(
         return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
     };
     let sellers = t.sellers.to_native() as usize;
-    let shown = req.limit.map_or(sellers, |l| l.min(sellers));
+    let shown = req.sight.shown(req.tld, sellers);
     out.extend_from_slice(b"{\"tld\":");
     out.extend_from_slice(snap.span(&t.key_json));
     out.extend_from_slice(b",\"registrar_count\":");
@@ -584,6 +629,105 @@ pub fn registrars(
     }
     out.push(b'}');
     Ok(())
+}
+
+/// Whether `sight` may see `t`'s averages: (registration and renewal, transfer). An
+/// average is hidden when exactly one of the prices it is made of is hidden
+/// ([`Sight::average_of`]); every seller has a registration and a renewal price, not
+/// every one a transfer price, so the hidden sellers are looked at (two at most).
+fn averages_shown(snap: &ArchivedSnapshotData, t: &ArchivedTld, sight: Sight) -> (bool, bool) {
+    let tld = snap.span_str(&t.name);
+    let sellers = t.sellers.to_native() as usize;
+    let shown = sight.shown(tld, sellers);
+    if shown == sellers {
+        return (true, true);
+    }
+    let first = t.first_offer.to_native() as usize;
+    let hidden_transfers = snap.offers[first + shown..first + sellers]
+        .iter()
+        .filter(|o| o.transfer.to_native() != NONE)
+        .take(2)
+        .count();
+    (
+        Sight::average_of(sellers - shown),
+        Sight::average_of(hidden_transfers),
+    )
+}
+
+/// The offer of registrar `r` for `t` and its row in the TLD's group (the sellers in
+/// rank order first, 0-based), if it has one.
+fn row_of<'s>(
+    snap: &'s ArchivedSnapshotData,
+    t: &ArchivedTld,
+    r: usize,
+) -> Option<(usize, &'s ArchivedOffer)> {
+    let first = t.first_offer.to_native() as usize;
+    let group = &snap.by_registrar[first..first + t.rows.to_native() as usize];
+    let i = group
+        .binary_search_by(|e| e.registrar.to_native().cmp(&(r as u32)))
+        .ok()?;
+    let offer = group[i].offer.to_native() as usize;
+    Some((offer - first, &snap.offers[offer]))
+}
+
+/// Whether `sight` shows registrar `r`'s offer of `t`, or `r` has none (a registrar
+/// without an offer today hides nothing of today).
+pub(crate) fn registrar_seen(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    sight: Sight,
+    r: usize,
+) -> bool {
+    let tld = snap.span_str(&t.name);
+    if !sight.price_shown(tld) {
+        return false;
+    }
+    if sight.every_seller() {
+        return true;
+    }
+    match row_of(snap, t, r) {
+        None => true,
+        Some((row, _)) => sight.row_shown(tld, row, t.sellers.to_native() as usize),
+    }
+}
+
+/// Whether `sight` shows what a price-change event about `registrars` (the registrar,
+/// and a ranking change's previous cheapest) of `tld` tells: the TLD's prices, and each
+/// named registrar's offer of today (a registrar without one hides nothing of today).
+/// A TLD no longer in the snapshot has nothing of today to hide either.
+pub fn event_shown(
+    snap: &ArchivedSnapshotData,
+    sight: Sight,
+    tld: &str,
+    registrars: [Option<&str>; 2],
+) -> bool {
+    if !sight.price_shown(tld) {
+        return false;
+    }
+    let Some(t) = snap.tld(tld) else {
+        return true;
+    };
+    registrars
+        .into_iter()
+        .flatten()
+        .filter_map(|k| snap.registrar_index(k))
+        .all(|r| registrar_seen(snap, t, sight, r))
+}
+
+/// Whether `sight` shows the offer at position `offer` (in [`ArchivedSnapshotData::offers`])
+/// of `t`.
+pub(crate) fn offer_shown(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    sight: Sight,
+    offer: usize,
+) -> bool {
+    let first = t.first_offer.to_native() as usize;
+    sight.row_shown(
+        snap.span_str(&t.name),
+        offer - first,
+        t.sellers.to_native() as usize,
+    )
 }
 
 /// `{"price":..,"registrar_key":..,"registrar_name":..}`, with
@@ -629,13 +773,10 @@ fn write_pick(
 pub struct OverviewRequest<'a> {
     /// Canonical TLD name.
     pub tld: &'a str,
-    /// Whether the caller's plan covers every TLD. Otherwise, for a TLD outside the 22
-    /// free ones, the member-only fields are `null` and listed in `members_only`.
-    pub all_tlds: bool,
+    /// What the caller sees: a pick whose offer it does not see, and an average that
+    /// would give a hidden price, are `null` and listed in `members_only`.
+    pub sight: Sight,
 }
-
-/// The overview fields only members see on a TLD outside the free ones.
-pub const OVERVIEW_MEMBERS_ONLY: [&str; 3] = ["cheapest_register", "lowest_renew", "lowest_5_year"];
 
 /// The per-TLD overview of seed 1.7: the TLD's type, manager and whether it is free,
 /// registrar count, average prices, cheapest registration, lowest renewal and lowest
@@ -653,18 +794,30 @@ pub fn overview(
     let t = e.tld.to_native();
     let t = (t != NONE).then(|| &snap.tlds[t as usize]);
     let sellers = t.map_or(0, |t| t.sellers.to_native() as usize);
-    let shown = req.all_tlds || crate::tld::is_free(req.tld);
-    let offer = |i: u32| (shown && i != NONE).then(|| &snap.offers[i as usize]);
+    let mut hidden: SmallVec<[&str; 4]> = SmallVec::new();
+    // A pick is shown when the caller sees its offer; `null` when there is none.
+    let mut offer = |i: u32, field: &'static str| {
+        let (t, i) = (t?, (i != NONE).then_some(i as usize)?);
+        if offer_shown(snap, t, req.sight, i) {
+            Some(&snap.offers[i])
+        } else {
+            hidden.push(field);
+            None
+        }
+    };
+    let (average, transfer_average) =
+        t.map_or((true, true), |t| averages_shown(snap, t, req.sight));
     out.push(b'{');
     catalogue::write_tld_facts(snap, e, out);
     out.extend_from_slice(b",\"registrar_count\":");
     write_int(sellers as u64, out);
     out.extend_from_slice(b",\"avg_prices\":");
+    let shown = |s: bool, c: u32| if s { c } else { NONE };
     match t {
         Some(t) => write_triple(
-            t.avg_register.to_native(),
-            t.avg_renew.to_native(),
-            t.avg_transfer.to_native(),
+            shown(average, t.avg_register.to_native()),
+            shown(average, t.avg_renew.to_native()),
+            shown(transfer_average, t.avg_transfer.to_native()),
             out,
         ),
         None => write_triple(NONE, NONE, NONE, out),
@@ -678,24 +831,20 @@ pub fn overview(
             NONE
         }
     };
-    write_pick(snap, offer(pick(first)), |register, _| cents(register), out);
+    let cheapest = offer(pick(first), "cheapest_register");
+    write_pick(snap, cheapest, |register, _| cents(register), out);
     out.extend_from_slice(b",\"lowest_renew\":");
-    write_pick(
-        snap,
-        offer(pick(|t| t.lowest_renew_offer.to_native())),
-        |_, renew| cents(renew),
-        out,
-    );
+    let renew = offer(pick(|t| t.lowest_renew_offer.to_native()), "lowest_renew");
+    write_pick(snap, renew, |_, renew| cents(renew), out);
     out.extend_from_slice(b",\"lowest_5_year\":");
     let five = |register: u32, renew: u32| Some(cents(register)? + 4 * cents(renew)?);
-    write_pick(
-        snap,
-        offer(pick(|t| t.lowest_5y_offer.to_native())),
-        five,
-        out,
-    );
-    if !shown {
-        catalogue::write_members_only(&OVERVIEW_MEMBERS_ONLY, out);
+    let five_year = offer(pick(|t| t.lowest_5y_offer.to_native()), "lowest_5_year");
+    write_pick(snap, five_year, five, out);
+    if !(average && transfer_average) {
+        hidden.insert(0, "avg_prices");
+    }
+    if !hidden.is_empty() {
+        catalogue::write_members_only(&hidden, out);
     }
     out.push(b'}');
     Ok(())
@@ -732,14 +881,18 @@ pub fn history(
     let Some(e) = snap.catalogue_entry(req.tld) else {
         return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
     };
-    let changes = match e.tld.to_native() {
-        NONE => &snap.history[..0],
-        t => {
-            let t = &snap.tlds[t as usize];
+    let t = e.tld.to_native();
+    let t = (t != NONE).then(|| &snap.tlds[t as usize]);
+    let changes = match t {
+        None => &snap.history[..0],
+        Some(t) => {
             let first = t.first_change.to_native() as usize;
             &snap.history[first..first + t.changes.to_native() as usize]
         }
     };
+    // A registrar whose offer of today the caller does not see has no history for it:
+    // its last change is its price now.
+    let seen = |r: usize| t.is_none_or(|t| registrar_seen(snap, t, req.sight, r));
     let mut wanted: Vec<usize> = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
     match req.registrars {
@@ -754,7 +907,7 @@ pub fn history(
         None => {
             for c in changes {
                 let r = c.registrar.to_native() as usize;
-                if wanted.last() != Some(&r) {
+                if wanted.last() != Some(&r) && seen(r) {
                     wanted.push(r);
                 }
             }
@@ -771,7 +924,11 @@ pub fn history(
         // The registrar's run: changes are ordered by (registrar, date).
         let lo = changes.partition_point(|c| (c.registrar.to_native() as usize) < r);
         let hi = changes.partition_point(|c| (c.registrar.to_native() as usize) <= r);
-        let run = &changes[lo..hi];
+        let run = if seen(r) {
+            &changes[lo..hi]
+        } else {
+            &changes[..0]
+        };
         let start = req.from.map_or(0, |f| {
             run.partition_point(|c| (c.date.to_native() as i64) < f)
         });

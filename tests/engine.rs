@@ -379,6 +379,7 @@ fn golden_bodies_of_every_query() {
     let d = snap.data();
     let mut out = Vec::new();
     let req = |tlds: &'static [&'static str], limit, shape, tier| CheapestRequest {
+        sight: tldsnap::sight::Sight::ALL,
         tlds,
         limit,
         shape,
@@ -409,6 +410,7 @@ fn golden_bodies_of_every_query() {
     query::prices(
         d,
         &PricesRequest {
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &["com", "co.uk", "zz"],
             registrars: Some(keys),
             started: tldsnap::time::Stamp::now(),
@@ -420,6 +422,7 @@ fn golden_bodies_of_every_query() {
     query::prices(
         d,
         &PricesRequest {
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &["com", "aero"],
             registrars: None,
             started: tldsnap::time::Stamp::now(),
@@ -431,7 +434,7 @@ fn golden_bodies_of_every_query() {
     let reg = |include_prices, limit| RegistrarsRequest {
         tld: "com",
         include_prices,
-        limit,
+        sight: tldsnap::sight::Sight::new(true, limit),
         public_url: "https://tldsnap.dev",
     };
     query::registrars(d, &reg(true, Some(5)), &mut out).unwrap();
@@ -442,7 +445,7 @@ fn golden_bodies_of_every_query() {
         d,
         &OverviewRequest {
             tld: "com",
-            all_tlds: true,
+            sight: tldsnap::sight::Sight::new(true, None),
         },
         &mut out,
     )
@@ -452,7 +455,7 @@ fn golden_bodies_of_every_query() {
         d,
         &OverviewRequest {
             tld: "aero",
-            all_tlds: true,
+            sight: tldsnap::sight::Sight::new(true, None),
         },
         &mut out,
     )
@@ -461,6 +464,7 @@ fn golden_bodies_of_every_query() {
     query::history(
         d,
         &HistoryRequest {
+            sight: tldsnap::sight::Sight::ALL,
             tld: "com",
             registrars: None,
             from: None,
@@ -474,6 +478,7 @@ fn golden_bodies_of_every_query() {
     query::history(
         d,
         &HistoryRequest {
+            sight: tldsnap::sight::Sight::ALL,
             tld: "de",
             registrars: Some(&["echo", "nobody"]),
             from,
@@ -490,6 +495,7 @@ fn nothing_known_is_an_error_not_an_empty_body() {
     let snap = fixture_snapshot();
     let mut out = Vec::new();
     let req = CheapestRequest {
+        sight: tldsnap::sight::Sight::ALL,
         tlds: &["nope", "zz"],
         limit: 5,
         shape: Shape::Client,
@@ -505,7 +511,7 @@ fn nothing_known_is_an_error_not_an_empty_body() {
     let req = RegistrarsRequest {
         tld: "nope",
         include_prices: false,
-        limit: None,
+        sight: tldsnap::sight::Sight::ALL,
         public_url: "",
     };
     assert!(query::registrars(snap.data(), &req, &mut out).is_err());
@@ -541,6 +547,7 @@ fn every_source_row_reads_back() {
         let tlds = [row.tld.as_str()];
         let keys = [row.registrar.as_str()];
         let req = PricesRequest {
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &tlds,
             registrars: Some(&keys),
             started: tldsnap::time::Stamp::now(),
@@ -567,6 +574,7 @@ fn every_source_row_reads_back() {
         query::history(
             snap.data(),
             &HistoryRequest {
+                sight: tldsnap::sight::Sight::ALL,
                 tld,
                 registrars: None,
                 from: None,
@@ -625,6 +633,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
 
         let tlds = [*tld];
         let req = CheapestRequest {
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &tlds,
             limit: 100,
             shape: Shape::Public,
@@ -685,6 +694,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
 
         // Client shape: same order, with keys; limit cuts but the count does not change.
         let req = CheapestRequest {
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &tlds,
             limit: 3,
             shape: Shape::Client,
@@ -705,7 +715,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
             snap.data(),
             &OverviewRequest {
                 tld,
-                all_tlds: true,
+                sight: tldsnap::sight::Sight::new(true, None),
             },
             &mut out,
         )
@@ -743,7 +753,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
         let req = RegistrarsRequest {
             tld,
             include_prices: true,
-            limit: Some(5),
+            sight: tldsnap::sight::Sight::new(true, Some(5)),
             public_url: "https://x.test",
         };
         query::registrars(snap.data(), &req, &mut out).unwrap();
@@ -906,7 +916,7 @@ fn original_currency_is_shown_by_overview_and_listing() {
         d,
         &query::OverviewRequest {
             tld: "uk",
-            all_tlds: true,
+            sight: tldsnap::sight::Sight::new(true, None),
         },
         &mut out,
     )
@@ -923,7 +933,7 @@ fn original_currency_is_shown_by_overview_and_listing() {
             key: "alpha",
             limit: 10,
             cursor: None,
-            all_tlds: true,
+            sight: tldsnap::sight::Sight::new(true, None),
             public_url: "https://tldsnap.test",
             snapshot: 0,
         },
@@ -943,7 +953,7 @@ fn original_currency_is_shown_by_overview_and_listing() {
         &RegistrarsRequest {
             tld: "uk",
             include_prices: true,
-            limit: None,
+            sight: tldsnap::sight::Sight::ALL,
             public_url: "https://tldsnap.dev",
         },
         &mut out,

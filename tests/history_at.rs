@@ -139,6 +139,7 @@ fn at_equals_a_snapshot_built_from_the_source_of_that_day() {
             };
             for shape in [Shape::Client, Shape::Public] {
                 let req = CheapestRequest {
+                    sight: tldsnap::sight::Sight::ALL,
                     tlds: &group,
                     limit: if i % 2 == 0 { 100 } else { 3 },
                     shape,
@@ -151,6 +152,7 @@ fn at_equals_a_snapshot_built_from_the_source_of_that_day() {
             let chosen = ["porkbun", "openprovider", "nobody", "dynadot", "route53"];
             for registrars in [None, Some(&chosen[..])] {
                 let req = PricesRequest {
+                    sight: tldsnap::sight::Sight::ALL,
                     tlds: &group,
                     registrars,
                     started: tldsnap::time::Stamp::now(),
@@ -169,6 +171,7 @@ fn at_equals_a_snapshot_built_from_the_source_of_that_day() {
     // The latest day answers exactly what the snapshot answers today.
     let today = time::parse_date("2026-08-22").unwrap();
     let req = CheapestRequest {
+        sight: tldsnap::sight::Sight::ALL,
         tlds: &["com", "io", "xyz"],
         limit: 100,
         shape: Shape::Public,
@@ -184,6 +187,7 @@ fn at_equals_a_snapshot_built_from_the_source_of_that_day() {
 fn a_day_after_the_data_date_is_refused_naming_at() {
     let snap = snapshot(&shipped());
     let req = CheapestRequest {
+        sight: tldsnap::sight::Sight::ALL,
         tlds: &["com"],
         limit: 5,
         shape: Shape::Client,

@@ -81,7 +81,7 @@ fn the_audit_over_http_is_the_query_functions_answer() {
     let snapshot = tldsnap::build::default_snapshot().unwrap();
     let names = Names::embedded();
     let p = portfolio::parse_json(&body, 2_000).unwrap();
-    let audit = portfolio::audit(snapshot.data(), &names, &p, |_| true);
+    let audit = portfolio::audit(snapshot.data(), &names, &p, tldsnap::sight::Sight::ALL);
     let mut want = Vec::new();
     portfolio::write_json(snapshot.data(), &audit, Some("pro"), &mut want);
     assert_eq!(r.text(), String::from_utf8(want).unwrap());

@@ -323,11 +323,13 @@ fn the_binary_reloads_on_sighup_and_drains_on_sigterm() {
 #[test]
 fn the_binary_without_flags_serves_the_shipped_real_data() {
     let mut bin = Binary::start(&[]);
-    let r = bin.get("/v1/prices?tlds=com,xyz&registrars=dynadot", None);
+    let r = bin.get("/v1/prices?tlds=com,xyz&registrars=dynadot,spaceship", None);
     assert_eq!(r.status, 200, "{}", r.text());
     let doc = r.json();
-    assert_eq!(doc["results"]["com"]["dynadot"]["register_price"], 10.88);
+    assert_eq!(doc["results"]["com"]["spaceship"]["register_price"], 9.08);
     assert_eq!(doc["results"]["xyz"]["dynadot"]["register_price"], 1.99);
+    // Dynadot is com's seventh seller: without a key, the five cheapest are shown.
+    assert!(doc["results"]["com"].get("dynadot").is_none(), "{doc}");
     let doc = bin
         .get("/api/v1/prices/cheapest?tlds=com&limit=5", None)
         .json();

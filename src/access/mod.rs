@@ -423,9 +423,9 @@ impl Caller {
         }
     }
 
-    /// Most entries in a registrar listing (`None`: all).
-    pub fn registrar_list_limit(&self) -> Option<usize> {
-        self.plan().registrar_list_limit.map(|n| n as usize)
+    /// What the caller's plan shows of the prices: every door asks it.
+    pub fn sight(&self) -> plans::Sight {
+        self.plan().sight()
     }
 }
 

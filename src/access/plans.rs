@@ -30,6 +30,9 @@ use super::AccessError;
 /// them (overview, catalogue) can reach them too.
 pub use crate::tld::{FREE_TLDS, is_free as is_free_tld};
 
+/// What a plan shows of the prices lives below the queries, which ask it.
+pub use crate::sight::Sight;
+
 /// Name of the plan of unauthenticated calls to the public variants.
 pub const PUBLIC_PLAN: &str = "public";
 
@@ -172,6 +175,12 @@ fn default_webhooks(name: &str) -> Option<u32> {
 }
 
 impl Plan {
+    /// What the plan shows of the prices ([`Sight`]): the TLDs of its scope, and at
+    /// most `registrar_list_limit` sellers of each. Every door asks this one value.
+    pub fn sight(&self) -> Sight {
+        Sight::new(self.tlds == TldScope::All, self.registrar_list_limit)
+    }
+
     /// Whether the plan may query `tld` (canonical form).
     pub fn covers(&self, tld: &str) -> bool {
         match self.tlds {

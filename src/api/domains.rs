@@ -132,7 +132,7 @@ pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> 
     };
     drop(body);
     let data = loaded.snapshot.data();
-    let answer = portfolio::audit(data, names(), &parsed, |s| caller.tld_allowed(s));
+    let answer = portfolio::audit(data, names(), &parsed, caller.sight());
     let credits = parsed.holdings.len().div_ceil(DOMAINS_PER_CREDIT).max(1) as u64;
     let mut out = state.body_buffer(route);
     if csv_out {
@@ -201,7 +201,7 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
         loaded.snapshot.data(),
         names(),
         &req,
-        |s| caller.tld_allowed(s),
+        caller.sight(),
         &mut out,
     );
     with_cost(finish_costing(state, route, caller, out, 1).await, 1)
@@ -264,7 +264,7 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
         loaded.snapshot.data(),
         names(),
         &req,
-        |s| caller.tld_allowed(s),
+        caller.sight(),
         &mut out,
     ) {
         return refuse(

@@ -93,6 +93,7 @@ fn answer(
                 limit,
                 shape,
                 tier: (shape == Shape::Client).then(|| caller.tier()),
+                sight: caller.sight(),
             };
             match at {
                 None => query::cheapest(data, &req, out),
@@ -112,6 +113,7 @@ fn answer(
                 tlds: &names,
                 registrars: keys.as_deref(),
                 started,
+                sight: caller.sight(),
             };
             match at {
                 None => query::prices(data, &req, out),
@@ -128,7 +130,7 @@ fn answer(
             let req = RegistrarsRequest {
                 tld: &tld,
                 include_prices,
-                limit: caller.registrar_list_limit(),
+                sight: caller.sight(),
                 public_url: &state.config.public_url,
             };
             query::registrars(data, &req, out).map_err(Problem::from_query)

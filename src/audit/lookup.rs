@@ -8,6 +8,7 @@ use super::names::Names;
 use super::portfolio::{InputError, check_name_field};
 use super::{LOOKUP_MAX, echo};
 use crate::json;
+use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 
 /// Parameters of [`lookup`].
@@ -61,7 +62,7 @@ pub fn lookup(
     snap: &ArchivedSnapshotData,
     names: &Names,
     req: &LookupRequest<'_>,
-    tld_allowed: impl Fn(&str) -> bool,
+    sight: Sight,
     out: &mut Vec<u8>,
 ) {
     out.clear();
@@ -95,7 +96,7 @@ pub fn lookup(
         json::write_str(&s.domain, out);
         out.extend_from_slice(b",\"suffix\":");
         json::write_str(s.suffix(), out);
-        if !tld_allowed(s.suffix()) {
+        if !sight.price_shown(s.suffix()) {
             out.extend_from_slice(b",\"error\":\"tld_not_in_plan\"}");
             continue;
         }
@@ -104,9 +105,12 @@ pub fn lookup(
             continue;
         };
         out.extend_from_slice(b",\"cheapest_register\":[");
-        // The client entries are stored back to back in rank order: one copy, and the
-        // tail closes the array and writes `registrar_count` and the object's `}`.
-        let take = req.limit.min(t.sellers.to_native() as usize);
+        // The client entries are stored back to back in rank order: one copy (the
+        // plan's cut is a shorter one), and the tail closes the array and writes
+        // `registrar_count` and the object's `}`.
+        let take = req
+            .limit
+            .min(sight.shown(s.suffix(), t.sellers.to_native() as usize));
         let start = t.client_start.to_native();
         let end = if take == 0 {
             start

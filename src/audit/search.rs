@@ -17,6 +17,7 @@ use super::{five_year, is_renewal_trap};
 use crate::json;
 use crate::price::write_cents;
 use crate::query::TYPES;
+use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::NONE;
 use crate::tld;
@@ -134,7 +135,7 @@ pub fn search(
     snap: &ArchivedSnapshotData,
     names: &Names,
     req: &SearchRequest<'_>,
-    tld_allowed: impl Fn(&str) -> bool,
+    sight: Sight,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     let (label, suffix) = parse_query(snap, names, req.q)?;
@@ -149,7 +150,7 @@ pub fn search(
     let mut requested_error = None;
     if let Some(s) = &suffix {
         match snap.tld_index(s) {
-            _ if !tld_allowed(s) => requested_error = Some("tld_not_in_plan"),
+            _ if !sight.price_shown(s) => requested_error = Some("tld_not_in_plan"),
             None => requested_error = Some("unknown_tld"),
             Some(i) if snap.tlds[i].sellers.to_native() == 0 => requested_error = Some("no_seller"),
             Some(i) => {
@@ -179,7 +180,7 @@ pub fn search(
         let kind = snap.span_str(&e.kind);
         if Some(t_pos) == requested_pos
             || (!req.types.is_empty() && !req.types.contains(&kind))
-            || !tld_allowed(snap.span_str(&t.name))
+            || !sight.price_shown(snap.span_str(&t.name))
         {
             continue;
         }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::CliError;
-use tldsnap::access::plans::{Plan, Plans, TldScope};
+use tldsnap::access::plans::{Plan, Plans, Sight};
 use tldsnap::http::params;
 use tldsnap::http::problem::Problem;
 use tldsnap::query::{
@@ -203,9 +203,9 @@ fn public_url(raw: &str) -> Result<&str, CliError> {
     Ok(url)
 }
 
-/// Whether the plan (if any) covers every TLD; without a plan no rule applies.
-fn all_tlds(plan: Option<&Plan>) -> bool {
-    plan.is_none_or(|p| p.tlds == TldScope::All)
+/// What the plan (if any) shows; without a plan no rule applies.
+fn sight(plan: Option<&(Plans, std::sync::Arc<Plan>)>) -> Sight {
+    plan.map_or(Sight::ALL, |(_, p)| p.sight())
 }
 
 /// The API's plan check ([`Problem::tld_not_in_plan`]); without a plan no rule applies.
@@ -244,6 +244,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 limit,
                 shape,
                 tier: plan.as_ref().map(|(_, p)| p.name.as_str()),
+                sight: sight(plan.as_ref()),
             };
             match at {
                 None => query::cheapest(snap.data(), &req, &mut out)?,
@@ -270,6 +271,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 tlds: &names,
                 registrars: key_refs.as_deref(),
                 started,
+                sight: sight(plan.as_ref()),
             };
             match at {
                 None => query::prices(snap.data(), &req, &mut out)?,
@@ -285,14 +287,10 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let (snap, plan) = common.open()?;
             let tld = one_tld(&tld)?;
             check_plan(plan.as_ref(), std::slice::from_ref(&tld))?;
-            let limit = plan
-                .as_ref()
-                .and_then(|(_, p)| p.registrar_list_limit)
-                .map(|l| l as usize);
             let req = RegistrarsRequest {
                 tld: &tld,
                 include_prices,
-                limit,
+                sight: sight(plan.as_ref()),
                 public_url: public_url(&url)?,
             };
             query::registrars(snap.data(), &req, &mut out)?;
@@ -302,7 +300,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let tld = one_tld(&tld)?;
             let req = OverviewRequest {
                 tld: &tld,
-                all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
+                sight: sight(plan.as_ref()),
             };
             query::overview(snap.data(), &req, &mut out)?;
         }
@@ -326,6 +324,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 registrars: key_refs.as_deref(),
                 from,
                 to,
+                sight: sight(plan.as_ref()),
             };
             query::history(snap.data(), &req, &mut out)?;
         }
@@ -349,7 +348,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 sort,
                 limit,
                 cursor,
-                all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
+                sight: sight(plan.as_ref()),
                 snapshot: snap.header().content_hash as u64,
             };
             query::catalogue(snap.data(), &req, &mut out)?;
@@ -376,7 +375,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 key: &key,
                 limit,
                 cursor,
-                all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
+                sight: sight(plan.as_ref()),
                 public_url: public_url(&url)?,
                 snapshot: snap.header().content_hash as u64,
             };

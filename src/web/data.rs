@@ -14,6 +14,7 @@ use crate::query::{
     self, CatalogueRequest, CheapestRequest, HistoryRequest, OverviewRequest, PricesRequest,
     QueryError, RegistrarRequest, RegistrarsRequest, Shape,
 };
+use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 
 /// Why a page's data could not be read.
@@ -164,9 +165,12 @@ pub struct TldPage {
     pub overview: Overview,
     /// Whether this viewer sees the TLD's prices (free TLD, or a plan with all TLDs).
     pub prices_shown: bool,
-    /// The sellers, cheapest first when prices are shown, else by name.
+    /// The sellers this viewer sees, cheapest first.
     pub rows: Vec<Row>,
-    /// Price history per registrar (empty when prices are not shown).
+    /// How many sellers this viewer does not see (their names and prices are for
+    /// members of a plan that shows them).
+    pub hidden: u64,
+    /// Price history per registrar this viewer sees (empty when prices are not shown).
     pub history: Vec<Series>,
     /// The snapshot's data date, `YYYY-MM-DD`.
     pub data_date: String,
@@ -229,26 +233,28 @@ pub fn data_date(snap: &ArchivedSnapshotData) -> String {
     crate::time::iso_millis(snap.data_updated_ms.to_native())[..10].to_owned()
 }
 
-/// The page of `tld` (canonical) for a viewer whose plan covers every TLD or not.
+/// The page of `tld` (canonical) as a viewer who sees `sight` sees it: every query
+/// asked with the viewer's sight, so that the page shows what the API shows that plan.
 pub fn tld_page(
     snap: &ArchivedSnapshotData,
     tld: &str,
-    all_tlds: bool,
+    sight: Sight,
     public_url: &str,
 ) -> Result<TldPage, DataError> {
     let mut out = Vec::new();
-    query::overview(snap, &OverviewRequest { tld, all_tlds }, &mut out)?;
+    query::overview(snap, &OverviewRequest { tld, sight }, &mut out)?;
     let overview: Overview = parse("overview", &out)?;
-    let prices_shown = overview.members_only.is_empty();
+    let prices_shown = sight.price_shown(tld);
     let mut rows = Vec::new();
-    if overview.registrar_count > 0 {
-        // Names, keys and prices in rank order (the full listing).
+    let mut hidden = overview.registrar_count;
+    if overview.registrar_count > 0 && prices_shown {
+        // Names, keys and prices in rank order (the listing the viewer sees).
         query::registrars(
             snap,
             &RegistrarsRequest {
                 tld,
                 include_prices: true,
-                limit: None,
+                sight,
                 public_url,
             },
             &mut out,
@@ -263,6 +269,7 @@ pub fn tld_page(
                 limit: usize::MAX,
                 shape: Shape::Public,
                 tier: None,
+                sight,
             },
             &mut out,
         )?;
@@ -280,6 +287,7 @@ pub fn tld_page(
                 tlds: &tlds,
                 registrars: None,
                 started: crate::time::Stamp::now(),
+                sight,
             },
             &mut out,
         )?;
@@ -307,20 +315,13 @@ pub fn tld_page(
                 rank: c.rank,
                 key: l.key,
                 name: l.name,
-                prices: if prices_shown {
-                    l.prices
-                } else {
-                    Triple::default()
-                },
-                total_5_year: c.total_cost_5_year.filter(|_| prices_shown),
+                prices: l.prices,
+                total_5_year: c.total_cost_5_year,
                 date,
-                original: l.original_prices.filter(|_| prices_shown),
+                original: l.original_prices,
             });
         }
-        if !prices_shown {
-            // Without prices the order would still tell who is cheapest.
-            rows.sort_by_key(|a| a.name.to_lowercase());
-        }
+        hidden -= rows.len() as u64;
     }
     let mut history = Vec::new();
     if prices_shown {
@@ -331,6 +332,7 @@ pub fn tld_page(
                 registrars: None,
                 from: None,
                 to: None,
+                sight,
             },
             &mut out,
         )?;
@@ -349,6 +351,7 @@ pub fn tld_page(
         overview,
         prices_shown,
         rows,
+        hidden,
         history,
         data_date: data_date(snap),
     })
@@ -369,10 +372,12 @@ fn registrar_names(
 /// A TLD's cheapest registration: price, registrar name, number of registrars.
 pub type Cheapest = (Option<f64>, String, u64);
 
-/// The cheapest registration of each of `tlds` ([`query::cheapest`], public shape).
+/// The cheapest registration of each of `tlds` ([`query::cheapest`], public shape), as
+/// a viewer who sees `sight` sees it (no entry where it sees no price).
 pub fn cheapest_of(
     snap: &ArchivedSnapshotData,
     tlds: &[&str],
+    sight: Sight,
 ) -> Result<BTreeMap<String, Cheapest>, DataError> {
     #[derive(Deserialize)]
     struct Body {
@@ -391,6 +396,7 @@ pub fn cheapest_of(
             limit: 1,
             shape: Shape::Public,
             tier: None,
+            sight,
         },
         &mut out,
     )?;
@@ -545,18 +551,10 @@ pub fn registrar(
     parse("registrar", &out)
 }
 
-/// The overview of `tld` (canonical) as a visitor sees it, or `None` when the catalogue
-/// has no such name.
-pub fn overview(snap: &ArchivedSnapshotData, tld: &str) -> Option<Overview> {
+/// The overview of `tld` (canonical) as a viewer who sees `sight` sees it, or `None`
+/// when the catalogue has no such name.
+pub fn overview(snap: &ArchivedSnapshotData, tld: &str, sight: Sight) -> Option<Overview> {
     let mut out = Vec::new();
-    query::overview(
-        snap,
-        &OverviewRequest {
-            tld,
-            all_tlds: false,
-        },
-        &mut out,
-    )
-    .ok()?;
+    query::overview(snap, &OverviewRequest { tld, sight }, &mut out).ok()?;
     serde_json::from_slice(&out).ok()
 }

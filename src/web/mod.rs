@@ -41,7 +41,6 @@ use hyper::{Method, Request, Response, StatusCode};
 use maud::Markup;
 
 use crate::access::Denial;
-use crate::access::plans::TldScope;
 use crate::api::{Connection, HttpResponse, State};
 use crate::http::FORWARDED_PROTO;
 use crate::http::body::Body;
@@ -49,6 +48,7 @@ use crate::http::params;
 use crate::http::problem::Problem;
 use crate::http::router::RouteId;
 use crate::query::{CatalogueRequest, QueryError, RegistrarRequest};
+use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::store::Loaded;
 use cache::{Page, PageCache};
@@ -211,12 +211,8 @@ fn visit(state: &State, headers: &HeaderMap, sent: Sent) -> Visit {
         }
     }
     let viewer = match &found {
-        Some((_, plan)) => Viewer {
-            signed_in: true,
-            plan: plan.name.clone().into(),
-            all_tlds: plan.tlds == TldScope::All,
-        },
-        None => Viewer::visitor(),
+        Some((_, plan)) => Viewer::of(plan, true),
+        None => Viewer::of(&state.access.plans().public(), false),
     };
     Visit {
         sent,
@@ -410,7 +406,7 @@ pub async fn not_found(state: &State, req: Request<Incoming>, conn: &Connection)
         .map(|g| {
             let mut names = Vec::new();
             if let Ok(name) = crate::tld::normalize(g)
-                && data::overview(snap, &name).is_some()
+                && snap.catalogue_entry(&name).is_some()
             {
                 names.push(name.into_owned());
             }
@@ -911,7 +907,7 @@ fn warm_list() -> Vec<(RouteId, String)> {
 fn warm_one(state: &State, loaded: &Loaded, route: RouteId, path: &str) -> bool {
     let snap = loaded.snapshot.data();
     let content_hash = loaded.snapshot.header().content_hash;
-    let viewer = Viewer::visitor();
+    let viewer = Viewer::of(&state.access.plans().public(), false);
     let key = CacheKey::of(&viewer, path, "");
     if state.web.cache.get(content_hash, key.as_str()).is_some() {
         return false;
@@ -950,11 +946,12 @@ fn render(
     loaded: &Loaded,
 ) -> Result<Outcome, Failure> {
     let public_url = &state.config.public_url;
-    let all_tlds = chrome.viewer.all_tlds;
+    let sight = chrome.viewer.sight;
     let snapshot_id = loaded.snapshot.header().content_hash as u64;
     match route {
         RouteId::Home => {
-            let free = data::cheapest_of(snap, &crate::tld::FREE_TLDS).map_err(data_failure)?;
+            let free =
+                data::cheapest_of(snap, &crate::tld::FREE_TLDS, sight).map_err(data_failure)?;
             let rows: Vec<_> = crate::tld::FREE_TLDS
                 .iter()
                 .filter_map(|t| {
@@ -970,7 +967,7 @@ fn render(
                     crate::query::CatalogueSort::Name,
                     1,
                     None,
-                    all_tlds,
+                    sight,
                     snapshot_id,
                 ),
             )
@@ -986,13 +983,12 @@ fn render(
             )))
         }
         RouteId::TldPage => {
-            let page =
-                data::tld_page(snap, segment, all_tlds, public_url).map_err(|e| match e {
-                    DataError::Query(QueryError::UnknownTlds(_)) => {
-                        Failure::new(StatusCode::NOT_FOUND, &format!(".{segment}"), "unknown")
-                    }
-                    other => data_failure(other),
-                })?;
+            let page = data::tld_page(snap, segment, sight, public_url).map_err(|e| match e {
+                DataError::Query(QueryError::UnknownTlds(_)) => {
+                    Failure::new(StatusCode::NOT_FOUND, &format!(".{segment}"), "unknown")
+                }
+                other => data_failure(other),
+            })?;
             let end = crate::time::parse_date(&page.data_date).unwrap_or(0) + 1;
             Ok(Outcome::Cacheable(pages::tld(chrome, &page, end)))
         }
@@ -1016,14 +1012,14 @@ fn render(
                     sort_value,
                     limit,
                     cursor,
-                    all_tlds,
+                    sight,
                     snapshot_id,
                 ),
             )
             .map_err(data_failure)?;
             let exact = q.as_deref().and_then(|q| {
                 let name = crate::tld::normalize(q).ok()?;
-                data::overview(snap, &name)
+                data::overview(snap, &name, sight)
             });
             let filters = CatalogueFilters {
                 q: q.clone(),
@@ -1051,7 +1047,7 @@ fn render(
                 key: segment,
                 limit: REGISTRAR_PAGE,
                 cursor,
-                all_tlds,
+                sight,
                 public_url,
                 snapshot: snapshot_id,
             };
@@ -1088,7 +1084,7 @@ fn catalogue_request<'a>(
     sort: crate::query::CatalogueSort,
     limit: usize,
     cursor: Option<crate::query::Cursor>,
-    all_tlds: bool,
+    sight: Sight,
     snapshot: u64,
 ) -> CatalogueRequest<'a> {
     CatalogueRequest {
@@ -1097,7 +1093,7 @@ fn catalogue_request<'a>(
         sort,
         limit,
         cursor,
-        all_tlds,
+        sight,
         snapshot,
     }
 }
@@ -1409,11 +1405,10 @@ mod tests {
     #[test]
     fn a_cache_key_written_into_the_threads_buffer_is_the_key() {
         let visitor = Viewer::visitor();
-        let member = Viewer {
-            signed_in: true,
-            plan: "pro".into(),
-            all_tlds: true,
-        };
+        let member = Viewer::of(
+            crate::access::plans::Plans::default().get("pro").unwrap(),
+            true,
+        );
         for (viewer, path, query) in [
             (&visitor, "/", ""),
             (&member, "/tlds", "q=co&sort=price"),
