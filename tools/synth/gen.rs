@@ -1,6 +1,6 @@
 //! Synthetic price source generator.
 //!
-//! Writes the canonical price source of contract section 2 (`registrars.csv`,
+//! Writes the canonical price source of docs/IMPORT.md (`registrars.csv`,
 //! `prices.csv`, `history.csv`) at any size, from a seed: the same [`Config`] always
 //! gives the same bytes. The numbers are made up but shaped like the real feeds:
 //!

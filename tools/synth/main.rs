@@ -1,4 +1,4 @@
-//! `tldsnap-synth`: writes a synthetic price source (contract section 2) of any size.
+//! `tldsnap-synth`: writes a synthetic price source (docs/IMPORT.md) of any size.
 //!
 //! ```text
 //! cargo run --release --bin tldsnap-synth -- --size s --output target/synth/s
