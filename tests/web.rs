@@ -151,6 +151,12 @@ fn every_page_kind_renders_the_api_numbers() {
         home.contains("action=\"/tlds\""),
         "the search submits to the catalogue"
     );
+    // The counts: of the fixture's eight TLDs, seven have a registration price and
+    // `aero` renewal prices only.
+    assert!(
+        home.contains("<strong>7</strong> TLDs on sale from <strong>7</strong> registrars (and renewal prices only of 1 more)"),
+        "{home}"
+    );
     // The TLD page: every seller with its prices and 5-year cost, as the API says.
     let com = html(&page(s, "/tld/com", None));
     let all = s

@@ -155,6 +155,7 @@ fn pick(p: &Option<Pick>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
 pub fn home(
     chrome: &Chrome<'_>,
     free: &[(String, Option<f64>, String, u64)],
+    tlds_sold: usize,
     tlds_priced: usize,
     catalogue_size: usize,
     registrar_count: usize,
@@ -162,8 +163,10 @@ pub fn home(
     let content = html! {
         h1 { "Domain prices across registrars" }
         p.lead {
-            "Registration, renewal and transfer prices of " strong { (count(tlds_priced as u64)) }
-            " TLDs from " strong { (registrar_count) } " registrars, among the "
+            "Registration, renewal and transfer prices of " strong { (count(tlds_sold as u64)) }
+            " TLDs on sale from " strong { (registrar_count) } " registrars (and renewal "
+            "prices only of " (count(tlds_priced.saturating_sub(tlds_sold) as u64))
+            " more), among the "
             (count(catalogue_size as u64)) " TLDs of the catalogue; data as of "
             strong { (chrome.data_date) } "."
         }
