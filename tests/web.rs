@@ -69,6 +69,8 @@ fn dollars(v: &serde_json::Value) -> String {
 fn sign_in(s: &Server, key: &str) -> String {
     let form = page(s, "/signin", None);
     assert_eq!(form.status, 200);
+    // The form says how to get a key.
+    assert!(html(&form).contains("tldsnap keys add --plan PLAN"));
     let csrf_cookie = cookie_pair(set_cookie(&form, "tldsnap_csrf").expect("a CSRF cookie"));
     let token = form_value(&html(&form), "csrf");
     let r = request(

@@ -90,7 +90,7 @@ pub fn layout(chrome: &Chrome<'_>, title: &str, content: Markup) -> Markup {
                 footer {
                     "Prices as registrars publish them, in US dollars; data as of "
                     (chrome.data_date) ". The same data as JSON: "
-                    a href="/openapi.json" { "the API" } "."
+                    "the API, described by " a href="/openapi.json" { "its OpenAPI document" } "."
                 }
             }
         }
@@ -614,6 +614,8 @@ pub fn signin(chrome: &Chrome<'_>, state: &SignIn<'_>) -> Markup {
             SignIn::Form { csrf, next, error } => {
                 h1 { "Sign in" }
                 p { "Members see the prices their plan covers. Sign in with your API key: it is checked once, and the session cookie holds only the key's id, never the key." }
+                p { "No key yet? Keys are issued by whoever runs this server, with "
+                    code { "tldsnap keys add --plan PLAN" } "; the plans are free, basic, pro and enterprise." }
                 @if let Some(e) = error { p.error role="alert" { (e) } }
                 form.stack method="post" action="/signin" {
                     input type="hidden" name="csrf" value=(csrf);
