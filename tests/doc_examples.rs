@@ -22,8 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use http_support::{Binary, TempDir};
-
-const BIN: &str = env!("CARGO_BIN_EXE_tldsnap");
+use tldsnap::access::keys::KeysFile;
 
 /// Commands of the docs that this test does not run, by their beginning, with the reason.
 const NOT_RUN: &[(&str, &str)] = &[
@@ -198,27 +197,6 @@ fn normalise(s: &str) -> String {
     s
 }
 
-/// Adds a key of `plan` to `keys` with the real binary; returns the raw key it prints.
-fn add_key(keys: &Path, plan: &str) -> String {
-    let out = Command::new(BIN)
-        .args(["keys", "add", "--keys"])
-        .arg(keys)
-        .args(["--plan", plan])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    stdout
-        .split_whitespace()
-        .find(|w| w.starts_with("tsk_"))
-        .unwrap_or_else(|| panic!("no key printed: {stdout}"))
-        .to_owned()
-}
-
 #[test]
 fn mask_field_masks_strings_numbers_and_leaves_null() {
     assert_eq!(
@@ -247,9 +225,10 @@ fn every_request_example_of_the_docs_prints_what_the_docs_show() {
     );
     let dir = TempDir::new("doc-examples");
     let keys = dir.path("keys.json");
-    let pro = add_key(&keys, "pro");
-    let free = add_key(&keys, "free");
-    let basic = add_key(&keys, "basic");
+    let mut file = KeysFile::default();
+    let mut add = |plan: &str| file.add(plan, "docs' examples").unwrap().0;
+    let (pro, free, basic) = (add("pro"), add("free"), add("basic"));
+    file.save(&keys).unwrap();
     let data = dir.path("data");
     std::fs::create_dir_all(&data).unwrap();
     let server = Binary::start(&[
