@@ -40,7 +40,7 @@ use crate::time;
 use crate::time::Stamp;
 use crate::time::write_opt_date;
 
-/// The two response shapes of the cheapest endpoint (seed 4.1).
+/// The two response shapes of the cheapest endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
     /// `/api/v1/client/prices/cheapest`: `registrar_key`, `meta`.
@@ -144,7 +144,7 @@ impl std::error::Error for QueryError {}
 /// The default base of `website_url` (`serve --public-url`).
 pub const DEFAULT_PUBLIC_URL: &str = "https://tldsnap.dev";
 
-/// The text of the cut registrar listing (contract 4).
+/// The text of the cut registrar listing (docs/API.md, the registrars by TLD).
 pub fn listing_message(shown: usize, total: usize) -> String {
     format!(
         "Showing {shown} of {total} registrars. The full list is available via the API on the Pro and Enterprise plans."
@@ -217,7 +217,7 @@ fn write_known_results(
     Ok((found, missing))
 }
 
-/// Cheapest registrars per TLD (seed 4.1), client or public shape.
+/// Cheapest registrars per TLD, client or public shape.
 pub fn cheapest(
     snap: &ArchivedSnapshotData,
     req: &CheapestRequest<'_>,
@@ -396,7 +396,7 @@ fn write_public_entry(snap: &ArchivedSnapshotData, i: usize, o: &ArchivedOffer, 
     );
 }
 
-/// Prices of selected registrars, or of every seller, per TLD (seed 4.2).
+/// Prices of selected registrars, or of every seller, per TLD.
 pub fn prices(
     snap: &ArchivedSnapshotData,
     req: &PricesRequest<'_>,
@@ -591,7 +591,7 @@ pub fn write_elapsed(elapsed: std::time::Duration, out: &mut Vec<u8>) {
     out.extend_from_slice(b"ms");
 }
 
-/// Registrars that sell a TLD, cheapest first (seed 4.3).
+/// Registrars that sell a TLD, cheapest first.
 pub fn registrars(
     snap: &ArchivedSnapshotData,
     req: &RegistrarsRequest<'_>,
@@ -778,7 +778,7 @@ pub struct OverviewRequest<'a> {
     pub sight: Sight,
 }
 
-/// The per-TLD overview of seed 1.7: the TLD's type, manager and whether it is free,
+/// The per-TLD overview: the TLD's type, manager and whether it is free,
 /// registrar count, average prices, cheapest registration, lowest renewal and lowest
 /// 5-year cost, each with its registrar. Answers for every TLD of the catalogue (an
 /// unsold one has `registrar_count` 0 and nulls).

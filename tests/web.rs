@@ -69,6 +69,8 @@ fn dollars(v: &serde_json::Value) -> String {
 fn sign_in(s: &Server, key: &str) -> String {
     let form = page(s, "/signin", None);
     assert_eq!(form.status, 200);
+    // The form says how to get a key.
+    assert!(html(&form).contains("tldsnap keys add --plan PLAN"));
     let csrf_cookie = cookie_pair(set_cookie(&form, "tldsnap_csrf").expect("a CSRF cookie"));
     let token = form_value(&html(&form), "csrf");
     let r = request(
@@ -150,6 +152,12 @@ fn every_page_kind_renders_the_api_numbers() {
     assert!(
         home.contains("action=\"/tlds\""),
         "the search submits to the catalogue"
+    );
+    // The counts: of the fixture's eight TLDs, seven have a registration price and
+    // `aero` renewal prices only.
+    assert!(
+        home.contains("<strong>7</strong> TLDs on sale from <strong>7</strong> registrars (and renewal prices only of 1 more)"),
+        "{home}"
     );
     // The TLD page: every seller with its prices and 5-year cost, as the API says.
     let com = html(&page(s, "/tld/com", None));

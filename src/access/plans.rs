@@ -1,4 +1,4 @@
-//! Plans: what a caller may use (contract section 5, seed sections 5 and 8).
+//! Plans: what a caller may use (docs/METERING.md, "Plans").
 //!
 //! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day | events | webhooks |
 //! |---|---|---|---|---|---|---|---|---|
@@ -229,7 +229,7 @@ pub struct Plans {
 }
 
 impl Default for Plans {
-    /// The contract's table plus the `public` plan.
+    /// The product's plans plus the `public` plan.
     fn default() -> Plans {
         let list = [
             Plan::new("free", Some(50), 1, 5, TldScope::Free, Some(5)),
@@ -267,7 +267,7 @@ const FIELDS: [&str; 10] = [
     "webhooks",
 ];
 
-/// The fields a plan in a plans file may leave out (files written before issue 13).
+/// The fields a plan in a plans file may leave out (files written before the audit's limits existed).
 const OPTIONAL_FIELDS: [&str; 5] = [
     "audit_limit",
     "searches_per_day",

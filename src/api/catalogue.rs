@@ -1,4 +1,4 @@
-//! History, overview, the TLD catalogue and the registrars (issue 17): parameters in,
+//! History, overview, the TLD catalogue and the registrars: parameters in,
 //! a call into [`crate::query`], a body out, under the same rules as the price
 //! endpoints (key 401, rate 429, parameters 400, plan 403, existence 404, credits 429,
 //! one credit per answer).

@@ -1,4 +1,4 @@
-//! The domain owner's endpoints (issue 13): portfolio audit, bulk domain lookup and
+//! The domain owner's endpoints (docs/AUDIT.md): portfolio audit, bulk domain lookup and
 //! domain search. Bodies and parameters in, a call into [`crate::audit`], a body out.
 //!
 //! | route | body | answer | credits |

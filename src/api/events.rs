@@ -88,8 +88,7 @@ impl Shown {
 }
 
 /// `GET /api/v1/client/events`: a plain function, as the price endpoints are ([`Step`]:
-/// a credit kept in Redis is left to the caller), so a poll costs no future of its own
-/// (issue 20).
+/// a credit kept in Redis is left to the caller), so a poll costs no future of its own.
 pub fn poll<B>(state: &State, req: &Request<B>, route: RouteId, conn: &Connection) -> Step {
     let caller = match admit_now(state, req, route, conn) {
         Ok(caller) => caller,
@@ -242,7 +241,7 @@ pub(super) fn plans_with(
         .collect()
 }
 
-/// The contract's checks up to the answer (key, rate limit, then the parameters and the
+/// The checks up to the answer (key, rate limit, then the parameters and the
 /// plan): the caller, the log and what it asks of it, or the refusal to send.
 async fn admitted<B>(
     state: &State,

@@ -4,7 +4,7 @@
 //! [`State`] is the server's [`Handler`]: it checks sizes, finds the route, checks the
 //! method, and calls the route's handler in a file of its own. Handlers take parameters
 //! in, call one room ([`crate::query`], ...) and put a body out; they share the helpers
-//! here for the contract's order of checks:
+//! here for the order of checks (docs/API.md, "Order of checks"):
 //!
 //! ```text
 //!  size (414/431) → route (404) → method (405) → snapshot loaded (503)
@@ -308,7 +308,7 @@ impl Handler for State {
     }
 
     // Inlined, with `handle` below, into the connection's service: the request is then
-    // not copied into a call's argument, nor the reply out of its result (issue 20).
+    // not copied into a call's argument, nor the reply out of its result.
     #[inline(always)]
     fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
         handle(state, req, conn)

@@ -1,4 +1,4 @@
-//! The price endpoints (seed 4.1–4.3): cheapest, prices and registrars by TLD, in their
+//! The price endpoints (docs/API.md, "Endpoints"): cheapest, prices and registrars by TLD, in their
 //! client and public variants. Parameters in, a call into [`crate::query`], a body out.
 
 use std::borrow::Cow;
@@ -18,11 +18,11 @@ use crate::time::Stamp;
 /// The price endpoints, as the router tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
-    /// Seed 4.1, in the client or the public shape.
+    /// The cheapest registrars per TLD, in the client or the public shape.
     Cheapest(Shape),
-    /// Seed 4.2 (every variant answers alike).
+    /// The prices of chosen registrars (every variant answers alike).
     Prices,
-    /// Seed 4.3, with the raw `{tld}` path segment.
+    /// The registrars that sell a TLD, with the raw `{tld}` path segment.
     Registrars,
 }
 

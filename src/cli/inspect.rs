@@ -45,7 +45,7 @@ pub fn report(snap: &Snapshot) -> String {
         .map_or_else(|| "not recorded".to_string(), iso_millis);
     let _ = writeln!(s, "built at         {built}");
     let _ = writeln!(s, "TLDs             {}", d.tld_count());
-    let sold = d.tlds.iter().filter(|t| t.sellers.to_native() > 0).count();
+    let sold = d.sold_tld_count();
     let _ = writeln!(s, "  with a seller  {sold}");
     let five = d.tlds.iter().filter(|t| t.sellers.to_native() >= 5).count();
     let _ = writeln!(s, "  with 5+        {five}");

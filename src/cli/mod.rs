@@ -26,7 +26,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Real registrar feeds -> price source directory (registrars.csv, prices.csv, history.csv).
+    /// Real registrar feeds -> price source directory (registrars.csv, prices.csv, history.csv, tlds.csv).
     Import(import::Args),
     /// Price source directory -> snapshot file.
     Build(build::Args),
@@ -38,7 +38,8 @@ enum Command {
     Inspect(inspect::Args),
     /// List the price-change events between two snapshots.
     Diff(diff::Args),
-    /// Print the body the API would serve for a query.
+    /// Print the body the API would serve for a query (from the built-in real data, or
+    /// --snapshot FILE).
     #[command(subcommand)]
     Query(query::Command),
     /// Run the HTTP service.

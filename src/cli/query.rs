@@ -1,4 +1,5 @@
-//! `tldsnap query`: prints the very body the API would serve, from a snapshot file.
+//! `tldsnap query`: prints the very body the API would serve, from a snapshot file or the
+//! real data built into the binary.
 
 use std::path::PathBuf;
 
@@ -61,7 +62,7 @@ pub enum Command {
         #[arg(long, default_value = tldsnap::query::DEFAULT_PUBLIC_URL)]
         public_url: String,
     },
-    /// The TLD overview of seed 1.7 (type, manager, averages, cheapest, lowest renewal,
+    /// The TLD overview (type, manager, averages, cheapest, lowest renewal,
     /// lowest 5 years). With a --tier that covers only the free TLDs, the member-only
     /// fields of other TLDs are null.
     Overview {
@@ -142,9 +143,10 @@ type Tier = (Plans, std::sync::Arc<Plan>);
 /// Flags every query takes.
 #[derive(clap::Args)]
 pub struct Common {
-    /// The snapshot file.
-    #[arg(long)]
-    snapshot: PathBuf,
+    /// Snapshot file (from `tldsnap build`); without it, the real data shipped in the
+    /// binary, as `serve` and `audit` use.
+    #[arg(long, value_name = "FILE")]
+    snapshot: Option<PathBuf>,
     /// Apply this plan's rules (free TLDs only on `free`, 5 registrars on free/basic) and
     /// report it as `meta.tier`. Without it no plan rule applies.
     #[arg(long)]
@@ -169,7 +171,11 @@ impl Common {
                 Some((plans, plan))
             }
         };
-        Ok((Snapshot::open(&self.snapshot)?, plan))
+        let snap = match &self.snapshot {
+            Some(path) => Snapshot::open(path)?,
+            None => tldsnap::build::default_snapshot()?,
+        };
+        Ok((snap, plan))
     }
 }
 

@@ -638,7 +638,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
 /// replica's download writer) comes seldom. While any other thread lives the process's
 /// file table is shared: Linux then takes and drops a reference on the socket's file in
 /// every system call of the serving thread (`fdget`/`fput`: ~0.6% of a request's CPU,
-/// ~60 ns, measured in docs/PERFORMANCE.md, session 19).
+/// ~60 ns, measured with `perf record`).
 const BLOCKING_KEEP_ALIVE: Duration = Duration::from_millis(50);
 
 /// How often the trimmer looks at the connections that have ended.
@@ -657,7 +657,7 @@ const TRIM_AFTER_ENDED: u64 = 256;
 /// and grows with churn. A trim costs nothing per request; it holds each malloc arena's
 /// lock while it runs (0.2 ms after start, 1.2-1.6 ms after 1,000 connections ended,
 /// measured 2026-11-26), at most once a second (docs/PERFORMANCE.md, "Memory at 1,000
-/// connections", issue 20). Elsewhere than glibc, nothing.
+/// connections"). Elsewhere than glibc, nothing.
 fn start_trimmer(state: Arc<State>) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     tokio::spawn(async move {

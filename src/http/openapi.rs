@@ -21,7 +21,7 @@ use crate::audit::portfolio::MAX_NAME_FIELD;
 // Rust's `regex`: classes, `\uXXXX` and `\xXX` escapes, no look-around.
 
 // The lists (`tlds`, `registrars`) take at most 100 values *after duplicates are
-// collapsed* (contract 4), which no JSON Schema keyword says: `maxItems` would claim that
+// collapsed* (docs/API.md, "Parameters"), which no JSON Schema keyword says: `maxItems` would claim that
 // `com` sent 101 times is refused, and it is answered. The limit is in the description
 // and in `x-max-distinct-items`; tests/http_malformed.rs tests the 101st distinct value.
 
@@ -44,7 +44,7 @@ fn tld_name_schema() -> Value {
     json!({ "type": "string", "minLength": 1, "maxLength": crate::tld::MAX_NAME_LEN, "pattern": tld_name_pattern(), "examples": ["com", "co.uk", "рф"] })
 }
 
-/// A registrar key in a path: the contract's form (any letter case is taken and lowercased).
+/// A registrar key in a path: the documented form (any letter case is taken and lowercased).
 const REGISTRAR_KEY: &str = "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$";
 /// A registrar key in the `registrars` list (blanks around it are dropped).
 const REGISTRAR_KEY_ITEM: &str = r"^[ \t]*[A-Za-z0-9][A-Za-z0-9_-]{0,63}[ \t]*$";
@@ -469,7 +469,7 @@ fn operation(id: RouteId) -> Value {
     op
 }
 
-/// A live lookup of one domain (issue 15, docs/LIVE.md).
+/// A live lookup of one domain (docs/LIVE.md).
 fn live_operation(id: RouteId) -> Value {
     let domain = json!({ "$ref": "#/components/parameters/domain" });
     let not_found = &["live_unavailable", "not_found"][..];
@@ -748,7 +748,7 @@ fn price() -> Value {
     json!({ "type": "number", "minimum": 0, "description": "US dollars, at most two decimals." })
 }
 
-/// The schemas of the domain owner's endpoints (issue 13), kept apart so each `json!`
+/// The schemas of the domain owner's endpoints (docs/AUDIT.md), kept apart so each `json!`
 /// stays within the macro's recursion limit.
 fn domain_schemas() -> Value {
     let mut schemas = serde_json::Map::new();

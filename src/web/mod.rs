@@ -1,5 +1,5 @@
 //! The website: HTML pages of the same snapshot the API answers from, served by the
-//! same process (issue 12).
+//! same process.
 //!
 //! | file | what |
 //! |---|---|
@@ -127,7 +127,7 @@ pub fn wants_html<B>(req: &Request<B>) -> bool {
 
 /// Which of the request headers a page reads came at all: one pass over the request's
 /// few header names, so that an absent one costs no lookup (a lookup hashes the name:
-/// ~100 instructions each, six of them for a page; issue 20).
+/// ~100 instructions each, six of them for a page).
 #[derive(Clone, Copy, Debug)]
 struct Sent(u8);
 
@@ -282,7 +282,7 @@ fn data_failure(e: DataError) -> Failure {
 
 /// The page routes answered at once, without a future: every page and static file but
 /// the sign-in form's post and the sign-out, which read a form body (`None` for those:
-/// [`handle`] answers them). What the API's request path calls for a page (issue 20).
+/// [`handle`] answers them). What the API's request path calls for a page.
 pub fn answer_now(
     state: &State,
     req: &Request<Incoming>,
@@ -567,7 +567,7 @@ fn page_etag(loaded: &Loaded, viewer: &Viewer) -> String {
 /// What a cacheable page's answer carries besides its body, which depends only on the
 /// snapshot as loaded and on the viewer's plan: made once per thread for each, instead
 /// of formatting the `ETag` and the date and inserting nine headers for every request
-/// (issue 20: they were two thirds of a page's cost).
+/// (they were two thirds of a page's cost).
 struct Heads {
     content_hash: u128,
     loaded_at_ms: i64,
@@ -977,6 +977,7 @@ fn render(
             Ok(Outcome::Cacheable(pages::home(
                 chrome,
                 &rows,
+                snap.sold_tld_count(),
                 snap.tld_count(),
                 total as usize,
                 snap.registrar_count(),

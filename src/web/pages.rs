@@ -97,7 +97,7 @@ pub fn layout(chrome: &Chrome<'_>, title: &str, content: Markup) -> Markup {
                 footer {
                     "Prices as registrars publish them, in US dollars; data as of "
                     (chrome.data_date) ". The same data as JSON: "
-                    a href="/openapi.json" { "the API" } "."
+                    "the API, described by " a href="/openapi.json" { "its OpenAPI document" } "."
                 }
             }
         }
@@ -170,6 +170,7 @@ fn pick(p: &Option<Pick>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
 pub fn home(
     chrome: &Chrome<'_>,
     free: &[(String, Option<f64>, String, u64)],
+    tlds_sold: usize,
     tlds_priced: usize,
     catalogue_size: usize,
     registrar_count: usize,
@@ -177,8 +178,10 @@ pub fn home(
     let content = html! {
         h1 { "Domain prices across registrars" }
         p.lead {
-            "Registration, renewal and transfer prices of " strong { (count(tlds_priced as u64)) }
-            " TLDs from " strong { (registrar_count) } " registrars, among the "
+            "Registration, renewal and transfer prices of " strong { (count(tlds_sold as u64)) }
+            " TLDs on sale from " strong { (registrar_count) } " registrars (and renewal "
+            "prices only of " (count(tlds_priced.saturating_sub(tlds_sold) as u64))
+            " more), among the "
             (count(catalogue_size as u64)) " TLDs of the catalogue; data as of "
             strong { (chrome.data_date) } "."
         }
@@ -638,6 +641,8 @@ pub fn signin(chrome: &Chrome<'_>, state: &SignIn<'_>) -> Markup {
             SignIn::Form { csrf, next, error } => {
                 h1 { "Sign in" }
                 p { "Members see the prices their plan covers. Sign in with your API key: it is checked once, and the session cookie holds only the key's id, never the key." }
+                p { "No key yet? Keys are issued by whoever runs this server, with "
+                    code { "tldsnap keys add --plan PLAN" } "; the plans are free, basic, pro and enterprise." }
                 @if let Some(e) = error { p.error role="alert" { (e) } }
                 form.stack method="post" action="/signin" {
                     input type="hidden" name="csrf" value=(csrf);
