@@ -3,6 +3,7 @@
 //! `std::net::TcpStream` (so tests can also send bytes no client library would).
 #![allow(dead_code)]
 
+pub mod receiver;
 pub mod sse;
 
 use std::collections::BTreeMap;
