@@ -69,40 +69,46 @@ fn tldsnap(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+/// `tldsnap refresh` once, into the file `out`, with the shipped IANA lists and rates.
+fn refresh(cfg: &Path, feeds: &Path, out: &Path) -> std::process::Output {
+    let (tlds, fx) = (root("snapshots/tlds"), root("snapshots/fx"));
+    tldsnap(&[
+        "refresh",
+        "--config",
+        s(cfg),
+        "--feeds",
+        s(feeds),
+        "--tlds",
+        s(&tlds),
+        "--fx",
+        s(&fx),
+        "--output",
+        s(out),
+        "--allow-private-targets",
+    ])
 }
 
-/// `promtool check metrics` on `text`: every series name and help passes (required
-/// when `CI` is set; otherwise a loud note when promtool is missing).
-fn promtool_check(text: &str) {
-    use std::io::Write;
-    let child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn();
-    let Ok(mut child) = child else {
-        if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
-            panic!("CI is set and promtool is not installed");
-        }
-        eprintln!("\n*** promtool NOT RUN: it is not installed. In CI this fails. ***\n");
-        return;
-    };
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "promtool check metrics: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// `tldsnap query prices` of `com` at `registrars` in the snapshot file `out`: what it
+/// printed, and the body.
+fn com_prices(out: &Path, registrars: &str) -> (String, Value) {
+    let o = tldsnap(&[
+        "query",
+        "prices",
+        "--snapshot",
+        s(out),
+        "--tlds",
+        "com",
+        "--registrars",
+        registrars,
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let body = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {t}"));
+    (t, body)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
 }
 
 #[test]
@@ -113,22 +119,7 @@ fn refresh_once_publishes_a_snapshot_file_and_inspect_shows_the_collections() {
     let server = stand_in(Arc::clone(&phase));
     let cfg = collect_config(&tmp, &server);
     let out = tmp.0.join("out.snap");
-    let (tlds, fx) = (root("snapshots/tlds"), root("snapshots/fx"));
-    let args = [
-        "refresh",
-        "--config",
-        s(&cfg),
-        "--feeds",
-        s(&feeds),
-        "--tlds",
-        s(&tlds),
-        "--fx",
-        s(&fx),
-        "--output",
-        s(&out),
-        "--allow-private-targets",
-    ];
-    let o = tldsnap(&args);
+    let o = refresh(&cfg, &feeds, &out);
     let t = text(&o);
     // NameSilo failed: exit 1, after publishing with its previous version.
     assert!(!o.status.success(), "{t}");
@@ -145,19 +136,7 @@ fn refresh_once_publishes_a_snapshot_file_and_inspect_shows_the_collections() {
     assert!(!t.contains("ns-key-SECRET-91"), "{t}");
 
     // The file is a snapshot with the collected price, and NameSilo's shipped prices.
-    let o = tldsnap(&[
-        "query",
-        "prices",
-        "--snapshot",
-        s(&out),
-        "--tlds",
-        "com",
-        "--registrars",
-        "porkbun,namesilo",
-    ]);
-    let q = text(&o);
-    assert!(o.status.success(), "{q}");
-    let body: Value = serde_json::from_str(&String::from_utf8_lossy(&o.stdout)).unwrap();
+    let (q, body) = com_prices(&out, "porkbun,namesilo");
     assert_eq!(
         body["results"]["com"]["porkbun"]["register_price"],
         json!(11.07),
@@ -186,7 +165,7 @@ fn refresh_once_publishes_a_snapshot_file_and_inspect_shows_the_collections() {
     assert!(!t.contains("ns-key-SECRET-91"), "{t}");
 
     // Once more: Porkbun answers the same list, which is recorded as seen again.
-    let o = tldsnap(&args);
+    let o = refresh(&cfg, &feeds, &out);
     let t = text(&o);
     assert!(t.contains("porkbun: unchanged"), "{t}");
     let o = tldsnap(&["inspect", s(&out), "--feeds", s(&feeds)]);
@@ -375,9 +354,15 @@ fn serve_refresh_every_swaps_in_collected_prices_with_their_events_and_history()
     wait_until("11.08 served", || {
         porkbun_com(addr, &key)["register_price"] == json!(11.08)
     });
-    // Two more refreshes: the unchanged list makes no event.
-    server.wait_for("tldsnap: refresh: porkbun: unchanged");
-    server.wait_for("tldsnap: reloaded: now serving");
+    // A refresh after that one: Porkbun's list unchanged (and no event).
+    wait_until("porkbun's list collected unchanged", || {
+        let ready = server.get("/readyz", None).json();
+        ready["registrars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["key"] == "porkbun" && r["last_collection"]["outcome"] == "unchanged")
+    });
     let (ok, failed, why) = load.finish();
     assert_eq!(failed, 0, "requests failed during the swaps: {why:?}");
     assert!(ok > 0);
@@ -496,7 +481,7 @@ fn serve_refresh_every_swaps_in_collected_prices_with_their_events_and_history()
             .contains("tldsnap_registrar_newest_price_timestamp_seconds{registrar=\"porkbun\"} "),
         "{metrics}"
     );
-    promtool_check(&metrics);
+    http_support::promtool_check(&metrics);
     for out in [ready.to_string(), metrics] {
         assert!(!out.contains("ns-key-SECRET-91"));
     }
@@ -514,21 +499,7 @@ fn refresh_of_every_collector_publishes_every_new_version() {
     let server = collect_support::every_source();
     let cfg = collect_support::every_source_config(&tmp, &server);
     let out = tmp.0.join("out.snap");
-    let (tlds, fx) = (root("snapshots/tlds"), root("snapshots/fx"));
-    let o = tldsnap(&[
-        "refresh",
-        "--config",
-        s(&cfg),
-        "--feeds",
-        s(&feeds),
-        "--tlds",
-        s(&tlds),
-        "--fx",
-        s(&fx),
-        "--output",
-        s(&out),
-        "--allow-private-targets",
-    ]);
+    let o = refresh(&cfg, &feeds, &out);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     for key in tldsnap::collect::keys() {
@@ -543,17 +514,10 @@ fn refresh_of_every_collector_publishes_every_new_version() {
         assert!(!t.contains(secret), "{secret} in {t}");
     }
     eprintln!("{t}");
-    let o = tldsnap(&[
-        "query",
-        "prices",
-        "--snapshot",
-        s(&out),
-        "--tlds",
-        "com",
-        "--registrars",
+    let (_, body) = com_prices(
+        &out,
         "porkbun,route53,namecheap,namesilo,dynadot,namecom,openprovider",
-    ]);
-    let body: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", text(&o)));
+    );
     for (key, price) in [
         ("porkbun", 8.12),
         ("route53", 8.13),

@@ -646,7 +646,7 @@ pub fn every_source() -> StandIn {
 pub fn every_source_config(tmp: &Tmp, server: &StandIn) -> PathBuf {
     let b = server.base();
     config(
-        &tmp,
+        tmp,
         &format!(
             r#"{FAST}
 [porkbun]
