@@ -49,6 +49,7 @@ pub mod mapguard;
 pub mod net;
 pub mod price;
 pub mod query;
+pub mod refresh;
 pub mod remote;
 pub mod sight;
 pub mod snapshot;

@@ -215,6 +215,9 @@ pub struct State {
     pub remote: Option<Arc<crate::remote::replica::Status>>,
     /// The live lookups, when the server makes them (`serve --live`).
     pub live: Option<Arc<crate::live::Live>>,
+    /// The feeds directory the registrars are collected into (`serve --feeds`):
+    /// `/readyz` and `/metrics` report each registrar's last collection attempt from it.
+    pub feeds: Option<std::path::PathBuf>,
 }
 
 impl State {
@@ -235,6 +238,7 @@ impl State {
             web: crate::web::Site::default(),
             remote: None,
             live: None,
+            feeds: None,
             id: NEXT_STATE_ID.fetch_add(1, Relaxed),
         }
     }
@@ -242,6 +246,12 @@ impl State {
     /// The same state, answering the live lookups with `live`.
     pub fn with_live(mut self, live: Arc<crate::live::Live>) -> State {
         self.live = Some(live);
+        self
+    }
+
+    /// The same state, reporting the collection attempts recorded under `feeds`.
+    pub fn with_feeds(mut self, feeds: std::path::PathBuf) -> State {
+        self.feeds = Some(feeds);
         self
     }
 

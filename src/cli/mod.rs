@@ -11,6 +11,7 @@ mod inspect;
 mod keys;
 mod publish;
 mod query;
+mod refresh;
 mod serve;
 
 /// What `main` reports: a message for the user, printed after `error: `, exit code 1.
@@ -32,6 +33,8 @@ enum Command {
     Build(build::Args),
     /// Fetch the registrars' own price lists into new dated versions of their feeds.
     Collect(collect::Args),
+    /// Collect, import, build and publish the market once (or every --every).
+    Refresh(refresh::Args),
     /// Publish a snapshot file to object storage (s3://) for replicas that follow it.
     Publish(publish::Args),
     /// Print a snapshot's header, counts and per-registrar coverage.
@@ -59,6 +62,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Import(args) => import::run(args),
         Command::Build(args) => build::run(args),
         Command::Collect(args) => collect::run(args),
+        Command::Refresh(args) => refresh::run(args),
         Command::Publish(args) => publish::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Diff(args) => diff::run(args),

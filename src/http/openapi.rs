@@ -284,9 +284,17 @@ fn operation(id: RouteId) -> Value {
             "summary": "Readiness: a snapshot is loaded",
             "responses": {
                 "200": { "description": "A snapshot is loaded and served.", "content": { "application/json": { "schema": {
-                    "type": "object", "required": ["status", "snapshot"],
+                    "type": "object", "required": ["status", "snapshot", "registrars"],
                     "properties": {
                         "status": { "const": "ready" },
+                        "registrars": { "type": "array", "description": "Per registrar of the snapshot (key order): when its newest price was last seen at its source, and, when the server is told the feeds directory (`serve --feeds`), its last collection attempt recorded there (`null`: never collected). See docs/COLLECT.md.",
+                            "items": { "type": "object", "required": ["key", "newest_price"], "properties": {
+                                "key": { "type": "string" },
+                                "newest_price": { "type": ["string", "null"], "format": "date-time" },
+                                "last_collection": { "type": ["object", "null"], "required": ["at", "outcome", "reason"], "properties": {
+                                    "at": { "type": "string", "format": "date-time" },
+                                    "outcome": { "enum": ["ok", "unchanged", "quarantined", "failed"], "description": "ok: a new version is in use; unchanged: the source answered the list in use again; quarantined: the quality gate refused it, the previous version stays in use; failed: nothing collected." },
+                                    "reason": { "type": ["string", "null"], "description": "Why it failed, or where the quarantine report is." } } } } } },
                         "snapshot": { "type": "object", "required": ["hash", "data_updated", "loaded_at"], "properties": {
                             "hash": { "type": "string", "description": "Content hash of the snapshot, hex." },
                             "data_updated": { "type": "string", "format": "date-time" },
