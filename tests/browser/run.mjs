@@ -179,7 +179,7 @@ try {
     // and the server tells the browser to drop it.
     await browser.context.addCookies([session]);
     await page.goto(`${base}/tld/museum`);
-    assert.ok(!(await table.innerText()).includes("$"), "the replayed cookie is a visitor's");
+    assert.equal(await table.count(), 0, "the replayed cookie is a visitor's: no table of sellers");
     const after = await browser.context.cookies(base);
     assert.ok(!after.some((c) => c.name === "tldsnap_session"), JSON.stringify(after));
   });
