@@ -83,7 +83,7 @@ fn bench(c: &mut Criterion) {
                 &names,
                 &p,
                 tldsnap::query::Freshness::new(1_787_356_800_000, 36_500, false),
-                |_| true,
+                tldsnap::sight::Sight::ALL,
             );
             portfolio::write_json(snap, &a, Some("enterprise"), &mut out);
             black_box(out.len())
@@ -97,7 +97,7 @@ fn bench(c: &mut Criterion) {
                 &names,
                 &p,
                 tldsnap::query::Freshness::new(1_787_356_800_000, 36_500, false),
-                |_| true,
+                tldsnap::sight::Sight::ALL,
             );
             portfolio::write_csv(snap, &a, &mut out);
             black_box(out.len())
@@ -112,7 +112,7 @@ fn bench(c: &mut Criterion) {
                     &names,
                     black_box(&parsed),
                     tldsnap::query::Freshness::new(1_787_356_800_000, 36_500, false),
-                    |_| true,
+                    tldsnap::sight::Sight::ALL,
                 )
                 .rows
                 .len(),
@@ -131,7 +131,7 @@ fn bench(c: &mut Criterion) {
                 limit: 20,
                 tier: None,
             };
-            search::search(snap, &names, &req, |_| true, &mut out).unwrap();
+            search::search(snap, &names, &req, tldsnap::sight::Sight::ALL, &mut out).unwrap();
             black_box(out.len())
         })
     });
@@ -145,7 +145,7 @@ fn bench(c: &mut Criterion) {
                 limit: 100,
                 tier: None,
             };
-            search::search(snap, &names, &req, |_| true, &mut out).unwrap();
+            search::search(snap, &names, &req, tldsnap::sight::Sight::ALL, &mut out).unwrap();
             black_box(out.len())
         })
     });

@@ -139,6 +139,7 @@ fn benches(c: &mut Criterion) {
                 Box::new(|out| {
                     let r = CheapestRequest {
                         fresh: tldsnap::query::Freshness::ANY_AGE,
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com"],
                         limit: 5,
                         shape: Shape::Client,
@@ -152,6 +153,7 @@ fn benches(c: &mut Criterion) {
                 Box::new(|out| {
                     let r = CheapestRequest {
                         fresh: tldsnap::query::Freshness::ANY_AGE,
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &ten,
                         limit: 10,
                         shape: Shape::Client,
@@ -165,6 +167,7 @@ fn benches(c: &mut Criterion) {
                 Box::new(|out| {
                     let r = CheapestRequest {
                         fresh: tldsnap::query::Freshness::ANY_AGE,
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com"],
                         limit: 5,
                         shape: Shape::Public,
@@ -178,6 +181,7 @@ fn benches(c: &mut Criterion) {
                 Box::new(|out| {
                     let r = PricesRequest {
                         fresh: tldsnap::query::Freshness::ANY_AGE,
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com", "net", "org"],
                         registrars: Some(&keys),
                         started: tldsnap::time::Stamp::now(),
@@ -192,7 +196,7 @@ fn benches(c: &mut Criterion) {
                         fresh: tldsnap::query::Freshness::ANY_AGE,
                         tld: "com",
                         include_prices: true,
-                        limit: None,
+                        sight: tldsnap::sight::Sight::ALL,
                         public_url: "https://tldsnap.dev",
                     };
                     query::registrars(d, &r, out).expect("known");
@@ -203,6 +207,7 @@ fn benches(c: &mut Criterion) {
                 "history_com_all",
                 Box::new(|out| {
                     let r = HistoryRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tld: "com",
                         registrars: None,
                         from: None,
@@ -215,6 +220,7 @@ fn benches(c: &mut Criterion) {
                 "history_com_window_3",
                 Box::new(|out| {
                     let r = HistoryRequest {
+                        sight: tldsnap::sight::Sight::ALL,
                         tld: "com",
                         registrars: Some(&keys),
                         from: Some(at_day - 90),
@@ -229,7 +235,7 @@ fn benches(c: &mut Criterion) {
                     let r = OverviewRequest {
                         fresh: tldsnap::query::Freshness::ANY_AGE,
                         tld: "com",
-                        all_tlds: true,
+                        sight: tldsnap::sight::Sight::new(true, None),
                     };
                     query::overview(d, &r, out).expect("known");
                 }),
@@ -239,6 +245,7 @@ fn benches(c: &mut Criterion) {
                 Box::new(|out| {
                     let r = CheapestRequest {
                         fresh: tldsnap::query::Freshness::ANY_AGE,
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com"],
                         limit: 5,
                         shape: Shape::Client,
@@ -252,6 +259,7 @@ fn benches(c: &mut Criterion) {
                 Box::new(|out| {
                     let r = CheapestRequest {
                         fresh: tldsnap::query::Freshness::ANY_AGE,
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &ten,
                         limit: 10,
                         shape: Shape::Client,
@@ -265,6 +273,7 @@ fn benches(c: &mut Criterion) {
                 Box::new(|out| {
                     let r = PricesRequest {
                         fresh: tldsnap::query::Freshness::ANY_AGE,
+                        sight: tldsnap::sight::Sight::ALL,
                         tlds: &["com", "net", "org"],
                         registrars: Some(&keys),
                         started: tldsnap::time::Stamp::now(),
@@ -281,7 +290,7 @@ fn benches(c: &mut Criterion) {
                         sort: CatalogueSort::Cheapest,
                         limit: 100,
                         cursor: None,
-                        all_tlds: false,
+                        sight: tldsnap::sight::Sight::new(false, None),
                         snapshot: 0,
                     };
                     query::catalogue(d, &r, out).expect("page");
@@ -296,7 +305,7 @@ fn benches(c: &mut Criterion) {
                         sort: CatalogueSort::Name,
                         limit: 100,
                         cursor: None,
-                        all_tlds: true,
+                        sight: tldsnap::sight::Sight::new(true, None),
                         snapshot: 0,
                     };
                     query::catalogue(d, &r, out).expect("page");
@@ -313,7 +322,7 @@ fn benches(c: &mut Criterion) {
                         key: "dynadot",
                         limit: 100,
                         cursor: None,
-                        all_tlds: true,
+                        sight: tldsnap::sight::Sight::new(true, None),
                         public_url: "https://tldsnap.dev",
                         snapshot: 0,
                     };

@@ -4,7 +4,7 @@
 //!
 //! - per TLD, the offers sorted by `(register, renew, registrar key)`, renewal-only rows
 //!   after them by `(renew, registrar key)`;
-//! - the aggregates of seed 1.7 (registrar count, averages, lowest renewal and lowest
+//! - the overview's aggregates (registrar count, averages, lowest renewal and lowest
 //!   5-year cost with their registrars);
 //! - the JSON of every cheapest entry (both shapes, with its rank), every price record
 //!   and every registrar listing entry, laid out so that the `n` cheapest entries of a TLD
@@ -244,7 +244,7 @@ struct Aggregates {
     data_updated_ms: i64,
 }
 
-/// The aggregates of seed 1.7 for one TLD, over its sellers.
+/// The overview's aggregates for one TLD, over its sellers.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct TldAggregates {
     /// Average register, renew and transfer price, cents rounded half up ([`NONE`]

@@ -1,6 +1,6 @@
 //! The `tldsnap` command line: parses arguments and calls one room of the library.
 //!
-//! Exit codes (contract 1): 0 success, 1 a failure the user can act on (bad input, bad
+//! Exit codes: 0 success, 1 a failure the user can act on (bad input, bad
 //! snapshot), 2 bad usage (clap's own exit code for usage errors).
 
 mod cli;

@@ -90,7 +90,7 @@ pub fn parse_cents(s: &str) -> Result<Option<u32>, PriceError> {
 /// Parses a feed's decimal price into cents, rounding a price with more than two
 /// decimals to the nearest cent, ties to the even cent (`26.9913` -> 2699, `19.875` ->
 /// 1988, `6.685` -> 668). Every other rule is [`parse_cents`]'s. The price source itself
-/// never takes more than two decimals (contract section 2); only importers round.
+/// never takes more than two decimals (the price source's rule); only importers round.
 pub fn parse_cents_rounded(s: &str) -> Result<Option<u32>, PriceError> {
     let t = s.trim();
     let Some((whole, frac)) = t.split_once('.') else {
@@ -190,7 +190,7 @@ pub fn write_opt_cents(cents: Option<u64>, out: &mut impl Out) {
     }
 }
 
-/// Appends `{"register":…,"renew":…,"transfer":…}` (the seed's price-triple object of
+/// Appends `{"register":…,"renew":…,"transfer":…}` (the API's price-triple object of
 /// `avg_prices` and listing `prices`), each price in cents or [`NOT_OFFERED`] for `null`.
 #[inline]
 pub fn write_triple(register: u32, renew: u32, transfer: u32, out: &mut impl Out) {

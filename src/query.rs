@@ -28,16 +28,19 @@ pub use suggest::close_names;
 
 use std::fmt;
 
+use smallvec::SmallVec;
+
 use crate::json;
 use crate::json::write_int;
 use crate::price::{write_opt_cents, write_triple};
+pub use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
 use crate::time::Stamp;
 use crate::time::write_opt_date;
 
-/// The two response shapes of the cheapest endpoint (seed 4.1).
+/// The two response shapes of the cheapest endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
     /// `/api/v1/client/prices/cheapest`: `registrar_key`, `meta`.
@@ -104,25 +107,31 @@ fn sellers_of<'s>(snap: &'s ArchivedSnapshotData, t: &ArchivedTld) -> &'s [Archi
     &snap.offers[first..first + t.sellers.to_native() as usize]
 }
 
-/// How many sellers of `t` are stale (none without a walk when all are fresh).
-fn stale_sellers(snap: &ArchivedSnapshotData, t: &ArchivedTld, fresh: Freshness) -> usize {
+/// How many of the first `visible` sellers of `t` are stale (none without a walk when
+/// all are fresh).
+fn stale_sellers(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    fresh: Freshness,
+    visible: usize,
+) -> usize {
     if fresh.all_fresh(t) {
         return 0;
     }
-    sellers_of(snap, t)
+    sellers_of(snap, t)[..visible]
         .iter()
         .filter(|o| fresh.is_stale(o.updated_ms.to_native()))
         .count()
 }
 
-/// Writes `tail` (a stored fragment ending in `}`) with `,"stale_count":N` before its
-/// last brace when `stale` is not zero.
-fn write_tail(tail: &[u8], stale: usize, out: &mut Vec<u8>) {
+/// Adds `,"stale_count":N` before the closing brace `out` ends with, when `stale` is
+/// not zero.
+fn close_with_stale_count(stale: usize, out: &mut Vec<u8>) {
     if stale == 0 {
-        out.extend_from_slice(tail);
         return;
     }
-    out.extend_from_slice(&tail[..tail.len() - 1]);
+    debug_assert_eq!(out.last(), Some(&b'}'));
+    out.pop();
     out.extend_from_slice(b",\"stale_count\":");
     write_int(stale as u64, out);
     out.push(b'}');
@@ -141,6 +150,8 @@ pub struct CheapestRequest<'a> {
     pub tier: Option<&'a str>,
     /// Which offers are stale and whether they are ranked.
     pub fresh: Freshness,
+    /// What the caller sees: at most [`Sight::shown`] of the ranked entries per TLD.
+    pub sight: Sight,
 }
 
 /// Parameters of [`prices`].
@@ -154,6 +165,8 @@ pub struct PricesRequest<'a> {
     pub started: Stamp,
     /// Which records are marked stale.
     pub fresh: Freshness,
+    /// What the caller sees: the records of the offers it sees, no others.
+    pub sight: Sight,
 }
 
 /// Parameters of [`registrars`].
@@ -163,8 +176,8 @@ pub struct RegistrarsRequest<'a> {
     pub tld: &'a str,
     /// Whether each entry carries `prices`.
     pub include_prices: bool,
-    /// The plan's cut (free and basic: 5); `None` lists all.
-    pub limit: Option<usize>,
+    /// What the caller sees: the sellers listed ([`Sight::shown`]).
+    pub sight: Sight,
     /// Base of `website_url`; must already be safe inside a JSON string.
     pub public_url: &'a str,
     /// Which offers are stale and whether they are listed.
@@ -182,6 +195,9 @@ pub struct HistoryRequest<'a> {
     pub from: Option<i64>,
     /// Last day included.
     pub to: Option<i64>,
+    /// What the caller sees: the registrars whose current offer it does not see are
+    /// left out.
+    pub sight: Sight,
 }
 
 /// A query that has nothing to answer.
@@ -229,7 +245,7 @@ pub const MAX_AGE_DAYS_LIMIT: u32 = 36_500;
 /// The default base of `website_url` (`serve --public-url`).
 pub const DEFAULT_PUBLIC_URL: &str = "https://tldsnap.dev";
 
-/// The text of the cut registrar listing (contract 4).
+/// The text of the cut registrar listing (docs/API.md, the registrars by TLD).
 pub fn listing_message(shown: usize, total: usize) -> String {
     format!(
         "Showing {shown} of {total} registrars. The full list is available via the API on the Pro and Enterprise plans."
@@ -302,7 +318,7 @@ fn write_known_results(
     Ok((found, missing))
 }
 
-/// Cheapest registrars per TLD (seed 4.1), client or public shape.
+/// Cheapest registrars per TLD, client or public shape.
 pub fn cheapest(
     snap: &ArchivedSnapshotData,
     req: &CheapestRequest<'_>,
@@ -331,8 +347,10 @@ pub fn cheapest_at(
             return false;
         };
         let sold = &offers[..sellers];
+        let seen = at::seen(snap, t, req.sight, &offers, sellers);
+        let seen = &seen[..seen.len().min(sellers)];
         out.extend_from_slice(b"{\"cheapest_register\":[");
-        for (i, o) in sold.iter().take(req.limit).enumerate() {
+        for (i, o) in seen.iter().map(|&k| &sold[k]).take(req.limit).enumerate() {
             if i > 0 {
                 out.push(b',');
             }
@@ -359,7 +377,20 @@ pub fn cheapest_at(
         }
         match req.shape {
             Shape::Client => render::client_tail(sellers, out),
-            Shape::Public => render::public_tail(sellers, at::averages(sold), out),
+            Shape::Public => {
+                let (register, renew, transfer) = at::averages(sold);
+                let main = Sight::average_of(sellers - seen.len());
+                let hidden_transfers = (0..sellers)
+                    .filter(|k| !seen.contains(k) && sold[*k].transfer != NONE)
+                    .count();
+                let shown = |s: bool, c: u32| if s { c } else { NONE };
+                let avg = (
+                    shown(main, register),
+                    shown(main, renew),
+                    shown(Sight::average_of(hidden_transfers), transfer),
+                );
+                render::public_tail(sellers, avg, out)
+            }
         }
         true
     })?;
@@ -391,38 +422,46 @@ fn cheapest_value(
     out: &mut Vec<u8>,
 ) {
     out.extend_from_slice(b"{\"cheapest_register\":[");
-    cheapest_entries(snap, t, req.limit, req.shape, req.fresh, out);
+    cheapest_entries(snap, t, req.limit, req.shape, req.fresh, req.sight, out);
 }
 
-/// The first seller of `t` a ranking shows (the cheapest fresh one, unless stale ones
-/// are included): the stored cheapest, or a short walk past the stale ones.
+/// The first seller of `t` a ranking shows `sight` (the cheapest fresh one it sees,
+/// unless stale ones are included): the stored cheapest, or a short walk past the stale
+/// ones.
 pub fn first_ranked<'s>(
     snap: &'s ArchivedSnapshotData,
     t: &ArchivedTld,
     fresh: Freshness,
+    sight: Sight,
 ) -> Option<&'s ArchivedOffer> {
-    sellers_of(snap, t)
+    let visible = sight.shown(snap.span_str(&t.name), t.sellers.to_native() as usize);
+    sellers_of(snap, t)[..visible]
         .iter()
         .find(|o| fresh.ranks(o.updated_ms.to_native()))
 }
 
 /// What follows `"cheapest_register":[` in a cheapest result: the first `limit` ranked
-/// entries of `t` in `shape`, then the tail that closes the array and the object
-/// (`registrar_count`, the public shape's `avg_prices`, `stale_count` when some seller
-/// is stale).
+/// entries of `t` in `shape` that `sight` shows, then the tail that closes the array and
+/// the object (`registrar_count`, the public shape's `avg_prices`, `stale_count` when
+/// some seller is stale).
 pub fn cheapest_entries(
     snap: &ArchivedSnapshotData,
     t: &ArchivedTld,
     limit: usize,
     shape: Shape,
     fresh: Freshness,
+    sight: Sight,
     out: &mut Vec<u8>,
 ) {
-    let sellers = sellers_of(snap, t);
+    // The plan's cut is the first sellers of the stored ranking; the staleness rule
+    // leaves out the stale ones among those (or marks them).
+    let visible = sight.shown(snap.span_str(&t.name), t.sellers.to_native() as usize);
+    let sellers = &sellers_of(snap, t)[..visible];
+    let stale = stale_sellers(snap, t, fresh, visible);
     // The stored entries hold while the ranking has skipped nothing and marked nothing:
     // the leading fresh sellers (all of them, in the common case, known from
     // `oldest_ms` without a look at the offers).
-    let stored = if fresh.all_fresh(t) {
+    let stored = if stale == 0 {
         sellers.len()
     } else {
         sellers
@@ -449,40 +488,54 @@ pub fn cheapest_entries(
     // Past the first stale seller: the rest ranked one by one, skipping (or marking)
     // the stale ones.
     let mut rank = copied;
-    let mut stale = 0usize;
-    for o in &sellers[stored..] {
-        let ms = o.updated_ms.to_native();
-        let is_stale = fresh.is_stale(ms);
-        stale += usize::from(is_stale);
-        if rank == limit || !fresh.ranks(ms) {
-            continue;
-        }
-        match shape {
-            Shape::Client => {
-                if rank > 0 {
-                    out.push(b',');
-                }
-                let reg = &snap.registrars[o.registrar.to_native() as usize];
-                render::client_entry(
-                    rank + 1,
-                    snap.span(&reg.name_json),
-                    snap.span_str(&reg.key),
-                    o.register.to_native(),
-                    o.renew.to_native(),
-                    ms,
-                    is_stale,
-                    out,
-                );
+    if rank < limit {
+        for o in &sellers[stored..] {
+            let ms = o.updated_ms.to_native();
+            if rank == limit {
+                break;
             }
-            Shape::Public => write_public_entry(snap, rank, o, is_stale, out),
+            if !fresh.ranks(ms) {
+                continue;
+            }
+            let is_stale = fresh.is_stale(ms);
+            match shape {
+                Shape::Client => {
+                    if rank > 0 {
+                        out.push(b',');
+                    }
+                    let reg = &snap.registrars[o.registrar.to_native() as usize];
+                    render::client_entry(
+                        rank + 1,
+                        snap.span(&reg.name_json),
+                        snap.span_str(&reg.key),
+                        o.register.to_native(),
+                        o.renew.to_native(),
+                        ms,
+                        is_stale,
+                        out,
+                    );
+                }
+                Shape::Public => write_public_entry(snap, rank, o, is_stale, out),
+            }
+            rank += 1;
         }
-        rank += 1;
     }
-    let tail = match shape {
-        Shape::Client => snap.span(&t.client_tail),
-        Shape::Public => snap.span(&t.public_tail),
-    };
-    write_tail(tail, stale, out);
+    match shape {
+        Shape::Client => out.extend_from_slice(snap.span(&t.client_tail)),
+        Shape::Public => match averages_shown(snap, t, sight) {
+            (true, true) => out.extend_from_slice(snap.span(&t.public_tail)),
+            (main, transfer) => {
+                let avg = |shown: bool, c: u32| if shown { c } else { NONE };
+                let avgs = (
+                    avg(main, t.avg_register.to_native()),
+                    avg(main, t.avg_renew.to_native()),
+                    avg(transfer, t.avg_transfer.to_native()),
+                );
+                render::public_tail(t.sellers.to_native() as usize, avgs, out);
+            }
+        },
+    }
+    close_with_stale_count(stale, out);
 }
 
 /// Closes `results` and writes `meta` (client) or `meta.not_found` (public).
@@ -539,7 +592,7 @@ fn write_public_entry(
     );
 }
 
-/// Prices of selected registrars, or of every seller, per TLD (seed 4.2).
+/// Prices of selected registrars, or of every seller, per TLD.
 pub fn prices(
     snap: &ArchivedSnapshotData,
     req: &PricesRequest<'_>,
@@ -588,6 +641,7 @@ fn prices_impl(
         let Some(sellers) = at::offers_at(snap, t, day, &mut offers) else {
             return false;
         };
+        let seen = at::seen(snap, t, req.sight, &offers, sellers);
         let record = |o: &at::DayOffer, out: &mut Vec<u8>| {
             let r = o.registrar as usize;
             let ms = at::version_at(snap, r, day).map_or(0, |v| v.ms.to_native());
@@ -603,15 +657,15 @@ fn prices_impl(
         };
         if req.registrars.is_some() {
             for &r in &regs {
-                if let Some(o) = offers.iter().find(|o| o.registrar as usize == r) {
+                if let Some(&k) = seen.iter().find(|&&k| offers[k].registrar as usize == r) {
                     sep(out);
-                    record(o, out);
+                    record(&offers[k], out);
                 }
             }
         } else {
-            for o in &offers[..sellers] {
+            for &k in seen.iter().filter(|&&k| k < sellers) {
                 sep(out);
-                record(o, out);
+                record(&offers[k], out);
             }
         }
         out.push(b'}');
@@ -633,10 +687,14 @@ fn prices_value(
     out: &mut Vec<u8>,
 ) {
     out.push(b'{');
+    let sellers = t.sellers.to_native() as usize;
+    let tld = snap.span_str(&t.name);
     if req.registrars.is_some() {
         let mut first = true;
         for &r in regs {
-            if let Some(o) = snap.offer_of(t, r) {
+            if let Some((row, o)) = row_of(snap, t, r)
+                && req.sight.row_shown(tld, row, sellers)
+            {
                 if !first {
                     out.push(b',');
                 }
@@ -645,16 +703,18 @@ fn prices_value(
             }
         }
     } else if req.fresh.all_fresh(t) {
-        // Every seller, all fresh: the records are stored back to back in rank order.
-        let sellers = t.sellers.to_native() as usize;
-        if sellers > 0 {
+        // Every seller fresh: the records are stored back to back in rank order, so
+        // the plan's cut is a shorter slice.
+        let shown = req.sight.shown(tld, sellers);
+        if shown > 0 {
             let first = t.first_offer.to_native() as usize;
             let start = t.records_start.to_native();
-            let end = snap.offers[first + sellers - 1].record.end.to_native();
+            let end = snap.offers[first + shown - 1].record.end.to_native();
             out.extend_from_slice(snap.text_range(start, end));
         }
     } else {
-        for (i, o) in sellers_of(snap, t).iter().enumerate() {
+        let shown = req.sight.shown(tld, sellers);
+        for (i, o) in sellers_of(snap, t)[..shown].iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
@@ -750,7 +810,7 @@ pub fn write_elapsed(elapsed: std::time::Duration, out: &mut Vec<u8>) {
     out.extend_from_slice(b"ms");
 }
 
-/// Registrars that sell a TLD, cheapest first (seed 4.3).
+/// Registrars that sell a TLD, cheapest first.
 pub fn registrars(
     snap: &ArchivedSnapshotData,
     req: &RegistrarsRequest<'_>,
@@ -762,26 +822,31 @@ pub fn registrars(
     };
     let sellers = t.sellers.to_native() as usize;
     let fresh = req.fresh;
-    let stale = stale_sellers(snap, t, fresh);
-    // The entries the listing ranks: every seller, or the fresh ones.
+    // The sellers the plan shows (the first of the stored ranking), of which the
+    // listing ranks the fresh ones unless stale ones are included.
+    let visible = req.sight.shown(req.tld, sellers);
+    let stale = stale_sellers(snap, t, fresh, visible);
+    let ranks = |o: &&ArchivedOffer| fresh.ranks(o.updated_ms.to_native());
     let listed = if fresh.include_stale {
         sellers
     } else {
-        sellers - stale
+        sellers - stale_sellers(snap, t, fresh, sellers)
     };
-    let shown = req.limit.map_or(listed, |l| l.min(listed));
+    let mut shown = 0;
     out.extend_from_slice(b"{\"tld\":");
     out.extend_from_slice(snap.span(&t.key_json));
     out.extend_from_slice(b",\"registrar_count\":");
     write_int(sellers as u64, out);
     out.extend_from_slice(b",\"registrars\":[");
-    let ranked = sellers_of(snap, t)
+    for (i, o) in sellers_of(snap, t)[..visible]
         .iter()
-        .filter(|o| fresh.ranks(o.updated_ms.to_native()));
-    for (i, o) in ranked.take(shown).enumerate() {
+        .filter(ranks)
+        .enumerate()
+    {
         if i > 0 {
             out.push(b',');
         }
+        shown += 1;
         let reg = &snap.registrars[o.registrar.to_native() as usize];
         out.extend_from_slice(snap.span(&reg.listing_head));
         out.extend_from_slice(req.public_url.as_bytes());
@@ -803,6 +868,105 @@ pub fn registrars(
     }
     out.push(b'}');
     Ok(())
+}
+
+/// Whether `sight` may see `t`'s averages: (registration and renewal, transfer). An
+/// average is hidden when exactly one of the prices it is made of is hidden
+/// ([`Sight::average_of`]); every seller has a registration and a renewal price, not
+/// every one a transfer price, so the hidden sellers are looked at (two at most).
+fn averages_shown(snap: &ArchivedSnapshotData, t: &ArchivedTld, sight: Sight) -> (bool, bool) {
+    let tld = snap.span_str(&t.name);
+    let sellers = t.sellers.to_native() as usize;
+    let shown = sight.shown(tld, sellers);
+    if shown == sellers {
+        return (true, true);
+    }
+    let first = t.first_offer.to_native() as usize;
+    let hidden_transfers = snap.offers[first + shown..first + sellers]
+        .iter()
+        .filter(|o| o.transfer.to_native() != NONE)
+        .take(2)
+        .count();
+    (
+        Sight::average_of(sellers - shown),
+        Sight::average_of(hidden_transfers),
+    )
+}
+
+/// The offer of registrar `r` for `t` and its row in the TLD's group (the sellers in
+/// rank order first, 0-based), if it has one.
+fn row_of<'s>(
+    snap: &'s ArchivedSnapshotData,
+    t: &ArchivedTld,
+    r: usize,
+) -> Option<(usize, &'s ArchivedOffer)> {
+    let first = t.first_offer.to_native() as usize;
+    let group = &snap.by_registrar[first..first + t.rows.to_native() as usize];
+    let i = group
+        .binary_search_by(|e| e.registrar.to_native().cmp(&(r as u32)))
+        .ok()?;
+    let offer = group[i].offer.to_native() as usize;
+    Some((offer - first, &snap.offers[offer]))
+}
+
+/// Whether `sight` shows registrar `r`'s offer of `t`, or `r` has none (a registrar
+/// without an offer today hides nothing of today).
+pub(crate) fn registrar_seen(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    sight: Sight,
+    r: usize,
+) -> bool {
+    let tld = snap.span_str(&t.name);
+    if !sight.price_shown(tld) {
+        return false;
+    }
+    if sight.every_seller() {
+        return true;
+    }
+    match row_of(snap, t, r) {
+        None => true,
+        Some((row, _)) => sight.row_shown(tld, row, t.sellers.to_native() as usize),
+    }
+}
+
+/// Whether `sight` shows what a price-change event about `registrars` (the registrar,
+/// and a ranking change's previous cheapest) of `tld` tells: the TLD's prices, and each
+/// named registrar's offer of today (a registrar without one hides nothing of today).
+/// A TLD no longer in the snapshot has nothing of today to hide either.
+pub fn event_shown(
+    snap: &ArchivedSnapshotData,
+    sight: Sight,
+    tld: &str,
+    registrars: [Option<&str>; 2],
+) -> bool {
+    if !sight.price_shown(tld) {
+        return false;
+    }
+    let Some(t) = snap.tld(tld) else {
+        return true;
+    };
+    registrars
+        .into_iter()
+        .flatten()
+        .filter_map(|k| snap.registrar_index(k))
+        .all(|r| registrar_seen(snap, t, sight, r))
+}
+
+/// Whether `sight` shows the offer at position `offer` (in [`ArchivedSnapshotData::offers`])
+/// of `t`.
+pub(crate) fn offer_shown(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    sight: Sight,
+    offer: usize,
+) -> bool {
+    let first = t.first_offer.to_native() as usize;
+    sight.row_shown(
+        snap.span_str(&t.name),
+        offer - first,
+        t.sellers.to_native() as usize,
+    )
 }
 
 /// `{"price":..,"registrar_key":..,"registrar_name":..}`, with
@@ -848,24 +1012,26 @@ fn write_pick(
 /// The offer a pick stands on: the stored one (`stored`, an offer position or [`NONE`])
 /// when the ranking may show it, otherwise the ranked seller with the lowest `order`
 /// (ties: registrar key), found by a walk over the TLD's sellers.
-fn ranked_pick<'s>(
-    snap: &'s ArchivedSnapshotData,
+fn ranked_pick(
+    snap: &ArchivedSnapshotData,
     t: &ArchivedTld,
     stored: u32,
     fresh: Freshness,
     order: impl Fn(&ArchivedOffer) -> u64,
-) -> Option<&'s ArchivedOffer> {
+) -> Option<usize> {
     if stored == NONE {
         return None;
     }
-    let o = &snap.offers[stored as usize];
-    if fresh.ranks(o.updated_ms.to_native()) {
-        return Some(o);
+    if fresh.ranks(snap.offers[stored as usize].updated_ms.to_native()) {
+        return Some(stored as usize);
     }
+    let first = t.first_offer.to_native() as usize;
     sellers_of(snap, t)
         .iter()
-        .filter(|o| fresh.ranks(o.updated_ms.to_native()))
-        .min_by_key(|o| (order(o), o.registrar.to_native()))
+        .enumerate()
+        .filter(|(_, o)| fresh.ranks(o.updated_ms.to_native()))
+        .min_by_key(|(_, o)| (order(o), o.registrar.to_native()))
+        .map(|(i, _)| first + i)
 }
 
 /// Parameters of [`overview`].
@@ -873,17 +1039,14 @@ fn ranked_pick<'s>(
 pub struct OverviewRequest<'a> {
     /// Canonical TLD name.
     pub tld: &'a str,
-    /// Whether the caller's plan covers every TLD. Otherwise, for a TLD outside the 22
-    /// free ones, the member-only fields are `null` and listed in `members_only`.
-    pub all_tlds: bool,
     /// Which offers are stale and whether the picks may be stale ones.
     pub fresh: Freshness,
+    /// What the caller sees: a pick whose offer it does not see, and an average that
+    /// would give a hidden price, are `null` and listed in `members_only`.
+    pub sight: Sight,
 }
 
-/// The overview fields only members see on a TLD outside the free ones.
-pub const OVERVIEW_MEMBERS_ONLY: [&str; 3] = ["cheapest_register", "lowest_renew", "lowest_5_year"];
-
-/// The per-TLD overview of seed 1.7: the TLD's type, manager and whether it is free,
+/// The per-TLD overview: the TLD's type, manager and whether it is free,
 /// registrar count, average prices, cheapest registration, lowest renewal and lowest
 /// 5-year cost, each with its registrar. Answers for every TLD of the catalogue (an
 /// unsold one has `registrar_count` 0 and nulls).
@@ -899,25 +1062,39 @@ pub fn overview(
     let t = e.tld.to_native();
     let t = (t != NONE).then(|| &snap.tlds[t as usize]);
     let sellers = t.map_or(0, |t| t.sellers.to_native() as usize);
-    let shown = req.all_tlds || crate::tld::is_free(req.tld);
+    let fresh = req.fresh;
+    let mut hidden: SmallVec<[&str; 4]> = SmallVec::new();
+    // A pick is shown when the caller sees its offer; `null` when there is none.
+    let mut offer = |i: Option<usize>, field: &'static str| {
+        let (t, i) = (t?, i?);
+        if offer_shown(snap, t, req.sight, i) {
+            Some(&snap.offers[i])
+        } else {
+            hidden.push(field);
+            None
+        }
+    };
+    let (average, transfer_average) =
+        t.map_or((true, true), |t| averages_shown(snap, t, req.sight));
     out.push(b'{');
     catalogue::write_tld_facts(snap, e, out);
     out.extend_from_slice(b",\"registrar_count\":");
     write_int(sellers as u64, out);
     out.extend_from_slice(b",\"avg_prices\":");
+    let shown = |s: bool, c: u32| if s { c } else { NONE };
     match t {
         Some(t) => write_triple(
-            t.avg_register.to_native(),
-            t.avg_renew.to_native(),
-            t.avg_transfer.to_native(),
+            shown(average, t.avg_register.to_native()),
+            shown(average, t.avg_renew.to_native()),
+            shown(transfer_average, t.avg_transfer.to_native()),
             out,
         ),
         None => write_triple(NONE, NONE, NONE, out),
     }
-    let fresh = req.fresh;
+    // The stored pick, or the best fresh one when it is stale and stale ones are left
+    // out.
     let pick = |stored: fn(&ArchivedTld) -> u32, order: fn(&ArchivedOffer) -> u64| {
-        t.filter(|_| shown)
-            .and_then(|t| ranked_pick(snap, t, stored(t), fresh, order))
+        t.and_then(|t| ranked_pick(snap, t, stored(t), fresh, order))
     };
     let first = |t: &ArchivedTld| {
         if t.sellers.to_native() > 0 {
@@ -931,44 +1108,40 @@ pub fn overview(
         (u64::from(o.register.to_native()) << 32) | u64::from(o.renew.to_native())
     };
     out.extend_from_slice(b",\"cheapest_register\":");
-    write_pick(
-        snap,
-        pick(first, by_rank),
-        |register, _| cents(register),
-        fresh,
-        out,
-    );
+    let cheapest = offer(pick(first, by_rank), "cheapest_register");
+    write_pick(snap, cheapest, |register, _| cents(register), fresh, out);
     out.extend_from_slice(b",\"lowest_renew\":");
-    write_pick(
-        snap,
+    let renew = offer(
         pick(
             |t| t.lowest_renew_offer.to_native(),
             |o| u64::from(o.renew.to_native()),
         ),
-        |_, renew| cents(renew),
-        fresh,
-        out,
+        "lowest_renew",
     );
+    write_pick(snap, renew, |_, renew| cents(renew), fresh, out);
     out.extend_from_slice(b",\"lowest_5_year\":");
     let five = |register: u32, renew: u32| Some(cents(register)? + 4 * cents(renew)?);
-    write_pick(
-        snap,
+    let five_year = offer(
         pick(
             |t| t.lowest_5y_offer.to_native(),
             // A seller has both prices.
             |o| u64::from(o.register.to_native()) + 4 * u64::from(o.renew.to_native()),
         ),
-        five,
-        fresh,
-        out,
+        "lowest_5_year",
     );
-    let stale = t.map_or(0, |t| stale_sellers(snap, t, fresh));
+    write_pick(snap, five_year, five, fresh, out);
+    let stale = t.map_or(0, |t| {
+        stale_sellers(snap, t, fresh, req.sight.shown(req.tld, sellers))
+    });
     if stale > 0 {
         out.extend_from_slice(b",\"stale_count\":");
         write_int(stale as u64, out);
     }
-    if !shown {
-        catalogue::write_members_only(&OVERVIEW_MEMBERS_ONLY, out);
+    if !(average && transfer_average) {
+        hidden.insert(0, "avg_prices");
+    }
+    if !hidden.is_empty() {
+        catalogue::write_members_only(&hidden, out);
     }
     out.push(b'}');
     Ok(())
@@ -1005,14 +1178,18 @@ pub fn history(
     let Some(e) = snap.catalogue_entry(req.tld) else {
         return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
     };
-    let changes = match e.tld.to_native() {
-        NONE => &snap.history[..0],
-        t => {
-            let t = &snap.tlds[t as usize];
+    let t = e.tld.to_native();
+    let t = (t != NONE).then(|| &snap.tlds[t as usize]);
+    let changes = match t {
+        None => &snap.history[..0],
+        Some(t) => {
             let first = t.first_change.to_native() as usize;
             &snap.history[first..first + t.changes.to_native() as usize]
         }
     };
+    // A registrar whose offer of today the caller does not see has no history for it:
+    // its last change is its price now.
+    let seen = |r: usize| t.is_none_or(|t| registrar_seen(snap, t, req.sight, r));
     let mut wanted: Vec<usize> = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
     match req.registrars {
@@ -1027,7 +1204,7 @@ pub fn history(
         None => {
             for c in changes {
                 let r = c.registrar.to_native() as usize;
-                if wanted.last() != Some(&r) {
+                if wanted.last() != Some(&r) && seen(r) {
                     wanted.push(r);
                 }
             }
@@ -1044,7 +1221,11 @@ pub fn history(
         // The registrar's run: changes are ordered by (registrar, date).
         let lo = changes.partition_point(|c| (c.registrar.to_native() as usize) < r);
         let hi = changes.partition_point(|c| (c.registrar.to_native() as usize) <= r);
-        let run = &changes[lo..hi];
+        let run = if seen(r) {
+            &changes[lo..hi]
+        } else {
+            &changes[..0]
+        };
         let start = req.from.map_or(0, |f| {
             run.partition_point(|c| (c.date.to_native() as i64) < f)
         });

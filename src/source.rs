@@ -1,7 +1,7 @@
 //! The canonical price source: a directory of CSV files, validated row by row.
 //!
 //! This is what `tldsnap build --input DIR` reads and what `tldsnap import` and the
-//! synthetic generator write (contract section 2):
+//! synthetic generator write (docs/IMPORT.md):
 //!
 //! | file | columns |
 //! |---|---|
@@ -418,7 +418,7 @@ fn csv_message(e: &csv::Error) -> String {
     }
 }
 
-/// Whether `key` is a registrar key: `[a-z0-9][a-z0-9_-]{0,63}` (contract 2).
+/// Whether `key` is a registrar key: `[a-z0-9][a-z0-9_-]{0,63}` (docs/IMPORT.md).
 pub fn is_registrar_key(key: &str) -> bool {
     registrar_key_shape(key, false)
 }

@@ -24,8 +24,7 @@ pub fn now_ms() -> i64 {
 /// [`std::time::Instant`] does, for a request's `stats.time_elapsed` and its latency
 /// metric, in fewer instructions (nanoseconds in one integer, where `Instant::elapsed`
 /// goes through a checked `timespec` subtraction: ~40 instructions a reading against
-/// ~117; a request reads the clock two or three times, issue 20,
-/// `docs/PERFORMANCE.md`).
+/// ~117; a request reads the clock two or three times).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Stamp(u64);
 

@@ -60,7 +60,7 @@ impl fmt::Display for TldError {
 
 impl std::error::Error for TldError {}
 
-/// The 22 TLDs that every plan may query (seed 5.2). `co.uk` is not `uk`.
+/// The 22 TLDs that every plan may query (the free plan's TLDs). `co.uk` is not `uk`.
 pub const FREE_TLDS: [&str; 22] = [
     "com", "net", "org", "co", "io", "ai", "me", "info", "us", "tech", "dev", "biz", "so",
     "online", "site", "store", "shop", "app", "blog", "xyz", "uk", "de",

@@ -103,13 +103,13 @@ async fn missing_and_unknown_keys_are_401_and_public_calls_are_the_public_plan()
     assert_eq!(public.tier(), "public");
     assert!(public.key_id().is_none());
     assert!(public.tld_allowed("com") && !public.tld_allowed("co.uk"));
-    assert_eq!(public.registrar_list_limit(), Some(5));
+    assert_eq!(public.sight().seller_limit(), Some(5));
     assert_eq!(public.headers.unwrap().credits_remaining, None);
 
     let pro = a.admit(Some(raws[0].as_bytes()), c, true).await.unwrap();
     assert_eq!(pro.tier(), "pro");
     assert!(pro.tld_allowed("co.uk") && pro.tld_allowed("fr"));
-    assert_eq!(pro.registrar_list_limit(), None);
+    assert_eq!(pro.sight().seller_limit(), None);
     let h = pro.headers.unwrap();
     assert_eq!(
         (h.limit, h.remaining, h.credits_remaining),
@@ -118,7 +118,7 @@ async fn missing_and_unknown_keys_are_401_and_public_calls_are_the_public_plan()
     let free = a.admit(Some(raws[1].as_bytes()), c, false).await.unwrap();
     assert_eq!(free.tier(), "free");
     assert!(free.tld_allowed("io") && !free.tld_allowed("fr"));
-    assert_eq!(free.registrar_list_limit(), Some(5));
+    assert_eq!(free.sight().seller_limit(), Some(5));
     // A key with trailing junk is another key.
     let mut longer = raws[0].clone().into_bytes();
     longer.push(b'x');
@@ -560,7 +560,7 @@ async fn a_plans_file_can_change_the_public_plan_and_make_a_plan_unlimited() {
     .unwrap();
     let c = ip("203.0.113.5");
     let p = a.admit(None, c, false).await.unwrap();
-    assert_eq!(p.registrar_list_limit(), Some(3));
+    assert_eq!(p.sight().seller_limit(), Some(3));
     a.admit(None, c, false).await.unwrap();
     assert!(a.admit(None, c, false).await.is_err(), "public burst of 2");
 

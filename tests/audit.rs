@@ -609,7 +609,7 @@ fn audit_equals_the_independent_recomputation() {
     ] {
         let p = parse(&body, 10_000).unwrap();
         assert_eq!(p.holdings.len(), entries.len());
-        let audit = portfolio::audit(snap, names(), &p, TODAY, |_| true);
+        let audit = portfolio::audit(snap, names(), &p, TODAY, tldsnap::sight::Sight::ALL);
         let mut out = Vec::new();
         portfolio::write_json(snap, &audit, Some("pro"), &mut out);
         let answer: Value = serde_json::from_slice(&out).unwrap();
@@ -639,7 +639,7 @@ fn audit_equals_the_independent_recomputation() {
     }
     // Every kind of line occurs.
     let p = portfolio::parse_json(&as_json_body(&entries), 10_000).unwrap();
-    let audit = portfolio::audit(snap, names(), &p, TODAY, |_| true);
+    let audit = portfolio::audit(snap, names(), &p, TODAY, tldsnap::sight::Sight::ALL);
     for (i, f) in portfolio::Flag::ALL.iter().enumerate() {
         if *f != portfolio::Flag::TldNotInPlan {
             assert!(audit.flag_counts[i] > 0, "no domain flagged {}", f.as_str());
@@ -657,7 +657,13 @@ fn free_plan_sees_only_free_tlds_and_audits_500() {
     let limit = free.audit_limit as usize;
     assert_eq!(limit, 500);
     let p = portfolio::parse_json(&as_json_body(&entries), limit).unwrap();
-    let audit = portfolio::audit(snap, names(), &p, TODAY, is_free_tld);
+    let audit = portfolio::audit(
+        snap,
+        names(),
+        &p,
+        TODAY,
+        tldsnap::sight::Sight::new(false, None),
+    );
     let mut out = Vec::new();
     portfolio::write_json(snap, &audit, Some("free"), &mut out);
     let answer: Value = serde_json::from_slice(&out).unwrap();
@@ -711,7 +717,7 @@ fn lookup_copies_the_cheapest_entries_and_marks_what_it_cannot_answer() {
             snap,
             names(),
             &req,
-            |s| !free_only || is_free_tld(s),
+            tldsnap::sight::Sight::new(!free_only, None),
             &mut out,
         );
         let v: Value = serde_json::from_slice(&out).unwrap();
@@ -739,6 +745,7 @@ fn lookup_copies_the_cheapest_entries_and_marks_what_it_cannot_answer() {
                 snap,
                 &tldsnap::query::CheapestRequest {
                     fresh: tldsnap::query::Freshness::ANY_AGE,
+                    sight: tldsnap::sight::Sight::ALL,
                     tlds: &[suffix],
                     limit: 3,
                     shape: tldsnap::query::Shape::Client,
@@ -816,7 +823,7 @@ fn search_ranks_by_first_year_price_with_filters() {
                 limit,
                 tier: None,
             },
-            |s| !free || is_free_tld(s),
+            tldsnap::sight::Sight::new(!free, None),
             &mut out,
         )
         .map(|()| serde_json::from_slice::<Value>(&out).unwrap())
@@ -880,7 +887,7 @@ fn the_audit_counts_from_today_and_recommends_only_fresh_prices() {
     let body = br#"{"domains":[{"name":"brand.com","renew_price":30,"expires":"2026-12-20"}]}"#;
     let p = portfolio::parse_json(body, 10).unwrap();
     let run = |fresh| {
-        let audit = portfolio::audit(snap, names(), &p, fresh, |_| true);
+        let audit = portfolio::audit(snap, names(), &p, fresh, tldsnap::sight::Sight::ALL);
         let mut out = Vec::new();
         portfolio::write_json(snap, &audit, Some("pro"), &mut out);
         let v: Value = serde_json::from_slice(&out).unwrap();

@@ -144,3 +144,42 @@ fn cli_mirrors_answer_and_refuse_like_http() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// Without `--snapshot`, `tldsnap query` answers from the real data built into the binary,
+/// as `serve` and `audit` do: the same bytes as the shipped source built into a file.
+#[test]
+fn without_a_snapshot_file_query_answers_from_the_built_in_data() {
+    let snap = snapshot();
+    for args in [
+        &["cheapest", "--tlds", "com,io", "--limit", "3"][..],
+        &["overview", "--tld", "museum", "--tier", "free"][..],
+        &["tlds", "--q", "co", "--limit", "5"][..],
+        &["registrar", "--key", "porkbun", "--limit", "2"][..],
+    ] {
+        let (code, from_file, err) = query(&snap, args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let out = Command::new(BIN).arg("query").args(args).output().unwrap();
+        let built_in = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // `stats.time_elapsed` is the one field that differs between two runs.
+        let strip = |s: &str| -> serde_json::Value {
+            let mut v: serde_json::Value = serde_json::from_str(s).unwrap();
+            if let Some(stats) = v.get_mut("stats").and_then(|s| s.as_object_mut()) {
+                stats.remove("time_elapsed");
+            }
+            v
+        };
+        assert!(!built_in.is_empty(), "{args:?}");
+        assert_eq!(strip(&built_in), strip(&from_file), "{args:?}");
+    }
+    let out = Command::new(BIN)
+        .args(["query", "cheapest", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("real data shipped in the"), "{help}");
+}

@@ -380,6 +380,7 @@ fn golden_bodies_of_every_query() {
     let mut out = Vec::new();
     let req = |tlds: &'static [&'static str], limit, shape, tier| CheapestRequest {
         fresh: tldsnap::query::Freshness::ANY_AGE,
+        sight: tldsnap::sight::Sight::ALL,
         tlds,
         limit,
         shape,
@@ -411,6 +412,7 @@ fn golden_bodies_of_every_query() {
         d,
         &PricesRequest {
             fresh: tldsnap::query::Freshness::ANY_AGE,
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &["com", "co.uk", "zz"],
             registrars: Some(keys),
             started: tldsnap::time::Stamp::now(),
@@ -423,6 +425,7 @@ fn golden_bodies_of_every_query() {
         d,
         &PricesRequest {
             fresh: tldsnap::query::Freshness::ANY_AGE,
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &["com", "aero"],
             registrars: None,
             started: tldsnap::time::Stamp::now(),
@@ -435,7 +438,7 @@ fn golden_bodies_of_every_query() {
         fresh: tldsnap::query::Freshness::ANY_AGE,
         tld: "com",
         include_prices,
-        limit,
+        sight: tldsnap::sight::Sight::new(true, limit),
         public_url: "https://tldsnap.dev",
     };
     query::registrars(d, &reg(true, Some(5)), &mut out).unwrap();
@@ -447,7 +450,7 @@ fn golden_bodies_of_every_query() {
         &OverviewRequest {
             fresh: tldsnap::query::Freshness::ANY_AGE,
             tld: "com",
-            all_tlds: true,
+            sight: tldsnap::sight::Sight::new(true, None),
         },
         &mut out,
     )
@@ -458,7 +461,7 @@ fn golden_bodies_of_every_query() {
         &OverviewRequest {
             fresh: tldsnap::query::Freshness::ANY_AGE,
             tld: "aero",
-            all_tlds: true,
+            sight: tldsnap::sight::Sight::new(true, None),
         },
         &mut out,
     )
@@ -467,6 +470,7 @@ fn golden_bodies_of_every_query() {
     query::history(
         d,
         &HistoryRequest {
+            sight: tldsnap::sight::Sight::ALL,
             tld: "com",
             registrars: None,
             from: None,
@@ -480,6 +484,7 @@ fn golden_bodies_of_every_query() {
     query::history(
         d,
         &HistoryRequest {
+            sight: tldsnap::sight::Sight::ALL,
             tld: "de",
             registrars: Some(&["echo", "nobody"]),
             from,
@@ -497,6 +502,7 @@ fn nothing_known_is_an_error_not_an_empty_body() {
     let mut out = Vec::new();
     let req = CheapestRequest {
         fresh: tldsnap::query::Freshness::ANY_AGE,
+        sight: tldsnap::sight::Sight::ALL,
         tlds: &["nope", "zz"],
         limit: 5,
         shape: Shape::Client,
@@ -513,7 +519,7 @@ fn nothing_known_is_an_error_not_an_empty_body() {
         fresh: tldsnap::query::Freshness::ANY_AGE,
         tld: "nope",
         include_prices: false,
-        limit: None,
+        sight: tldsnap::sight::Sight::ALL,
         public_url: "",
     };
     assert!(query::registrars(snap.data(), &req, &mut out).is_err());
@@ -550,6 +556,7 @@ fn every_source_row_reads_back() {
         let keys = [row.registrar.as_str()];
         let req = PricesRequest {
             fresh: tldsnap::query::Freshness::ANY_AGE,
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &tlds,
             registrars: Some(&keys),
             started: tldsnap::time::Stamp::now(),
@@ -576,6 +583,7 @@ fn every_source_row_reads_back() {
         query::history(
             snap.data(),
             &HistoryRequest {
+                sight: tldsnap::sight::Sight::ALL,
                 tld,
                 registrars: None,
                 from: None,
@@ -635,6 +643,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
         let tlds = [*tld];
         let req = CheapestRequest {
             fresh: tldsnap::query::Freshness::ANY_AGE,
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &tlds,
             limit: 100,
             shape: Shape::Public,
@@ -696,6 +705,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
         // Client shape: same order, with keys; limit cuts but the count does not change.
         let req = CheapestRequest {
             fresh: tldsnap::query::Freshness::ANY_AGE,
+            sight: tldsnap::sight::Sight::ALL,
             tlds: &tlds,
             limit: 3,
             shape: Shape::Client,
@@ -717,7 +727,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
             &OverviewRequest {
                 fresh: tldsnap::query::Freshness::ANY_AGE,
                 tld,
-                all_tlds: true,
+                sight: tldsnap::sight::Sight::new(true, None),
             },
             &mut out,
         )
@@ -756,7 +766,7 @@ fn ordering_ties_and_aggregates_match_a_plain_recomputation() {
             fresh: tldsnap::query::Freshness::ANY_AGE,
             tld,
             include_prices: true,
-            limit: Some(5),
+            sight: tldsnap::sight::Sight::new(true, Some(5)),
             public_url: "https://x.test",
         };
         query::registrars(snap.data(), &req, &mut out).unwrap();
@@ -920,7 +930,7 @@ fn original_currency_is_shown_by_overview_and_listing() {
         &query::OverviewRequest {
             fresh: tldsnap::query::Freshness::ANY_AGE,
             tld: "uk",
-            all_tlds: true,
+            sight: tldsnap::sight::Sight::new(true, None),
         },
         &mut out,
     )
@@ -937,7 +947,7 @@ fn original_currency_is_shown_by_overview_and_listing() {
             key: "alpha",
             limit: 10,
             cursor: None,
-            all_tlds: true,
+            sight: tldsnap::sight::Sight::new(true, None),
             public_url: "https://tldsnap.test",
             snapshot: 0,
         },
@@ -958,7 +968,7 @@ fn original_currency_is_shown_by_overview_and_listing() {
             fresh: tldsnap::query::Freshness::ANY_AGE,
             tld: "uk",
             include_prices: true,
-            limit: None,
+            sight: tldsnap::sight::Sight::ALL,
             public_url: "https://tldsnap.dev",
         },
         &mut out,
@@ -994,6 +1004,7 @@ fn a_two_year_old_price_is_stale_and_left_out_of_cheapest_unless_asked() {
             limit: 100,
             shape,
             tier: None,
+            sight: tldsnap::sight::Sight::ALL,
         };
         tldsnap::query::cheapest(d, &req, out).unwrap();
         json(out)
@@ -1048,6 +1059,7 @@ fn a_two_year_old_price_is_stale_and_left_out_of_cheapest_unless_asked() {
         tlds: &["com"],
         registrars: Some(&["cloudflare", "route53"]),
         started: tldsnap::time::Stamp::now(),
+        sight: tldsnap::sight::Sight::ALL,
     };
     tldsnap::query::prices(d, &req, &mut out).unwrap();
     let body = json(&out);
@@ -1059,7 +1071,7 @@ fn a_two_year_old_price_is_stale_and_left_out_of_cheapest_unless_asked() {
     let req = OverviewRequest {
         fresh: default,
         tld: "com",
-        all_tlds: true,
+        sight: tldsnap::sight::Sight::ALL,
     };
     tldsnap::query::overview(d, &req, &mut out).unwrap();
     let body = json(&out);
@@ -1076,7 +1088,7 @@ fn a_two_year_old_price_is_stale_and_left_out_of_cheapest_unless_asked() {
         fresh: default,
         tld: "com",
         include_prices: true,
-        limit: None,
+        sight: tldsnap::sight::Sight::ALL,
         public_url: "https://x.test",
     };
     tldsnap::query::registrars(d, &req, &mut out).unwrap();
@@ -1124,4 +1136,107 @@ fn the_cli_query_marks_and_leaves_out_stale_prices() {
         .find(|e| e["registrar_key"] == "cloudflare")
         .unwrap();
     assert_eq!(cf["stale"], true);
+}
+
+#[test]
+fn a_plan_that_sees_five_sellers_sees_the_fresh_ones_of_the_stored_five() {
+    // com on the real data: Cloudflare's price (2024-01-07) is the second cheapest and
+    // stale on 2026-12-01. A viewer who sees 5 sellers sees the stored first five; the
+    // rule leaves Cloudflare out of its rankings, marks it elsewhere, and never brings
+    // in the sixth.
+    let snap = tldsnap::build::default_snapshot().unwrap();
+    let d = snap.data();
+    let mut out = Vec::new();
+    let five = tldsnap::sight::Sight::new(true, Some(5));
+    let default = tldsnap::query::Freshness::new(DEC_1_2026_MS, 365, false);
+    let asked = tldsnap::query::Freshness::new(DEC_1_2026_MS, 365, true);
+    let keys = |entries: &Value, field: &str| -> Vec<String> {
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e[field].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let cheapest = |fresh, sight, out: &mut Vec<u8>| {
+        let req = CheapestRequest {
+            fresh,
+            tlds: &["com"],
+            limit: 100,
+            shape: Shape::Client,
+            tier: None,
+            sight,
+        };
+        tldsnap::query::cheapest(d, &req, out).unwrap();
+        json(out)["results"]["com"].clone()
+    };
+    let all = cheapest(asked, tldsnap::sight::Sight::ALL, &mut out);
+    let ranking = keys(&all["cheapest_register"], "registrar_key");
+    assert_eq!(ranking[1], "cloudflare", "{all}");
+    let stored_five = &ranking[..5];
+
+    let with_stale = cheapest(asked, five, &mut out);
+    assert_eq!(
+        keys(&with_stale["cheapest_register"], "registrar_key"),
+        stored_five
+    );
+    let fresh = cheapest(default, five, &mut out);
+    let shown = keys(&fresh["cheapest_register"], "registrar_key");
+    let want: Vec<String> = stored_five
+        .iter()
+        .filter(|k| *k != "cloudflare")
+        .cloned()
+        .collect();
+    assert!(want.len() < 5);
+    assert_eq!(shown, want, "{fresh}");
+    for (i, e) in fresh["cheapest_register"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(e["rank"], i as u64 + 1);
+    }
+    // stale_count counts the stale ones among the five it sees.
+    assert_eq!(fresh["stale_count"], 1, "{fresh}");
+
+    // The listing: the same fresh ones, with the plan's message.
+    let req = RegistrarsRequest {
+        fresh: default,
+        tld: "com",
+        include_prices: false,
+        sight: five,
+        public_url: "https://x.test",
+    };
+    tldsnap::query::registrars(d, &req, &mut out).unwrap();
+    let body = json(&out);
+    assert_eq!(keys(&body["registrars"], "key"), want, "{body}");
+    assert!(body["message"].is_string(), "{body}");
+
+    // Prices: the records of the five, Cloudflare's marked; no sixth.
+    let req = PricesRequest {
+        fresh: default,
+        tlds: &["com"],
+        registrars: None,
+        started: tldsnap::time::Stamp::now(),
+        sight: five,
+    };
+    tldsnap::query::prices(d, &req, &mut out).unwrap();
+    let body = json(&out);
+    let records = body["results"]["com"].as_object().unwrap();
+    let mut listed: Vec<&String> = records.keys().collect();
+    let mut wanted: Vec<&String> = stored_five.iter().collect();
+    listed.sort();
+    wanted.sort();
+    assert_eq!(listed, wanted, "{body}");
+    assert_eq!(records["cloudflare"]["stale"], true);
+    // Asked for by key, the sixth seller is still not shown.
+    let sixth = [ranking[5].as_str()];
+    let req = PricesRequest {
+        registrars: Some(&sixth),
+        ..req
+    };
+    tldsnap::query::prices(d, &req, &mut out).unwrap();
+    let body = json(&out);
+    assert!(body["results"]["com"].get(&ranking[5]).is_none(), "{body}");
 }

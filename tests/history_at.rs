@@ -140,6 +140,7 @@ fn at_equals_a_snapshot_built_from_the_source_of_that_day() {
             for shape in [Shape::Client, Shape::Public] {
                 let req = CheapestRequest {
                     fresh: tldsnap::query::Freshness::ANY_AGE,
+                    sight: tldsnap::sight::Sight::ALL,
                     tlds: &group,
                     limit: if i % 2 == 0 { 100 } else { 3 },
                     shape,
@@ -153,6 +154,7 @@ fn at_equals_a_snapshot_built_from_the_source_of_that_day() {
             for registrars in [None, Some(&chosen[..])] {
                 let req = PricesRequest {
                     fresh: tldsnap::query::Freshness::ANY_AGE,
+                    sight: tldsnap::sight::Sight::ALL,
                     tlds: &group,
                     registrars,
                     started: tldsnap::time::Stamp::now(),
@@ -172,6 +174,7 @@ fn at_equals_a_snapshot_built_from_the_source_of_that_day() {
     let today = time::parse_date("2026-08-22").unwrap();
     let req = CheapestRequest {
         fresh: tldsnap::query::Freshness::ANY_AGE,
+        sight: tldsnap::sight::Sight::ALL,
         tlds: &["com", "io", "xyz"],
         limit: 100,
         shape: Shape::Public,
@@ -188,6 +191,7 @@ fn a_day_after_the_data_date_is_refused_naming_at() {
     let snap = snapshot(&shipped());
     let req = CheapestRequest {
         fresh: tldsnap::query::Freshness::ANY_AGE,
+        sight: tldsnap::sight::Sight::ALL,
         tlds: &["com"],
         limit: 5,
         shape: Shape::Client,

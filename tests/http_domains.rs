@@ -83,7 +83,13 @@ fn the_audit_over_http_is_the_query_functions_answer() {
     let p = portfolio::parse_json(&body, 2_000).unwrap();
     // This server has the default age limit, on the harness clock.
     let fresh = tldsnap::query::Freshness::new(T0_MS, tldsnap::query::DEFAULT_MAX_AGE_DAYS, false);
-    let audit = portfolio::audit(snapshot.data(), &names, &p, fresh, |_| true);
+    let audit = portfolio::audit(
+        snapshot.data(),
+        &names,
+        &p,
+        fresh,
+        tldsnap::sight::Sight::ALL,
+    );
     let mut want = Vec::new();
     portfolio::write_json(snapshot.data(), &audit, Some("pro"), &mut want);
     assert_eq!(r.text(), String::from_utf8(want).unwrap());

@@ -611,3 +611,64 @@ fn five_thousand_idle_streams() {
         fanned.as_secs_f64() * 1e3
     );
 }
+
+#[test]
+fn a_plan_is_told_nothing_of_an_offer_it_does_not_see() {
+    // com has six sellers; echo's (12.00) is the sixth: basic sees the five cheapest.
+    let dir = TempDir::new("events-sight");
+    let (opts, snap, raw) = options(&dir, Duration::from_secs(15));
+    let server = Server::start(opts);
+    let edited = dir.edited_snapshot("edited.snap", |prices| {
+        let out = prices
+            .replace("com,echo,12,12,12", "com,echo,13,13,13")
+            .replace("com,delta,8.88,15.00,8.88", "com,delta,8.50,15.00,8.88");
+        assert_ne!(out, prices);
+        out
+    });
+    let mut basic_stream = Sse::open(server.addr, "", &raw["basic"], None).unwrap();
+    assert_eq!(basic_stream.next(), Some(Message::Retry(5000)));
+    publish(&edited, &snap);
+    server.state.store.reload().unwrap();
+    let about = |events: &serde_json::Value| -> Vec<(String, String)> {
+        events["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["type"].as_str().unwrap().to_owned(),
+                    e["data"]["registrar"].as_str().unwrap_or("-").to_owned(),
+                )
+            })
+            .collect()
+    };
+    let pro = about(&server.get(EVENTS, Some(&raw["pro"])).json());
+    assert!(
+        pro.contains(&("price.changed".into(), "echo".into())),
+        "{pro:?}"
+    );
+    assert!(
+        pro.contains(&("price.changed".into(), "delta".into())),
+        "{pro:?}"
+    );
+    let polled = server.get(EVENTS, Some(&raw["basic"])).json();
+    let basic = about(&polled);
+    assert_eq!(basic, [("price.changed".to_owned(), "delta".to_owned())]);
+    assert_eq!(
+        polled["next_after"],
+        pro.len(),
+        "the cursor passes the hidden event"
+    );
+    // The stream delivers the same: delta's change, not echo's.
+    let streamed = basic_stream.events(1);
+    assert_eq!(streamed[0].1, "price.changed");
+    assert_eq!(streamed[0].2["data"]["registrar"], "delta");
+    // And no other door shows echo's com price to basic.
+    let prices = server
+        .get(
+            "/api/v1/client/prices?tlds=com&registrars=echo",
+            Some(&raw["basic"]),
+        )
+        .json();
+    assert_eq!(prices["results"]["com"], serde_json::json!({}));
+}

@@ -840,36 +840,5 @@ fn live_metrics_count_every_request_and_the_cache() {
     assert!(series(&after, "tldsnap_live_cache_entries") >= 1.0);
 
     // The exposition stays valid for Prometheus (promtool, as tools/apicheck runs it).
-    match std::process::Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-    {
-        Ok(mut child) => {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(after.as_bytes())
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
-            assert!(
-                out.status.success(),
-                "promtool check metrics: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            println!("promtool check metrics: clean");
-        }
-        Err(e) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "promtool is missing ({e}): install the prometheus package (.ci/run does)"
-            );
-            println!("\n*** promtool NOT RUN: {e}. .ci/run installs it; in CI this fails. ***\n");
-        }
-    }
+    http_support::promtool_check(&after);
 }

@@ -250,6 +250,7 @@ fn history_of_every_tld() {
     for (tld, regs) in &d.history {
         for (from, to) in windows {
             let req = HistoryRequest {
+                sight: tldsnap::sight::Sight::ALL,
                 tld,
                 registrars: None,
                 from: from.map(day),
@@ -329,20 +330,32 @@ fn overview_of_every_tld() {
                 &OverviewRequest {
                     fresh: tldsnap::query::Freshness::ANY_AGE,
                     tld: &tld,
-                    all_tlds: members,
+                    sight: tldsnap::sight::Sight::new(members, None),
                 },
                 &mut out,
             )
             .unwrap();
             let shown = members || FREE.contains(&tld.as_str());
+            // A non-member sees no seller of a paid TLD: an average is hidden when it is
+            // one seller's price (of the sellers that quote a transfer price, for that).
+            let average = shown || sellers.len() != 1;
+            let quoting = sellers.iter().filter(|o| o.transfer.is_some()).count();
+            let transfer_average = shown || quoting != 1;
             let mut e = facts(&d, &tld);
             e.insert("registrar_count".into(), json!(sellers.len()));
+            let avg = |shown: bool, f: fn(&Offer) -> Option<u64>| {
+                if shown {
+                    usd(avg(sellers.iter().map(f)))
+                } else {
+                    Value::Null
+                }
+            };
             e.insert(
                 "avg_prices".into(),
                 json!({
-                    "register": usd(avg(sellers.iter().map(|o| o.register))),
-                    "renew": usd(avg(sellers.iter().map(|o| o.renew))),
-                    "transfer": usd(avg(sellers.iter().map(|o| o.transfer))),
+                    "register": avg(average, |o| o.register),
+                    "renew": avg(average, |o| o.renew),
+                    "transfer": avg(transfer_average, |o| o.transfer),
                 }),
             );
             let low_renew = sellers
@@ -362,11 +375,15 @@ fn overview_of_every_tld() {
                 "lowest_5_year".into(),
                 hide(pick(&d, low_5, |r, n| Some(r? + 4 * n?))),
             );
-            if !shown {
-                e.insert(
-                    "members_only".into(),
-                    json!(["cheapest_register", "lowest_renew", "lowest_5_year"]),
-                );
+            let mut members_only = Vec::new();
+            if !(average && transfer_average) {
+                members_only.push("avg_prices");
+            }
+            if !shown && !sellers.is_empty() {
+                members_only.extend(["cheapest_register", "lowest_renew", "lowest_5_year"]);
+            }
+            if !members_only.is_empty() {
+                e.insert("members_only".into(), json!(members_only));
             }
             assert_eq!(body(&out), Value::Object(e), "{tld} members={members}");
         }
@@ -398,6 +415,7 @@ fn cheapest_as_of_days_for_every_tld() {
             for shape in [Shape::Client, Shape::Public] {
                 let req = CheapestRequest {
                     fresh: tldsnap::query::Freshness::ANY_AGE,
+                    sight: tldsnap::sight::Sight::ALL,
                     tlds: &[tld.as_str()],
                     limit: 100,
                     shape,
@@ -461,10 +479,15 @@ fn catalogue_pages_in_every_order() {
         let offers = d.prices.get(tld).cloned().unwrap_or_default();
         let s = ranked(&offers);
         let shown = members || FREE.contains(&tld);
+        let average = shown || s.len() != 1;
         e.insert("registrar_count".into(), json!(s.len()));
         e.insert(
             "avg_register_price".into(),
-            usd(avg(s.iter().map(|o| o.register))),
+            if average {
+                usd(avg(s.iter().map(|o| o.register)))
+            } else {
+                Value::Null
+            },
         );
         let c = s.first();
         e.insert(
@@ -475,8 +498,17 @@ fn catalogue_pages_in_every_order() {
                 Value::Null
             },
         );
-        if !shown {
-            e.insert("members_only".into(), json!(["cheapest_register"]));
+        match (average, shown || s.is_empty()) {
+            (true, true) => {}
+            (true, false) => {
+                e.insert("members_only".into(), json!(["cheapest_register"]));
+            }
+            (false, _) => {
+                e.insert(
+                    "members_only".into(),
+                    json!(["avg_register_price", "cheapest_register"]),
+                );
+            }
         }
         Value::Object(e)
     };
@@ -488,6 +520,18 @@ fn catalogue_pages_in_every_order() {
             cheapest(t).map_or(u64::MAX, |o| o.register.unwrap()),
             t.as_str(),
         )
+    });
+    // A non-member's order by price: the prices it sees, then the sold TLDs whose
+    // price it does not see by name, then the unsold by name.
+    let mut by_cheapest_shown = by_name.clone();
+    by_cheapest_shown.sort_by_key(|t| {
+        let sold = sellers(t) > 0;
+        let shown = FREE.contains(&t.as_str());
+        match (sold, shown) {
+            (true, true) => (0, cheapest(t).unwrap().register.unwrap(), t.as_str()),
+            (true, false) => (1, 0, t.as_str()),
+            (false, _) => (2, 0, t.as_str()),
+        }
     });
     let mut by_registrars = by_name.clone();
     by_registrars.sort_by_key(|t| (std::cmp::Reverse(sellers(t)), t.as_str()));
@@ -507,7 +551,7 @@ fn catalogue_pages_in_every_order() {
                     sort,
                     limit: 500,
                     cursor,
-                    all_tlds: members,
+                    sight: tldsnap::sight::Sight::new(members, None),
                     snapshot: id,
                 };
                 query::catalogue(snap.data(), &req, &mut out).unwrap();
@@ -519,6 +563,11 @@ fn catalogue_pages_in_every_order() {
                     None => break,
                 }
             }
+            let order = if sort == CatalogueSort::Cheapest && !members {
+                &by_cheapest_shown
+            } else {
+                order
+            };
             let expected: Vec<Value> = order.iter().map(|t| entry(t, members)).collect();
             assert_eq!(got.len(), expected.len(), "{sort:?}");
             for (g, e) in got.iter().zip(&expected) {
@@ -541,7 +590,7 @@ fn catalogue_pages_in_every_order() {
             sort: CatalogueSort::Name,
             limit: 500,
             cursor: None,
-            all_tlds: true,
+            sight: tldsnap::sight::Sight::new(true, None),
             snapshot: id,
         };
         query::catalogue(snap.data(), &req, &mut out).unwrap();
@@ -572,7 +621,7 @@ fn catalogue_pages_in_every_order() {
         sort: CatalogueSort::Name,
         limit: 1,
         cursor: None,
-        all_tlds: true,
+        sight: tldsnap::sight::Sight::new(true, None),
         snapshot: id,
     };
     query::catalogue(snap.data(), &req, &mut out).unwrap();

@@ -69,6 +69,8 @@ fn dollars(v: &serde_json::Value) -> String {
 fn sign_in(s: &Server, key: &str) -> String {
     let form = page(s, "/signin", None);
     assert_eq!(form.status, 200);
+    // The form says how to get a key.
+    assert!(html(&form).contains("tldsnap keys add --plan PLAN"));
     let csrf_cookie = cookie_pair(set_cookie(&form, "tldsnap_csrf").expect("a CSRF cookie"));
     let token = form_value(&html(&form), "csrf");
     let r = request(
@@ -151,6 +153,12 @@ fn every_page_kind_renders_the_api_numbers() {
         home.contains("action=\"/tlds\""),
         "the search submits to the catalogue"
     );
+    // The counts: of the fixture's eight TLDs, seven have a registration price and
+    // `aero` renewal prices only.
+    assert!(
+        home.contains("<strong>7</strong> TLDs on sale from <strong>7</strong> registrars (and renewal prices only of 1 more)"),
+        "{home}"
+    );
     // The TLD page: every seller with its prices and 5-year cost, as the API says.
     let com = html(&page(s, "/tld/com", None));
     let all = s
@@ -169,8 +177,22 @@ fn every_page_kind_renders_the_api_numbers() {
         assert!(com.contains(&name), "{name}");
         assert!(com.contains(&dollars(&e["total_cost_5_year"])), "{e}");
     }
+    // A visitor sees com's 5 cheapest of 6 sellers: the sixth is counted, not named,
+    // and the averages, which would give its prices, are hidden.
+    assert_eq!(
+        all["results"]["com"]["cheapest_register"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    assert!(com.contains("1 more registrar sells .com"), "{com}");
     let overview = s.get("/api/v1/overview/tld/com", None).json();
-    assert!(com.contains(&dollars(&overview["avg_prices"]["renew"])));
+    assert!(overview["avg_prices"]["renew"].is_null(), "{overview}");
+    assert_eq!(overview["members_only"], serde_json::json!(["avg_prices"]));
+    let net = html(&page(s, "/tld/net", None));
+    let overview = s.get("/api/v1/overview/tld/net", None).json();
+    assert!(net.contains(&dollars(&overview["avg_prices"]["renew"])));
     // The chart: one line per registrar with a registration price in its history.
     let history = s.get("/api/v1/history/tld/com", None).json();
     let with_price = history["history"]
@@ -315,23 +337,24 @@ fn members_see_member_prices_visitors_see_a_placeholder() {
     let cheapest = dollars(&museum["cheapest_register"]["price"]);
     let visitor = html(&page(s, "/tld/museum", None));
     assert!(visitor.contains("class=\"members\""));
-    // (The one transfer price is the average transfer price too, so it shows there.)
-    let table = &visitor[visitor.find("id=\"prices\"").unwrap()..];
-    let table = &table[..table.find("</table>").unwrap()];
-    assert!(
-        !table.contains('$'),
-        "no price in the visitor's table: {table}"
-    );
-    assert!(
-        !visitor.contains("at <a href=\"/registrars/bravo\""),
-        "no cheapest pick"
-    );
+    // No seller is named, no price shown: the two sellers are counted.
+    assert!(!visitor.contains("id=\"prices\""), "no table: {visitor}");
+    for key in ["bravo", "golf"] {
+        assert!(
+            !visitor.contains(&format!("href=\"/registrars/{key}\"")),
+            "{key} named"
+        );
+    }
+    assert!(visitor.contains("The 2 registrars of .museum"));
     assert!(!visitor.contains("$1,234.56"));
-    // Counts and averages are for everyone.
+    // Counts and averages are for everyone, but the transfer average: one seller
+    // quotes a transfer price, which the average would be.
     assert!(visitor.contains(&dollars(&museum["avg_prices"]["register"])));
+    assert!(!visitor.contains(&dollars(&museum["avg_prices"]["transfer"])));
     assert!(visitor.contains("href=\"/signin?next=/tld/museum\""));
-    // Free TLDs are open.
-    assert!(!html(&page(s, "/tld/com", None)).contains("class=\"members\""));
+    // Free TLDs are open, with their 5 cheapest sellers.
+    let net = html(&page(s, "/tld/net", None));
+    assert!(!net.contains("class=\"members\""), "{net}");
 
     let cookies = sign_in(s, pro);
     let member = html(&page(s, "/tld/museum", Some(&cookies)));
@@ -709,9 +732,9 @@ fn a_registrar_line_ends_where_its_data_ends_and_old_prices_are_marked() {
         row("cloudflare")
     );
     assert!(
-        !row("dynadot").contains("class=\"stale\""),
+        !row("spaceship").contains("class=\"stale\""),
         "{}",
-        row("dynadot")
+        row("spaceship")
     );
     let first_chart = &body[..body.find("chart-wide").unwrap_or(body.len())];
     let history = s.get("/api/v1/history/tld/com", None).json();

@@ -18,6 +18,7 @@ use libfuzzer_sys::fuzz_target;
 use tldsnap::build::{BuildOptions, build};
 use tldsnap::query::{self, CatalogueRequest, CatalogueSort, RegistrarRequest, Shape};
 use tldsnap::snapshot::{ArchivedSnapshotData, HEADER_LEN, Header, Snapshot};
+use tldsnap::sight::Sight;
 
 /// The fixture snapshot of the test suite, built once, and where its text array lies
 /// in the archive (offset, length).
@@ -70,6 +71,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
             limit: 100,
             shape,
             tier: Some("pro"),
+            sight: Sight::ALL,
         };
         if query::cheapest(snap, &req, &mut out).is_ok() {
             json("cheapest", &out);
@@ -79,6 +81,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
         tlds: &names,
         registrars: None,
         started: tldsnap::time::Stamp::now(),
+        sight: Sight::ALL,
     };
     if query::prices(snap, &req, &mut out).is_ok() {
         json("prices", &out);
@@ -87,6 +90,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
         tlds: &names,
         registrars: Some(&keys),
         started: tldsnap::time::Stamp::now(),
+        sight: Sight::ALL,
     };
     if query::prices(snap, &req, &mut out).is_ok() {
         json("prices of every registrar", &out);
@@ -95,7 +99,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
         let req = query::RegistrarsRequest {
             tld,
             include_prices: true,
-            limit: None,
+            sight: Sight::ALL,
             public_url: "https://t",
         };
         if query::registrars(snap, &req, &mut out).is_ok() {
@@ -103,7 +107,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
         }
         let req = query::OverviewRequest {
             tld,
-            all_tlds: true,
+            sight: Sight::ALL,
         };
         if query::overview(snap, &req, &mut out).is_ok() {
             json("overview", &out);
@@ -113,6 +117,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
             registrars: None,
             from: None,
             to: None,
+            sight: Sight::ALL,
         };
         if query::history(snap, &req, &mut out).is_ok() {
             json("history", &out);
@@ -129,7 +134,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
             sort,
             limit: query::MAX_PAGE,
             cursor: None,
-            all_tlds: true,
+            sight: Sight::ALL,
             snapshot: 0,
         };
         if query::catalogue(snap, &req, &mut out).is_ok() {
@@ -143,7 +148,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
             key,
             limit: query::MAX_PAGE,
             cursor: None,
-            all_tlds: true,
+            sight: Sight::ALL,
             public_url: "https://t",
             snapshot: 0,
         };

@@ -23,7 +23,7 @@ pub trait Clock: Send + Sync + 'static {
 /// the time of the last timer tick (at most one tick old: 4 ms at `HZ=250`, which
 /// `clock_getres` reports), read from memory the kernel shares without the time stamp
 /// counter: ~7 ns against ~30 ns for `CLOCK_REALTIME` on this project's VM, and ~100
-/// fewer instructions, on every metered request (issue 20, `docs/PERFORMANCE.md`).
+/// fewer instructions, on every metered request.
 ///
 /// Credits, months and sessions need no finer time: they change on the second. Rate
 /// limits do: a reading a tick late would refuse a request whose token was due, and on

@@ -1,6 +1,6 @@
 //! What a replica really spent, per key and month, in a memory-mapped file that outlives
 //! the process: the record that lets a restart hand back the unspent leases of a run
-//! killed with `kill -9` (issue 14; `docs/METERING.md`, "A replica that crashes").
+//! killed with `kill -9` (`docs/METERING.md`, "A replica that crashes").
 //!
 //! With Redis, a replica's field in a key's hash holds what it *claimed*: the credits it
 //! spent plus an unspent lease ([`super::remote`]). A replica that stops cleanly hands

@@ -1,7 +1,7 @@
 //! Who may ask, how often, and how much: API keys, plans, rate limits and monthly
-//! credits (contract sections 4 and 5, issue 5).
+//! credits (docs/METERING.md).
 //!
-//! The HTTP layer calls two functions per request, in the contract's order of checks:
+//! The HTTP layer calls two functions per request, in the order of checks (docs/API.md, "Order of checks"):
 //!
 //! 1. [`Access::admit`] before anything else: the key (401), then the rate limit (429
 //!    `rate_limited`). Every keyed request takes a token, whatever happens next.
@@ -142,7 +142,7 @@ pub enum Denial {
 }
 
 impl Denial {
-    /// The contract's error code.
+    /// The error code (docs/API.md, "Errors").
     pub fn code(&self) -> &'static str {
         match self {
             Denial::MissingKey => "missing_api_key",
@@ -429,9 +429,9 @@ impl Caller {
         }
     }
 
-    /// Most entries in a registrar listing (`None`: all).
-    pub fn registrar_list_limit(&self) -> Option<usize> {
-        self.plan().registrar_list_limit.map(|n| n as usize)
+    /// What the caller's plan shows of the prices: every door asks it.
+    pub fn sight(&self) -> plans::Sight {
+        self.plan().sight()
     }
 }
 
@@ -444,7 +444,7 @@ pub(crate) struct Meter {
     /// Rate-limit state.
     pub(crate) bucket: Bucket,
     /// Redis lease state, made on first use ([`Meter::lease`]): the embedded store
-    /// never makes it, which saves ~70 bytes per key (0.6 MB for 10,000 keys, issue 20).
+    /// never makes it, which saves ~70 bytes per key (0.6 MB for 10,000 keys).
     lease: std::sync::OnceLock<Box<remote::Lease>>,
     /// Redis with a data directory: this month's record in the credit journal.
     pub(crate) journal: journal::Slot,
@@ -772,7 +772,7 @@ impl Access {
         self.inner.table.load().by_id.len()
     }
 
-    /// Steps 1-2 of the contract's order: key (401) then rate limit (429 rate_limited).
+    /// Steps 1-2 of the order of checks: key (401) then rate limit (429 rate_limited).
     /// `api_key`: the raw X-API-Key header value if present. `requires_key`: true on
     /// client endpoints; on public variants a missing key means the `public` plan, metered
     /// per `client` address; a present-but-unknown key is still 401 invalid_api_key.

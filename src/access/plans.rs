@@ -1,4 +1,4 @@
-//! Plans: what a caller may use (contract section 5, seed sections 5 and 8).
+//! Plans: what a caller may use (docs/METERING.md, "Plans").
 //!
 //! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day | events | webhooks |
 //! |---|---|---|---|---|---|---|---|---|
@@ -29,6 +29,9 @@ use super::AccessError;
 /// The 22 free TLDs live with the names (`crate::tld`), where the queries that mark
 /// them (overview, catalogue) can reach them too.
 pub use crate::tld::{FREE_TLDS, is_free as is_free_tld};
+
+/// What a plan shows of the prices lives below the queries, which ask it.
+pub use crate::sight::Sight;
 
 /// Name of the plan of unauthenticated calls to the public variants.
 pub const PUBLIC_PLAN: &str = "public";
@@ -172,6 +175,12 @@ fn default_webhooks(name: &str) -> Option<u32> {
 }
 
 impl Plan {
+    /// What the plan shows of the prices ([`Sight`]): the TLDs of its scope, and at
+    /// most `registrar_list_limit` sellers of each. Every door asks this one value.
+    pub fn sight(&self) -> Sight {
+        Sight::new(self.tlds == TldScope::All, self.registrar_list_limit)
+    }
+
     /// Whether the plan may query `tld` (canonical form).
     pub fn covers(&self, tld: &str) -> bool {
         match self.tlds {
@@ -220,7 +229,7 @@ pub struct Plans {
 }
 
 impl Default for Plans {
-    /// The contract's table plus the `public` plan.
+    /// The product's plans plus the `public` plan.
     fn default() -> Plans {
         let list = [
             Plan::new("free", Some(50), 1, 5, TldScope::Free, Some(5)),
@@ -258,7 +267,7 @@ const FIELDS: [&str; 10] = [
     "webhooks",
 ];
 
-/// The fields a plan in a plans file may leave out (files written before issue 13).
+/// The fields a plan in a plans file may leave out (files written before the audit's limits existed).
 const OPTIONAL_FIELDS: [&str; 5] = [
     "audit_limit",
     "searches_per_day",

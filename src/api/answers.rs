@@ -2,7 +2,7 @@
 //! snapshot, the caller's plan and the request target (route, path segment, query
 //! string), so the second request for the same target on the same snapshot is answered
 //! with the bytes of the first instead of parsing the parameters and writing the body
-//! again. Everything else still happens for every request, in the contract's order: the
+//! again. Everything else still happens for every request, in the order of checks (docs/API.md): the
 //! key (401) and the rate limit (429) before, the credit (429) after. A target that was
 //! refused (400, 403, 404) is never kept, so it is checked again every time.
 //!

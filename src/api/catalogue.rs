@@ -1,19 +1,19 @@
-//! History, overview, the TLD catalogue and the registrars (issue 17): parameters in,
+//! History, overview, the TLD catalogue and the registrars: parameters in,
 //! a call into [`crate::query`], a body out, under the same rules as the price
 //! endpoints (key 401, rate 429, parameters 400, plan 403, existence 404, credits 429,
 //! one credit per answer).
 //!
 //! Member rules: history follows the price endpoints (a plan that covers the 22 free
-//! TLDs only gets 403 for the others). The overview, the catalogue and a registrar's
-//! price list answer every TLD, as the spec's public pages do; for a TLD outside the
-//! caller's plan the member-only fields are `null` and named in `members_only`.
+//! TLDs only gets 403 for the others). The overview and the catalogue answer every TLD,
+//! as the spec's public pages do; what the caller's plan does not see is `null` and
+//! named in `members_only`. Every query here takes the caller's [`crate::sight::Sight`]:
+//! the plan matrix of `docs/API.md` lives there, not here.
 
 use hyper::Request;
 
 use super::prices::check_plan;
 use super::{Connection, Reuse, State, Step, answered};
 use crate::access::Caller;
-use crate::access::plans::TldScope;
 use crate::http::params;
 use crate::http::problem::Problem;
 use crate::http::router::RouteId;
@@ -72,10 +72,6 @@ fn snapshot_id(loaded: &Loaded) -> u64 {
     loaded.snapshot.header().content_hash as u64
 }
 
-fn all_tlds(caller: &Caller) -> bool {
-    caller.plan().tlds == TldScope::All
-}
-
 fn answer(
     state: &State,
     loaded: &Loaded,
@@ -99,6 +95,7 @@ fn answer(
                 registrars: keys.as_deref(),
                 from,
                 to,
+                sight: caller.sight(),
             };
             query::history(data, &req, out).map_err(Problem::from_query)
         }
@@ -113,8 +110,8 @@ fn answer(
             )?;
             let req = OverviewRequest {
                 tld: &tld,
-                all_tlds: caller.tld_allowed(&tld),
                 fresh,
+                sight: caller.sight(),
             };
             query::overview(data, &req, out).map_err(Problem::from_query)
         }
@@ -132,7 +129,7 @@ fn answer(
                 sort,
                 limit,
                 cursor,
-                all_tlds: all_tlds(caller),
+                sight: caller.sight(),
                 snapshot: snapshot_id(loaded),
             };
             query::catalogue(data, &req, out).map_err(Problem::from_query)
@@ -150,7 +147,7 @@ fn answer(
                 key: &key,
                 limit,
                 cursor,
-                all_tlds: all_tlds(caller),
+                sight: caller.sight(),
                 public_url: &state.config.public_url,
                 snapshot: snapshot_id(loaded),
             };

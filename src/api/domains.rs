@@ -1,4 +1,4 @@
-//! The domain owner's endpoints (issue 13): portfolio audit, bulk domain lookup and
+//! The domain owner's endpoints (docs/AUDIT.md): portfolio audit, bulk domain lookup and
 //! domain search. Bodies and parameters in, a call into [`crate::audit`], a body out.
 //!
 //! | route | body | answer | credits |
@@ -132,9 +132,13 @@ pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> 
     };
     drop(body);
     let data = loaded.snapshot.data();
-    let answer = portfolio::audit(data, names(), &parsed, state.freshness(false), |s| {
-        caller.tld_allowed(s)
-    });
+    let answer = portfolio::audit(
+        data,
+        names(),
+        &parsed,
+        state.freshness(false),
+        caller.sight(),
+    );
     let credits = parsed.holdings.len().div_ceil(DOMAINS_PER_CREDIT).max(1) as u64;
     let mut out = state.body_buffer(route);
     if csv_out {
@@ -211,7 +215,7 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
         loaded.snapshot.data(),
         names(),
         &req,
-        |s| caller.tld_allowed(s),
+        caller.sight(),
         &mut out,
     );
     with_cost(finish_costing(state, route, caller, out, 1).await, 1)
@@ -301,7 +305,7 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
         loaded.snapshot.data(),
         names(),
         &req,
-        |s| caller.tld_allowed(s),
+        caller.sight(),
         &mut out,
     ) {
         return refuse(

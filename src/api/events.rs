@@ -48,11 +48,47 @@ struct Wanted {
     after: u64,
     filter: Filter,
     limit: usize,
+    /// The caller's plan, when it does not see every seller.
+    shown: Option<Shown>,
+}
+
+/// What a plan that does not see every seller of a TLD is told of the events: nothing
+/// about an offer it does not see today (no other door shows that offer either; an
+/// event's new prices are its prices now). Asked of the snapshot served when the event
+/// is read, since which offers a plan sees is today's ranking.
+#[derive(Clone)]
+struct Shown {
+    store: Arc<crate::store::Store>,
+    sight: crate::sight::Sight,
+}
+
+impl Shown {
+    fn of(state: &State, caller: &crate::access::Caller) -> Option<Shown> {
+        let sight = caller.sight();
+        (!sight.every_seller()).then(|| Shown {
+            store: Arc::clone(&state.store),
+            sight,
+        })
+    }
+
+    fn keeps(shown: &Option<Shown>, e: &Stored) -> bool {
+        let Some(s) = shown else {
+            return true;
+        };
+        let Some(loaded) = s.store.load() else {
+            return false;
+        };
+        crate::query::event_shown(
+            loaded.snapshot.data(),
+            s.sight,
+            &e.tld,
+            [e.registrar.as_deref(), e.previous_registrar.as_deref()],
+        )
+    }
 }
 
 /// `GET /api/v1/client/events`: a plain function, as the price endpoints are ([`Step`]:
-/// a credit kept in Redis is left to the caller), so a poll costs no future of its own
-/// (issue 20).
+/// a credit kept in Redis is left to the caller), so a poll costs no future of its own.
 pub fn poll<B>(state: &State, req: &Request<B>, route: RouteId, conn: &Connection) -> Step {
     let caller = match admit_now(state, req, route, conn) {
         Ok(caller) => caller,
@@ -65,7 +101,11 @@ pub fn poll<B>(state: &State, req: &Request<B>, route: RouteId, conn: &Connectio
     let page = log.read(wanted.after, &wanted.filter, wanted.limit);
     let mut out = state.body_buffer(route);
     out.extend_from_slice(b"{\"events\":[");
-    for (i, e) in page.events.iter().enumerate() {
+    let kept = page
+        .events
+        .iter()
+        .filter(|e| Shown::keeps(&wanted.shown, e));
+    for (i, e) in kept.enumerate() {
         if i > 0 {
             out.push(b',');
         }
@@ -110,6 +150,7 @@ pub async fn stream<B>(
     let feed = pump(
         log,
         wanted.filter,
+        wanted.shown,
         wanted.after,
         tx,
         state.streams_closing.subscribe(),
@@ -200,7 +241,7 @@ pub(super) fn plans_with(
         .collect()
 }
 
-/// The contract's checks up to the answer (key, rate limit, then the parameters and the
+/// The checks up to the answer (key, rate limit, then the parameters and the
 /// plan): the caller, the log and what it asks of it, or the refusal to send.
 async fn admitted<B>(
     state: &State,
@@ -305,6 +346,7 @@ fn prepare<B>(
             after,
             filter,
             limit,
+            shown: Shown::of(state, caller),
         },
     ))
 }
@@ -335,6 +377,7 @@ fn write_sse(e: &Stored, out: &mut Vec<u8>) {
 async fn pump(
     log: Arc<EventLog>,
     filter: Filter,
+    shown: Option<Shown>,
     mut cursor: u64,
     tx: mpsc::Sender<Vec<u8>>,
     mut closing: watch::Receiver<bool>,
@@ -358,10 +401,10 @@ async fn pump(
             cursor = page.cursor;
             if !page.events.is_empty() {
                 let mut out = Vec::with_capacity(page.events.len() * 400);
-                for e in &page.events {
+                for e in page.events.iter().filter(|e| Shown::keeps(&shown, e)) {
                     write_sse(e, &mut out);
                 }
-                if !send(&tx, out, &mut closing).await {
+                if !out.is_empty() && !send(&tx, out, &mut closing).await {
                     return;
                 }
             }

@@ -1,4 +1,4 @@
-//! The live lookups' endpoints (issue 15): a domain name in, a call into
+//! The live lookups' endpoints (docs/LIVE.md): a domain name in, a call into
 //! [`crate::live`], a JSON answer or a problem naming the upstream out.
 //!
 //! | route | answer | credits (default plans) |

@@ -4,7 +4,7 @@
 //! [`State`] is the server's [`Handler`]: it checks sizes, finds the route, checks the
 //! method, and calls the route's handler in a file of its own. Handlers take parameters
 //! in, call one room ([`crate::query`], ...) and put a body out; they share the helpers
-//! here for the contract's order of checks:
+//! here for the order of checks (docs/API.md, "Order of checks"):
 //!
 //! ```text
 //!  size (414/431) → route (404) → method (405) → snapshot loaded (503)
@@ -125,6 +125,10 @@ pub struct Config {
     /// Age in days past which a price is stale (`serve --max-age-days`), unless a
     /// request gives `max_age_days`. Default [`crate::query::DEFAULT_MAX_AGE_DAYS`].
     pub max_age_days: u32,
+    /// The day (days since 1970-01-01) that staleness, `expires_soon` and the latest
+    /// `at=` count from instead of the clock's (`serve --today`: reproducible answers,
+    /// as the docs' examples need). Default `None`: the clock's day.
+    pub today: Option<i64>,
 }
 
 impl Default for Config {
@@ -141,6 +145,7 @@ impl Default for Config {
             sign_outs: Arc::default(),
             trust_proxy: false,
             max_age_days: crate::query::DEFAULT_MAX_AGE_DAYS,
+            today: None,
         }
     }
 }
@@ -219,6 +224,9 @@ pub struct State {
     pub remote: Option<Arc<crate::remote::replica::Status>>,
     /// The live lookups, when the server makes them (`serve --live`).
     pub live: Option<Arc<crate::live::Live>>,
+    /// The feeds directory the registrars are collected into (`serve --feeds`):
+    /// `/readyz` and `/metrics` report each registrar's last collection attempt from it.
+    pub feeds: Option<std::path::PathBuf>,
 }
 
 impl State {
@@ -239,6 +247,7 @@ impl State {
             web: crate::web::Site::default(),
             remote: None,
             live: None,
+            feeds: None,
             id: NEXT_STATE_ID.fetch_add(1, Relaxed),
         }
     }
@@ -246,15 +255,24 @@ impl State {
     /// What answers and pages of `loaded` are kept under at `now_ms`: its content hash,
     /// moved on every day, since which prices are stale depends on the date.
     pub fn generation(&self, loaded: &Loaded, now_ms: i64) -> u128 {
-        let today = now_ms.div_euclid(crate::time::MS_PER_DAY);
+        let today = self.day_ms(now_ms).div_euclid(crate::time::MS_PER_DAY);
         loaded.snapshot.header().content_hash ^ today as u128
+    }
+
+    /// The clock reading `now_ms` as the staleness rule takes it: on the day of
+    /// [`Config::today`] when one is set.
+    pub fn day_ms(&self, now_ms: i64) -> i64 {
+        match self.config.today {
+            Some(day) => day * crate::time::MS_PER_DAY + now_ms.rem_euclid(crate::time::MS_PER_DAY),
+            None => now_ms,
+        }
     }
 
     /// The staleness rule of the pages today: the server's age; `include_stale` as
     /// given.
     pub fn freshness(&self, include_stale: bool) -> crate::query::Freshness {
         crate::query::Freshness::new(
-            self.access.now_ms(),
+            self.day_ms(self.access.now_ms()),
             self.config.max_age_days,
             include_stale,
         )
@@ -263,6 +281,12 @@ impl State {
     /// The same state, answering the live lookups with `live`.
     pub fn with_live(mut self, live: Arc<crate::live::Live>) -> State {
         self.live = Some(live);
+        self
+    }
+
+    /// The same state, reporting the collection attempts recorded under `feeds`.
+    pub fn with_feeds(mut self, feeds: std::path::PathBuf) -> State {
+        self.feeds = Some(feeds);
         self
     }
 
@@ -329,7 +353,7 @@ impl Handler for State {
     }
 
     // Inlined, with `handle` below, into the connection's service: the request is then
-    // not copied into a call's argument, nor the reply out of its result (issue 20).
+    // not copied into a call's argument, nor the reply out of its result.
     #[inline(always)]
     fn handle(state: &Arc<State>, req: Request<Incoming>, conn: &Arc<Connection>) -> Reply<Later> {
         handle(state, req, conn)

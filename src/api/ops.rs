@@ -5,10 +5,11 @@ use hyper::Response;
 use hyper::header::{self, HeaderValue};
 
 use super::{HttpResponse, State, json_response};
+use crate::collect::status;
 use crate::http::body::Body;
 use crate::http::metrics::{
-    EventFacts, LiveFacts, ReloadFacts, RemoteFacts, SnapshotFacts, WebhookFacts, render_events,
-    render_live, render_remote, render_webhooks,
+    CollectFacts, EventFacts, LiveFacts, ReloadFacts, RemoteFacts, SnapshotFacts, WebhookFacts,
+    render_collect, render_events, render_live, render_remote, render_webhooks,
 };
 use crate::http::openapi;
 use crate::http::problem::Problem;
@@ -64,8 +65,57 @@ pub fn readyz(state: &State) -> HttpResponse {
         crate::json::write_opt_str(view.last_error.as_deref(), &mut body);
         body.push(b'}');
     }
-    body.push(b'}');
+    body.extend_from_slice(b",\"registrars\":[");
+    let attempts = state.feeds.as_deref().map(status::last_attempts);
+    for (i, (key, newest_ms)) in newest_prices(&loaded).iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(b"{\"key\":");
+        crate::json::write_str(key, &mut body);
+        body.extend_from_slice(b",\"newest_price\":");
+        write_opt_time(*newest_ms, &mut body);
+        if let Some(attempts) = &attempts {
+            body.extend_from_slice(b",\"last_collection\":");
+            // A collector's key is its registrar's key.
+            match attempts.iter().find(|a| a.key == key) {
+                None => body.extend_from_slice(b"null"),
+                Some(a) => {
+                    body.extend_from_slice(b"{\"at\":");
+                    write_opt_time(a.at_ms, &mut body);
+                    body.extend_from_slice(b",\"outcome\":\"");
+                    body.extend_from_slice(a.outcome.as_str().as_bytes());
+                    body.extend_from_slice(b"\",\"reason\":");
+                    crate::json::write_opt_str(a.reason.as_deref(), &mut body);
+                    body.push(b'}');
+                }
+            }
+        }
+        body.push(b'}');
+    }
+    body.extend_from_slice(b"]}");
     json_response(Body::from(body))
+}
+
+/// Per registrar of the served snapshot, its key and when its newest price was last
+/// seen (Unix ms, 0 when it has none).
+fn newest_prices(loaded: &Loaded) -> Vec<(String, i64)> {
+    let data = loaded.snapshot.data();
+    data.registrars
+        .iter()
+        .map(|r| (data.span_str(&r.key).to_string(), r.updated_ms.to_native()))
+        .collect()
+}
+
+/// A time as a JSON string, or `null` for 0 (never).
+fn write_opt_time(ms: i64, body: &mut Vec<u8>) {
+    if ms == 0 {
+        body.extend_from_slice(b"null");
+    } else {
+        body.push(b'"');
+        crate::time::write_iso_millis(ms, body);
+        body.push(b'"');
+    }
 }
 
 /// `GET /metrics`: the Prometheus text exposition.
@@ -108,6 +158,27 @@ pub fn metrics(state: &State) -> HttpResponse {
             &WebhookFacts {
                 subscriptions,
                 attempts,
+            },
+        );
+    }
+    if let Some(loaded) = state.store.load() {
+        let newest = newest_prices(&loaded);
+        let newest: Vec<(&str, i64)> = newest
+            .iter()
+            .filter(|(_, ms)| *ms > 0)
+            .map(|(k, ms)| (k.as_str(), *ms))
+            .collect();
+        let attempts = state.feeds.as_deref().map(status::last_attempts);
+        let attempts: Option<Vec<(&str, &str, i64)>> = attempts.as_ref().map(|list| {
+            list.iter()
+                .map(|a| (a.key, a.outcome.as_str(), a.at_ms))
+                .collect()
+        });
+        render_collect(
+            &mut text,
+            &CollectFacts {
+                newest: &newest,
+                attempts: attempts.as_deref(),
             },
         );
     }

@@ -1,4 +1,4 @@
-//! The price endpoints (seed 4.1–4.3): cheapest, prices and registrars by TLD, in their
+//! The price endpoints (docs/API.md, "Endpoints"): cheapest, prices and registrars by TLD, in their
 //! client and public variants. Parameters in, a call into [`crate::query`], a body out.
 
 use std::borrow::Cow;
@@ -18,11 +18,11 @@ use crate::time::Stamp;
 /// The price endpoints, as the router tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
-    /// Seed 4.1, in the client or the public shape.
+    /// The cheapest registrars per TLD, in the client or the public shape.
     Cheapest(Shape),
-    /// Seed 4.2 (every variant answers alike).
+    /// The prices of chosen registrars (every variant answers alike).
     Prices,
-    /// Seed 4.3, with the raw `{tld}` path segment.
+    /// The registrars that sell a TLD, with the raw `{tld}` path segment.
     Registrars,
 }
 
@@ -98,6 +98,7 @@ fn answer(
                 shape,
                 tier: (shape == Shape::Client).then(|| caller.tier()),
                 fresh,
+                sight: caller.sight(),
             };
             match at {
                 None => query::cheapest(data, &req, out),
@@ -120,6 +121,7 @@ fn answer(
                 registrars: keys.as_deref(),
                 started,
                 fresh,
+                sight: caller.sight(),
             };
             match at {
                 None => query::prices(data, &req, out),
@@ -138,7 +140,7 @@ fn answer(
             let req = RegistrarsRequest {
                 tld: &tld,
                 include_prices,
-                limit: caller.registrar_list_limit(),
+                sight: caller.sight(),
                 public_url: &state.config.public_url,
                 fresh,
             };
@@ -159,7 +161,7 @@ pub fn freshness(
         max_age_days,
         include_stale,
         state.config.max_age_days,
-        caller.admitted_ms(),
+        state.day_ms(caller.admitted_ms()),
     )
 }
 

@@ -9,6 +9,7 @@ use super::portfolio::{InputError, check_name_field};
 use super::{LOOKUP_MAX, echo};
 use crate::json;
 use crate::query::{Freshness, Shape};
+use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 
 /// Parameters of [`lookup`].
@@ -64,7 +65,7 @@ pub fn lookup(
     snap: &ArchivedSnapshotData,
     names: &Names,
     req: &LookupRequest<'_>,
-    tld_allowed: impl Fn(&str) -> bool,
+    sight: Sight,
     out: &mut Vec<u8>,
 ) {
     out.clear();
@@ -98,7 +99,7 @@ pub fn lookup(
         json::write_str(&s.domain, out);
         out.extend_from_slice(b",\"suffix\":");
         json::write_str(s.suffix(), out);
-        if !tld_allowed(s.suffix()) {
+        if !sight.price_shown(s.suffix()) {
             out.extend_from_slice(b",\"error\":\"tld_not_in_plan\"}");
             continue;
         }
@@ -109,7 +110,7 @@ pub fn lookup(
         out.extend_from_slice(b",\"cheapest_register\":[");
         // The cheapest answer's entries and tail (which closes the array and writes
         // `registrar_count` and the object's `}`).
-        crate::query::cheapest_entries(snap, t, req.limit, Shape::Client, req.fresh, out);
+        crate::query::cheapest_entries(snap, t, req.limit, Shape::Client, req.fresh, sight, out);
     }
     out.extend_from_slice(b"],\"meta\":{\"total\":");
     crate::json::write_int(written, out);

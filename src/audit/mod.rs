@@ -1,7 +1,7 @@
 //! The domain owner's questions, answered from the snapshot: what will my domains cost
 //! next year, where would they be cheaper, which are renewal traps (portfolio audit);
 //! what does registering these names cost (bulk lookup); which TLDs are cheapest for a
-//! name I want (domain search). Issue 13; `docs/AUDIT.md` explains every field.
+//! name I want (domain search). `docs/AUDIT.md` explains every field.
 //!
 //! Like [`crate::query`], everything here is a pure function of an archived snapshot
 //! and plain parameters: no HTTP, no keys. Plans reach it only as a predicate "may this
@@ -46,7 +46,7 @@ pub fn echo(input: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Whether an offer is a renewal trap: the yearly renewal costs at least twice the first
-/// year (`renew >= 2 x register`, the website issue's rule), and more than it (a free
+/// year (`renew >= 2 x register`), and more than it (a free
 /// first year renewed free is no trap). One rule for the audit's `renewal_trap` flag, the
 /// domain search's flag and the website's mark, so they never disagree.
 pub fn is_renewal_trap(register: u32, renew: u32) -> bool {

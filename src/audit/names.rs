@@ -6,7 +6,7 @@
 //! only walks a small trie per name. The trie is the `publicsuffix` crate's, walked the
 //! same way, but held as one map from each node's path to the rule ending there: ~0.6 MB
 //! where the crate's two lists (every rule; the ICANN section) held 3.4 MB resident for
-//! the whole life of the server (issue 20). A test compares every answer with the
+//! the whole life of the server. A test compares every answer with the
 //! crate's.
 //!
 //! # Which suffix

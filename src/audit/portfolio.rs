@@ -11,7 +11,8 @@
 //! - **current price**: the yearly renewal the owner pays now: the `renew_price` they
 //!   state, else the renewal price tldsnap knows at the stated registrar, else unknown.
 //! - **cheapest renewal**: the lowest renewal price any registrar charges for the suffix
-//!   (sellers and renewal-only registrars; ties: registrar key).
+//!   (sellers and renewal-only registrars; ties: registrar key), among the offers the
+//!   caller's plan sees ([`crate::sight::Sight`]), as every comparison here.
 //! - **best transfer** (the cheapest transfer-then-renew path): among the other
 //!   registrars that publish a transfer price, the one with the lowest 5-year cost of
 //!   moving there ([`super::transfer_five_year`]: the transfer, which adds a year, then
@@ -42,6 +43,7 @@ use super::names::{NameError, Names};
 use super::{echo, is_renewal_trap, transfer_five_year};
 use crate::json;
 use crate::price::{self, write_cents, write_opt_cents};
+use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, NONE};
 use crate::time;
@@ -586,16 +588,17 @@ pub struct Audit {
     pub ignored_columns: Vec<String>,
 }
 
-/// Audits a portfolio. `tld_allowed(suffix)` is the caller's plan: a suffix it refuses
-/// gets [`Flag::TldNotInPlan`] and no tldsnap prices. `fresh` is the staleness rule:
-/// the cheapest renewal and the best transfer are chosen among fresh prices, and
-/// `expires_soon` counts from its today.
+/// Audits a portfolio. `sight` is the caller's plan: a suffix whose prices it does not
+/// show gets [`Flag::TldNotInPlan`] and no tldsnap prices, and only the offers it shows
+/// are compared (a stated registrar whose offer it does not show is taken as one that
+/// does not sell the TLD). `fresh` is the staleness rule: the cheapest renewal and the
+/// best transfer are chosen among fresh prices, and `expires_soon` counts from its today.
 pub fn audit(
     snap: &ArchivedSnapshotData,
     names: &Names,
     portfolio: &Portfolio,
     fresh: crate::query::Freshness,
-    tld_allowed: impl Fn(&str) -> bool,
+    sight: Sight,
 ) -> Audit {
     let data_day = snap
         .data_updated_ms
@@ -621,14 +624,7 @@ pub fn audit(
             Ok(split) => match seen.entry(split.domain) {
                 Entry::Occupied(o) => rows[*o.get()].count += 1,
                 Entry::Vacant(v) => {
-                    let d = audit_one(
-                        snap,
-                        v.key().clone(),
-                        split.suffix_at,
-                        h,
-                        fresh,
-                        &tld_allowed,
-                    );
+                    let d = audit_one(snap, v.key().clone(), split.suffix_at, h, fresh, sight);
                     v.insert(rows.len());
                     rows.push(Row {
                         input: input.to_string(),
@@ -676,7 +672,7 @@ fn audit_one(
     suffix_at: usize,
     h: &Holding,
     fresh: crate::query::Freshness,
-    tld_allowed: &impl Fn(&str) -> bool,
+    sight: Sight,
 ) -> DomainAudit {
     let mut d = DomainAudit {
         domain,
@@ -699,7 +695,7 @@ fn audit_one(
         d.flags.set(Flag::ExpiresSoon);
     }
     let suffix = &d.domain[suffix_at..];
-    if !tld_allowed(suffix) {
+    if !sight.price_shown(suffix) {
         d.flags.set(Flag::TldNotInPlan);
         return d;
     }
@@ -711,8 +707,18 @@ fn audit_one(
     if sellers == 0 {
         d.flags.set(Flag::NoSeller);
     }
+    let (first, rows) = (
+        t.first_offer.to_native() as usize,
+        t.rows.to_native() as usize,
+    );
+    // The offers the caller sees: the first rows of the group.
+    let rows = (0..rows)
+        .take_while(|&row| sight.row_shown(suffix, row, sellers as usize))
+        .count();
+    let group = &snap.offers[first..first + rows];
     let reg_index = h.registrar.as_deref().and_then(|k| snap.registrar_index(k));
-    let reg_offer = reg_index.and_then(|r| snap.offer_of(t, r));
+    let reg_offer =
+        reg_index.and_then(|r| group.iter().find(|o| o.registrar.to_native() as usize == r));
     let reg_renew = reg_offer.map_or(NONE, |o| o.renew.to_native());
     if h.registrar.is_some() && reg_renew == NONE {
         d.flags.set(Flag::RegistrarDoesNotSell);
@@ -721,11 +727,6 @@ fn audit_one(
         d.current = Some(reg_renew);
         d.price_source = Some(PriceSource::Registrar);
     }
-    let (first, rows) = (
-        t.first_offer.to_native() as usize,
-        t.rows.to_native() as usize,
-    );
-    let group = &snap.offers[first..first + rows];
     // Cheapest renewal anywhere: lowest (renew, registrar key).
     d.cheapest_renewal = group
         .iter()

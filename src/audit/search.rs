@@ -17,6 +17,7 @@ use super::{five_year, is_renewal_trap};
 use crate::json;
 use crate::price::write_cents;
 use crate::query::TYPES;
+use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, NONE};
 use crate::tld;
@@ -145,7 +146,7 @@ pub fn search(
     snap: &ArchivedSnapshotData,
     names: &Names,
     req: &SearchRequest<'_>,
-    tld_allowed: impl Fn(&str) -> bool,
+    sight: Sight,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     let (label, suffix) = parse_query(snap, names, req.q)?;
@@ -160,9 +161,9 @@ pub fn search(
     let mut requested_error = None;
     if let Some(s) = &suffix {
         match snap.tld_index(s) {
-            _ if !tld_allowed(s) => requested_error = Some("tld_not_in_plan"),
+            _ if !sight.price_shown(s) => requested_error = Some("tld_not_in_plan"),
             None => requested_error = Some("unknown_tld"),
-            Some(i) => match crate::query::first_ranked(snap, &snap.tlds[i], req.fresh) {
+            Some(i) => match crate::query::first_ranked(snap, &snap.tlds[i], req.fresh, sight) {
                 // No seller, or none with a price recent enough.
                 None => requested_error = Some("no_seller"),
                 Some(o) => {
@@ -194,7 +195,7 @@ pub fn search(
             break; // the order is by first-year price: nothing after passes either
         }
         // The cheapest price may be stale: then the TLD's cheapest fresh one, if any.
-        let Some(o) = crate::query::first_ranked(snap, t, req.fresh) else {
+        let Some(o) = crate::query::first_ranked(snap, t, req.fresh, sight) else {
             continue;
         };
         if req.max_price.is_some_and(|m| o.register.to_native() > m) {
@@ -203,7 +204,7 @@ pub fn search(
         let kind = snap.span_str(&e.kind);
         if Some(t_pos) == requested_pos
             || (!req.types.is_empty() && !req.types.contains(&kind))
-            || !tld_allowed(snap.span_str(&t.name))
+            || !sight.price_shown(snap.span_str(&t.name))
         {
             continue;
         }

@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use super::CliError;
-use tldsnap::access::plans::{Plans, TldScope, is_free_tld};
+use tldsnap::access::plans::{Plans, Sight};
 use tldsnap::audit::Names;
 use tldsnap::audit::portfolio::{self, InputError};
 use tldsnap::snapshot::Snapshot;
@@ -78,15 +78,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => tldsnap::build::default_snapshot()?,
     };
     let names = Names::embedded();
-    let free_only = plan.as_ref().is_some_and(|p| p.tlds == TldScope::Free);
     let fresh = tldsnap::query::Freshness::new(
         tldsnap::time::now_ms(),
         tldsnap::query::DEFAULT_MAX_AGE_DAYS,
         false,
     );
-    let audit = portfolio::audit(snap.data(), &names, &parsed, fresh, |s| {
-        !free_only || is_free_tld(s)
-    });
+    let sight = plan.as_ref().map_or(Sight::ALL, |p| p.sight());
+    let audit = portfolio::audit(snap.data(), &names, &parsed, fresh, sight);
     let mut out = Vec::new();
     match args.format {
         Format::Json => {

@@ -9,7 +9,7 @@ use tldsnap::remote::{self, Location};
 /// Arguments of `tldsnap build`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Price source directory (registrars.csv, prices.csv, optional history.csv).
+    /// Price source directory (registrars.csv, prices.csv, optional history.csv and tlds.csv).
     #[arg(long)]
     input: PathBuf,
     /// Snapshot file to write (atomically: temp file + fsync + rename), or

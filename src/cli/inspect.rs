@@ -11,12 +11,19 @@ use tldsnap::time::iso_millis;
 pub struct Args {
     /// The snapshot file.
     file: PathBuf,
+    /// The feeds directory the registrars are collected into: adds each registrar's
+    /// last collection attempt (when, and how it ended) from its records there.
+    #[arg(long, value_name = "DIR")]
+    feeds: Option<PathBuf>,
 }
 
 /// Runs `tldsnap inspect`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let snap = Snapshot::open(&args.file)?;
     print!("{}", report(&snap));
+    if let Some(feeds) = &args.feeds {
+        print!("{}", collections(feeds));
+    }
     Ok(())
 }
 
@@ -45,7 +52,7 @@ pub fn report(snap: &Snapshot) -> String {
         .map_or_else(|| "not recorded".to_string(), iso_millis);
     let _ = writeln!(s, "built at         {built}");
     let _ = writeln!(s, "TLDs             {}", d.tld_count());
-    let sold = d.tlds.iter().filter(|t| t.sellers.to_native() > 0).count();
+    let sold = d.sold_tld_count();
     let _ = writeln!(s, "  with a seller  {sold}");
     let five = d.tlds.iter().filter(|t| t.sellers.to_native() >= 5).count();
     let _ = writeln!(s, "  with 5+        {five}");
@@ -84,6 +91,31 @@ pub fn report(snap: &Snapshot) -> String {
             r.sells.to_native(),
             r.renewal_only.to_native(),
             date
+        );
+    }
+    s
+}
+
+/// Each registrar's last collection attempt recorded under `feeds`, as a Markdown table.
+pub fn collections(feeds: &std::path::Path) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s);
+    let attempts = tldsnap::collect::status::last_attempts(feeds);
+    if attempts.is_empty() {
+        let _ = writeln!(s, "no collection recorded in {}", feeds.display());
+        return s;
+    }
+    let _ = writeln!(s, "| registrar | last collection | outcome | reason |");
+    let _ = writeln!(s, "|---|---|---|---|");
+    for a in &attempts {
+        let reason = a.reason.as_deref().unwrap_or("").replace('|', "\\|");
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {reason} |",
+            a.key,
+            iso_millis(a.at_ms),
+            a.outcome.as_str()
         );
     }
     s

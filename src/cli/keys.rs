@@ -1,4 +1,4 @@
-//! `tldsnap keys add|list|revoke`: manage the keys file (contract section 5).
+//! `tldsnap keys add|list|revoke`: manage the keys file (docs/METERING.md).
 //!
 //! The raw key is printed once, on standard output alone (so `KEY=$(tldsnap keys add ...)`
 //! works); only its SHA-256 is stored. Every change rewrites the file atomically

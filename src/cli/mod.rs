@@ -11,6 +11,7 @@ mod inspect;
 mod keys;
 mod publish;
 mod query;
+mod refresh;
 mod serve;
 
 /// What `main` reports: a message for the user, printed after `error: `, exit code 1.
@@ -26,19 +27,22 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Real registrar feeds -> price source directory (registrars.csv, prices.csv, history.csv).
+    /// Real registrar feeds -> price source directory (registrars.csv, prices.csv, history.csv, tlds.csv).
     Import(import::Args),
     /// Price source directory -> snapshot file.
     Build(build::Args),
     /// Fetch the registrars' own price lists into new dated versions of their feeds.
     Collect(collect::Args),
+    /// Collect, import, build and publish the market once (or every --every).
+    Refresh(refresh::Args),
     /// Publish a snapshot file to object storage (s3://) for replicas that follow it.
     Publish(publish::Args),
     /// Print a snapshot's header, counts and per-registrar coverage.
     Inspect(inspect::Args),
     /// List the price-change events between two snapshots.
     Diff(diff::Args),
-    /// Print the body the API would serve for a query.
+    /// Print the body the API would serve for a query (from the built-in real data, or
+    /// --snapshot FILE).
     #[command(subcommand)]
     Query(query::Command),
     /// Run the HTTP service.
@@ -58,6 +62,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Import(args) => import::run(args),
         Command::Build(args) => build::run(args),
         Command::Collect(args) => collect::run(args),
+        Command::Refresh(args) => refresh::run(args),
         Command::Publish(args) => publish::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Diff(args) => diff::run(args),

@@ -36,7 +36,13 @@ pub(super) fn publish(location: Location, bytes: Vec<u8>) -> Result<(), CliError
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let remote = Remote::from_env(location)?;
-    let published = runtime.block_on(remote.publish(bytes, tldsnap::time::now_ms()))?;
+    runtime.block_on(publish_to(&remote, bytes))
+}
+
+/// [`publish`] to an opened store, from async code (`tldsnap refresh` keeps one store
+/// across its rounds). Prints what was done.
+pub(super) async fn publish_to(remote: &Remote, bytes: Vec<u8>) -> Result<(), CliError> {
+    let published = remote.publish(bytes, tldsnap::time::now_ms()).await?;
     let p = &published.pointer;
     let location = remote.location();
     println!(

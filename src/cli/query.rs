@@ -1,9 +1,10 @@
-//! `tldsnap query`: prints the very body the API would serve, from a snapshot file.
+//! `tldsnap query`: prints the very body the API would serve, from a snapshot file or the
+//! real data built into the binary.
 
 use std::path::PathBuf;
 
 use super::CliError;
-use tldsnap::access::plans::{Plan, Plans, TldScope};
+use tldsnap::access::plans::{Plan, Plans, Sight};
 use tldsnap::http::params;
 use tldsnap::http::problem::Problem;
 use tldsnap::query::{
@@ -61,7 +62,7 @@ pub enum Command {
         #[arg(long, default_value = tldsnap::query::DEFAULT_PUBLIC_URL)]
         public_url: String,
     },
-    /// The TLD overview of seed 1.7 (type, manager, averages, cheapest, lowest renewal,
+    /// The TLD overview (type, manager, averages, cheapest, lowest renewal,
     /// lowest 5 years). With a --tier that covers only the free TLDs, the member-only
     /// fields of other TLDs are null.
     Overview {
@@ -142,9 +143,10 @@ type Tier = (Plans, std::sync::Arc<Plan>);
 /// Flags every query takes.
 #[derive(clap::Args)]
 pub struct Common {
-    /// The snapshot file.
-    #[arg(long)]
-    snapshot: PathBuf,
+    /// Snapshot file (from `tldsnap build`); without it, the real data shipped in the
+    /// binary, as `serve` and `audit` use.
+    #[arg(long, value_name = "FILE")]
+    snapshot: Option<PathBuf>,
     /// Apply this plan's rules (free TLDs only on `free`, 5 registrars on free/basic) and
     /// report it as `meta.tier`. Without it no plan rule applies.
     #[arg(long)]
@@ -187,7 +189,11 @@ impl Common {
                 Some((plans, plan))
             }
         };
-        Ok((Snapshot::open(&self.snapshot)?, plan))
+        let snap = match &self.snapshot {
+            Some(path) => Snapshot::open(path)?,
+            None => tldsnap::build::default_snapshot()?,
+        };
+        Ok((snap, plan))
     }
 }
 
@@ -221,9 +227,9 @@ fn public_url(raw: &str) -> Result<&str, CliError> {
     Ok(url)
 }
 
-/// Whether the plan (if any) covers every TLD; without a plan no rule applies.
-fn all_tlds(plan: Option<&Plan>) -> bool {
-    plan.is_none_or(|p| p.tlds == TldScope::All)
+/// What the plan (if any) shows; without a plan no rule applies.
+fn sight(plan: Option<&(Plans, std::sync::Arc<Plan>)>) -> Sight {
+    plan.map_or(Sight::ALL, |(_, p)| p.sight())
 }
 
 /// The API's plan check ([`Problem::tld_not_in_plan`]); without a plan no rule applies.
@@ -263,6 +269,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 shape,
                 tier: plan.as_ref().map(|(_, p)| p.name.as_str()),
                 fresh: common.fresh()?,
+                sight: sight(plan.as_ref()),
             };
             match at {
                 None => query::cheapest(snap.data(), &req, &mut out)?,
@@ -290,6 +297,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 registrars: key_refs.as_deref(),
                 started,
                 fresh: common.fresh()?,
+                sight: sight(plan.as_ref()),
             };
             match at {
                 None => query::prices(snap.data(), &req, &mut out)?,
@@ -305,14 +313,10 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let (snap, plan) = common.open()?;
             let tld = one_tld(&tld)?;
             check_plan(plan.as_ref(), std::slice::from_ref(&tld))?;
-            let limit = plan
-                .as_ref()
-                .and_then(|(_, p)| p.registrar_list_limit)
-                .map(|l| l as usize);
             let req = RegistrarsRequest {
                 tld: &tld,
                 include_prices,
-                limit,
+                sight: sight(plan.as_ref()),
                 public_url: public_url(&url)?,
                 fresh: common.fresh()?,
             };
@@ -323,8 +327,8 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             let tld = one_tld(&tld)?;
             let req = OverviewRequest {
                 tld: &tld,
-                all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
                 fresh: common.fresh()?,
+                sight: sight(plan.as_ref()),
             };
             query::overview(snap.data(), &req, &mut out)?;
         }
@@ -348,6 +352,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 registrars: key_refs.as_deref(),
                 from,
                 to,
+                sight: sight(plan.as_ref()),
             };
             query::history(snap.data(), &req, &mut out)?;
         }
@@ -371,7 +376,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 sort,
                 limit,
                 cursor,
-                all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
+                sight: sight(plan.as_ref()),
                 snapshot: snap.header().content_hash as u64,
             };
             query::catalogue(snap.data(), &req, &mut out)?;
@@ -398,7 +403,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 key: &key,
                 limit,
                 cursor,
-                all_tlds: all_tlds(plan.as_ref().map(|(_, p)| &**p)),
+                sight: sight(plan.as_ref()),
                 public_url: public_url(&url)?,
                 snapshot: snap.header().content_hash as u64,
             };

@@ -85,6 +85,11 @@ pub struct Args {
     #[arg(long, value_name = "DAYS", default_value_t = tldsnap::query::DEFAULT_MAX_AGE_DAYS,
           value_parser = clap::value_parser!(u32).range(1..=i64::from(tldsnap::query::MAX_AGE_DAYS_LIMIT)))]
     max_age_days: u32,
+    /// Take this day (YYYY-MM-DD, UTC) as today for staleness, `expires_soon` and the
+    /// latest `at=`, instead of the clock's: answers that do not move with the date (the
+    /// docs' examples are made with it). Rate limits, credits and sessions keep the clock.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_day)]
+    today: Option<i64>,
     /// Also reload the snapshot when its file is replaced, or when the pointer in
     /// object storage names another one (polled, see --watch-interval-ms).
     #[arg(long, requires = "snapshot")]
@@ -155,6 +160,151 @@ pub struct Args {
     runtime: RuntimeKind,
     #[command(flatten)]
     live: LiveArgs,
+    #[command(flatten)]
+    refresh: RefreshArgs,
+}
+
+/// The refresh's flags (docs/COLLECT.md, "Refresh").
+#[derive(clap::Args)]
+#[command(next_help_heading = "Refresh: collect, import, build and swap in (docs/COLLECT.md)")]
+pub struct RefreshArgs {
+    /// Collect every registrar of --config into --feeds, import, build and swap the new
+    /// snapshot in every DURATION (500ms, 30s, 15m, 6h; each wait within ±20%), off the
+    /// serving threads; the swap records and delivers its events like a reload. The
+    /// snapshot is written to --snapshot FILE, or without it to DATA_DIR/refreshed.snap.
+    #[arg(long, value_name = "DURATION", value_parser = tldsnap::refresh::parse_interval, requires_all = ["config", "feeds"])]
+    refresh_every: Option<Duration>,
+    /// The collectors' TOML configuration (owner-only), for --refresh-every.
+    #[arg(long, value_name = "FILE", requires = "refresh_every")]
+    config: Option<PathBuf>,
+    /// The feeds directory the registrars are collected into. Also without
+    /// --refresh-every, `/readyz` and `/metrics` report each registrar's last collection
+    /// attempt recorded there.
+    #[arg(long, value_name = "DIR")]
+    feeds: Option<PathBuf>,
+    /// IANA and Public Suffix lists for the refresh's import [default: FEEDS/../tlds].
+    #[arg(long, value_name = "DIR", requires = "refresh_every")]
+    tlds: Option<PathBuf>,
+    /// ECB reference rates for the refresh's import [default: FEEDS/../fx].
+    #[arg(long, value_name = "DIR", requires = "refresh_every")]
+    fx: Option<PathBuf>,
+    /// Let the collectors reach loopback and private addresses, and plain http://
+    /// (tests, an operator's own proxy).
+    #[arg(long, requires = "refresh_every")]
+    allow_private_collect_targets: bool,
+}
+
+/// A refresh inside the server: what it runs, and the file it writes.
+struct Refresher {
+    every: Duration,
+    config: Arc<tldsnap::collect::config::Config>,
+    inputs: tldsnap::refresh::Inputs,
+    output: PathBuf,
+}
+
+impl RefreshArgs {
+    /// The refresh these flags ask for (`None` without --refresh-every).
+    fn refresher(
+        &self,
+        snapshot: Option<&std::path::Path>,
+        data_dir: Option<&std::path::Path>,
+    ) -> Result<Option<Refresher>, CliError> {
+        let (Some(every), Some(config), Some(feeds)) =
+            (self.refresh_every, &self.config, &self.feeds)
+        else {
+            return Ok(None);
+        };
+        let output = match (snapshot, data_dir) {
+            (Some(path), _) if path.to_str().is_some_and(remote::is_remote) => {
+                return Err(
+                    "--refresh-every publishes the snapshot itself: it cannot follow one in \
+                     object storage (--snapshot s3://…); run `tldsnap refresh --output s3://…` \
+                     as the publisher instead"
+                        .into(),
+                );
+            }
+            (Some(path), _) => path.to_path_buf(),
+            (None, Some(dir)) => dir.join("refreshed.snap"),
+            (None, None) => {
+                return Err(
+                    "--refresh-every needs --snapshot FILE or --data-dir, where it writes the snapshot".into(),
+                );
+            }
+        };
+        let keys = tldsnap::collect::keys();
+        let config = tldsnap::collect::config::Config::load(config, &keys)?;
+        if config.registrars.is_empty() {
+            return Err(format!(
+                "{}: no registrar table (known: {})",
+                self.config.as_deref().unwrap_or(feeds).display(),
+                keys.join(", ")
+            )
+            .into());
+        }
+        Ok(Some(Refresher {
+            every,
+            config: Arc::new(config),
+            inputs: tldsnap::refresh::Inputs::new(
+                feeds.clone(),
+                self.tlds.clone(),
+                self.fx.clone(),
+                self.allow_private_collect_targets,
+            ),
+            output,
+        }))
+    }
+}
+
+impl Refresher {
+    /// Refreshes every interval (each wait jittered) until the task is aborted: the
+    /// collection, import and build on a thread of their own, the snapshot written
+    /// aside and renamed into place, then opened, verified and swapped in through the
+    /// store as a reload is (events recorded before it serves).
+    async fn run(self, store: Arc<Store>, warmer: Warmer) {
+        loop {
+            tokio::time::sleep(tldsnap::remote::replica::jittered(self.every)).await;
+            let (config, inputs, output) = (
+                Arc::clone(&self.config),
+                self.inputs.clone(),
+                self.output.clone(),
+            );
+            let built = tldsnap::blocking::run(move || {
+                let refreshed = tldsnap::refresh::run_blocking(&config, &inputs)?;
+                files::write_atomic(&output, &refreshed.bytes)
+                    .map_err(|e| format!("{}: {e}", output.display()))?;
+                Ok::<_, String>(refreshed)
+            })
+            .await
+            .unwrap_or_else(|panic| {
+                Err(format!(
+                    "the refresh panicked: {}",
+                    tldsnap::blocking::panic_message(&*panic)
+                ))
+            });
+            let refreshed = match built {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("tldsnap: refresh failed, still serving the previous snapshot: {e}");
+                    continue;
+                }
+            };
+            for (key, outcome) in &refreshed.outcomes {
+                eprintln!("tldsnap: refresh: {}", outcome.line(key));
+            }
+            eprintln!("tldsnap: refresh: built {}", refreshed.summary());
+            let source = self.output.display().to_string();
+            let outcome = if store.path() == Some(self.output.as_path()) {
+                store.reload_async().await
+            } else {
+                let opened = Store::verify_async(&self.output).await;
+                store.install(opened).await
+            };
+            report(&outcome, &source);
+            if outcome.is_ok() {
+                warmer.ask();
+            }
+        }
+    }
 }
 
 /// `--runtime`.
@@ -265,6 +415,11 @@ impl LiveArgs {
     }
 }
 
+/// `--today`'s value: a day as days since 1970-01-01.
+fn parse_day(s: &str) -> Result<i64, String> {
+    tldsnap::time::parse_date(s).ok_or_else(|| format!("{s:?} is not a date (YYYY-MM-DD)"))
+}
+
 /// Runs the service until SIGTERM or SIGINT.
 pub fn run(args: Args) -> Result<(), CliError> {
     let public_url = validate_public_url(&args.public_url)?;
@@ -313,6 +468,9 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         }
         None => None,
     };
+    let refresher = args
+        .refresh
+        .refresher(args.snapshot.as_deref(), args.data_dir.as_deref())?;
     let plans = match &args.plans {
         Some(path) => Plans::load(path)?,
         None => Plans::default(),
@@ -477,6 +635,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         sign_outs: Arc::new(sign_outs),
         trust_proxy: args.trust_proxy,
         max_age_days: args.max_age_days,
+        today: args.today,
         body_timeout: Duration::from_secs(args.body_timeout),
         max_streams_per_key: usize::try_from(args.max_streams_per_key)?,
         max_in_flight_per_key: usize::try_from(args.max_in_flight_per_key)?,
@@ -515,8 +674,12 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         Some(live) => state.with_live(live),
         None => state,
     };
-    let state = Arc::new(match &remote {
+    let state = match &remote {
         Some((_, _, status)) => state.with_remote(Arc::clone(status)),
+        None => state,
+    };
+    let state = Arc::new(match &args.refresh.feeds {
+        Some(feeds) => state.with_feeds(feeds.clone()),
         None => state,
     });
     if let Some(hooks) = &hooks {
@@ -614,6 +777,16 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
         })
     };
 
+    let refreshing = refresher.map(|refresher| {
+        eprintln!(
+            "tldsnap: refreshing every {:?} (±20%) from {} into {}",
+            refresher.every,
+            refresher.inputs.feeds.display(),
+            refresher.output.display()
+        );
+        tokio::spawn(refresher.run(Arc::clone(&store), warmer.clone()))
+    });
+
     let shutdown = async move {
         tokio::select! {
             _ = terminate.recv() => eprintln!("tldsnap: SIGTERM: finishing in-flight requests"),
@@ -629,6 +802,9 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
     reloader.abort();
     if let Some(watcher) = watcher {
         watcher.abort();
+    }
+    if let Some(refreshing) = refreshing {
+        refreshing.abort();
     }
     if let Some(hooks) = &hooks {
         hooks.shutdown().await;
@@ -646,7 +822,7 @@ async fn serve(args: Args, public_url: String, workers: usize) -> Result<(), Cli
 /// replica's download writer) comes seldom. While any other thread lives the process's
 /// file table is shared: Linux then takes and drops a reference on the socket's file in
 /// every system call of the serving thread (`fdget`/`fput`: ~0.6% of a request's CPU,
-/// ~60 ns, measured in docs/PERFORMANCE.md, session 19).
+/// ~60 ns, measured with `perf record`).
 const BLOCKING_KEEP_ALIVE: Duration = Duration::from_millis(50);
 
 /// How often the trimmer looks at the connections that have ended.
@@ -665,7 +841,7 @@ const TRIM_AFTER_ENDED: u64 = 256;
 /// and grows with churn. A trim costs nothing per request; it holds each malloc arena's
 /// lock while it runs (0.2 ms after start, 1.2-1.6 ms after 1,000 connections ended,
 /// measured 2026-11-26), at most once a second (docs/PERFORMANCE.md, "Memory at 1,000
-/// connections", issue 20). Elsewhere than glibc, nothing.
+/// connections"). Elsewhere than glibc, nothing.
 fn start_trimmer(state: Arc<State>) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     tokio::spawn(async move {

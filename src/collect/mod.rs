@@ -27,6 +27,7 @@ pub mod namesilo;
 pub mod openprovider;
 pub mod porkbun;
 pub mod route53;
+pub mod status;
 pub mod store;
 
 use std::path::PathBuf;
@@ -285,11 +286,19 @@ pub async fn run(config: &Config, opts: &Options) -> Vec<(String, Outcome)> {
                     interval: rc.min_interval.unwrap_or_else(|| c.min_interval()),
                 };
                 let fetched_at = crate::time::now_ms();
-                match c.collect(ctx).await {
+                let outcome = match c.collect(ctx).await {
                     Err(why) => Outcome::Failed(why),
                     Ok(pages) => store::keep(&opts.feeds, c, &config.gate, &pages, fetched_at)
                         .unwrap_or_else(Outcome::Failed),
+                };
+                let outcome = scrub(outcome);
+                if let Outcome::Failed(why) = &outcome {
+                    // The attempt and its reason stay readable from the feeds directory
+                    // (`status`); a feeds directory that cannot be written already
+                    // failed the collection.
+                    let _ = store::record_failure(&opts.feeds, c, fetched_at, why);
                 }
+                outcome
             }
         };
         out.push((key, scrub(outcome)));

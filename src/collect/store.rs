@@ -2,7 +2,8 @@
 //! with a provenance record per collection.
 //!
 //! A provenance record is one JSON line in `<folder>/collected/<key>.provenance.jsonl`:
-//! `version` (file name), `outcome` (`new`, `unchanged`, `quarantined`, `accepted`),
+//! `version` (file name), `outcome` (`new`, `unchanged`, `quarantined`, `accepted`,
+//! `failed`: then no `version`, but the `reason`, scrubbed of secrets),
 //! `fetched_at` (RFC 3339), `collector` (`tldsnap/<version> <key>/<collector version>`),
 //! `bytes` and `sha256` of the version file, and `requests`: per request the URL without
 //! secrets, the HTTP status, the byte count and the SHA-256 of the body.
@@ -216,6 +217,27 @@ pub fn keep(
         ),
         failed.iter().map(|f| f.rule.clone()).collect(),
     ))
+}
+
+/// Records that collecting `c` at `fetched_at` failed, and why (`reason` already
+/// scrubbed of secrets): a provenance line without a version.
+pub fn record_failure(
+    feeds: &Path,
+    c: &dyn Collector,
+    fetched_at: i64,
+    reason: &str,
+) -> Result<(), String> {
+    let shape = Shape::of(c.key()).ok_or_else(|| format!("no feed shape for {}", c.key()))?;
+    append_provenance(
+        feeds,
+        shape,
+        json!({
+            "outcome": "failed",
+            "fetched_at": crate::time::iso_millis(fetched_at),
+            "collector": format!("tldsnap/{} {}/{}", env!("CARGO_PKG_VERSION"), c.key(), c.version()),
+            "reason": reason,
+        }),
+    )
 }
 
 /// Takes the newest quarantined version of `c` into use.

@@ -233,7 +233,7 @@ mod tests {
 
     #[test]
     fn a_body_stays_small() {
-        // Moved with every response from the handler to hyper's write (issue 20).
+        // Moved with every response from the handler to hyper's write.
         let bytes = std::mem::size_of::<Body>();
         // 56 on 2026-11-27 (64 with three options side by side).
         assert!(bytes <= 56, "a body is {bytes} bytes");

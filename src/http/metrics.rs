@@ -35,6 +35,8 @@
 //! | `live_upstream_request_duration_seconds` | histogram | `upstream` |
 //! | `live_cache_lookups_total` | counter | `cache` = `registry`, `whois_referral`, `dns`, `tls`, `dnssec_probe`; `result` = `hit`, `miss` |
 //! | `live_cache_entries` | gauge | |
+//! | `registrar_newest_price_timestamp_seconds` | gauge | `registrar`: when its newest price in the served snapshot was last seen ([`render_collect`]) |
+//! | `collect_last_attempt_timestamp_seconds` | gauge | `registrar`, `outcome` = `ok`, `unchanged`, `quarantined`, `failed`: its last collection attempt, read from the feeds directory; only with `--feeds` |
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering, Ordering::Relaxed};
@@ -214,6 +216,46 @@ pub fn render_webhooks(out: &mut String, facts: &WebhookFacts) {
             "tldsnap_webhook_attempts_total{{result=\"{result}\"}} {n}"
         );
     }
+}
+
+/// What `/metrics` reports of the registrars' freshness and their collection.
+#[derive(Debug, Clone, Copy)]
+pub struct CollectFacts<'a> {
+    /// Per registrar key, Unix ms of its newest price in the served snapshot.
+    pub newest: &'a [(&'a str, i64)],
+    /// Per registrar key, its last collection attempt: outcome and Unix ms (`None`
+    /// when the server is not told the feeds directory).
+    pub attempts: Option<&'a [(&'a str, &'a str, i64)]>,
+}
+
+/// Appends the per-registrar freshness and collection gauges.
+pub fn render_collect(out: &mut String, facts: &CollectFacts<'_>) {
+    out.push_str("# HELP tldsnap_registrar_newest_price_timestamp_seconds When the registrar's newest price in the served snapshot was last seen at its source.\n");
+    out.push_str("# TYPE tldsnap_registrar_newest_price_timestamp_seconds gauge\n");
+    for (key, ms) in facts.newest {
+        let _ = writeln!(
+            out,
+            "tldsnap_registrar_newest_price_timestamp_seconds{{registrar=\"{key}\"}} {}",
+            seconds(*ms)
+        );
+    }
+    let Some(attempts) = facts.attempts else {
+        return;
+    };
+    out.push_str("# HELP tldsnap_collect_last_attempt_timestamp_seconds When the registrar's price list was last collected, labelled with how that attempt ended (ok: a new version; unchanged: the list in use again; quarantined: refused by the quality gate; failed).\n");
+    out.push_str("# TYPE tldsnap_collect_last_attempt_timestamp_seconds gauge\n");
+    for (key, outcome, ms) in attempts {
+        let _ = writeln!(
+            out,
+            "tldsnap_collect_last_attempt_timestamp_seconds{{registrar=\"{key}\",outcome=\"{outcome}\"}} {}",
+            seconds(*ms)
+        );
+    }
+}
+
+/// Unix ms as Prometheus seconds.
+fn seconds(ms: i64) -> f64 {
+    ms as f64 / 1e3
 }
 
 /// The server's counters. One per server, shared by every connection.

@@ -10,7 +10,7 @@
 //! | `socket` | a connection's reads and writes as system calls of their own (no C-library cancellation point), with tokio's readiness |
 //! | [`body`] | the response body: one chunk, shared bytes or the query's own buffer |
 //! | [`router`] | the route table, the one list of paths (also used by metrics and the OpenAPI test) |
-//! | [`params`] | percent-decoding and the contract's parameter rules |
+//! | [`params`] | percent-decoding and the parameter rules of docs/API.md |
 //! | [`problem`] | the one place that maps errors to status and `application/problem+json` |
 //! | [`metrics`] | lock-free counters (the per-request ones sharded per worker thread) and the Prometheus text |
 //! | [`openapi`] | the OpenAPI 3.1 document of every route |
@@ -60,8 +60,8 @@ pub fn came_over_https(headers: &HeaderMap, trust_proxy: bool) -> bool {
 /// `a == b`, compiled inline: eight bytes at a time, then the rest a byte at a time.
 /// For the short strings a request is matched by (a route's prefix, a kept answer's
 /// plan and query) this costs less than `==` on slices, which calls the C library's
-/// `memcmp` (a call and its dispatch for ~10-20 bytes: ~15-20 ns natively; see
-/// docs/PERFORMANCE.md, session 18).
+/// `memcmp` (a call and its dispatch for ~10-20 bytes: ~15-20 ns natively, measured with
+/// `tools/loadtest.d/native`).
 #[inline(always)]
 pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {

@@ -21,7 +21,7 @@ use crate::audit::portfolio::MAX_NAME_FIELD;
 // Rust's `regex`: classes, `\uXXXX` and `\xXX` escapes, no look-around.
 
 // The lists (`tlds`, `registrars`) take at most 100 values *after duplicates are
-// collapsed* (contract 4), which no JSON Schema keyword says: `maxItems` would claim that
+// collapsed* (docs/API.md, "Parameters"), which no JSON Schema keyword says: `maxItems` would claim that
 // `com` sent 101 times is refused, and it is answered. The limit is in the description
 // and in `x-max-distinct-items`; tests/http_malformed.rs tests the 101st distinct value.
 
@@ -44,7 +44,7 @@ fn tld_name_schema() -> Value {
     json!({ "type": "string", "minLength": 1, "maxLength": crate::tld::MAX_NAME_LEN, "pattern": tld_name_pattern(), "examples": ["com", "co.uk", "рф"] })
 }
 
-/// A registrar key in a path: the contract's form (any letter case is taken and lowercased).
+/// A registrar key in a path: the documented form (any letter case is taken and lowercased).
 const REGISTRAR_KEY: &str = "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$";
 /// A registrar key in the `registrars` list (blanks around it are dropped).
 const REGISTRAR_KEY_ITEM: &str = r"^[ \t]*[A-Za-z0-9][A-Za-z0-9_-]{0,63}[ \t]*$";
@@ -152,7 +152,7 @@ fn operation(id: RouteId) -> Value {
         RouteId::ClientCheapest => json!({
             "operationId": "clientCheapest",
             "summary": "Cheapest registrars for TLDs",
-            "description": "Per TLD, the registrars that sell it ranked by first-year registration price (ties: renewal price, then registrar key), cut to `limit`; `registrar_count` counts every seller. `meta.tier` is the caller's plan; `meta.not_found` lists TLDs that are not known.",
+            "description": "Per TLD, the registrars that sell it ranked by first-year registration price (ties: renewal price, then registrar key), cut to `limit` and to the sellers the caller's plan shows; `registrar_count` counts every seller. `meta.tier` is the caller's plan; `meta.not_found` lists TLDs that are not known. What each plan sees is the plan matrix of docs/API.md: a plan that shows N sellers of a TLD (public, free, basic: 5) gets at most N entries whatever `limit` says.",
             "security": keyed,
             "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/at" }, { "$ref": "#/components/parameters/max_age_days" }, { "$ref": "#/components/parameters/include_stale" } ],
             "responses": { "200": ok("CheapestClient", "Cheapest registrars per TLD.") }
@@ -160,7 +160,7 @@ fn operation(id: RouteId) -> Value {
         RouteId::PublicCheapest => json!({
             "operationId": "publicCheapest",
             "summary": "Cheapest registrars for TLDs (public overview)",
-            "description": "Like the client variant, with transfer prices, 1-, 3- and 5-year totals and per-TLD averages. Without a key only the 22 free TLDs are served, metered per client address.",
+            "description": "Like the client variant, with transfer prices, 1-, 3- and 5-year totals and per-TLD averages. Without a key only the 22 free TLDs are served, metered per client address. The averages are null when exactly one seller is hidden from the caller (they would give its price).",
             "security": optional_key,
             "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/at" }, { "$ref": "#/components/parameters/max_age_days" }, { "$ref": "#/components/parameters/include_stale" } ],
             "responses": { "200": ok("CheapestPublic", "Cheapest registrars per TLD, with averages.") }
@@ -170,7 +170,7 @@ fn operation(id: RouteId) -> Value {
             json!({
                 "operationId": match id { RouteId::ClientPrices => "clientPrices", RouteId::PublicPrices => "publicPrices", _ => "publicPricesV1" },
                 "summary": if client { "Prices of selected registrars" } else { "Prices of selected registrars (public variant)" },
-                "description": "Per TLD, the price record of each requested registrar that has one (every registrar with a price for the TLD when `registrars` is absent). Unknown TLDs and registrar keys are listed in `stats.not_found`.",
+                "description": "Per TLD, the price record of each requested registrar that has one (every registrar with a price for the TLD when `registrars` is absent), among the sellers the caller's plan shows: a registrar it does not show is answered as one without a price. Unknown TLDs and registrar keys are listed in `stats.not_found`.",
                 "security": if client { keyed.clone() } else { optional_key.clone() },
                 "parameters": [ { "$ref": "#/components/parameters/tlds" }, { "$ref": "#/components/parameters/registrars" }, { "$ref": "#/components/parameters/at" }, { "$ref": "#/components/parameters/max_age_days" } ],
                 "responses": { "200": ok("Prices", "Price records per TLD and registrar.") }
@@ -188,7 +188,7 @@ fn operation(id: RouteId) -> Value {
             id == RouteId::ClientHistory,
             ["clientHistory", "publicHistory"],
             "Price history of a TLD",
-            "Per registrar (key order, or the order of `registrars`), its dated price changes oldest first (`null` = not offered; a change to all `null` records that the registrar stopped listing the TLD), the price in effect when the window opens (`price_at_from`: the last change before `from`), and `coverage`: the first and last dated feed version of the registrar, so that a window without changes can be told apart from a window without data. A window of any length costs one credit.",
+            "Per registrar (key order, or the order of `registrars`), its dated price changes oldest first (`null` = not offered; a change to all `null` records that the registrar stopped listing the TLD), the price in effect when the window opens (`price_at_from`: the last change before `from`), and `coverage`: the first and last dated feed version of the registrar, so that a window without changes can be told apart from a window without data. A registrar whose offer of today the caller's plan does not see has no changes (its last change is its price now). A window of any length costs one credit.",
             &["tld", "registrars", "from", "to"],
             ok("History", "Price changes per registrar."),
         ),
@@ -196,7 +196,7 @@ fn operation(id: RouteId) -> Value {
             id == RouteId::ClientOverview,
             ["clientOverview", "publicOverview"],
             "Overview of a TLD",
-            "Registrar count, average prices, cheapest registration, lowest renewal and lowest 5-year cost with their registrars, the TLD's type and manager from the IANA root zone database, and whether it is one of the 22 free TLDs. Answers every TLD of the catalogue; for a TLD outside the caller's plan the member-only fields are null and listed in `members_only`. The picks are chosen among fresh prices (`max_age_days`) unless `include_stale=true`; each carries `last_updated`, and `stale_count` says how many sellers are stale.",
+            "Registrar count, average prices, cheapest registration, lowest renewal and lowest 5-year cost with their registrars, the TLD's type and manager from the IANA root zone database, and whether it is one of the 22 free TLDs. Answers every TLD of the catalogue; a pick whose registrar the caller's plan does not show, and averages that would give a hidden price (exactly one seller hidden), are null and listed in `members_only`. The picks are chosen among fresh prices (`max_age_days`) unless `include_stale=true`; each carries `last_updated`, and `stale_count` says how many of the sellers the caller sees are stale.",
             &["tld", "max_age_days", "include_stale"],
             ok("Overview", "The overview of the TLD."),
         ),
@@ -204,7 +204,7 @@ fn operation(id: RouteId) -> Value {
             id == RouteId::ClientTlds,
             ["clientTlds", "publicTlds"],
             "The TLD catalogue",
-            "Every TLD of the IANA root zone list and every TLD with a price, one page at a time. Paging with `next_cursor` yields each TLD exactly once; a cursor of an earlier snapshot or of another listing is a 400 naming `cursor`. For a TLD outside the caller's plan `cheapest_register` is null and listed in `members_only`.",
+            "Every TLD of the IANA root zone list and every TLD with a price, one page at a time. Paging with `next_cursor` yields each TLD exactly once; a cursor of an earlier snapshot or of another listing is a 400 naming `cursor`. For a TLD outside the caller's plan `cheapest_register` is null and listed in `members_only` (and `avg_register_price` too when it would give the one hidden price); with `sort=cheapest` such TLDs come after every price shown, in name order, then the unsold.",
             &["q", "type", "sort", "page_limit", "cursor"],
             ok("Catalogue", "One page of the catalogue."),
         ),
@@ -218,7 +218,7 @@ fn operation(id: RouteId) -> Value {
         RouteId::Registrar => json!({
             "operationId": "registrar",
             "summary": "One registrar and its price list",
-            "description": "The registrar's listing fields and its prices, in TLD name order, paged like the catalogue. For a TLD outside the caller's plan the prices are null and listed in `members_only`.",
+            "description": "The registrar's listing fields and its prices, in TLD name order, paged like the catalogue. The list holds the TLDs where the caller's plan shows this registrar's offer; `meta.total` counts them, `tlds_sold` every TLD it sells.",
             "security": optional_key.clone(),
             "parameters": [ { "$ref": "#/components/parameters/key" }, { "$ref": "#/components/parameters/page_limit" }, { "$ref": "#/components/parameters/cursor" } ],
             "responses": { "200": ok("Registrar", "The registrar and one page of its prices."),
@@ -286,9 +286,17 @@ fn operation(id: RouteId) -> Value {
             "summary": "Readiness: a snapshot is loaded",
             "responses": {
                 "200": { "description": "A snapshot is loaded and served.", "content": { "application/json": { "schema": {
-                    "type": "object", "required": ["status", "snapshot"],
+                    "type": "object", "required": ["status", "snapshot", "registrars"],
                     "properties": {
                         "status": { "const": "ready" },
+                        "registrars": { "type": "array", "description": "Per registrar of the snapshot (key order): when its newest price was last seen at its source, and, when the server is told the feeds directory (`serve --feeds`), its last collection attempt recorded there (`null`: never collected). See docs/COLLECT.md.",
+                            "items": { "type": "object", "required": ["key", "newest_price"], "properties": {
+                                "key": { "type": "string" },
+                                "newest_price": { "type": ["string", "null"], "format": "date-time" },
+                                "last_collection": { "type": ["object", "null"], "required": ["at", "outcome", "reason"], "properties": {
+                                    "at": { "type": "string", "format": "date-time" },
+                                    "outcome": { "enum": ["ok", "unchanged", "quarantined", "failed"], "description": "ok: a new version is in use; unchanged: the source answered the list in use again; quarantined: the quality gate refused it, the previous version stays in use; failed: nothing collected." },
+                                    "reason": { "type": ["string", "null"], "description": "Why it failed, or where the quarantine report is." } } } } } },
                         "snapshot": { "type": "object", "required": ["hash", "data_updated", "loaded_at"], "properties": {
                             "hash": { "type": "string", "description": "Content hash of the snapshot, hex." },
                             "data_updated": { "type": "string", "format": "date-time" },
@@ -471,7 +479,7 @@ fn operation(id: RouteId) -> Value {
     op
 }
 
-/// A live lookup of one domain (issue 15, docs/LIVE.md).
+/// A live lookup of one domain (docs/LIVE.md).
 fn live_operation(id: RouteId) -> Value {
     let domain = json!({ "$ref": "#/components/parameters/domain" });
     let not_found = &["live_unavailable", "not_found"][..];
@@ -750,7 +758,7 @@ fn price() -> Value {
     json!({ "type": "number", "minimum": 0, "description": "US dollars, at most two decimals." })
 }
 
-/// The schemas of the domain owner's endpoints (issue 13), kept apart so each `json!`
+/// The schemas of the domain owner's endpoints (docs/AUDIT.md), kept apart so each `json!`
 /// stays within the macro's recursion limit.
 fn domain_schemas() -> Value {
     let mut schemas = serde_json::Map::new();
@@ -1173,7 +1181,7 @@ fn catalogue_schemas() -> Value {
                     "type": { "type": ["string", "null"], "description": "IANA root zone type (of the top-level label)." },
                     "manager": { "type": ["string", "null"], "description": "TLD manager from the IANA root zone database (top-level names only)." },
                     "free": { "type": "boolean", "description": "One of the 22 TLDs every plan covers." },
-                    "members_only": { "type": "array", "items": { "type": "string" }, "description": "Fields set to null because the TLD is outside the caller's plan." }
+                    "members_only": { "type": "array", "items": { "type": "string" }, "description": "Fields set to null because the caller's plan does not show them." }
                 }
             },
             "Overview": {

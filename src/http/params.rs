@@ -1,11 +1,11 @@
-//! Query and path parameters: percent-decoding and the contract's rules for `tlds`,
-//! `limit`, `registrars` and `include_prices` (contract 4).
+//! Query and path parameters: percent-decoding and the rules for `tlds`,
+//! `limit`, `registrars` and `include_prices` (docs/API.md, "Parameters").
 //!
 //! Decoding borrows from the request whenever the text has no escapes, which is the
 //! common case, and never panics: a bad escape (`%zz`, a lone `%`) or bytes that do not
 //! decode to UTF-8 (`%ff`) are a 400 `invalid_parameter` naming the parameter.
 //!
-//! Rules that the contract leaves open and this module settles (also in `docs/API.md`):
+//! Rules that the specification leaves open and this module settles (also in `docs/API.md`):
 //! - `+` in the query means a space (HTML form encoding); names are trimmed anyway.
 //! - Only the parameters an endpoint takes are looked at. Any other parameter is
 //!   ignored, even when it is repeated or badly encoded.
@@ -27,11 +27,11 @@ use crate::tld;
 /// the usual request allocates no list.
 pub type List<'a> = SmallVec<[Cow<'a, str>; 8]>;
 
-/// Most distinct values `tlds` and `registrars` take (contract 4).
+/// Most distinct values `tlds` and `registrars` take.
 pub const MAX_LIST_VALUES: usize = 100;
-/// `limit` when it is absent (contract 4).
+/// `limit` when it is absent.
 pub const DEFAULT_LIMIT: usize = 10;
-/// Largest `limit` (contract 4).
+/// Largest `limit`.
 pub const MAX_LIMIT: usize = 100;
 
 /// Why percent-decoding failed.
@@ -188,7 +188,7 @@ pub fn pick<'a, const N: usize>(
     Ok(found)
 }
 
-/// The `tlds` parameter: 1 to 100 canonical names (contract 4), duplicates collapsed
+/// The `tlds` parameter: 1 to 100 canonical names, duplicates collapsed
 /// keeping the first, in request order.
 pub fn tlds(value: Option<&str>) -> Result<List<'_>, Problem> {
     const NAME: &str = "tlds";
@@ -248,7 +248,7 @@ fn split_commas(list: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The `limit` parameter: an integer from 1 to 100, 10 when absent (contract 4).
+/// The `limit` parameter: an integer from 1 to 100, 10 when absent.
 pub fn limit(value: Option<&str>) -> Result<usize, Problem> {
     bounded_int("limit", value, DEFAULT_LIMIT, MAX_LIMIT)
 }
@@ -422,7 +422,7 @@ pub fn cursor(value: Option<&str>) -> Result<Option<Cursor>, Problem> {
 }
 
 /// The `{key}` path segment of a registrar: percent-decoded and lowercased, of the
-/// contract's form.
+/// documented form.
 pub fn path_registrar(raw: &str) -> Result<Cow<'_, str>, Problem> {
     let decoded = percent_decode(raw, false).map_err(|err| Problem::InvalidParameter {
         name: "key",
@@ -477,7 +477,7 @@ fn bounded_int(
 
 /// The `registrars` parameter of `prices`: `None` when absent (every registrar), else 1
 /// to 100 keys, trimmed and lowercased, duplicates collapsed keeping the first. A key
-/// that is not of the contract's form `[a-z0-9][a-z0-9_-]{0,63}` is a 400; a well-formed
+/// that is not of the documented form `[a-z0-9][a-z0-9_-]{0,63}` is a 400; a well-formed
 /// key that the snapshot does not know is left to the query (`not_found`).
 pub fn registrars(value: Option<&str>) -> Result<Option<List<'_>>, Problem> {
     const NAME: &str = "registrars";

@@ -638,7 +638,7 @@ async fn serve<H: Handler>(
         let io = conn.into_parts().io;
         if let Some(what) = io.unparsable(&err, limits) {
             // Boxed: its 4 KiB read buffer would otherwise sit in every connection's
-            // task for a path taken only after a malformed request (issue 20).
+            // task for a path taken only after a malformed request.
             Box::pin(refuse(io.inner, handler.unparsable(what))).await;
         }
     }
@@ -766,7 +766,7 @@ impl hyper::rt::Read for Io {
 /// remedy (`writev(false)`, which copies every body behind its head) keeps, for the
 /// rest of the connection, a write buffer as large as the largest answer it sent;
 /// here the copy goes to one buffer per thread and a larger answer goes out as before.
-/// docs/PERFORMANCE.md, session 20.
+/// docs/PERFORMANCE.md, "Instructions per request".
 const COALESCE_MAX: usize = 4096;
 
 thread_local! {
@@ -1535,7 +1535,7 @@ mod tests {
     #[test]
     fn the_task_of_a_connection_stays_small() {
         // Every open connection keeps its task (this future) allocated: what is rarely
-        // needed (a refusal's read buffer) is boxed where it is needed (issue 20).
+        // needed (a refusal's read buffer) is boxed where it is needed.
         fn size<F, Fut>(_: F) -> usize
         where
             F: FnOnce(
@@ -1557,7 +1557,7 @@ mod tests {
     #[test]
     fn the_future_hyper_keeps_for_a_request_stays_small() {
         // hyper keeps it in a box per connection, and writes it there for every request:
-        // an answer made at once, or a boxed future (issue 20).
+        // an answer made at once, or a boxed future.
         type Later = Pin<Box<dyn Future<Output = Response<Body>> + Send>>;
         let bytes = std::mem::size_of::<Served<Later>>();
         assert!(bytes <= 384, "the request's future is {bytes} bytes");

@@ -4,8 +4,8 @@
 //! `writev`. In glibc these are cancellation points: in a process that has ever
 //! started a second thread (the server has: a snapshot is checked on several threads,
 //! and tokio keeps a blocking pool) each one is bracketed by two atomic updates of the
-//! thread's cancellation state, ~140 ns a request on the hosts of docs/PERFORMANCE.md
-//! ("The issue's own build on this host", session 29), which the single-threaded
+//! thread's cancellation state, ~140 ns a request as measured by interposing the two
+//! calls (docs/PERFORMANCE.md, "cheapest-1: the user-space difference"), which the single-threaded
 //! baseline never pays and nothing in this program uses (Rust never cancels a thread).
 //! Here the same calls go through `syscall(2)`, which is not a cancellation point.
 //!

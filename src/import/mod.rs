@@ -1,4 +1,4 @@
-//! Real registrar feeds -> the canonical price source (contract section 2).
+//! Real registrar feeds -> the canonical price source (docs/IMPORT.md).
 //!
 //! `tldsnap import --feeds DIR --output SRC_DIR` reads one folder per registrar under
 //! `DIR` (the layout of `snapshots/feeds/`), keeps what is a real, priced offer, and
@@ -23,7 +23,7 @@
 //!   offered for registration"; the row is then kept as renewal-only when it has a
 //!   renewal price and dropped otherwise.
 //! - A row with a registration price but no renewal price is dropped (the builder
-//!   refuses it: contract section 2).
+//!   refuses it).
 //! - `transfer` 0 is a real free transfer (the `.uk` family); a missing transfer price
 //!   stays empty.
 //! - One row per (tld, registrar): when a feed lists one name twice (say its Unicode and

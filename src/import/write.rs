@@ -61,7 +61,7 @@ pub fn registrars_csv(source: &Source) -> Vec<u8> {
     )
 }
 
-/// The text of `prices.csv`: the contract's columns, then the original-currency
+/// The text of `prices.csv`: the seven base columns, then the original-currency
 /// columns (empty for a price the feed gave in USD).
 pub fn prices_csv(source: &Source) -> Vec<u8> {
     let header: Vec<&str> = crate::source::PRICES_COLUMNS

@@ -1,4 +1,4 @@
-//! Live domain data (issue 15): registration data (RDAP, WHOIS), status, DNS, the TLS
+//! Live domain data (docs/LIVE.md): registration data (RDAP, WHOIS), status, DNS, the TLS
 //! certificate of a domain's web server, and availability — questions the snapshot
 //! cannot answer, asked of registries, name servers and web servers at request time.
 //!

@@ -15,7 +15,7 @@
 //! builder's order — per request. That sort of a few dozen small structs is cheaper
 //! than storing a ranking for every day of the history.
 
-use super::render;
+use super::{Sight, render};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedTld, ArchivedVersion, NONE};
 
@@ -89,6 +89,30 @@ pub(crate) fn offers_at(
     // Registrar positions are in key order: the builder's key tie-break.
     offers.sort_unstable_by_key(|o| (o.register == NONE, o.register, o.renew, o.registrar));
     Some(offers.iter().take_while(|o| o.register != NONE).count())
+}
+
+/// Of the day's `sellers` (ranked first in `offers`), the positions `sight` shows: the
+/// offers of registrars whose offer of today it sees (or who have none today: nothing
+/// of today is hidden by showing them), at most [`Sight::shown`] of them; then, for a
+/// viewer that sees every seller, the renewal-only rows. A registrar it does not see
+/// today is left out of every past day too, since its price then may be its price now.
+pub(crate) fn seen(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    sight: Sight,
+    offers: &[DayOffer],
+    sellers: usize,
+) -> Vec<usize> {
+    let tld = snap.span_str(&t.name);
+    let most = sight.shown(tld, sellers);
+    let mut out: Vec<usize> = (0..sellers)
+        .filter(|&i| super::registrar_seen(snap, t, sight, offers[i].registrar as usize))
+        .take(most)
+        .collect();
+    if sight.every_seller() && sight.price_shown(tld) {
+        out.extend(sellers..offers.len());
+    }
+    out
 }
 
 /// The averages of the sellers (register, renew, transfer), as the builder computes them.

@@ -14,7 +14,7 @@
 //!
 //! [`SnapshotData::catalogue`]: crate::snapshot::SnapshotData::catalogue
 
-use super::{QueryError, write_int};
+use super::{QueryError, Sight, write_int};
 use crate::json;
 use crate::price::write_opt_cents;
 use crate::snapshot::schema::{ArchivedCatalogueEntry, ArchivedRegistrar, NONE};
@@ -41,7 +41,9 @@ pub const DEFAULT_PAGE: usize = 100;
 pub enum CatalogueSort {
     /// By canonical name.
     Name,
-    /// By cheapest registration price, unsold TLDs last; ties by name.
+    /// By cheapest registration price, unsold TLDs last; ties by name. For a viewer
+    /// who does not see every TLD's prices: the TLDs whose price it sees by price, then
+    /// the sold ones it does not see by name, then the unsold by name.
     Cheapest,
     /// By number of selling registrars, most first; ties by name.
     Registrars,
@@ -181,9 +183,9 @@ pub struct CatalogueRequest<'a> {
     pub limit: usize,
     /// Where to start; `None` = the first page.
     pub cursor: Option<Cursor>,
-    /// Whether the caller's plan covers every TLD (otherwise member-only fields of TLDs
-    /// outside the 22 free ones are `null`).
-    pub all_tlds: bool,
+    /// What the caller sees (a hidden price is `null` and named in `members_only`,
+    /// and `sort=cheapest` places it after the prices shown).
+    pub sight: Sight,
     /// The snapshot's identity (low 64 bits of its content hash), for cursors.
     pub snapshot: u64,
 }
@@ -275,31 +277,42 @@ pub(crate) fn write_members_only(fields: &[&str], out: &mut Vec<u8>) {
     out.push(b']');
 }
 
+/// The sellers of a catalogue entry (0 for a name nobody prices).
+fn sellers_of(snap: &ArchivedSnapshotData, e: &ArchivedCatalogueEntry) -> usize {
+    match e.tld.to_native() {
+        NONE => 0,
+        t => snap.tlds[t as usize].sellers.to_native() as usize,
+    }
+}
+
 /// One catalogue entry.
 fn write_entry(
     snap: &ArchivedSnapshotData,
     e: &ArchivedCatalogueEntry,
-    all_tlds: bool,
+    sight: Sight,
     out: &mut Vec<u8>,
 ) {
     out.push(b'{');
     write_tld_facts(snap, e, out);
+    let name = snap.span_str(&e.name);
     let t = e.tld.to_native();
     let t = (t != NONE).then(|| &snap.tlds[t as usize]);
-    let sellers = t.map_or(0, |t| t.sellers.to_native());
+    let sellers = sellers_of(snap, e);
     out.extend_from_slice(b",\"registrar_count\":");
     write_int(sellers as u64, out);
     out.extend_from_slice(b",\"avg_register_price\":");
+    let average = sight.average_shown(name, sellers);
     write_opt_cents(
-        t.map(|t| t.avg_register.to_native())
+        t.filter(|_| average)
+            .map(|t| t.avg_register.to_native())
             .filter(|c| *c != NONE)
             .map(u64::from),
         out,
     );
     out.extend_from_slice(b",\"cheapest_register\":");
-    let shown = all_tlds || crate::tld::is_free(snap.span_str(&e.name));
+    let shown = sight.shown(name, sellers) > 0;
     let cheapest = t
-        .filter(|_| shown && sellers > 0)
+        .filter(|_| shown)
         .map(|t| &snap.offers[t.first_offer.to_native() as usize]);
     super::write_pick(
         snap,
@@ -308,10 +321,38 @@ fn write_entry(
         super::Freshness::ANY_AGE,
         out,
     );
-    if !shown {
-        write_members_only(&["cheapest_register"], out);
+    match (average, shown || sellers == 0) {
+        (true, true) => {}
+        (true, false) => write_members_only(&["cheapest_register"], out),
+        (false, true) => write_members_only(&["avg_register_price"], out),
+        (false, false) => write_members_only(&["avg_register_price", "cheapest_register"], out),
     }
     out.push(b'}');
+}
+
+/// The passes of a viewer's `sort=cheapest` over the catalogue: (order, which entries).
+/// A viewer who sees every TLD's prices walks the builder's order once; another walks
+/// it for the prices it sees, then the name order for the sold names it does not see,
+/// then for the unsold, so that no hidden price is placed among the shown ones, nor
+/// ordered against another hidden one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Every entry, in the listing's own order.
+    Every,
+    /// `sort=cheapest`: the sold entries whose price is shown.
+    PriceShown,
+    /// By name: the sold entries whose price is hidden.
+    PriceHidden,
+    /// By name: the entries nobody sells.
+    Unsold,
+}
+
+fn passes(sort: CatalogueSort, sight: Sight) -> &'static [Pass] {
+    if sort == CatalogueSort::Cheapest && !sight.all_tlds() {
+        &[Pass::PriceShown, Pass::PriceHidden, Pass::Unsold]
+    } else {
+        &[Pass::Every]
+    }
 }
 
 /// Writes `"next_cursor":"..."` or `null`.
@@ -336,34 +377,56 @@ pub fn catalogue(
 ) -> Result<(), QueryError> {
     out.clear();
     let n = snap.catalogue.len();
-    let listing = listing_hash(&[
+    // Positions run through the passes one after the other: pass `p`'s `i`-th entry
+    // is at `p * n + i`. The passes are part of the listing a cursor belongs to.
+    let passes = passes(req.sort, req.sight);
+    let parts = [
         "catalogue",
         req.sort.as_str(),
         req.q.unwrap_or(""),
         req.kind.unwrap_or(""),
-    ]);
-    let from = start(req.cursor.as_ref(), req.snapshot, listing, n)?;
-    let order = match req.sort {
-        CatalogueSort::Name => None,
-        CatalogueSort::Cheapest => Some(&snap.catalogue_by_cheapest),
-        CatalogueSort::Registrars => Some(&snap.catalogue_by_registrars),
+        "shown first",
+    ];
+    let listing = listing_hash(&parts[..if passes.len() > 1 { 5 } else { 4 }]);
+    let from = start(req.cursor.as_ref(), req.snapshot, listing, n * passes.len())?;
+    let at = |i: usize| {
+        let (pass, i) = (passes[i / n], i % n);
+        let order = match (pass, req.sort) {
+            (Pass::PriceHidden | Pass::Unsold, _) | (_, CatalogueSort::Name) => None,
+            (_, CatalogueSort::Cheapest) => Some(&snap.catalogue_by_cheapest),
+            (_, CatalogueSort::Registrars) => Some(&snap.catalogue_by_registrars),
+        };
+        let e = match order {
+            None => &snap.catalogue[i],
+            Some(o) => &snap.catalogue[o[i].to_native() as usize],
+        };
+        let sold = sellers_of(snap, e) > 0;
+        let member = match pass {
+            Pass::Every => true,
+            Pass::PriceShown => sold && req.sight.price_shown(snap.span_str(&e.name)),
+            Pass::PriceHidden => sold && !req.sight.price_shown(snap.span_str(&e.name)),
+            Pass::Unsold => !sold,
+        };
+        (e, member)
     };
-    let at = |i: usize| match order {
-        None => &snap.catalogue[i],
-        Some(o) => &snap.catalogue[o[i].to_native() as usize],
-    };
+    let n_all = n * passes.len();
+    let matches = |e: &ArchivedCatalogueEntry| matches(snap, e, req);
+    // Every entry is in exactly one pass: only a filter makes counting a walk.
     let filtered = req.q.is_some() || req.kind.is_some();
     out.extend_from_slice(b"{\"tlds\":[");
     let (mut shown, mut total, mut next) = (0usize, 0usize, None);
     // Matches before the cursor count toward the total too.
+    let keep = |i: usize| {
+        let (e, member) = at(i);
+        (member && matches(e)).then_some(e)
+    };
     if filtered {
-        total = (0..from).filter(|&i| matches(snap, at(i), req)).count();
+        total = (0..from).filter(|&i| keep(i).is_some()).count();
     }
-    for i in from..n {
-        let e = at(i);
-        if filtered && !matches(snap, e, req) {
+    for i in from..n_all {
+        let Some(e) = keep(i) else {
             continue;
-        }
+        };
         if shown == req.limit {
             if next.is_none() {
                 next = Some(Cursor {
@@ -381,7 +444,7 @@ pub fn catalogue(
         if shown > 0 {
             out.push(b',');
         }
-        write_entry(snap, e, req.all_tlds, out);
+        write_entry(snap, e, req.sight, out);
         shown += 1;
         total += 1;
     }
@@ -483,8 +546,9 @@ pub struct RegistrarRequest<'a> {
     pub limit: usize,
     /// Where to start; `None` = the first page.
     pub cursor: Option<Cursor>,
-    /// Whether the caller's plan covers every TLD.
-    pub all_tlds: bool,
+    /// What the caller sees: the TLDs whose offer of this registrar it does not see
+    /// are left out of the list (and of `meta.total`).
+    pub sight: Sight,
     /// Base of `website_url`; must already be safe inside a JSON string.
     pub public_url: &'a str,
     /// The snapshot's identity, for cursors.
@@ -492,7 +556,8 @@ pub struct RegistrarRequest<'a> {
 }
 
 /// One registrar and a page of its price list, in TLD name order: its listing fields,
-/// then `"prices":[{"tld":..,"register_price":..,...}]` and `meta`.
+/// then `"prices":[{"tld":..,"register_price":..,...}]` and `meta`. The list holds the
+/// offers the caller sees; the counts (`tlds_sold`, ...) are the registrar's own.
 pub fn registrar(
     snap: &ArchivedSnapshotData,
     req: &RegistrarRequest<'_>,
@@ -510,20 +575,29 @@ pub fn registrar(
     let from = start(req.cursor.as_ref(), req.snapshot, listing, list.len())?;
     write_registrar_head(snap, r, req.public_url, out);
     out.extend_from_slice(b",\"prices\":[");
-    let end = list.len().min(from + req.limit);
-    for (i, o) in list[from..end].iter().enumerate() {
-        let o = &snap.offers[o.to_native() as usize];
-        // The TLD of an offer: a binary search over the TLD groups (the list stores
-        // offer positions only).
-        let t = &snap.tlds[snap.offer_tld(list[from + i].to_native() as usize)];
-        let name = snap.span_str(&t.name);
-        if i > 0 {
+    // The TLD of an offer: a binary search over the TLD groups (the list stores offer
+    // positions only).
+    let tld_of = |i: usize| &snap.tlds[snap.offer_tld(list[i].to_native() as usize)];
+    let everything = req.sight.all_tlds() && req.sight.every_seller();
+    let shown = |i: usize| {
+        everything || super::offer_shown(snap, tld_of(i), req.sight, list[i].to_native() as usize)
+    };
+    let (mut written, mut end) = (0usize, from);
+    while end < list.len() && written < req.limit {
+        let i = end;
+        end += 1;
+        if !shown(i) {
+            continue;
+        }
+        let o = &snap.offers[list[i].to_native() as usize];
+        let t = tld_of(i);
+        if written > 0 {
             out.push(b',');
         }
+        written += 1;
         out.extend_from_slice(b"{\"tld\":");
         out.extend_from_slice(snap.span(&t.key_json));
-        let shown = req.all_tlds || crate::tld::is_free(name);
-        let price = |c: u32| (shown && c != NONE).then_some(c as u64);
+        let price = |c: u32| (c != NONE).then_some(c as u64);
         out.extend_from_slice(b",\"register_price\":");
         write_opt_cents(price(o.register.to_native()), out);
         out.extend_from_slice(b",\"renew_price\":");
@@ -534,7 +608,7 @@ pub fn registrar(
         time::write_iso_millis(o.updated_ms.to_native(), out);
         out.push(b'"');
         let currency = snap.span_str(&o.original_currency);
-        if shown && !currency.is_empty() {
+        if !currency.is_empty() {
             super::render::original_prices(
                 currency,
                 (
@@ -546,13 +620,19 @@ pub fn registrar(
                 out,
             );
         }
-        if !shown {
-            write_members_only(&["register_price", "renew_price", "transfer_price"], out);
-        }
         out.push(b'}');
     }
+    // The next page starts at the next entry shown, if there is one.
+    while end < list.len() && !shown(end) {
+        end += 1;
+    }
+    let total = if everything {
+        list.len()
+    } else {
+        (0..list.len()).filter(|&i| shown(i)).count()
+    };
     out.extend_from_slice(b"],\"meta\":{\"total\":");
-    write_int(list.len() as u64, out);
+    write_int(total as u64, out);
     out.extend_from_slice(b",\"limit\":");
     write_int(req.limit as u64, out);
     let next = (end < list.len()).then_some(Cursor {

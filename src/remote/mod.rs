@@ -626,7 +626,7 @@ impl Remote {
 /// then keeps the file in the page cache as 2 MiB folios, which a server's mapping
 /// takes a folio at a time. Mapping S (53 MB) written in 2 MiB blocks took 0.07 ms, in
 /// 64 KiB or 1 MiB blocks 2.0-2.4 ms, every time it is opened while the page cache holds
-/// it (docs/PERFORMANCE.md, session 20). `files::write_atomic` writes a whole snapshot
+/// it (measured with `examples/open_s` in `map` mode). `files::write_atomic` writes a whole snapshot
 /// in one write, which does the same.
 const WRITE_BLOCK: usize = 2 << 20;
 

@@ -393,8 +393,8 @@ impl fmt::Debug for Snapshot {
 ///
 /// twox-hash's XXH3 picks its SIMD code when it runs (AVX2 where the CPU has it, else
 /// SSE2): 173 M instructions to open S instead of 193 M with the SSE2-only code that a
-/// build for plain x86-64 gets from a crate that chooses at compile time (issue 20, "Open
-/// S"). The value is the standard XXH3-128, whatever code computes it.
+/// build for plain x86-64 gets from a crate that chooses at compile time (docs/PERFORMANCE.md,
+/// "Open S"). The value is the standard XXH3-128, whatever code computes it.
 pub fn content_hash(payload: &[u8]) -> u128 {
     twox_hash::XxHash3_128::oneshot(payload)
 }
@@ -1174,6 +1174,15 @@ impl ArchivedSnapshotData {
     /// Number of TLDs.
     pub fn tld_count(&self) -> usize {
         self.tlds.len()
+    }
+
+    /// Number of TLDs on sale: with at least one seller (a registration price). The
+    /// others have renewal-only offers.
+    pub fn sold_tld_count(&self) -> usize {
+        self.tlds
+            .iter()
+            .filter(|t| t.sellers.to_native() > 0)
+            .count()
     }
 
     /// Number of registrars.
@@ -2000,7 +2009,7 @@ mod tests {
 
     /// The content hash is the standard XXH3-128 (the empty input's is the reference
     /// implementation's), so every snapshot written before the hash crate changed
-    /// (xxhash-rust until issue 20's session 17) still opens; the values were computed by
+    /// (xxhash-rust before twox-hash) still opens; the values were computed by
     /// that crate. A reload hashes in steps: the same value.
     #[test]
     fn the_content_hash_is_xxh3_128_at_once_and_in_steps() {

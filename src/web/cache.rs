@@ -28,7 +28,7 @@ impl Page {
     ///
     /// Kept without the spare capacity left by writing it (up to as much again: a
     /// `Bytes` made from a `Vec` keeps the whole allocation), since a page stays cached
-    /// for the life of its snapshot (issue 20).
+    /// for the life of its snapshot.
     pub fn new(html: String) -> Page {
         let mut html = html.into_bytes();
         html.shrink_to_fit();

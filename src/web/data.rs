@@ -14,6 +14,7 @@ use crate::query::{
     self, CatalogueRequest, CheapestRequest, Freshness, HistoryRequest, OverviewRequest,
     PricesRequest, QueryError, RegistrarRequest, RegistrarsRequest, Shape,
 };
+use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 
 /// Why a page's data could not be read.
@@ -169,9 +170,12 @@ pub struct TldPage {
     pub overview: Overview,
     /// Whether this viewer sees the TLD's prices (free TLD, or a plan with all TLDs).
     pub prices_shown: bool,
-    /// The sellers, cheapest first when prices are shown, else by name.
+    /// The sellers this viewer sees, cheapest first.
     pub rows: Vec<Row>,
-    /// Price history per registrar (empty when prices are not shown).
+    /// How many sellers this viewer does not see (their names and prices are for
+    /// members of a plan that shows them).
+    pub hidden: u64,
+    /// Price history per registrar this viewer sees (empty when prices are not shown).
     pub history: Vec<Series>,
     /// The snapshot's data date, `YYYY-MM-DD`.
     pub data_date: String,
@@ -237,40 +241,34 @@ pub fn data_date(snap: &ArchivedSnapshotData) -> String {
     crate::time::iso_millis(snap.data_updated_ms.to_native())[..10].to_owned()
 }
 
-/// The page of `tld` (canonical) for a viewer whose plan covers every TLD or not.
+/// The page of `tld` (canonical) as a viewer who sees `sight` sees it: every query
+/// asked with the viewer's sight, so that the page shows what the API shows that plan.
 pub fn tld_page(
     snap: &ArchivedSnapshotData,
     tld: &str,
-    all_tlds: bool,
+    sight: Sight,
     public_url: &str,
     fresh: Freshness,
 ) -> Result<TldPage, DataError> {
     let mut out = Vec::new();
-    query::overview(
-        snap,
-        &OverviewRequest {
-            tld,
-            all_tlds,
-            fresh,
-        },
-        &mut out,
-    )?;
-    // The table lists every seller, the stale ones marked.
+    query::overview(snap, &OverviewRequest { tld, fresh, sight }, &mut out)?;
+    // The table lists every seller the viewer sees, the stale ones marked.
     let every = Freshness {
         include_stale: true,
         ..fresh
     };
     let overview: Overview = parse("overview", &out)?;
-    let prices_shown = overview.members_only.is_empty();
+    let prices_shown = sight.price_shown(tld);
     let mut rows = Vec::new();
-    if overview.registrar_count > 0 {
-        // Names, keys and prices in rank order (the full listing).
+    let mut hidden = overview.registrar_count;
+    if overview.registrar_count > 0 && prices_shown {
+        // Names, keys and prices in rank order (the listing the viewer sees).
         query::registrars(
             snap,
             &RegistrarsRequest {
                 tld,
                 include_prices: true,
-                limit: None,
+                sight,
                 public_url,
                 fresh: every,
             },
@@ -287,6 +285,7 @@ pub fn tld_page(
                 shape: Shape::Public,
                 tier: None,
                 fresh: every,
+                sight,
             },
             &mut out,
         )?;
@@ -305,6 +304,7 @@ pub fn tld_page(
                 registrars: None,
                 started: crate::time::Stamp::now(),
                 fresh: every,
+                sight,
             },
             &mut out,
         )?;
@@ -332,21 +332,14 @@ pub fn tld_page(
                 rank: c.rank,
                 key: l.key,
                 name: l.name,
-                prices: if prices_shown {
-                    l.prices
-                } else {
-                    Triple::default()
-                },
-                total_5_year: c.total_cost_5_year.filter(|_| prices_shown),
+                prices: l.prices,
+                total_5_year: c.total_cost_5_year,
                 date,
-                original: l.original_prices.filter(|_| prices_shown),
+                original: l.original_prices,
                 stale: l.stale,
             });
         }
-        if !prices_shown {
-            // Without prices the order would still tell who is cheapest.
-            rows.sort_by_key(|a| a.name.to_lowercase());
-        }
+        hidden -= rows.len() as u64;
     }
     let mut history = Vec::new();
     if prices_shown {
@@ -357,6 +350,7 @@ pub fn tld_page(
                 registrars: None,
                 from: None,
                 to: None,
+                sight,
             },
             &mut out,
         )?;
@@ -379,6 +373,7 @@ pub fn tld_page(
         overview,
         prices_shown,
         rows,
+        hidden,
         history,
         data_date: data_date(snap),
     })
@@ -399,11 +394,13 @@ fn registrar_names(
 /// A TLD's cheapest registration: price, registrar name, number of registrars.
 pub type Cheapest = (Option<f64>, String, u64);
 
-/// The cheapest registration of each of `tlds` ([`query::cheapest`], public shape).
+/// The cheapest registration of each of `tlds` ([`query::cheapest`], public shape), as
+/// a viewer who sees `sight` sees it (no entry where it sees no price).
 pub fn cheapest_of(
     snap: &ArchivedSnapshotData,
     tlds: &[&str],
     fresh: Freshness,
+    sight: Sight,
 ) -> Result<BTreeMap<String, Cheapest>, DataError> {
     #[derive(Deserialize)]
     struct Body {
@@ -423,6 +420,7 @@ pub fn cheapest_of(
             shape: Shape::Public,
             tier: None,
             fresh,
+            sight,
         },
         &mut out,
     )?;
@@ -577,19 +575,15 @@ pub fn registrar(
     parse("registrar", &out)
 }
 
-/// The overview of `tld` (canonical) as a visitor sees it, or `None` when the catalogue
-/// has no such name.
-pub fn overview(snap: &ArchivedSnapshotData, tld: &str, fresh: Freshness) -> Option<Overview> {
+/// The overview of `tld` (canonical) as a viewer who sees `sight` sees it, or `None`
+/// when the catalogue has no such name.
+pub fn overview(
+    snap: &ArchivedSnapshotData,
+    tld: &str,
+    fresh: Freshness,
+    sight: Sight,
+) -> Option<Overview> {
     let mut out = Vec::new();
-    query::overview(
-        snap,
-        &OverviewRequest {
-            tld,
-            all_tlds: false,
-            fresh,
-        },
-        &mut out,
-    )
-    .ok()?;
+    query::overview(snap, &OverviewRequest { tld, fresh, sight }, &mut out).ok()?;
     serde_json::from_slice(&out).ok()
 }

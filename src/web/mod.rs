@@ -1,5 +1,5 @@
 //! The website: HTML pages of the same snapshot the API answers from, served by the
-//! same process (issue 12).
+//! same process.
 //!
 //! | file | what |
 //! |---|---|
@@ -41,7 +41,6 @@ use hyper::{Method, Request, Response, StatusCode};
 use maud::Markup;
 
 use crate::access::Denial;
-use crate::access::plans::TldScope;
 use crate::api::{Connection, HttpResponse, State};
 use crate::http::FORWARDED_PROTO;
 use crate::http::body::Body;
@@ -49,6 +48,7 @@ use crate::http::params;
 use crate::http::problem::Problem;
 use crate::http::router::RouteId;
 use crate::query::{CatalogueRequest, QueryError, RegistrarRequest};
+use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::store::Loaded;
 use cache::{Page, PageCache};
@@ -127,7 +127,7 @@ pub fn wants_html<B>(req: &Request<B>) -> bool {
 
 /// Which of the request headers a page reads came at all: one pass over the request's
 /// few header names, so that an absent one costs no lookup (a lookup hashes the name:
-/// ~100 instructions each, six of them for a page; issue 20).
+/// ~100 instructions each, six of them for a page).
 #[derive(Clone, Copy, Debug)]
 struct Sent(u8);
 
@@ -211,12 +211,8 @@ fn visit(state: &State, headers: &HeaderMap, sent: Sent) -> Visit {
         }
     }
     let viewer = match &found {
-        Some((_, plan)) => Viewer {
-            signed_in: true,
-            plan: plan.name.clone().into(),
-            all_tlds: plan.tlds == TldScope::All,
-        },
-        None => Viewer::visitor(),
+        Some((_, plan)) => Viewer::of(plan, true),
+        None => Viewer::of(&state.access.plans().public(), false),
     };
     Visit {
         sent,
@@ -286,7 +282,7 @@ fn data_failure(e: DataError) -> Failure {
 
 /// The page routes answered at once, without a future: every page and static file but
 /// the sign-in form's post and the sign-out, which read a form body (`None` for those:
-/// [`handle`] answers them). What the API's request path calls for a page (issue 20).
+/// [`handle`] answers them). What the API's request path calls for a page.
 pub fn answer_now(
     state: &State,
     req: &Request<Incoming>,
@@ -410,7 +406,7 @@ pub async fn not_found(state: &State, req: Request<Incoming>, conn: &Connection)
         .map(|g| {
             let mut names = Vec::new();
             if let Ok(name) = crate::tld::normalize(g)
-                && data::overview(snap, &name, state.freshness(false)).is_some()
+                && snap.catalogue_entry(&name).is_some()
             {
                 names.push(name.into_owned());
             }
@@ -572,7 +568,7 @@ fn page_etag(generation: u128, viewer: &Viewer) -> String {
 /// What a cacheable page's answer carries besides its body, which depends only on the
 /// snapshot as loaded and on the viewer's plan: made once per thread for each, instead
 /// of formatting the `ETag` and the date and inserting nine headers for every request
-/// (issue 20: they were two thirds of a page's cost).
+/// (they were two thirds of a page's cost).
 struct Heads {
     generation: u128,
     loaded_at_ms: i64,
@@ -915,7 +911,7 @@ fn warm_list() -> Vec<(RouteId, String)> {
 fn warm_one(state: &State, loaded: &Loaded, route: RouteId, path: &str) -> bool {
     let snap = loaded.snapshot.data();
     let content_hash = state.generation(loaded, state.access.now_ms());
-    let viewer = Viewer::visitor();
+    let viewer = Viewer::of(&state.access.plans().public(), false);
     let key = CacheKey::of(&viewer, path, "");
     if state.web.cache.get(content_hash, key.as_str()).is_some() {
         return false;
@@ -954,12 +950,13 @@ fn render(
     loaded: &Loaded,
 ) -> Result<Outcome, Failure> {
     let public_url = &state.config.public_url;
-    let all_tlds = chrome.viewer.all_tlds;
+    let sight = chrome.viewer.sight;
     let snapshot_id = loaded.snapshot.header().content_hash as u64;
     match route {
         RouteId::Home => {
-            let free = data::cheapest_of(snap, &crate::tld::FREE_TLDS, state.freshness(false))
-                .map_err(data_failure)?;
+            let free =
+                data::cheapest_of(snap, &crate::tld::FREE_TLDS, state.freshness(false), sight)
+                    .map_err(data_failure)?;
             let rows: Vec<_> = crate::tld::FREE_TLDS
                 .iter()
                 .filter_map(|t| {
@@ -975,7 +972,7 @@ fn render(
                     crate::query::CatalogueSort::Name,
                     1,
                     None,
-                    all_tlds,
+                    sight,
                     snapshot_id,
                 ),
             )
@@ -985,13 +982,14 @@ fn render(
             Ok(Outcome::Cacheable(pages::home(
                 chrome,
                 &rows,
+                snap.sold_tld_count(),
                 snap.tld_count(),
                 total as usize,
                 snap.registrar_count(),
             )))
         }
         RouteId::TldPage => {
-            let page = data::tld_page(snap, segment, all_tlds, public_url, state.freshness(false))
+            let page = data::tld_page(snap, segment, sight, public_url, state.freshness(false))
                 .map_err(|e| match e {
                     DataError::Query(QueryError::UnknownTlds(_)) => {
                         Failure::new(StatusCode::NOT_FOUND, &format!(".{segment}"), "unknown")
@@ -1021,14 +1019,14 @@ fn render(
                     sort_value,
                     limit,
                     cursor,
-                    all_tlds,
+                    sight,
                     snapshot_id,
                 ),
             )
             .map_err(data_failure)?;
             let exact = q.as_deref().and_then(|q| {
                 let name = crate::tld::normalize(q).ok()?;
-                data::overview(snap, &name, state.freshness(false))
+                data::overview(snap, &name, state.freshness(false), sight)
             });
             let filters = CatalogueFilters {
                 q: q.clone(),
@@ -1056,7 +1054,7 @@ fn render(
                 key: segment,
                 limit: REGISTRAR_PAGE,
                 cursor,
-                all_tlds,
+                sight,
                 public_url,
                 snapshot: snapshot_id,
             };
@@ -1093,7 +1091,7 @@ fn catalogue_request<'a>(
     sort: crate::query::CatalogueSort,
     limit: usize,
     cursor: Option<crate::query::Cursor>,
-    all_tlds: bool,
+    sight: Sight,
     snapshot: u64,
 ) -> CatalogueRequest<'a> {
     CatalogueRequest {
@@ -1102,7 +1100,7 @@ fn catalogue_request<'a>(
         sort,
         limit,
         cursor,
-        all_tlds,
+        sight,
         snapshot,
     }
 }
@@ -1414,11 +1412,10 @@ mod tests {
     #[test]
     fn a_cache_key_written_into_the_threads_buffer_is_the_key() {
         let visitor = Viewer::visitor();
-        let member = Viewer {
-            signed_in: true,
-            plan: "pro".into(),
-            all_tlds: true,
-        };
+        let member = Viewer::of(
+            crate::access::plans::Plans::default().get("pro").unwrap(),
+            true,
+        );
         for (viewer, path, query) in [
             (&visitor, "/", ""),
             (&member, "/tlds", "q=co&sort=price"),

@@ -12,6 +12,7 @@ use super::data::{
 };
 use super::format::{count, money, query_value, to_cents, usd};
 use crate::query::{CatalogueSort, TYPES};
+use crate::sight::Sight;
 
 /// Who is looking, as far as a page's content goes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -20,17 +21,23 @@ pub struct Viewer {
     pub signed_in: bool,
     /// The plan whose rules apply (`public` for visitors).
     pub plan: std::borrow::Cow<'static, str>,
-    /// Whether the plan covers every TLD.
-    pub all_tlds: bool,
+    /// What the plan shows of the prices.
+    pub sight: Sight,
 }
 
 impl Viewer {
-    /// A visitor (no session).
+    /// A visitor (no session) under the default `public` plan: for the pages that show
+    /// no prices (errors before the plans are at hand).
     pub fn visitor() -> Viewer {
+        Viewer::of(&crate::access::plans::Plans::default().public(), false)
+    }
+
+    /// A viewer under `plan`, signed in or not.
+    pub fn of(plan: &crate::access::plans::Plan, signed_in: bool) -> Viewer {
         Viewer {
-            signed_in: false,
-            plan: std::borrow::Cow::Borrowed(crate::access::plans::PUBLIC_PLAN),
-            all_tlds: false,
+            signed_in,
+            plan: plan.name.clone().into(),
+            sight: plan.sight(),
         }
     }
 }
@@ -90,7 +97,7 @@ pub fn layout(chrome: &Chrome<'_>, title: &str, content: Markup) -> Markup {
                 footer {
                     "Prices as registrars publish them, in US dollars; data as of "
                     (chrome.data_date) ". The same data as JSON: "
-                    a href="/openapi.json" { "the API" } "."
+                    "the API, described by " a href="/openapi.json" { "its OpenAPI document" } "."
                 }
             }
         }
@@ -101,7 +108,7 @@ pub fn layout(chrome: &Chrome<'_>, title: &str, content: Markup) -> Markup {
 fn members(viewer: &Viewer, path: &str) -> Markup {
     html! {
         @if viewer.signed_in {
-            span.members title="Your plan covers the 22 free TLDs only" { "Members" }
+            span.members title={ "Not shown on your plan (" (viewer.plan) ")" } { "Members" }
         } @else {
             a.members href=(signin_href(path)) title="Sign in with an API key to see member prices" { "Members" }
         }
@@ -130,6 +137,14 @@ fn tld_link(name: &str, unicode: &str) -> Markup {
     }
 }
 
+/// An average: `null` among hidden averages is a member's.
+fn average(v: Option<f64>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
+    match v {
+        None if hidden => members(chrome.viewer, chrome.path),
+        v => price(v),
+    }
+}
+
 fn pick(p: &Option<Pick>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
     html! {
         @if hidden {
@@ -155,6 +170,7 @@ fn pick(p: &Option<Pick>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
 pub fn home(
     chrome: &Chrome<'_>,
     free: &[(String, Option<f64>, String, u64)],
+    tlds_sold: usize,
     tlds_priced: usize,
     catalogue_size: usize,
     registrar_count: usize,
@@ -162,8 +178,10 @@ pub fn home(
     let content = html! {
         h1 { "Domain prices across registrars" }
         p.lead {
-            "Registration, renewal and transfer prices of " strong { (count(tlds_priced as u64)) }
-            " TLDs from " strong { (registrar_count) } " registrars, among the "
+            "Registration, renewal and transfer prices of " strong { (count(tlds_sold as u64)) }
+            " TLDs on sale from " strong { (registrar_count) } " registrars (and renewal "
+            "prices only of " (count(tlds_priced.saturating_sub(tlds_sold) as u64))
+            " more), among the "
             (count(catalogue_size as u64)) " TLDs of the catalogue; data as of "
             strong { (chrome.data_date) } "."
         }
@@ -250,31 +268,30 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
             dt { "Manager" } dd { (o.manager.as_deref().unwrap_or("unknown")) }
             dt { "Free TLD" } dd { @if o.free { "yes: prices open to everyone" } @else { "no" } }
             dt { "Registrars" } dd { (o.registrar_count) }
-            dt { "Average registration" } dd { (price(o.avg_prices.register)) }
-            dt { "Average renewal" } dd { (price(o.avg_prices.renew)) }
-            dt { "Average transfer" } dd { (price(o.avg_prices.transfer)) }
+            dt { "Average registration" } dd { (average(o.avg_prices.register, hidden("avg_prices"), chrome)) }
+            dt { "Average renewal" } dd { (average(o.avg_prices.renew, hidden("avg_prices"), chrome)) }
+            dt { "Average transfer" } dd { (average(o.avg_prices.transfer, hidden("avg_prices"), chrome)) }
             dt { "Cheapest registration" } dd { (pick(&o.cheapest_register, hidden("cheapest_register"), chrome)) }
             dt { "Lowest renewal" } dd { (pick(&o.lowest_renew, hidden("lowest_renew"), chrome)) }
             dt { "Lowest 5-year cost" } dd { (pick(&o.lowest_5_year, hidden("lowest_5_year"), chrome)) }
             dt { "Data as of" } dd { (page.data_date) }
         }
         h2 #registrars { "Registrars" }
-        @if page.rows.is_empty() {
+        @if o.registrar_count == 0 {
             p { "No registrar sells ." (o.unicode) " in this data." }
-        } @else {
-            @if page.prices_shown {
-                p.muted {
-                    "Cheapest first registration first. The 5-year cost is the first year and four renewals."
-                    @if any_trap {
-                        " " span.trap { "Renewal trap" }
-                        " marks a renewal at least twice the first year."
-                    }
+        }
+        @if !page.rows.is_empty() {
+            p.muted {
+                "Cheapest first registration first. The 5-year cost is the first year and four renewals."
+                @if any_trap {
+                    " " span.trap { "Renewal trap" }
+                    " marks a renewal at least twice the first year."
                 }
             }
             div.table-wrap {
                 table.sortable #prices {
                     thead { tr {
-                        @if page.prices_shown { th.num scope="col" { "Rank" } }
+                        th.num scope="col" { "Rank" }
                         th scope="col" { "Registrar" }
                         th.num scope="col" { "Register" }
                         th.num scope="col" { "Renew" }
@@ -285,22 +302,18 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
                     tbody {
                         @for row in &page.rows {
                             tr {
-                                @if page.prices_shown { td.num data-value=(row.rank) { (row.rank) } }
+                                td.num data-value=(row.rank) { (row.rank) }
                                 th scope="row" {
                                     a href={ "/registrars/" (row.key) } { (row.name) }
                                     @if let Some(orig) = &row.original { br; (original(orig)) }
                                 }
-                                @if page.prices_shown {
-                                    td.num data-value=(value_attr(row.prices.register)) { (price(row.prices.register)) }
-                                    td.num data-value=(value_attr(row.prices.renew)) {
-                                        (price(row.prices.renew))
-                                        @if trap(row) { " " span.trap title="Renewal costs at least twice the first year" { "Renewal trap" } }
-                                    }
-                                    td.num data-value=(value_attr(row.prices.transfer)) { (price(row.prices.transfer)) }
-                                    td.num data-value=(value_attr(row.total_5_year)) { (price(row.total_5_year)) }
-                                } @else {
-                                    @for _ in 0..4 { td.num data-value="" { (members(chrome.viewer, chrome.path)) } }
+                                td.num data-value=(value_attr(row.prices.register)) { (price(row.prices.register)) }
+                                td.num data-value=(value_attr(row.prices.renew)) {
+                                    (price(row.prices.renew))
+                                    @if trap(row) { " " span.trap title="Renewal costs at least twice the first year" { "Renewal trap" } }
                                 }
+                                td.num data-value=(value_attr(row.prices.transfer)) { (price(row.prices.transfer)) }
+                                td.num data-value=(value_attr(row.total_5_year)) { (price(row.total_5_year)) }
                                 td {
                                     (row.date)
                                     @if row.stale { " " span.stale title="This registrar's prices have not been seen for longer than the server's age limit: they may no longer hold" { "Old price" } }
@@ -311,9 +324,23 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
                 }
             }
         }
+        @if page.hidden > 0 {
+            p.notice #more-registrars {
+                @if page.rows.is_empty() {
+                    @if page.hidden == 1 { "The registrar of ." } @else { "The " (page.hidden) " registrars of ." }
+                    (o.unicode) " and their prices are for members: "
+                } @else {
+                    (page.hidden) @if page.hidden == 1 { " more registrar sells ." } @else { " more registrars sell ." }
+                    (o.unicode) "; their names and prices are for members of a plan that lists every seller: "
+                }
+                (members(chrome.viewer, chrome.path))
+            }
+        }
         h2 #history { "Price history" }
-        @if !page.prices_shown {
+        @if !page.prices_shown && o.registrar_count > 0 {
             p { "The price history of ." (o.unicode) " is for members: " (members(chrome.viewer, chrome.path)) }
+        } @else if !page.prices_shown {
+            p { "Nobody sells ." (o.unicode) " in this data." }
         } @else if lines.is_empty() {
             p { "No price change of ." (o.unicode) " is recorded in this data." }
         } @else {
@@ -414,12 +441,17 @@ impl CatalogueFilters {
 
 fn catalogue_row(e: &CatalogueEntry, chrome: &Chrome<'_>) -> Markup {
     let hidden = e.members_only.iter().any(|f| f == "cheapest_register");
+    let average_hidden = e.members_only.iter().any(|f| f == "avg_register_price");
     html! {
         tr {
             th scope="row" { (tld_link(&e.tld, &e.unicode)) }
             td { (e.kind.as_deref().unwrap_or("unknown")) }
             td.num data-value=(e.registrar_count) { (e.registrar_count) }
-            td.num data-value=(value_attr(e.avg_register_price)) { (price(e.avg_register_price)) }
+            @if average_hidden {
+                td.num data-value="" { (members(chrome.viewer, chrome.path)) }
+            } @else {
+                td.num data-value=(value_attr(e.avg_register_price)) { (price(e.avg_register_price)) }
+            }
             td data-value=(if hidden { String::new() } else { value_attr(e.cheapest_register.as_ref().and_then(|p| p.price)) }) {
                 (pick(&e.cheapest_register, hidden, chrome))
             }
@@ -527,7 +559,8 @@ pub fn registrars(chrome: &Chrome<'_>, list: &Registrars) -> Markup {
 /// `/registrars/{key}`.
 pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage, paged: bool) -> Markup {
     let r = &page.registrar;
-    let any_hidden = page.prices.iter().any(|p| !p.members_only.is_empty());
+    // The list holds the offers this viewer sees; the rest are counted, not named.
+    let hidden = (r.tlds_sold + r.renewal_only).saturating_sub(page.meta.total);
     let content = html! {
         h1 { (r.name) }
         dl.facts {
@@ -544,10 +577,11 @@ pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage, paged: bool) -> Mark
             @if let Some(d) = &r.last_updated { dt { "Last updated" } dd { (d.get(..10).unwrap_or(d)) } }
         }
         h2 { "Prices" }
-        @if any_hidden && !chrome.viewer.signed_in {
-            p.notice {
-                "Prices of the 22 free TLDs are open to everyone; the others are for members. "
-                a href=(signin_href(chrome.path)) { "Sign in with an API key" } " to see them."
+        @if hidden > 0 {
+            p.notice #more-prices {
+                "Prices of " (count(hidden)) " more TLDs of " (r.name) " are for members: "
+                (members(chrome.viewer, chrome.path))
+                " (the 22 free TLDs are open to everyone, each with its cheapest sellers)."
             }
         }
         p { (count(page.meta.total)) " TLDs, in name order; " (page.prices.len()) " on this page." }
@@ -564,13 +598,9 @@ pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage, paged: bool) -> Mark
                     @for p in &page.prices {
                         tr {
                             th scope="row" { a href={ "/tld/" (p.tld) } { "." (p.tld) } }
-                            @if p.members_only.is_empty() {
-                                td.num data-value=(value_attr(p.register_price)) { (price(p.register_price)) }
-                                td.num data-value=(value_attr(p.renew_price)) { (price(p.renew_price)) }
-                                td.num data-value=(value_attr(p.transfer_price)) { (price(p.transfer_price)) }
-                            } @else {
-                                @for _ in 0..3 { td.num data-value="" { (members(chrome.viewer, chrome.path)) } }
-                            }
+                            td.num data-value=(value_attr(p.register_price)) { (price(p.register_price)) }
+                            td.num data-value=(value_attr(p.renew_price)) { (price(p.renew_price)) }
+                            td.num data-value=(value_attr(p.transfer_price)) { (price(p.transfer_price)) }
                             td { (p.last_updated.get(..10).unwrap_or(&p.last_updated)) }
                         }
                     }
@@ -614,6 +644,8 @@ pub fn signin(chrome: &Chrome<'_>, state: &SignIn<'_>) -> Markup {
             SignIn::Form { csrf, next, error } => {
                 h1 { "Sign in" }
                 p { "Members see the prices their plan covers. Sign in with your API key: it is checked once, and the session cookie holds only the key's id, never the key." }
+                p { "No key yet? Keys are issued by whoever runs this server, with "
+                    code { "tldsnap keys add --plan PLAN" } "; the plans are free, basic, pro and enterprise." }
                 @if let Some(e) = error { p.error role="alert" { (e) } }
                 form.stack method="post" action="/signin" {
                     input type="hidden" name="csrf" value=(csrf);
@@ -631,7 +663,7 @@ pub fn signin(chrome: &Chrome<'_>, state: &SignIn<'_>) -> Markup {
                     dt { "API key" } dd { code { (key_id) } }
                     dt { "Plan" } dd { (chrome.viewer.plan) }
                     dt { "Prices shown" } dd {
-                        @if chrome.viewer.all_tlds { "every TLD" } @else { "the 22 free TLDs" }
+                        @if chrome.viewer.sight.all_tlds() { "every TLD" } @else { "the 22 free TLDs" }
                     }
                 }
                 p.muted { "Page views spend no credits." }

@@ -139,8 +139,8 @@ mod tests {
     use super::*;
 
     /// A record's check is the standard XXH3-64, so journals written before the hash
-    /// crate changed (xxhash-rust until issue 20's session 17, which computed these
-    /// values) still read; the seeded form is the event log's frames' check.
+    /// crate changed (xxhash-rust, which computed these values,
+    /// before twox-hash) still read; the seeded form is the event log's frames' check.
     #[test]
     fn the_record_check_is_xxh3_64() {
         for (len, unseeded, seeded_by_len) in [

@@ -3,6 +3,7 @@
 //! `std::net::TcpStream` (so tests can also send bytes no client library would).
 #![allow(dead_code)]
 
+pub mod receiver;
 pub mod sse;
 
 use std::collections::BTreeMap;
@@ -1015,5 +1016,42 @@ impl Drop for Binary {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// `promtool check metrics` on an exposition: it must pass. Without promtool, a loud
+/// note (and a failure when `CI` is set: .ci/run installs it).
+pub fn promtool_check(text: &str) {
+    match std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(mut child) => {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "promtool check metrics: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            println!("promtool check metrics: clean");
+        }
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "promtool is missing ({e}): install the prometheus package (.ci/run does)"
+            );
+            println!("\n*** promtool NOT RUN: {e}. .ci/run installs it; in CI this fails. ***\n");
+        }
     }
 }

@@ -16,13 +16,13 @@
 //!
 //! `--flatten` copies each body behind its head and sends the two with one `write`
 //! (hyper's `writev(false)`) instead of one `writev`: ~3% less CPU a request for a
-//! small body, the configuration the harness quotes its ratios to (issue 20, session 20).
+//! small body, the configuration the harness quotes its ratios to.
 //!
 //! `--header 'name: value'` (repeatable) adds fixed headers to every answer, cloned
 //! from a template map as tldsnap clones its own: run with the headers a tldsnap answer
-//! carries (the contract's four metering headers), it tells how much of tldsnap's cost
+//! carries (the four metering headers of docs/API.md, "Keys, plans and metering"), it tells how much of tldsnap's cost
 //! per request is writing those headers at all, apart from working out their values.
-//! The harness quotes its ratios to the server without them (issue 20).
+//! The harness quotes its ratios to the server without them.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Resident memory of a server holding many keep-alive connections (issue 20).
+"""Resident memory of a server holding many keep-alive connections.
 
     conns_memory.py PID URL HEADER [--conns N] [--rounds R] [--hold S]
 

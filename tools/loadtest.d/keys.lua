@@ -1,4 +1,4 @@
--- wrk script of tools/loadtest for the key-population scenario (issue 20): each request
+-- wrk script of tools/loadtest for the key-population scenario: each request
 -- carries the next key of the file named by LOADTEST_KEYS (one raw key per line), in
 -- turn. The requests are formatted once at start, so that per request wrk only picks
 -- the next string: with one key or 10,000 it runs the same code. It still reads 10,000

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The load harness's key population (issue 20): adds N enterprise keys to a tldsnap
+"""The load harness's key population: adds N enterprise keys to a tldsnap
 keys file (the format `tldsnap keys add` writes: id, plan, SHA-256 of the raw key,
 label) and writes the raw keys, one per line, with the file's first key (whose raw
 value is given) first.

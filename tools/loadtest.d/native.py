@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The report of tools/loadtest.d/native: CPU time per request, user space and kernel,
-from `perf record -e cpu-clock` profiles of the servers (issue 20).
+from `perf record -e cpu-clock` profiles of the servers.
 
     native.py RUNS WORKLOAD [--functions N]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The load harness's portfolio (issue 13): N real-looking entries as the JSON body of
+"""The load harness's portfolio: N real-looking entries as the JSON body of
 POST /api/v1/client/portfolio/audit, the same mix as benches/audit.rs: every TLD with a
 seller in snapshots/source/prices.csv in turn, a registrar on most, a stated price on a
 quarter, an expiry on a third, subdomains, upper case, duplicates and invalid names.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns the raw records of tools/loadtest (one JSON object a line) into
 results.json and results.md: medians of the runs, ratios to the hyper baseline,
-the hot-swap comparison, memory, and which targets of issue 6 item 4 hold.
+the hot-swap comparison, memory, and which targets hold (docs/PERFORMANCE.md).
 
 usage: report.py RAW.jsonl OUT_DIR
 """
@@ -201,20 +201,20 @@ def main():
                    f"paired median {ratio:.2f}x (medians {t['rps']:.0f} vs {n['rps']:.0f} req/s)")
     for (server, dataset, workload, conns), m in sorted(load.items()):
         if server == "tldsnap" and workload == "public1" and m.get("paired_ratio_hyperct") is not None:
-            # Issue 20: the public unkeyed answer, against its own fixed-body ceiling.
+            # The public unkeyed answer, against its own fixed-body ceiling.
             lo, hi = m["spread_hyperct"]
             target(f"public cheapest 1 TLD, no key >= 0.97x hyper current_thread ({dataset}, {conns} conns)",
                    m["paired_ratio_hyperct"] >= 0.97,
                    f"paired median {m['paired_ratio_hyperct']:.2f}x, spread {lo:.2f}-{hi:.2f}")
         if server == "tldsnap" and workload in ("prices10", "registrars") \
                 and m.get("paired_ratio_hyperct") is not None:
-            # Issue 20: the large answers at >= 0.8x their own fixed-body ceiling.
+            # The large answers at >= 0.8x their own fixed-body ceiling.
             lo, hi = m["spread_hyperct"]
             target(f"{workload} >= 0.8x hyper current_thread ({dataset}, {conns} conns)",
                    m["paired_ratio_hyperct"] >= 0.8,
                    f"paired median {m['paired_ratio_hyperct']:.2f}x, spread {lo:.2f}-{hi:.2f}")
         if server == "tldsnap" and workload == "tldpage":
-            # Issue 12: a page costs little more than an API answer.
+            # A page costs little more than an API answer.
             c = load.get(("tldsnap", dataset, "cheapest1", conns))
             if c:
                 ratio = m["rps"] / c["rps"]
@@ -224,7 +224,7 @@ def main():
                    f"p99 {ms(m['p99_us'])} ms")
             continue
         if server == "tldsnap" and workload in ("history", "overview"):
-            # Issue 17: at least half of cheapest's req/s, p99 under 2 ms at 64 conns.
+            # History and overview: at least half of cheapest's req/s, p99 under 2 ms at 64 conns.
             c = load.get(("tldsnap", dataset, "cheapest1", conns))
             if c:
                 ratio = m["rps"] / c["rps"]
@@ -364,7 +364,7 @@ def main():
                       f"{plain.get('failed', '-')} | {sw['failed']} |")
         md.append("")
     if keys:
-        md.append("## Key population (issue 20)\n")
+        md.append("## Key population\n")
         md.append("cheapest 1 TLD at 64 connections on one server that loaded every key; each request carries "
                   "one key, or the next of all of them in turn (tools/loadtest.d/keys.lua: the same wrk work "
                   "either way), the two taking turns to go first from round to round. `x one key` is the median "
@@ -390,7 +390,7 @@ def main():
                 md.append(f"| {n} | {c['rps']:.0f} | {ratio} | {net} |")
             md.append("")
     if audit:
-        md.append("## Portfolio audit (POST, issue 13)\n")
+        md.append("## Portfolio audit (POST)\n")
         md.append("`POST /api/v1/client/portfolio/audit` with a JSON portfolio (tools/loadtest.d/portfolio.py: "
                   "subdomains, duplicates, stated prices, invalid names); medians over runs.\n")
         md.append("| domains | dataset | conns | body KB | answer KB | audits/s | p50 ms | p99 ms | max ms | failed |")
@@ -409,7 +409,7 @@ def main():
         md.append("|---|---|---:|---:|---:|")
         by = {(r["workload"], r["server"]): r for r in instructions}
         for wl in WORKLOADS:
-            # The current_thread baseline is the reference (issue 20); older records
+            # The current_thread baseline is the reference; older records
             # have only the multi-thread one.
             t, h = by.get((wl, "tldsnap")), by.get((wl, "hyperct")) or by.get((wl, "hyper"))
             if t and h:
@@ -426,7 +426,7 @@ def main():
             md.append(f"| {m['dataset']} | {snap:.1f} | {rss:.1f} | {m['vmhwm_kb'] / 1024:.1f} | {rss - snap:.1f} |")
         md.append("")
     if targets:
-        md.append("## Targets (issue 6 item 4)\n")
+        md.append("## Targets\n")
         md.append("| target | holds | measured |")
         md.append("|---|---|---|")
         for t in targets:

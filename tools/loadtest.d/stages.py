@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Instructions per request by stage, from a callgrind profile of `tldsnap serve` or of
-the fixed-body baseline (tools/loadtest.d/callgrind, issue 20).
+the fixed-body baseline (tools/loadtest.d/callgrind).
 
     stages.py PROFILE REQUESTS [PROFILE REQUESTS ...] [--functions N [--match TEXT]] [--callees TEXT]
 

@@ -15,30 +15,30 @@ WORKLOAD_NAMES=(cheapest1 public1 credits1 cheapest10 prices3x3 prices10 registr
 wl_path() {
     case $1 in
         cheapest1) echo "/api/v1/client/prices/cheapest?tlds=com&limit=5" ;;
-        # Issue 20: the public variant of cheapest-1, sent without a key (wl_header).
+        # The public variant of cheapest-1, sent without a key (wl_header).
         public1) echo "/api/v1/prices/cheapest?tlds=com&limit=5" ;;
         # cheapest-1 with the metered key: the same body, a fifth header (wl_header).
         credits1) wl_path cheapest1 ;;
         cheapest10) echo "/api/v1/client/prices/cheapest?tlds=com,net,org,io,ai,dev,app,xyz,info,me&limit=10" ;;
         prices3x3) echo "/api/v1/client/prices?tlds=com,net,org&registrars=$2" ;;
-        # Issue 20: prices for 10 TLDs x every registrar.
+        # Prices for 10 TLDs x every registrar.
         prices10) echo "/api/v1/client/prices?tlds=com,net,org,io,ai,dev,app,xyz,info,me" ;;
         registrars) echo "/api/v1/client/registrars/tld/com?include_prices=true" ;;
-        # Issue 17: com's whole history, every registrar; com's overview.
+        # com's whole history, every registrar; com's overview.
         history) echo "/api/v1/client/history/tld/com" ;;
         overview) echo "/api/v1/client/overview/tld/com" ;;
-        # Issue 17: the catalogue's first page (100 TLDs by name, the default page).
+        # The catalogue's first page (100 TLDs by name, the default page).
         catalogue) echo "/api/v1/client/tlds" ;;
         # The registrar endpoints: the list, and one registrar's first page of prices.
         registrarlist) echo "/api/v1/registrars" ;;
         registrar) echo "/api/v1/registrars/${2%%,*}" ;;
-        # Issue 18: a poll of the price-change events (none on a server that has not
+        # A poll of the price-change events (none on a server that has not
         # swapped: the endpoint's own cost, key, rate, credit and the log's read).
         events) echo "/api/v1/client/events" ;;
-        # Issue 12: the website's page of com with its chart (HTML, rendered once per
+        # The website's page of com with its chart (HTML, rendered once per
         # snapshot and plan, then served from memory; wrk sends no Accept-Encoding).
         tldpage) echo "/tld/com" ;;
-        # Issue 12: the website's other pages: the home page, the catalogue and a registrar's.
+        # The website's other pages: the home page, the catalogue and a registrar's.
         home) echo "/" ;;
         cataloguepage) echo "/tlds" ;;
         registrarpage) echo "/registrars/${2%%,*}" ;;

@@ -1,10 +1,10 @@
-//! Synthetic price source generator (issue 2 item 7).
+//! Synthetic price source generator.
 //!
-//! Writes the canonical price source of contract section 2 (`registrars.csv`,
+//! Writes the canonical price source of docs/IMPORT.md (`registrars.csv`,
 //! `prices.csv`, `history.csv`) at any size, from a seed: the same [`Config`] always
 //! gives the same bytes. The numbers are made up but shaped like the real feeds:
 //!
-//! - TLD names: the 22 free TLDs of seed 5.2 first, then real-looking gTLDs and ccTLDs,
+//! - TLD names: the 22 free TLDs of the free plan first, then real-looking gTLDs and ccTLDs,
 //!   then generated names; about 8% are second-level suffixes (`co.xx`, `com.xx`) and
 //!   about 1% internationalised names in `xn--` form (real Punycode of Cyrillic or CJK
 //!   labels, so `tldsnap::tld::normalize` maps the Unicode form to the same string).
@@ -47,7 +47,7 @@ pub struct Config {
 }
 
 impl Config {
-    /// S: the seed's scale, 3,428 TLDs x 60 registrars, ~60% dense (~123k rows).
+    /// S: the standard size, 3,428 TLDs x 60 registrars, ~60% dense (~123k rows).
     pub fn small() -> Config {
         Config {
             tlds: 3_428,
@@ -97,7 +97,7 @@ pub struct Stats {
     pub history_rows: usize,
 }
 
-/// The 22 TLDs that every plan may see (seed 5.2), in the seed's order.
+/// The 22 TLDs that every plan may see (the free plan's), in the specification's order.
 pub const FREE_TLDS: [&str; 22] = [
     "com", "net", "org", "co", "io", "ai", "me", "info", "us", "tech", "dev", "biz", "so",
     "online", "site", "store", "shop", "app", "blog", "xyz", "uk", "de",
@@ -194,7 +194,7 @@ const KNOWN_REGISTRARS: [(&str, &str); 16] = [
 const CONSONANTS: &[u8] = b"bcdfghjklmnprstvwxz";
 const VOWELS: &[u8] = b"aeiou";
 
-/// First day of price history (seed 9.3: history since February 2025).
+/// First day of price history (the specification keeps history since February 2025).
 const HISTORY_START: (i64, u32, u32) = (2025, 2, 1);
 /// Day the newest price was seen: every `updated_at` falls in the 45 days before it.
 const DATA_DATE: (i64, u32, u32) = (2026, 8, 22);

@@ -1,12 +1,12 @@
-//! `tldsnap-synth`: writes a synthetic price source (contract section 2) of any size.
+//! `tldsnap-synth`: writes a synthetic price source (docs/IMPORT.md) of any size.
 //!
 //! ```text
 //! cargo run --release --bin tldsnap-synth -- --size s --output target/synth/s
 //! cargo run --release --bin tldsnap-synth -- --tlds 500 --registrars 12 --density 0.4 \
-//!     --seed 7 --no-history --output /tmp/src
+//!     --seed=7 --no-history --output /tmp/src
 //! ```
 //!
-//! `--size` picks a standard size (S = the seed's scale, L = 10x S's offers); the other
+//! `--size` picks a standard size (S: 3,428 TLDs x 60 registrars; L: 10x S's offers); the other
 //! flags override single fields of it. The same flags always give the same bytes.
 
 // `gen` is a reserved keyword in edition 2024, hence the module name.
