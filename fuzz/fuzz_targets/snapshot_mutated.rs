@@ -17,8 +17,8 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use tldsnap::build::{BuildOptions, build};
 use tldsnap::query::{self, CatalogueRequest, CatalogueSort, RegistrarRequest, Shape};
-use tldsnap::snapshot::{ArchivedSnapshotData, HEADER_LEN, Header, Snapshot};
 use tldsnap::sight::Sight;
+use tldsnap::snapshot::{ArchivedSnapshotData, HEADER_LEN, Header, Snapshot};
 
 /// The fixture snapshot of the test suite, built once, and where its text array lies
 /// in the archive (offset, length).
@@ -53,7 +53,29 @@ fn json(what: &str, out: &[u8]) {
 }
 
 /// Every query, over every name the snapshot holds.
+/// The viewers every query is asked for: everything seen, no price stale; a plan that
+/// sees the free TLDs' 5 cheapest sellers; each under a staleness rule that takes the
+/// real data's older prices for stale, once leaving them out and once marking them.
 fn answer_everything(snap: &ArchivedSnapshotData) {
+    // 2026-12-01.
+    const TODAY_MS: i64 = 1_796_083_200_000;
+    for (sight, fresh) in [
+        (Sight::ALL, query::Freshness::ANY_AGE),
+        (Sight::ALL, query::Freshness::new(TODAY_MS, 365, false)),
+        (
+            Sight::new(false, Some(5)),
+            query::Freshness::new(TODAY_MS, 365, false),
+        ),
+        (
+            Sight::new(true, Some(5)),
+            query::Freshness::new(TODAY_MS, 365, true),
+        ),
+    ] {
+        answer_as(snap, sight, fresh);
+    }
+}
+
+fn answer_as(snap: &ArchivedSnapshotData, sight: Sight, fresh: query::Freshness) {
     let mut out = Vec::new();
     let names: Vec<&str> = snap
         .catalogue
@@ -67,48 +89,49 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
         .collect();
     for shape in [Shape::Client, Shape::Public] {
         let req = query::CheapestRequest {
+            fresh,
             tlds: &names,
             limit: 100,
             shape,
             tier: Some("pro"),
-            sight: Sight::ALL,
+            sight,
         };
         if query::cheapest(snap, &req, &mut out).is_ok() {
             json("cheapest", &out);
         }
     }
     let req = query::PricesRequest {
+        fresh,
         tlds: &names,
         registrars: None,
         started: tldsnap::time::Stamp::now(),
-        sight: Sight::ALL,
+        sight,
     };
     if query::prices(snap, &req, &mut out).is_ok() {
         json("prices", &out);
     }
     let req = query::PricesRequest {
+        fresh,
         tlds: &names,
         registrars: Some(&keys),
         started: tldsnap::time::Stamp::now(),
-        sight: Sight::ALL,
+        sight,
     };
     if query::prices(snap, &req, &mut out).is_ok() {
         json("prices of every registrar", &out);
     }
     for tld in &names {
         let req = query::RegistrarsRequest {
+            fresh,
             tld,
             include_prices: true,
-            sight: Sight::ALL,
+            sight,
             public_url: "https://t",
         };
         if query::registrars(snap, &req, &mut out).is_ok() {
             json("registrars", &out);
         }
-        let req = query::OverviewRequest {
-            tld,
-            sight: Sight::ALL,
-        };
+        let req = query::OverviewRequest { fresh, tld, sight };
         if query::overview(snap, &req, &mut out).is_ok() {
             json("overview", &out);
         }
@@ -117,7 +140,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
             registrars: None,
             from: None,
             to: None,
-            sight: Sight::ALL,
+            sight,
         };
         if query::history(snap, &req, &mut out).is_ok() {
             json("history", &out);
@@ -134,7 +157,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
             sort,
             limit: query::MAX_PAGE,
             cursor: None,
-            sight: Sight::ALL,
+            sight,
             snapshot: 0,
         };
         if query::catalogue(snap, &req, &mut out).is_ok() {
@@ -148,7 +171,7 @@ fn answer_everything(snap: &ArchivedSnapshotData) {
             key,
             limit: query::MAX_PAGE,
             cursor: None,
-            sight: Sight::ALL,
+            sight,
             public_url: "https://t",
             snapshot: 0,
         };
