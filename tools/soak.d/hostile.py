@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The hostile minority of tools/soak, against one tldsnap server on 127.0.0.1:
 
-    hostile.py ADDR KEYS_FILE SECONDS
+    hostile.py ADDR KEYS_FILE SECONDS [--live]
 
 KEYS_FILE holds the raw keys of the hostile keys, one a line. Until SECONDS have passed:
 
@@ -12,7 +12,11 @@ KEYS_FILE holds the raw keys of the hostile keys, one a line. Until SECONDS have
   `POST .../test` at it from 40 connections, then drops them;
 - pipelining: 8 connections that each send 200 pipelined requests at once and read the
   answers slowly (4 KiB every 100 ms);
-- malformed and idle: 16 connections that send half a request head and go quiet.
+- malformed and idle: 16 connections that send half a request head and go quiet;
+- bulk availability at the limit (when the server runs --live, tools/soak.d/upstreams.py
+  behind it): every hostile key keeps 4 requests of 100 new names each (the most one
+  request takes) in flight, without pause, so that its share of the upstreams is always
+  full and the rest waits.
 
 Prints one JSON line at the end: what each kind of client saw (answers by status,
 connections the server closed), for the report. Everything stays on loopback.
@@ -25,10 +29,12 @@ import time
 from collections import Counter
 
 ADDR, KEYS_FILE, SECONDS = sys.argv[1], sys.argv[2], float(sys.argv[3])
+LIVE = "--live" in sys.argv[4:]
 HOST, PORT = ADDR.rsplit(":", 1)[0], int(ADDR.rsplit(":", 1)[1])
 KEYS = [k.strip() for k in open(KEYS_FILE) if k.strip()]
 END = time.monotonic() + SECONDS
-SEEN = {"slow": Counter(), "flood": Counter(), "pipeline": Counter(), "idle": Counter()}
+SEEN = {"slow": Counter(), "flood": Counter(), "pipeline": Counter(), "idle": Counter(),
+        "bulk": Counter()}
 
 
 def alive():
@@ -143,6 +149,29 @@ async def idler(i):
             await asyncio.sleep(1)
 
 
+async def bulk(key, lane):
+    n = 0
+    while alive():
+        n += 1
+        names = [f"{'free' if j % 2 else 'taken'}{lane}x{n}x{j}.{'com' if j % 3 else 'net'}"
+                 for j in range(100)]
+        try:
+            status, body = await asyncio.wait_for(request(
+                "POST", "/api/v1/client/domains/availability", key,
+                json.dumps({"domains": names}).encode()), 60)
+            SEEN["bulk"][str(status)] += 1
+            if status == 200:
+                for verdict, count in json.loads(body)["meta"]["counts"].items():
+                    SEEN["bulk"][verdict] += count
+            elif status == 429:
+                await asyncio.sleep(0.2)
+        except asyncio.TimeoutError:
+            SEEN["bulk"]["no_answer_in_60s"] += 1
+        except (OSError, ValueError, KeyError) as e:
+            SEEN["bulk"][type(e).__name__] += 1
+            await asyncio.sleep(1)
+
+
 async def main():
     receiver, port = await silent_receiver()
     url = f"http://127.0.0.1:{port}/hook"
@@ -150,6 +179,8 @@ async def main():
     tasks += [flooder(k, url) for k in KEYS[:4]]
     tasks += [pipeliner(i) for i in range(8)]
     tasks += [idler(i) for i in range(16)]
+    if LIVE:
+        tasks += [bulk(k, f"{i}{lane}") for i, k in enumerate(KEYS[:4]) for lane in range(4)]
     await asyncio.wait([asyncio.ensure_future(t) for t in tasks],
                        timeout=SECONDS + 30)
     receiver.close()
