@@ -6,7 +6,7 @@
 //! | file | columns |
 //! |---|---|
 //! | `registrars.csv` | `key,name,homepage` |
-//! | `prices.csv` | `tld,registrar,register,renew,transfer,currency,updated_at`, optionally `original_currency,original_register,original_renew,original_transfer,rate_date` |
+//! | `prices.csv` | `tld,registrar,register,renew,transfer,currency,updated_at`, optionally `original_currency,original_register,original_renew,original_transfer,rate_date` and `regular_register,icann_fee,icann_fee_included` |
 //! | `history.csv` (optional) | `date,tld,registrar,register,renew,transfer` |
 //! | `tlds.csv` (optional) | `tld,type,manager`: the IANA root zone list with each TLD's type and manager |
 //!
@@ -45,6 +45,24 @@ pub const PRICES_ORIGINAL_COLUMNS: [&str; 5] = [
     "original_renew",
     "original_transfer",
     "rate_date",
+];
+/// Optional columns of `prices.csv`, after the original-currency ones: what the
+/// registrar's list says beside the three prices. `regular_register`: the regular
+/// first-year price when `register` is a promotion below it (empty otherwise);
+/// `icann_fee`: the ICANN fee of a year where the list states it apart, and
+/// `icann_fee_included` (`true` or `false`, given exactly when `icann_fee` is): whether
+/// the row's prices include it. USD, like the prices.
+pub const PRICES_TERMS_COLUMNS: [&str; 3] = ["regular_register", "icann_fee", "icann_fee_included"];
+/// Every optional column of `prices.csv`, in the order writers emit them.
+const PRICES_OPTIONAL_COLUMNS: [&str; 8] = [
+    PRICES_ORIGINAL_COLUMNS[0],
+    PRICES_ORIGINAL_COLUMNS[1],
+    PRICES_ORIGINAL_COLUMNS[2],
+    PRICES_ORIGINAL_COLUMNS[3],
+    PRICES_ORIGINAL_COLUMNS[4],
+    PRICES_TERMS_COLUMNS[0],
+    PRICES_TERMS_COLUMNS[1],
+    PRICES_TERMS_COLUMNS[2],
 ];
 /// The columns of `history.csv`, in the order writers emit them.
 pub const HISTORY_COLUMNS: [&str; 6] =
@@ -85,6 +103,20 @@ pub struct PriceRow {
     pub updated_ms: i64,
     /// The prices as the registrar quoted them, when not in USD.
     pub original: Option<Original>,
+    /// The promotion and ICANN fee terms of the registrar's list.
+    pub terms: Terms,
+}
+
+/// What a registrar's list says of an offer beside its three prices (the optional
+/// columns [`PRICES_TERMS_COLUMNS`]), in USD cents like the prices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Terms {
+    /// The regular first-year price, when the first-year price is a promotion below it.
+    pub regular_register: Option<u32>,
+    /// The ICANN fee of a year, where the list states it apart.
+    pub icann_fee: Option<u32>,
+    /// Whether the offer's prices include `icann_fee`.
+    pub icann_fee_included: bool,
 }
 
 /// A price quoted in another currency and the reference rate it was converted at
@@ -505,7 +537,7 @@ fn read_prices<R: Read>(
 ) {
     let file = "prices.csv";
     let Some(mut table) =
-        Table::with_optional(file, input, &PRICES_COLUMNS, &PRICES_ORIGINAL_COLUMNS, errs)
+        Table::with_optional(file, input, &PRICES_COLUMNS, &PRICES_OPTIONAL_COLUMNS, errs)
     else {
         return;
     };
@@ -540,6 +572,7 @@ fn read_prices<R: Read>(
         }
         let usd = [register.flatten(), renew.flatten(), transfer.flatten()];
         let original = original(&f[7..12], usd, &mut p);
+        let terms = terms(&f[12..15], register.flatten(), &mut p);
         if !p.is_empty() {
             return errs.push(file, line, p.join("; "));
         }
@@ -551,8 +584,34 @@ fn read_prices<R: Read>(
             renew: renew.flatten(),
             transfer: transfer.flatten(),
             updated_ms: updated.unwrap_or_default(),
+            terms,
         });
     });
+}
+
+/// The optional terms of a price row (`f` in [`PRICES_TERMS_COLUMNS`] order), checked
+/// against its first-year price.
+fn terms(f: &[&str], register: Option<u32>, p: &mut Vec<String>) -> Terms {
+    let mut t = Terms::default();
+    match price_field("regular_register", f[0]) {
+        Err(e) => p.push(e),
+        Ok(Some(regular)) if register.is_none_or(|r| regular <= r) => p.push(format!(
+            "regular_register {:?} must be above the register price (a promotion's regular price)",
+            f[0]
+        )),
+        Ok(regular) => t.regular_register = regular,
+    }
+    match price_field("icann_fee", f[1]) {
+        Err(e) => p.push(e),
+        Ok(fee) => t.icann_fee = fee,
+    }
+    match (t.icann_fee.is_some(), f[2].trim()) {
+        (true, "true") => t.icann_fee_included = true,
+        (true, "false") | (false, "") => {}
+        (true, other) => p.push(format!("icann_fee_included {other:?} is not true or false")),
+        (false, _) => p.push("icann_fee_included without icann_fee".into()),
+    }
+    t
 }
 
 /// The optional original-currency fields of a price row (`f` in
@@ -797,6 +856,55 @@ mod tests {
                 "prices.csv:3: original_currency \"usd\" is not a three-letter ISO 4217 code",
                 "prices.csv:4: original prices or rate_date without original_currency",
                 "prices.csv:5: original_register price \"-1\": negative price",
+            ]
+        );
+    }
+
+    #[test]
+    fn terms_columns_are_optional_and_checked() {
+        let head = "tld,registrar,register,renew,transfer,currency,updated_at,regular_register,icann_fee,icann_fee_included\n";
+        let good = format!(
+            "{head}com,alpha,11.28,18.48,14.98,USD,2025-10-25T00:00:00Z,14.98,0.18,false\n\
+             net,alpha,9.77,9.77,,USD,2024-01-07T00:00:00Z,,0.18,true\n\
+             org,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,\n"
+        );
+        let s = read(REGISTRARS.as_bytes(), good.as_bytes(), None).unwrap();
+        let terms: Vec<Terms> = s.prices.iter().map(|p| p.terms).collect();
+        assert_eq!(
+            terms,
+            [
+                Terms {
+                    regular_register: Some(1498),
+                    icann_fee: Some(18),
+                    icann_fee_included: false
+                },
+                Terms {
+                    regular_register: None,
+                    icann_fee: Some(18),
+                    icann_fee_included: true
+                },
+                Terms::default(),
+            ]
+        );
+        let bad = format!(
+            "{head}com,alpha,11.28,18.48,,USD,2025-10-25T00:00:00Z,11.28,,\n\
+             net,alpha,,9.77,,USD,2024-01-07T00:00:00Z,12.00,,\n\
+             org,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,0.18,\n\
+             io,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,true\n"
+        );
+        let Err(SourceError::Rows { errors, .. }) =
+            read(REGISTRARS.as_bytes(), bad.as_bytes(), None)
+        else {
+            panic!("expected row errors")
+        };
+        let got: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "prices.csv:2: regular_register \"11.28\" must be above the register price (a promotion's regular price)",
+                "prices.csv:3: regular_register \"12.00\" must be above the register price (a promotion's regular price)",
+                "prices.csv:4: icann_fee_included \"\" is not true or false",
+                "prices.csv:5: icann_fee_included without icann_fee",
             ]
         );
     }

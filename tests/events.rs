@@ -99,6 +99,7 @@ fn the_diff_of_known_edits_is_exactly_those_events_in_order() {
         transfer: None,
         updated_ms: T0_MS,
         original: None,
+        terms: Default::default(),
     }); // added, and the new cheapest of .de
     after.prices.retain(|r| r.tld != "io"); // a whole TLD gone
     let (old, new) = (snapshot(&before), snapshot(&after));
@@ -316,6 +317,7 @@ fn the_diff_agrees_with_a_map_based_oracle_on_random_edits() {
                 transfer: None,
                 updated_ms: T0_MS,
                 original: None,
+                terms: Default::default(),
             });
         }
         let (sa, sb) = (snapshot(&a), snapshot(&b));

@@ -73,6 +73,7 @@ fn as_of(source: &Source, day: i64) -> Source {
             transfer: h.transfer,
             updated_ms: version[reg],
             original: None,
+            terms: Default::default(),
         })
         .collect();
     Source {

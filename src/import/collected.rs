@@ -260,6 +260,15 @@ fn row(key: String, register: Field, renew: Field, transfer: Field, currency: St
     }
 }
 
+/// `list` as the regular first-year price beside `register`: when both are prices and
+/// `list` is the higher (otherwise `register` is no promotion).
+fn regular_beside(register: Field, list: Field) -> Field {
+    match (register, list) {
+        (Field::Cents(r), Field::Cents(l)) if r > 0 && l > r => list,
+        _ => Field::Missing,
+    }
+}
+
 fn upper(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => "USD".to_string(),
@@ -417,13 +426,19 @@ pub fn parse_namecom(bytes: &[u8]) -> Result<Parsed, String> {
             {
                 continue;
             }
-            rows.push(row(
-                key.to_string(),
-                feeds::field(t.get("registrationPrice")),
-                feeds::field(t.get("renewalPrice")),
-                feeds::field(t.get("transferInPrice")),
-                "USD".to_string(),
-            ));
+            let register = feeds::field(t.get("registrationPrice"));
+            let original = feeds::field(t.get("registrationOriginalPrice"));
+            rows.push(RawRow {
+                // The price before a running promotion, when above today's.
+                regular_register: regular_beside(register, original),
+                ..row(
+                    key.to_string(),
+                    register,
+                    feeds::field(t.get("renewalPrice")),
+                    feeds::field(t.get("transferInPrice")),
+                    "USD".to_string(),
+                )
+            });
         }
     }
     Ok(Parsed {
@@ -539,6 +554,11 @@ pub fn parse_namecheap_xml(bytes: &[u8]) -> Result<Parsed, String> {
                     }
                     let price =
                         attr(&e, "Price").map_or(Field::Missing, |p| feeds::decimal_field(&p));
+                    let regular = attr(&e, "RegularPrice")
+                        .map_or(Field::Missing, |p| feeds::decimal_field(&p));
+                    // The ICANN fee Namecheap charges on top of the price.
+                    let fee = attr(&e, "AdditionalCost")
+                        .map_or(Field::Missing, |p| feeds::decimal_field(&p));
                     let currency = attr(&e, "Currency")
                         .map_or("USD".to_string(), |c| c.trim().to_ascii_uppercase());
                     let entry = by_key.entry(key.clone()).or_insert_with(|| {
@@ -553,7 +573,15 @@ pub fn parse_namecheap_xml(bytes: &[u8]) -> Result<Parsed, String> {
                         entry.currency = "?".to_string();
                     }
                     match category.as_str() {
-                        "REGISTER" => entry.register = price,
+                        "REGISTER" => {
+                            entry.register = price;
+                            entry.regular_register = regular_beside(price, regular);
+                            if let Field::Cents(f) = fee
+                                && f > 0
+                            {
+                                entry.icann_fee = fee;
+                            }
+                        }
                         "RENEW" => entry.renew = price,
                         "TRANSFER" => entry.transfer = price,
                         _ => {}
@@ -626,6 +654,9 @@ mod tests {
         let p = parse_namecheap_xml(xml).unwrap();
         assert_eq!(p.rows.len(), 1);
         assert_eq!(p.rows[0].register, Field::Cents(888));
+        assert_eq!(p.rows[0].regular_register, Field::Cents(1098));
+        assert_eq!(p.rows[0].icann_fee, Field::Cents(18));
+        assert!(!p.rows[0].icann_fee_included);
         assert_eq!(p.rows[0].renew, Field::Cents(1298));
         assert_eq!(p.rows[0].transfer, Field::Missing);
         let err = br#"<ApiResponse Status="ERROR"><Errors><Error Number="1011102">API Key is invalid or API access has not been enabled</Error></Errors></ApiResponse>"#;
@@ -635,6 +666,21 @@ mod tests {
                 .contains("API Key is invalid")
         );
         assert!(parse_namecheap_xml(b"<html><body>oops</body></html>").is_err());
+    }
+
+    #[test]
+    fn namecom_keeps_the_price_before_a_promotion() {
+        let page = br#"{"pricing":[
+            {"tld":"com","duration":1,"registrationPrice":8.99,"registrationOriginalPrice":12.99,"renewalPrice":12.99,"transferInPrice":12.99},
+            {"tld":"net","duration":1,"registrationPrice":14.99,"registrationOriginalPrice":14.99,"renewalPrice":14.99},
+            {"tld":"com","duration":2,"registrationPrice":25.98}]}"#;
+        let p = parse_namecom(page).unwrap();
+        assert_eq!(p.rows.len(), 2);
+        assert_eq!(
+            (p.rows[0].register, p.rows[0].regular_register),
+            (Field::Cents(899), Field::Cents(1299))
+        );
+        assert_eq!(p.rows[1].regular_register, Field::Missing);
     }
 
     #[test]

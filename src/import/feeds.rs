@@ -60,6 +60,15 @@ pub struct RawRow {
     pub date_ms: Option<i64>,
     /// The entry is not of the expected shape.
     pub malformed: bool,
+    /// The regular first-year price, when the source gives it beside a lower
+    /// promotional `register` (Namecheap's regular price beside its sale price,
+    /// Name.com's original price); `Missing` otherwise.
+    pub regular_register: Field,
+    /// The ICANN fee of a year, where the source states it apart.
+    pub icann_fee: Field,
+    /// Whether `register`, `renew` and `transfer` include `icann_fee` (the source's
+    /// prices do, or the parser added it).
+    pub icann_fee_included: bool,
 }
 
 impl Default for RawRow {
@@ -73,6 +82,9 @@ impl Default for RawRow {
             currency: "USD".to_string(),
             date_ms: None,
             malformed: false,
+            regular_register: Field::Missing,
+            icann_fee: Field::Missing,
+            icann_fee_included: false,
         }
     }
 }
@@ -563,12 +575,20 @@ pub fn parse_namecheap(bytes: &[u8]) -> Result<Parsed, String> {
                 let s = sale.and_then(|p| p.get(action)).filter(|x| !x.is_null());
                 field(s.or_else(|| regular.and_then(|p| p.get(action))))
             };
+            let register = pick("create");
+            // The regular first-year price, kept apart when the sale price is below it.
+            let list = field(regular.and_then(|p| p.get("create")));
+            let regular_register = match (register, list) {
+                (Field::Cents(r), Field::Cents(l)) if r > 0 && l > r => list,
+                _ => Field::Missing,
+            };
             RawRow {
-                register: pick("create"),
+                register,
                 renew: pick("renew"),
                 transfer: pick("transfer"),
                 currency: currency.clone(),
                 key,
+                regular_register,
                 ..RawRow::default()
             }
         })
@@ -690,6 +710,11 @@ pub fn parse_cloudflare(bytes: &[u8]) -> Result<Parsed, String> {
             key,
             register: with_fee(decimal_field(p)),
             renew: with_fee(decimal_field(r)),
+            icann_fee: match fee {
+                Field::Cents(0) => Field::Missing,
+                f => f,
+            },
+            icann_fee_included: matches!(fee, Field::Cents(f) if f > 0),
             ..RawRow::default()
         });
     }
@@ -921,6 +946,15 @@ mod tests {
             (Cents(0), Cents(518))
         );
         assert!(p.rows[3].malformed);
+        // The fee is kept as a term, included in the prices; none where it is 0.
+        assert_eq!(
+            (p.rows[0].icann_fee, p.rows[0].icann_fee_included),
+            (Cents(18), true)
+        );
+        assert_eq!(
+            (p.rows[1].icann_fee, p.rows[1].icann_fee_included),
+            (Missing, false)
+        );
     }
 
     #[test]
@@ -935,6 +969,8 @@ mod tests {
             (r.register, r.renew, r.transfer),
             (Cents(1128), Cents(1848), Cents(1498))
         );
+        // The regular first-year price is kept beside the sale price.
+        assert_eq!(r.regular_register, Cents(1498));
         assert_eq!(p.date_ms, Some(1_761_373_108_882));
     }
 

@@ -355,6 +355,7 @@ mod tests {
             offer: offer(Some(register), Some(renew)),
             original: None,
             updated_ms: 0,
+            terms: Default::default(),
         }
     }
 

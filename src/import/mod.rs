@@ -78,6 +78,9 @@ pub struct Offer {
     pub transfer: Option<u32>,
 }
 
+/// What a source says of an offer beside its three prices (docs/IMPORT.md, "Terms").
+pub use crate::source::Terms;
+
 /// A row of `prices.csv`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PriceRow {
@@ -91,6 +94,8 @@ pub struct PriceRow {
     pub original: Option<Original>,
     /// The feed file's own date, milliseconds since the Unix epoch.
     pub updated_ms: i64,
+    /// The promotion and ICANN fee terms the source states.
+    pub terms: Terms,
 }
 
 /// A price quoted in another currency, as the feed gave it, and the rate used.
@@ -295,6 +300,8 @@ struct Kept {
     suffix: Suffix,
     /// The prices as the feed gave them, when not in USD.
     original: Option<Original>,
+    /// The source's terms, in USD.
+    terms: Terms,
 }
 
 /// A feed file's rows after cleaning, with its date.
@@ -602,6 +609,7 @@ fn import_unit(
             offer: kept.offer,
             original: kept.original.clone(),
             updated_ms,
+            terms: kept.terms,
         })
         .collect();
     let kept = prices.len();
@@ -801,6 +809,13 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
             transfer,
         },
     };
+    // A regular price is kept beside a first-year price only; a bad one or a bad fee
+    // leaves the row's prices as they are and drops the term.
+    let regular = get(&row.regular_register)
+        .ok()
+        .flatten()
+        .filter(|c| register.is_some_and(|r| *c > r));
+    let fee = get(&row.icann_fee).ok().flatten().filter(|c| *c > 0);
     if row.currency == "USD" {
         return Ok((
             name,
@@ -808,6 +823,11 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
                 offer: own,
                 suffix,
                 original: None,
+                terms: Terms {
+                    regular_register: regular,
+                    icann_fee: fee,
+                    icann_fee_included: fee.is_some() && row.icann_fee_included,
+                },
             },
         ));
     }
@@ -832,10 +852,17 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
         renew: convert(own.renew)?,
         transfer: convert(own.transfer)?,
     };
+    let fee = convert(fee)?;
+    let terms = Terms {
+        regular_register: convert(regular)?.filter(|c| usd.register.is_some_and(|r| *c > r)),
+        icann_fee: fee,
+        icann_fee_included: fee.is_some() && row.icann_fee_included,
+    };
     Ok((
         name,
         Kept {
             offer: usd,
+            terms,
             suffix,
             original: Some(Original {
                 currency: row.currency.clone(),

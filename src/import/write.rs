@@ -67,6 +67,7 @@ pub fn prices_csv(source: &Source) -> Vec<u8> {
     let header: Vec<&str> = crate::source::PRICES_COLUMNS
         .iter()
         .chain(crate::source::PRICES_ORIGINAL_COLUMNS.iter())
+        .chain(crate::source::PRICES_TERMS_COLUMNS.iter())
         .copied()
         .collect();
     csv_bytes(
@@ -94,6 +95,12 @@ pub fn prices_csv(source: &Source) -> Vec<u8> {
                 o_renew,
                 o_transfer,
                 rate_date,
+                price(p.terms.regular_register),
+                price(p.terms.icann_fee),
+                match p.terms.icann_fee {
+                    Some(_) => p.terms.icann_fee_included.to_string(),
+                    None => String::new(),
+                },
             ]
         }),
     )
@@ -155,7 +162,7 @@ pub fn write_source(dir: &Path, source: &Source) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{HistoryRow, Original, PriceRow, Registrar};
+    use super::super::{HistoryRow, Original, PriceRow, Registrar, Terms};
     use super::*;
 
     fn source() -> Source {
@@ -176,6 +183,7 @@ mod tests {
                     },
                     original: None,
                     updated_ms: 1_767_284_869_638,
+                    terms: Terms::default(),
                 },
                 PriceRow {
                     tld: "uk".into(),
@@ -196,6 +204,11 @@ mod tests {
                         rate_day: 19_999,
                     }),
                     updated_ms: 1_767_284_869_638,
+                    terms: Terms {
+                        regular_register: Some(1499),
+                        icann_fee: Some(20),
+                        icann_fee_included: false,
+                    },
                 },
             ],
             history: vec![HistoryRow {
@@ -221,9 +234,9 @@ mod tests {
         );
         assert_eq!(
             String::from_utf8(prices_csv(&s)).unwrap(),
-            "tld,registrar,register,renew,transfer,currency,updated_at,original_currency,original_register,original_renew,original_transfer,rate_date\n\
-             co.uk,route53,,12.50,0.00,USD,2026-01-01T16:27:49.638Z,,,,,\n\
-             uk,route53,12.33,12.33,0.00,USD,2026-01-01T16:27:49.638Z,GBP,9.17,9.17,0.00,2024-10-03\n"
+            "tld,registrar,register,renew,transfer,currency,updated_at,original_currency,original_register,original_renew,original_transfer,rate_date,regular_register,icann_fee,icann_fee_included\n\
+             co.uk,route53,,12.50,0.00,USD,2026-01-01T16:27:49.638Z,,,,,,,,\n\
+             uk,route53,12.33,12.33,0.00,USD,2026-01-01T16:27:49.638Z,GBP,9.17,9.17,0.00,2024-10-03,14.99,0.20,false\n"
         );
         assert_eq!(
             String::from_utf8(history_csv(&s)).unwrap(),
