@@ -51,10 +51,19 @@ pub const PRICES_ORIGINAL_COLUMNS: [&str; 5] = [
 /// first-year price when `register` is a promotion below it (empty otherwise);
 /// `icann_fee`: the ICANN fee of a year where the list states it apart, and
 /// `icann_fee_included` (`true` or `false`, given exactly when `icann_fee` is): whether
-/// the row's prices include it. USD, like the prices.
-pub const PRICES_TERMS_COLUMNS: [&str; 3] = ["regular_register", "icann_fee", "icann_fee_included"];
+/// the row's prices include it; `register_years`: what registering for 2 to 10 years at
+/// once costs in all, where the list gives it (`2:21.76 3:32.34`, years ascending). USD,
+/// like the prices.
+pub const PRICES_TERMS_COLUMNS: [&str; 4] = [
+    "regular_register",
+    "icann_fee",
+    "icann_fee_included",
+    "register_years",
+];
+/// Most years one registration may be bought for (ICANN's limit).
+pub const MAX_YEARS: usize = 10;
 /// Every optional column of `prices.csv`, in the order writers emit them.
-const PRICES_OPTIONAL_COLUMNS: [&str; 8] = [
+const PRICES_OPTIONAL_COLUMNS: [&str; 9] = [
     PRICES_ORIGINAL_COLUMNS[0],
     PRICES_ORIGINAL_COLUMNS[1],
     PRICES_ORIGINAL_COLUMNS[2],
@@ -63,6 +72,7 @@ const PRICES_OPTIONAL_COLUMNS: [&str; 8] = [
     PRICES_TERMS_COLUMNS[0],
     PRICES_TERMS_COLUMNS[1],
     PRICES_TERMS_COLUMNS[2],
+    PRICES_TERMS_COLUMNS[3],
 ];
 /// The columns of `history.csv`, in the order writers emit them.
 pub const HISTORY_COLUMNS: [&str; 6] =
@@ -117,6 +127,9 @@ pub struct Terms {
     pub icann_fee: Option<u32>,
     /// Whether the offer's prices include `icann_fee`.
     pub icann_fee_included: bool,
+    /// What a registration for `i + 2` years costs in all (2 to [`MAX_YEARS`]), where
+    /// the list gives it.
+    pub register_years: [Option<u32>; MAX_YEARS - 1],
 }
 
 /// A price quoted in another currency and the reference rate it was converted at
@@ -572,7 +585,7 @@ fn read_prices<R: Read>(
         }
         let usd = [register.flatten(), renew.flatten(), transfer.flatten()];
         let original = original(&f[7..12], usd, &mut p);
-        let terms = terms(&f[12..15], register.flatten(), &mut p);
+        let terms = terms(&f[12..16], register.flatten(), &mut p);
         if !p.is_empty() {
             return errs.push(file, line, p.join("; "));
         }
@@ -610,6 +623,29 @@ fn terms(f: &[&str], register: Option<u32>, p: &mut Vec<String>) -> Terms {
         (true, "false") | (false, "") => {}
         (true, other) => p.push(format!("icann_fee_included {other:?} is not true or false")),
         (false, _) => p.push("icann_fee_included without icann_fee".into()),
+    }
+    let years = f[3].trim();
+    if !years.is_empty() && register.is_none() {
+        p.push("register_years without a register price".into());
+    }
+    let mut last = 1;
+    for item in years.split_ascii_whitespace() {
+        let parsed = item.split_once(':').and_then(|(n, price)| {
+            let n: usize = n.parse().ok().filter(|n| (2..=MAX_YEARS).contains(n))?;
+            Some((n, price_field("register_years", price).ok().flatten()?))
+        });
+        match parsed {
+            Some((n, total)) if n > last => {
+                t.register_years[n - 2] = Some(total);
+                last = n;
+            }
+            _ => {
+                p.push(format!(
+                    "register_years {item:?} is not YEARS:PRICE with years 2 to {MAX_YEARS}, ascending"
+                ));
+                break;
+            }
+        }
     }
     t
 }
@@ -862,11 +898,11 @@ mod tests {
 
     #[test]
     fn terms_columns_are_optional_and_checked() {
-        let head = "tld,registrar,register,renew,transfer,currency,updated_at,regular_register,icann_fee,icann_fee_included\n";
+        let head = "tld,registrar,register,renew,transfer,currency,updated_at,regular_register,icann_fee,icann_fee_included,register_years\n";
         let good = format!(
-            "{head}com,alpha,11.28,18.48,14.98,USD,2025-10-25T00:00:00Z,14.98,0.18,false\n\
-             net,alpha,9.77,9.77,,USD,2024-01-07T00:00:00Z,,0.18,true\n\
-             org,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,\n"
+            "{head}com,alpha,11.28,18.48,14.98,USD,2025-10-25T00:00:00Z,14.98,0.18,false,2:21.76 10:105.80\n\
+             net,alpha,9.77,9.77,,USD,2024-01-07T00:00:00Z,,0.18,true,\n\
+             org,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,,\n"
         );
         let s = read(REGISTRARS.as_bytes(), good.as_bytes(), None).unwrap();
         let terms: Vec<Terms> = s.prices.iter().map(|p| p.terms).collect();
@@ -876,21 +912,30 @@ mod tests {
                 Terms {
                     regular_register: Some(1498),
                     icann_fee: Some(18),
-                    icann_fee_included: false
+                    icann_fee_included: false,
+                    register_years: {
+                        let mut y = [None; MAX_YEARS - 1];
+                        y[0] = Some(2176);
+                        y[8] = Some(10580);
+                        y
+                    },
                 },
                 Terms {
                     regular_register: None,
                     icann_fee: Some(18),
-                    icann_fee_included: true
+                    icann_fee_included: true,
+                    ..Terms::default()
                 },
                 Terms::default(),
             ]
         );
         let bad = format!(
-            "{head}com,alpha,11.28,18.48,,USD,2025-10-25T00:00:00Z,11.28,,\n\
-             net,alpha,,9.77,,USD,2024-01-07T00:00:00Z,12.00,,\n\
-             org,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,0.18,\n\
-             io,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,true\n"
+            "{head}com,alpha,11.28,18.48,,USD,2025-10-25T00:00:00Z,11.28,,,\n\
+             net,alpha,,9.77,,USD,2024-01-07T00:00:00Z,12.00,,,\n\
+             org,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,0.18,,\n\
+             io,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,true,\n\
+             ai,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,,3:30.00 2:20.00\n\
+             me,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,,11:99.00\n"
         );
         let Err(SourceError::Rows { errors, .. }) =
             read(REGISTRARS.as_bytes(), bad.as_bytes(), None)
@@ -905,6 +950,8 @@ mod tests {
                 "prices.csv:3: regular_register \"12.00\" must be above the register price (a promotion's regular price)",
                 "prices.csv:4: icann_fee_included \"\" is not true or false",
                 "prices.csv:5: icann_fee_included without icann_fee",
+                "prices.csv:6: register_years \"2:20.00\" is not YEARS:PRICE with years 2 to 10, ascending",
+                "prices.csv:7: register_years \"11:99.00\" is not YEARS:PRICE with years 2 to 10, ascending",
             ]
         );
     }

@@ -166,6 +166,15 @@ fn every_collector_then_import_and_no_secret_leaks() {
             p["com"][3]
         );
     }
+    // Namecheap's terms reach the price source: its regular first-year price beside the
+    // stand-in's 8.14, the ICANN fee charged on top, two years at 10.88 a year.
+    let csv = std::fs::read_to_string(src.join("prices.csv")).unwrap();
+    let com = csv
+        .lines()
+        .find(|l| l.starts_with("com,namecheap,"))
+        .unwrap();
+    let f: Vec<&str> = com.split(',').collect();
+    assert_eq!(&f[12..], ["14.98", "0.18", "false", "2:21.76"], "{com}");
     // The whole lists came through, not only com.
     assert_eq!(prices(&src, "route53").len(), 351);
     assert_eq!(prices(&src, "namesilo").len(), 459);

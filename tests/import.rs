@@ -62,7 +62,7 @@ fn ok(out: &Output) -> String {
 
 /// `prices.csv` as (tld, registrar) -> [register, renew, transfer, currency, updated_at,
 /// original_currency, original_register, original_renew, original_transfer, rate_date,
-/// regular_register, icann_fee, icann_fee_included].
+/// regular_register, icann_fee, icann_fee_included, register_years].
 fn prices(dir: &Path) -> HashMap<(String, String), Vec<String>> {
     let mut reader = csv::Reader::from_path(dir.join("prices.csv")).unwrap();
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
@@ -83,7 +83,8 @@ fn prices(dir: &Path) -> HashMap<(String, String), Vec<String>> {
             "rate_date",
             "regular_register",
             "icann_fee",
-            "icann_fee_included"
+            "icann_fee_included",
+            "register_years"
         ]
     );
     let mut map = HashMap::new();
@@ -561,7 +562,7 @@ fn new_formats_bad_rows_are_dropped_with_a_reason() {
     // Glauca: CHF is in the ECB table and is converted (via EUR); GBP too.
     let ch = &p[&("ch".to_string(), "glauca".to_string())];
     assert_eq!(ch[5..10], ["CHF", "9.99", "9.99", "0.00", "2026-04-13"]);
-    assert_eq!(ch[10..], ["", "", ""], "Glauca's list states no terms");
+    assert_eq!(ch[10..], ["", "", "", ""], "Glauca's list states no terms");
     // 9.99 * 1.1684 / 0.9242 = 12.6297...
     assert_eq!(ch[..3], ["12.63", "12.63", "0.00"]);
     let fi = &p[&("fi".to_string(), "glauca".to_string())];

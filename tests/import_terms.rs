@@ -39,7 +39,12 @@ fn shipped(registrar: &str) -> HashMap<String, HashMap<String, String>> {
         .iter()
         .map(str::to_owned)
         .collect();
-    for column in ["regular_register", "icann_fee", "icann_fee_included"] {
+    for column in [
+        "regular_register",
+        "icann_fee",
+        "icann_fee_included",
+        "register_years",
+    ] {
         assert!(header.iter().any(|h| h == column), "no {column} column");
     }
     let mut rows = HashMap::new();

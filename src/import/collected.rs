@@ -521,6 +521,8 @@ pub fn parse_namecheap_xml(bytes: &[u8]) -> Result<Parsed, String> {
     // key -> (register, renew, transfer, currency), in file order
     let mut order: Vec<String> = Vec::new();
     let mut by_key: std::collections::HashMap<String, RawRow> = std::collections::HashMap::new();
+    // Several-year prices met before the name's one-year row.
+    let mut pending_years: Vec<(String, usize, Field)> = Vec::new();
     let attr = |e: &quick_xml::events::BytesStart<'_>, name: &str| -> Option<String> {
         e.attributes().flatten().find_map(|a| {
             (a.key.as_ref() == name.as_bytes())
@@ -547,9 +549,36 @@ pub fn parse_namecheap_xml(bytes: &[u8]) -> Result<Parsed, String> {
                     let Some(key) = product.clone() else {
                         continue;
                     };
-                    let one_year = attr(&e, "Duration").as_deref() == Some("1")
-                        && attr(&e, "DurationType").is_none_or(|t| t.eq_ignore_ascii_case("YEAR"));
-                    if !one_year {
+                    let years = attr(&e, "Duration")
+                        .and_then(|d| d.trim().parse::<usize>().ok())
+                        .filter(|_| {
+                            attr(&e, "DurationType").is_none_or(|t| t.eq_ignore_ascii_case("YEAR"))
+                        });
+                    let Some(years) = years.filter(|y| (1..=crate::source::MAX_YEARS).contains(y))
+                    else {
+                        continue;
+                    };
+                    if years > 1 {
+                        // A registration for several years: `Price` is a year's price
+                        // (`PricingType="MULTIPLE"`, the default) or the whole
+                        // (`"ABSOLUTE"`).
+                        if category != "REGISTER" {
+                            continue;
+                        }
+                        let per_year = !attr(&e, "PricingType")
+                            .is_some_and(|t| t.eq_ignore_ascii_case("ABSOLUTE"));
+                        let total = match attr(&e, "Price").map(|p| feeds::decimal_field(&p)) {
+                            Some(Field::Cents(c)) if per_year => {
+                                c.checked_mul(years as u32).map_or(Field::Bad, Field::Cents)
+                            }
+                            Some(f) => f,
+                            None => Field::Missing,
+                        };
+                        if let Some(entry) = by_key.get_mut(&key) {
+                            entry.register_years[years - 2] = total;
+                        } else {
+                            pending_years.push((key, years, total));
+                        }
                         continue;
                     }
                     let price =
@@ -615,6 +644,11 @@ pub fn parse_namecheap_xml(bytes: &[u8]) -> Result<Parsed, String> {
         }
         None => return Err("not a Namecheap API answer (no ApiResponse Status)".to_string()),
     }
+    for (key, years, total) in pending_years {
+        if let Some(entry) = by_key.get_mut(&key) {
+            entry.register_years[years - 2] = total;
+        }
+    }
     let rows = order
         .into_iter()
         .filter_map(|k| by_key.remove(&k))
@@ -655,6 +689,9 @@ mod tests {
         assert_eq!(p.rows.len(), 1);
         assert_eq!(p.rows[0].register, Field::Cents(888));
         assert_eq!(p.rows[0].regular_register, Field::Cents(1098));
+        // Two years at 10.98 a year (PricingType MULTIPLE by default).
+        assert_eq!(p.rows[0].register_years[0], Field::Cents(2196));
+        assert_eq!(p.rows[0].register_years[1], Field::Missing);
         assert_eq!(p.rows[0].icann_fee, Field::Cents(18));
         assert!(!p.rows[0].icann_fee_included);
         assert_eq!(p.rows[0].renew, Field::Cents(1298));

@@ -69,6 +69,9 @@ pub struct RawRow {
     /// Whether `register`, `renew` and `transfer` include `icann_fee` (the source's
     /// prices do, or the parser added it).
     pub icann_fee_included: bool,
+    /// What a registration for `i + 2` years costs in all, where the source gives it
+    /// (Namecheap's API durations).
+    pub register_years: [Field; crate::source::MAX_YEARS - 1],
 }
 
 impl Default for RawRow {
@@ -85,6 +88,7 @@ impl Default for RawRow {
             regular_register: Field::Missing,
             icann_fee: Field::Missing,
             icann_fee_included: false,
+            register_years: [Field::Missing; crate::source::MAX_YEARS - 1],
         }
     }
 }

@@ -816,6 +816,12 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
         .flatten()
         .filter(|c| register.is_some_and(|r| *c > r));
     let fee = get(&row.icann_fee).ok().flatten().filter(|c| *c > 0);
+    let years = row.register_years.map(|f| {
+        get(&f)
+            .ok()
+            .flatten()
+            .filter(|c| *c > 0 && register.is_some())
+    });
     if row.currency == "USD" {
         return Ok((
             name,
@@ -827,6 +833,7 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
                     regular_register: regular,
                     icann_fee: fee,
                     icann_fee_included: fee.is_some() && row.icann_fee_included,
+                    register_years: years,
                 },
             },
         ));
@@ -853,10 +860,15 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
         transfer: convert(own.transfer)?,
     };
     let fee = convert(fee)?;
+    let mut register_years = years;
+    for y in &mut register_years {
+        *y = convert(*y)?;
+    }
     let terms = Terms {
         regular_register: convert(regular)?.filter(|c| usd.register.is_some_and(|r| *c > r)),
         icann_fee: fee,
         icann_fee_included: fee.is_some() && row.icann_fee_included,
+        register_years,
     };
     Ok((
         name,

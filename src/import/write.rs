@@ -101,6 +101,13 @@ pub fn prices_csv(source: &Source) -> Vec<u8> {
                     Some(_) => p.terms.icann_fee_included.to_string(),
                     None => String::new(),
                 },
+                p.terms
+                    .register_years
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, total)| Some(format!("{}:{}", i + 2, price(Some((*total)?)))))
+                    .collect::<Vec<_>>()
+                    .join(" "),
             ]
         }),
     )
@@ -208,6 +215,17 @@ mod tests {
                         regular_register: Some(1499),
                         icann_fee: Some(20),
                         icann_fee_included: false,
+                        register_years: [
+                            Some(2466),
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            Some(12330),
+                        ],
                     },
                 },
             ],
@@ -234,9 +252,9 @@ mod tests {
         );
         assert_eq!(
             String::from_utf8(prices_csv(&s)).unwrap(),
-            "tld,registrar,register,renew,transfer,currency,updated_at,original_currency,original_register,original_renew,original_transfer,rate_date,regular_register,icann_fee,icann_fee_included\n\
-             co.uk,route53,,12.50,0.00,USD,2026-01-01T16:27:49.638Z,,,,,,,,\n\
-             uk,route53,12.33,12.33,0.00,USD,2026-01-01T16:27:49.638Z,GBP,9.17,9.17,0.00,2024-10-03,14.99,0.20,false\n"
+            "tld,registrar,register,renew,transfer,currency,updated_at,original_currency,original_register,original_renew,original_transfer,rate_date,regular_register,icann_fee,icann_fee_included,register_years\n\
+             co.uk,route53,,12.50,0.00,USD,2026-01-01T16:27:49.638Z,,,,,,,,,\n\
+             uk,route53,12.33,12.33,0.00,USD,2026-01-01T16:27:49.638Z,GBP,9.17,9.17,0.00,2024-10-03,14.99,0.20,false,2:24.66 10:123.30\n"
         );
         assert_eq!(
             String::from_utf8(history_csv(&s)).unwrap(),

@@ -316,8 +316,15 @@ pub fn namecheap_xml(com: &str) -> Vec<u8> {
             } else {
                 num(&price)
             };
+            // com's registration also for two years, at 10.88 a year (the shape of a
+            // recorded answer: the first year's promotion does not hold for two).
+            let two_years = if tld == "com" && cat == "REGISTER" {
+                "<Price Duration=\"2\" DurationType=\"YEAR\" Price=\"10.88\" PricingType=\"MULTIPLE\" AdditionalCost=\"0.18\" RegularPrice=\"10.88\" RegularPriceType=\"MULTIPLE\" YourPrice=\"10.88\" PromotionPrice=\"0.0\" Currency=\"USD\" />"
+            } else {
+                ""
+            };
             cats.entry(cat).or_default().push_str(&format!(
-                "<Product Name=\"{tld}\"><Price Duration=\"1\" DurationType=\"YEAR\" Price=\"{price}\" PricingType=\"MULTIPLE\" AdditionalCost=\"0.18\" RegularPrice=\"{}\" RegularPriceType=\"MULTIPLE\" YourPrice=\"{price}\" YourAdditonalCost=\"0.18\" PromotionPrice=\"0.0\" Currency=\"USD\" /></Product>\n",
+                "<Product Name=\"{tld}\"><Price Duration=\"1\" DurationType=\"YEAR\" Price=\"{price}\" PricingType=\"MULTIPLE\" AdditionalCost=\"0.18\" RegularPrice=\"{}\" RegularPriceType=\"MULTIPLE\" YourPrice=\"{price}\" YourAdditonalCost=\"0.18\" PromotionPrice=\"0.0\" Currency=\"USD\" />{two_years}</Product>\n",
                 num(&regular)
             ));
         }

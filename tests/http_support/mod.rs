@@ -191,12 +191,16 @@ pub fn real_data_edit(prices: &str) -> String {
         "\nnet,dreamhost,4.99,19.99,",
         "\nnet,dreamhost,10.99,19.99,",
     );
-    p = replace(
-        p,
-        "\nio,sav,26.99,51.99,,USD,2026-08-16T00:00:00.000Z,,,,,",
-        "",
-    );
-    p.push_str("org,nira,6.50,6.50,,USD,2026-11-01T00:00:00.000Z,,,,,\n");
+    // io at Sav removed: its whole line.
+    let io_sav = "\nio,sav,26.99,51.99,,USD,2026-08-16T00:00:00.000Z,";
+    let at = p.find(io_sav).expect(io_sav);
+    let end = at + 1 + p[at + 1..].find('\n').unwrap();
+    p.replace_range(at..end, "");
+    // org at NIRA added, every optional column empty.
+    let columns = p.lines().next().unwrap().split(',').count();
+    p.push_str("org,nira,6.50,6.50,,USD,2026-11-01T00:00:00.000Z");
+    p.push_str(&",".repeat(columns - 7));
+    p.push('\n');
     p
 }
 
