@@ -457,18 +457,19 @@ pub fn cheapest_entries(
     // leaves out the stale ones among those (or marks them).
     let visible = sight.shown(snap.span_str(&t.name), t.sellers.to_native() as usize);
     let sellers = &sellers_of(snap, t)[..visible];
-    let stale = stale_sellers(snap, t, fresh, visible);
+    let is_stale = |o: &&ArchivedOffer| fresh.is_stale(o.updated_ms.to_native());
     // The stored entries hold while the ranking has skipped nothing and marked nothing:
     // the leading fresh sellers (all of them, in the common case, known from
     // `oldest_ms` without a look at the offers).
-    let stored = if stale == 0 {
+    let stored = if fresh.all_fresh(t) {
         sellers.len()
     } else {
         sellers
             .iter()
-            .position(|o| fresh.is_stale(o.updated_ms.to_native()))
+            .position(|o| is_stale(&o))
             .unwrap_or(sellers.len())
     };
+    let stale = sellers[stored..].iter().filter(is_stale).count();
     let copied = limit.min(stored);
     match shape {
         Shape::Client => {
@@ -488,37 +489,35 @@ pub fn cheapest_entries(
     // Past the first stale seller: the rest ranked one by one, skipping (or marking)
     // the stale ones.
     let mut rank = copied;
-    if rank < limit {
-        for o in &sellers[stored..] {
-            let ms = o.updated_ms.to_native();
-            if rank == limit {
-                break;
-            }
-            if !fresh.ranks(ms) {
-                continue;
-            }
-            let is_stale = fresh.is_stale(ms);
-            match shape {
-                Shape::Client => {
-                    if rank > 0 {
-                        out.push(b',');
-                    }
-                    let reg = &snap.registrars[o.registrar.to_native() as usize];
-                    render::client_entry(
-                        rank + 1,
-                        snap.span(&reg.name_json),
-                        snap.span_str(&reg.key),
-                        o.register.to_native(),
-                        o.renew.to_native(),
-                        ms,
-                        is_stale,
-                        out,
-                    );
-                }
-                Shape::Public => write_public_entry(snap, rank, o, is_stale, out),
-            }
-            rank += 1;
+    for o in &sellers[stored..] {
+        if rank == limit {
+            break;
         }
+        let ms = o.updated_ms.to_native();
+        if !fresh.ranks(ms) {
+            continue;
+        }
+        let is_stale = fresh.is_stale(ms);
+        match shape {
+            Shape::Client => {
+                if rank > 0 {
+                    out.push(b',');
+                }
+                let reg = &snap.registrars[o.registrar.to_native() as usize];
+                render::client_entry(
+                    rank + 1,
+                    snap.span(&reg.name_json),
+                    snap.span_str(&reg.key),
+                    o.register.to_native(),
+                    o.renew.to_native(),
+                    ms,
+                    is_stale,
+                    out,
+                );
+            }
+            Shape::Public => write_public_entry(snap, rank, o, is_stale, out),
+        }
+        rank += 1;
     }
     match shape {
         Shape::Client => out.extend_from_slice(snap.span(&t.client_tail)),
