@@ -809,19 +809,6 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
             transfer,
         },
     };
-    // A regular price is kept beside a first-year price only; a bad one or a bad fee
-    // leaves the row's prices as they are and drops the term.
-    let regular = get(&row.regular_register)
-        .ok()
-        .flatten()
-        .filter(|c| register.is_some_and(|r| *c > r));
-    let fee = get(&row.icann_fee).ok().flatten().filter(|c| *c > 0);
-    let years = row.register_years.map(|f| {
-        get(&f)
-            .ok()
-            .flatten()
-            .filter(|c| *c > 0 && register.is_some())
-    });
     if row.currency == "USD" {
         return Ok((
             name,
@@ -829,12 +816,7 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
                 offer: own,
                 suffix,
                 original: None,
-                terms: Terms {
-                    regular_register: regular,
-                    icann_fee: fee,
-                    icann_fee_included: fee.is_some() && row.icann_fee_included,
-                    register_years: years,
-                },
+                terms: terms_of(row, register, Ok)?,
             },
         ));
     }
@@ -859,17 +841,7 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
         renew: convert(own.renew)?,
         transfer: convert(own.transfer)?,
     };
-    let fee = convert(fee)?;
-    let mut register_years = years;
-    for y in &mut register_years {
-        *y = convert(*y)?;
-    }
-    let terms = Terms {
-        regular_register: convert(regular)?.filter(|c| usd.register.is_some_and(|r| *c > r)),
-        icann_fee: fee,
-        icann_fee_included: fee.is_some() && row.icann_fee_included,
-        register_years,
-    };
+    let terms = terms_of(row, usd.register, convert)?;
     Ok((
         name,
         Kept {
@@ -884,6 +856,32 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
             }),
         },
     ))
+}
+
+/// The terms of `row`, each amount through `convert` (to USD, as the prices were),
+/// kept only beside a first-year price (`register`, USD); a term that cannot be read is
+/// dropped and leaves the row's prices as they are.
+fn terms_of(
+    row: &RawRow,
+    register: Option<u32>,
+    mut convert: impl FnMut(Option<u32>) -> Result<Option<u32>, DropReason>,
+) -> Result<Terms, DropReason> {
+    let read = |f: &Field| match f {
+        Field::Cents(c) if *c > 0 => Some(*c),
+        _ => None,
+    };
+    let fee = convert(read(&row.icann_fee))?;
+    let mut register_years = [None; crate::source::MAX_YEARS - 1];
+    for (total, f) in register_years.iter_mut().zip(&row.register_years) {
+        *total = convert(read(f).filter(|_| register.is_some()))?;
+    }
+    Ok(Terms {
+        regular_register: convert(read(&row.regular_register))?
+            .filter(|c| register.is_some_and(|r| *c > r)),
+        icann_fee: fee,
+        icann_fee_included: fee.is_some() && row.icann_fee_included,
+        register_years,
+    })
 }
 
 /// `dates.csv`: the date of each feed file that carries none of its own.
