@@ -35,6 +35,7 @@
 
 pub mod access;
 pub mod api;
+pub mod app;
 pub mod audit;
 pub mod blocking;
 pub mod build;

@@ -23,7 +23,8 @@ use std::path::Path;
 
 use boon::{Compiler, Draft, SchemaIndex, Schemas};
 use serde_json::Value;
-use tldsnap::http::{openapi, params, router};
+use tldsnap::app::routes as router;
+use tldsnap::http::params;
 
 use http_support::{Conn, GOLDEN_CASES, Options, Server, TempDir, fixture_edit, publish};
 use live_support::Upstreams;
@@ -39,7 +40,7 @@ struct Doc {
 
 impl Doc {
     fn new() -> Doc {
-        let doc = openapi::build();
+        let doc = router::openapi();
         let mut compiler = Compiler::new();
         compiler.set_default_draft(Draft::V2020_12);
         compiler.enable_format_assertions();
@@ -89,7 +90,7 @@ fn ok_schema_pointer(path: &str) -> String {
 /// keeps the two equal, so changing a default without its description fails here.
 #[test]
 fn the_document_states_the_servers_defaults() {
-    let doc = openapi::build();
+    let doc = router::openapi();
     let config = tldsnap::api::Config::default();
     let stream = doc["paths"]["/api/v1/client/events/stream"]["get"]["description"]
         .as_str()

@@ -2,7 +2,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tldsnap::http::{params, router};
+use tldsnap::app::routes as router;
+use tldsnap::http::params;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(path) = std::str::from_utf8(data) else {
@@ -16,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         None => assert_eq!(route.path, path),
         Some(prefix) => {
             assert!(!segment.is_empty() && !segment.contains('/'));
-            assert_eq!(format!("{prefix}{segment}"), path);
+            assert_eq!(format!("{prefix}{segment}{}", route.suffix()), path);
             // The segment goes through the path parameter parsers.
             let _ = params::path_tld(segment);
             let _ = params::path_registrar(segment);

@@ -24,7 +24,7 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use crate::http::body::{Body, Chunk};
-use crate::http::router::RouteId;
+use crate::http::router::Route;
 use crate::http::same_bytes;
 use crate::time::Stamp;
 
@@ -49,7 +49,7 @@ const TAIL_WITH_PART: usize = 256;
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
     /// The route.
-    pub route: RouteId,
+    pub route: &'static Route,
     /// The caller's plan (its name: plans do not change while a server runs).
     pub plan: &'a str,
     /// The raw path segment of a route with a parameter (`""` otherwise).
@@ -102,7 +102,7 @@ impl Cached {
 }
 
 struct Slot {
-    route: RouteId,
+    route: &'static Route,
     plan: Box<str>,
     /// The segment's bytes, then the query's.
     segment_query: Box<[u8]>,
@@ -115,7 +115,7 @@ impl Slot {
     /// so that a lookup builds no key (and inline: [`same_bytes`]).
     fn holds(&self, target: &Target<'_>) -> bool {
         let (segment, query) = self.segment_query.split_at(self.segment_len);
-        self.route == target.route
+        self.route.index == target.route.index
             && same_bytes(self.plan.as_bytes(), target.plan.as_bytes())
             && same_bytes(segment, target.segment.as_bytes())
             && same_bytes(query, target.query.as_bytes())
@@ -158,7 +158,7 @@ impl Cache {
         // separator, so segment and query cannot trade bytes); building the key in a
         // buffer to hash it cost ~100 instructions a request more.
         let hash = self.hasher.hash_one((
-            target.route as u8,
+            target.route.index as u8,
             target.plan,
             target.segment,
             target.query,
@@ -220,9 +220,15 @@ pub fn put(
 mod tests {
     use super::*;
 
+    use crate::http::router::GET_HEAD;
+
+    static CHEAPEST: Route = Route::new(0, "/cheapest", GET_HEAD, true, false);
+    static PUBLIC: Route = Route::new(1, "/public", GET_HEAD, false, false);
+    static REGISTRARS: Route = Route::new(2, "/registrars/{tld}", GET_HEAD, true, false);
+
     fn target(query: &str) -> Target<'_> {
         Target {
-            route: RouteId::ClientCheapest,
+            route: &CHEAPEST,
             plan: "pro",
             segment: "",
             query,
@@ -240,13 +246,13 @@ mod tests {
         };
         assert!(get(1, 7, &other_plan).is_none());
         let other_route = Target {
-            route: RouteId::PublicCheapest,
+            route: &PUBLIC,
             ..target("tlds=com")
         };
         assert!(get(1, 7, &other_route).is_none());
         // Segment and query cannot trade bytes.
         let a = Target {
-            route: RouteId::ClientRegistrars,
+            route: &REGISTRARS,
             plan: "pro",
             segment: "co",
             query: "m",

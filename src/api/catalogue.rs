@@ -14,11 +14,14 @@ use hyper::Request;
 use super::prices::check_plan;
 use super::{Connection, Reuse, State, Step, answered};
 use crate::access::Caller;
-use crate::http::params;
+use crate::http::params::{self, CatalogueParams, HistoryParams, OverviewParams, RegistrarParams};
 use crate::http::problem::Problem;
-use crate::http::router::RouteId;
-use crate::query::{self, CatalogueRequest, HistoryRequest, OverviewRequest, RegistrarRequest};
+use crate::http::router::Route;
+use crate::query::{self, HistoryRequest, OverviewRequest, RegistrarRequest};
 use crate::store::Loaded;
+use serde_json::{Value, json};
+
+use crate::http::openapi::{merge, ok, optional_key, price_errors, refs, variant};
 
 /// The endpoints of this file, as the router tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +43,7 @@ pub enum Endpoint {
 pub fn endpoint<B>(
     state: &State,
     req: &Request<B>,
-    route: RouteId,
+    route: &'static Route,
     endpoint: Endpoint,
     segment: &str,
     conn: &Connection,
@@ -85,53 +88,34 @@ fn answer(
     match endpoint {
         Endpoint::History => {
             let tld = params::path_tld(segment)?;
-            let [registrars, from, to] = params::pick(query, ["registrars", "from", "to"])?;
-            let registrars = params::registrars(registrars.as_deref())?;
-            let (from, to) = params::window(from.as_deref(), to.as_deref())?;
+            let values = params::pick(query, HistoryParams::NAMES)?;
+            let p = HistoryParams::from_values(&values)?;
             check_plan(state, caller, std::slice::from_ref(&tld))?;
-            let keys = registrars.as_deref().map(super::prices::as_strs);
+            let keys = p.registrars.as_deref().map(super::prices::as_strs);
             let req = HistoryRequest {
                 tld: &tld,
                 registrars: keys.as_deref(),
-                from,
-                to,
+                from: p.from,
+                to: p.to,
                 sight: caller.sight(),
             };
             query::history(data, &req, out).map_err(Problem::from_query)
         }
         Endpoint::Overview => {
             let tld = params::path_tld(segment)?;
-            let [max_age, include_stale] = params::pick(query, ["max_age_days", "include_stale"])?;
-            let fresh = super::prices::freshness(
-                state,
-                caller,
-                max_age.as_deref(),
-                include_stale.as_deref(),
-            )?;
+            let values = params::pick(query, OverviewParams::NAMES)?;
+            let p = OverviewParams::from_values(&values)?;
             let req = OverviewRequest {
                 tld: &tld,
-                fresh,
+                fresh: super::prices::freshness(state, caller, p.fresh),
                 sight: caller.sight(),
             };
             query::overview(data, &req, out).map_err(Problem::from_query)
         }
         Endpoint::Tlds => {
-            let [q, kind, sort, limit, cursor] =
-                params::pick(query, ["q", "type", "sort", "limit", "cursor"])?;
-            let q = params::search(q.as_deref())?;
-            let kind = params::tld_type(kind.as_deref())?;
-            let sort = params::sort(sort.as_deref())?;
-            let limit = params::page_limit(limit.as_deref())?;
-            let cursor = params::cursor(cursor.as_deref())?;
-            let req = CatalogueRequest {
-                q: q.as_deref(),
-                kind,
-                sort,
-                limit,
-                cursor,
-                sight: caller.sight(),
-                snapshot: snapshot_id(loaded),
-            };
+            let values = params::pick(query, CatalogueParams::NAMES)?;
+            let p = CatalogueParams::from_values(&values)?;
+            let req = p.request(caller.sight(), snapshot_id(loaded));
             query::catalogue(data, &req, out).map_err(Problem::from_query)
         }
         Endpoint::RegistrarList => {
@@ -140,13 +124,12 @@ fn answer(
         }
         Endpoint::Registrar => {
             let key = params::path_registrar(segment)?;
-            let [limit, cursor] = params::pick(query, ["limit", "cursor"])?;
-            let limit = params::page_limit(limit.as_deref())?;
-            let cursor = params::cursor(cursor.as_deref())?;
+            let values = params::pick(query, RegistrarParams::NAMES)?;
+            let p = RegistrarParams::from_values(&values)?;
             let req = RegistrarRequest {
                 key: &key,
-                limit,
-                cursor,
+                limit: p.limit,
+                cursor: p.cursor,
                 sight: caller.sight(),
                 public_url: &state.config.public_url,
                 snapshot: snapshot_id(loaded),
@@ -154,4 +137,88 @@ fn answer(
             query::registrar(data, &req, out).map_err(Problem::from_query)
         }
     }
+}
+
+/// The OpenAPI operation of a TLD's price history, client or public.
+pub(crate) fn history_doc(client: bool) -> Value {
+    let mut op = variant(
+        client,
+        ["clientHistory", "publicHistory"],
+        "Price history of a TLD",
+        "Per registrar (key order, or the order of `registrars`), its dated price changes oldest first (`null` = not offered; a change to all `null` records that the registrar stopped listing the TLD), the price in effect when the window opens (`price_at_from`: the last change before `from`), and `coverage`: the first and last dated feed version of the registrar, so that a window without changes can be told apart from a window without data. A registrar whose offer of today the caller's plan does not see has no changes (its last change is its price now). A window of any length costs one credit.",
+        &[&["tld"][..], &HistoryParams::COMPONENTS].concat(),
+        ok("History", "Price changes per registrar."),
+    );
+    merge(&mut op["responses"], price_errors(true));
+    op
+}
+
+/// The OpenAPI operation of a TLD's overview, client or public.
+pub(crate) fn overview_doc(client: bool) -> Value {
+    let mut op = variant(
+        client,
+        ["clientOverview", "publicOverview"],
+        "Overview of a TLD",
+        "Registrar count, average prices, cheapest registration, lowest renewal and lowest 5-year cost with their registrars, the TLD's type and manager from the IANA root zone database, and whether it is one of the 22 free TLDs. Answers every TLD of the catalogue; a pick whose registrar the caller's plan does not show, and averages that would give a hidden price (exactly one seller hidden), are null and listed in `members_only`. The picks are chosen among fresh prices (`max_age_days`) unless `include_stale=true`; each carries `last_updated`, and `stale_count` says how many of the sellers the caller sees are stale.",
+        &[&["tld"][..], &OverviewParams::COMPONENTS].concat(),
+        ok("Overview", "The overview of the TLD."),
+    );
+    merge(&mut op["responses"], catalogue_errors(&["403"]));
+    op
+}
+
+/// The OpenAPI operation of the TLD catalogue, client or public.
+pub(crate) fn tlds_doc(client: bool) -> Value {
+    let mut op = variant(
+        client,
+        ["clientTlds", "publicTlds"],
+        "The TLD catalogue",
+        "Every TLD of the IANA root zone list and every TLD with a price, one page at a time. Paging with `next_cursor` yields each TLD exactly once; a cursor of an earlier snapshot or of another listing is a 400 naming `cursor`. For a TLD outside the caller's plan `cheapest_register` is null and listed in `members_only` (and `avg_register_price` too when it would give the one hidden price); with `sort=cheapest` such TLDs come after every price shown, in name order, then the unsold.",
+        &CatalogueParams::COMPONENTS,
+        ok("Catalogue", "One page of the catalogue."),
+    );
+    merge(&mut op["responses"], catalogue_errors(&["403", "404"]));
+    op
+}
+
+/// The OpenAPI operation of the registrar list.
+pub(crate) fn registrar_list_doc() -> Value {
+    let mut op = json!({
+        "operationId": "registrarList",
+        "summary": "Every registrar",
+        "description": "Key, name, homepage, `website_url`, number of TLDs sold, coverage (first and last dated feed version) and the number of TLDs where it ranks first for registration.",
+        "security": optional_key(),
+        "responses": { "200": ok("RegistrarList", "Every registrar, by key.") }
+    });
+    merge(
+        &mut op["responses"],
+        catalogue_errors(&["400", "403", "404"]),
+    );
+    op
+}
+
+/// The OpenAPI operation of one registrar.
+pub(crate) fn registrar_doc() -> Value {
+    let mut op = json!({
+        "operationId": "registrar",
+        "summary": "One registrar and its price list",
+        "description": "The registrar's listing fields and its prices, in TLD name order, paged like the catalogue. The list holds the TLDs where the caller's plan shows this registrar's offer; `meta.total` counts them, `tlds_sold` every TLD it sells.",
+        "security": optional_key(),
+        "parameters": refs(&[&["key"][..], &RegistrarParams::COMPONENTS].concat()),
+        "responses": { "200": ok("Registrar", "The registrar and one page of its prices."),
+                       "404": { "$ref": "#/components/responses/UnknownRegistrar" } }
+    });
+    merge(&mut op["responses"], catalogue_errors(&["403", "404"]));
+    op
+}
+
+/// The price endpoints' refusals, but for those of `left_out`.
+fn catalogue_errors(left_out: &[&str]) -> Value {
+    let mut errors = price_errors(true);
+    if let Some(e) = errors.as_object_mut() {
+        for status in left_out {
+            e.remove(*status);
+        }
+    }
+    errors
 }

@@ -21,12 +21,15 @@ use hyper::{Request, StatusCode};
 
 use super::{Connection, HttpResponse, State, begin, finish_costing, read_body, refuse};
 use crate::audit::lookup::{self, LookupRequest};
-use crate::audit::portfolio::{self, InputError};
+use crate::audit::portfolio::{self, InputError, MAX_NAME_FIELD};
 use crate::audit::search::{self, SearchRequest};
 use crate::audit::{LOOKUP_MAX, Names};
-use crate::http::params;
+use crate::http::params::{self, FreshnessParams};
 use crate::http::problem::{Problem, echo};
-use crate::http::router::RouteId;
+use crate::http::router::Route;
+use serde_json::{Value, json};
+
+use crate::http::openapi::{AUDIT_CSV, DOLLARS, SEARCH_Q, keyed, merge, ok, price_errors};
 
 /// Largest portfolio body read: 10,000 CSV rows with a registrar, a price, a date and a
 /// few export columns fit with room to spare.
@@ -95,8 +98,12 @@ fn wants_csv(headers: &HeaderMap) -> bool {
 }
 
 /// `POST /api/v1/client/portfolio/audit`.
-pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
-    let route = RouteId::PortfolioAudit;
+pub async fn audit(
+    state: &State,
+    req: Request<Incoming>,
+    route: &'static Route,
+    conn: &Connection,
+) -> HttpResponse {
     let (loaded, caller) = match begin(state, &req, route, conn).await {
         Ok(begun) => begun,
         Err(response) => return response,
@@ -158,8 +165,12 @@ pub async fn audit(state: &State, req: Request<Incoming>, conn: &Connection) -> 
 }
 
 /// `POST /api/v1/client/domains/lookup?limit=`.
-pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
-    let route = RouteId::DomainsLookup;
+pub async fn lookup(
+    state: &State,
+    req: Request<Incoming>,
+    route: &'static Route,
+    conn: &Connection,
+) -> HttpResponse {
     let (loaded, caller) = match begin(state, &req, route, conn).await {
         Ok(begun) => begun,
         Err(response) => return response,
@@ -169,8 +180,11 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
         ["limit", "max_age_days", "include_stale"],
     )
     .and_then(|[limit, max_age, include_stale]| {
-        let fresh =
-            super::prices::freshness(state, &caller, max_age.as_deref(), include_stale.as_deref())?;
+        let fresh = super::prices::freshness(
+            state,
+            &caller,
+            FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
+        );
         Ok((params::limit(limit.as_deref())?, fresh))
     });
     let (limit, fresh) = match parsed {
@@ -222,8 +236,12 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
 }
 
 /// `GET /api/v1/client/domains/search?q=&max_price=&types=&limit=`.
-pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -> HttpResponse {
-    let route = RouteId::DomainsSearch;
+pub async fn search(
+    state: &State,
+    req: &Request<Incoming>,
+    route: &'static Route,
+    conn: &Connection,
+) -> HttpResponse {
     let (loaded, caller) = match begin(state, req, route, conn).await {
         Ok(begun) => begun,
         Err(response) => return response,
@@ -253,9 +271,8 @@ pub async fn search(state: &State, req: &Request<Incoming>, conn: &Connection) -
             let fresh = super::prices::freshness(
                 state,
                 &caller,
-                max_age.as_deref(),
-                include_stale.as_deref(),
-            )?;
+                FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
+            );
             let q = q
                 .filter(|q| !q.trim().is_empty())
                 .ok_or(Problem::MissingParameter { name: "q" })?;
@@ -366,6 +383,107 @@ pub(super) fn with_cost(mut response: HttpResponse, credits: u64) -> HttpRespons
             .insert(CREDITS_COST, HeaderValue::from(credits));
     }
     response
+}
+
+/// The OpenAPI operation of the portfolio audit.
+pub(crate) fn audit_doc() -> Value {
+    let mut op = json!({
+        "operationId": "portfolioAudit",
+        "summary": "Portfolio audit",
+        "description": "For each domain of a portfolio: its public suffix, the yearly price paid now (stated, or tldsnap's price at the stated registrar), the cheapest renewal anywhere, the cheapest transfer-then-renew path, the recommendation, yearly and 5-year savings and flags; totals and a per-registrar breakdown. Names that are not domain names are entries with `error: invalid_name`; duplicates are answered once with a `count`. The plan's audit limit (free 500, basic 1,000, pro 2,000, enterprise 10,000) is checked before any work: over it is 413 `too_many_domains`. Costs one credit per started 100 entries (header `X-Credits-Cost`). `Accept: text/csv` answers the per-domain rows as CSV. See docs/AUDIT.md.",
+        "security": keyed(),
+        "requestBody": {
+            "required": true,
+            "description": "At most 4 MiB.",
+            "content": {
+                "application/json": { "schema": { "$ref": "#/components/schemas/AuditRequest" } },
+                "text/csv": { "schema": { "type": "string", "pattern": AUDIT_CSV, "description": "A header row naming the columns `domain` (required), `registrar`, `renew_price`, `expires` (any order, case-insensitive; other columns ignored and listed in `meta.ignored_columns`), then one row per domain. The pattern describes the simplest form, a `domain` column alone; a `renew_price` must be a decimal with at most two decimals and `expires` a day (YYYY-MM-DD), or the body is a 400." },
+                              "example": "domain,registrar,renew_price,expires\nexample.com,namecheap,18.48,2026-09-10\n" }
+            }
+        },
+        "responses": { "200": {
+            "description": "The audit.",
+            "headers": { "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } },
+            "content": {
+                "application/json": { "schema": { "$ref": "#/components/schemas/AuditAnswer" } },
+                "text/csv": { "schema": { "type": "string", "description": "Header `input,domain,suffix,count,registrar_key,expires,current_price,price_source,cheapest_renewal_registrar,cheapest_renewal_price,best_transfer_registrar,best_transfer_price,best_transfer_renew_price,best_transfer_5_year,recommendation,optimal_price,savings_per_year,savings_5_year,flags,error`, one row per distinct domain; flags joined by `;`." } }
+            }
+        } }
+    });
+    body_errors(&mut op);
+    op
+}
+
+/// The OpenAPI operation of the bulk lookup.
+pub(crate) fn lookup_doc() -> Value {
+    let mut op = json!({
+        "operationId": "domainsLookup",
+        "summary": "Bulk domain lookup",
+        "description": "For up to 100 full domain names: each one's public suffix and the cheapest registrars of that suffix, in the entry shape of the cheapest endpoint (`limit` applies). A name that is not a domain name, whose suffix is unknown, or whose suffix the plan excludes is an entry with `error` (`invalid_name`, `unknown_tld`, `tld_not_in_plan`), not a failed request. 101 names or more: 400 `too_many_values`. One credit.",
+        "security": keyed(),
+        "parameters": [ { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/max_age_days" }, { "$ref": "#/components/parameters/include_stale" } ],
+        "requestBody": { "required": true, "description": "At most 256 KiB.", "content": { "application/json": { "schema": {
+            "type": "object", "required": ["domains"], "additionalProperties": false,
+            "properties": { "domains": { "type": "array", "minItems": 1, "maxItems": LOOKUP_MAX, "items": { "type": "string", "maxLength": MAX_NAME_FIELD }, "examples": [["shop.example.co.uk", "bücher.de"]] } } } } } },
+        "responses": { "200": ok("LookupAnswer", "Per name, its suffix and cheapest registrars.") }
+    });
+    body_errors(&mut op);
+    op
+}
+
+/// The OpenAPI operation of the domain search.
+pub(crate) fn search_doc() -> Value {
+    let mut op = json!({
+        "operationId": "domainsSearch",
+        "summary": "Domain search",
+        "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: TLD name), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`, unless `check_availability=true` asks for it live. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
+        "security": keyed(),
+        "parameters": [
+            { "name": "q", "in": "query", "required": true, "description": "The wanted name, words (joined), or a full domain name.", "schema": { "type": "string", "pattern": SEARCH_Q, "examples": ["best shop", "bestshop.io"] } },
+            { "name": "max_price", "in": "query", "required": false, "description": "Only candidates whose first-year price is at most this many US dollars (a decimal with at most two decimals).", "schema": { "type": "string", "pattern": DOLLARS, "examples": ["12.50"] } },
+            { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep.", "style": "form", "explode": false,
+              "schema": { "type": "array", "minItems": 1, "items": { "enum": crate::query::TYPES }, "examples": [["generic", "country-code"]] } },
+            { "$ref": "#/components/parameters/limit" },
+            { "$ref": "#/components/parameters/max_age_days" },
+            { "$ref": "#/components/parameters/include_stale" },
+            { "name": "check_availability", "in": "query", "required": false, "description": "When true, each candidate's `availability` is looked up live (docs/LIVE.md): `available`, `registered`, `reserved` or `unknown`, with `availability_reason`. Costs the plan's availability credits per candidate on top of the search's (at most `limit`, the bulk limit of 100); needs a plan with availability lookups (403 `lookup_not_in_plan`) and a server started with `--live` (404 `live_unavailable`).", "schema": { "type": "boolean", "default": false } }
+        ],
+        "responses": { "200": ok("SearchAnswer", "Candidate domains, cheapest first year first.") }
+    });
+    let responses = &mut op["responses"];
+    merge(responses, price_errors(true));
+    responses["429"] = json!({ "$ref": "#/components/responses/TooManySearches" });
+    if let Some(ok) = responses["200"]["headers"].as_object_mut() {
+        ok.insert(
+            "X-Credits-Cost".into(),
+            json!({ "$ref": "#/components/headers/X-Credits-Cost" }),
+        );
+        ok.insert("X-Searches-Remaining".into(), json!({ "description": "Searches left today (UTC) on a plan with a daily limit.", "schema": { "type": "integer" } }));
+    }
+    op
+}
+
+/// The refusals of an operation that reads a JSON body, and its credit cost header.
+fn body_errors(op: &mut Value) {
+    let responses = &mut op["responses"];
+    merge(responses, price_errors(true));
+    merge(
+        responses,
+        json!({
+            "400": { "$ref": "#/components/responses/BadBody" },
+            "408": { "$ref": "#/components/responses/RequestTimeout" },
+            "413": { "$ref": "#/components/responses/PayloadTooLarge" },
+            "415": { "$ref": "#/components/responses/UnsupportedMediaType" }
+        }),
+    );
+    // The body's problems replace the query's in this operation's 400.
+    responses["400"] = json!({ "$ref": "#/components/responses/BadBody" });
+    if let Some(ok) = responses["200"]["headers"].as_object_mut() {
+        ok.insert(
+            "X-Credits-Cost".into(),
+            json!({ "$ref": "#/components/headers/X-Credits-Cost" }),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,10 @@ use crate::events::{EventLog, Filter, Kind, Stored};
 use crate::http::body::Body;
 use crate::http::params;
 use crate::http::problem::{Problem, echo};
-use crate::http::router::RouteId;
+use crate::http::router::Route;
+use serde_json::{Value, json};
+
+use crate::http::openapi::{events_parameters, keyed, meter_headers, ok, problem_response};
 
 /// `limit` of a poll when absent.
 pub const DEFAULT_POLL_LIMIT: u64 = 100;
@@ -89,7 +92,7 @@ impl Shown {
 
 /// `GET /api/v1/client/events`: a plain function, as the price endpoints are ([`Step`]:
 /// a credit kept in Redis is left to the caller), so a poll costs no future of its own.
-pub fn poll<B>(state: &State, req: &Request<B>, route: RouteId, conn: &Connection) -> Step {
+pub fn poll<B>(state: &State, req: &Request<B>, route: &'static Route, conn: &Connection) -> Step {
     let caller = match admit_now(state, req, route, conn) {
         Ok(caller) => caller,
         Err(response) => return Step::Done(response),
@@ -123,7 +126,7 @@ pub fn poll<B>(state: &State, req: &Request<B>, route: RouteId, conn: &Connectio
 pub async fn stream<B>(
     state: &State,
     req: &Request<B>,
-    route: RouteId,
+    route: &'static Route,
     conn: &Connection,
 ) -> HttpResponse {
     let (caller, log, wanted) = match admitted(state, req, route, conn).await {
@@ -246,7 +249,7 @@ pub(super) fn plans_with(
 async fn admitted<B>(
     state: &State,
     req: &Request<B>,
-    route: RouteId,
+    route: &'static Route,
     conn: &Connection,
 ) -> Result<(crate::access::Caller, Arc<EventLog>, Wanted), HttpResponse> {
     let caller = admit(state, req, route, conn).await?;
@@ -444,6 +447,50 @@ async fn send(
         sent = tx.send(chunk) => sent.is_ok(),
         _ = closing.wait_for(|c| *c) => false,
     }
+}
+
+/// The OpenAPI operation of the events poll.
+pub(crate) fn poll_doc() -> Value {
+    json!({
+        "operationId": "clientEvents",
+        "summary": "Price-change events (polling)",
+        "description": "Events with an id above `after`, oldest first, filtered by `tlds`, `registrars` and `types`, at most `limit`. Continue with `after=next_after`. One credit per call. Paid plans only (403 events_not_in_plan); 410 cursor_expired when events after `after` were removed by the retention. See docs/EVENTS.md.",
+        "security": keyed(),
+        "parameters": events_parameters(),
+        "responses": {
+            "200": ok("EventPage", "A page of events."),
+            "400": { "$ref": "#/components/responses/BadRequest" },
+            "401": { "$ref": "#/components/responses/Unauthorized" },
+            "403": problem_response("The plan does not include events.", &["events_not_in_plan"], json!({})),
+            "410": problem_response("Events after `after` are no longer kept.", &["cursor_expired"], json!({})),
+            "429": { "$ref": "#/components/responses/TooManyRequests" },
+            "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
+        }
+    })
+}
+
+/// The OpenAPI operation of the event stream.
+pub(crate) fn stream_doc() -> Value {
+    json!({
+        "operationId": "clientEventsStream",
+        "summary": "Price-change events (Server-Sent Events)",
+        "description": "A text/event-stream of the same events as the polling endpoint, with the same filters: every event as `id: <id>`, `event: <type>`, `data: <event JSON>`. Resume with the Last-Event-ID header (or `after`): nothing is missed or repeated. A comment line (`: heartbeat`) every 15 s of silence. The stream ends cleanly when the server shuts down; reconnect with Last-Event-ID. One credit per stream opened. A key holds at most 10 streams open at once unless the server is configured otherwise (429 too_many_streams, `limit`).",
+        "security": keyed(),
+        "parameters": events_parameters(),
+        "responses": {
+            "200": {
+                "description": "The event stream.",
+                "headers": meter_headers(),
+                "content": { "text/event-stream": { "schema": { "type": "string" } } }
+            },
+            "400": { "$ref": "#/components/responses/BadRequest" },
+            "401": { "$ref": "#/components/responses/Unauthorized" },
+            "403": problem_response("The plan does not include events.", &["events_not_in_plan"], json!({})),
+            "410": problem_response("Events after `after` are no longer kept.", &["cursor_expired"], json!({})),
+            "429": problem_response("The rate limit or the monthly credits are exhausted (`retry_after` says when to retry), or the key already holds as many streams open as one key may, or has as many requests being answered at once as one key may (`limit`; no credit spent).", &["rate_limited", "credits_exhausted", "too_many_streams", "too_many_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
+            "503": problem_response("No snapshot loaded, or the server keeps no event log.", &["not_ready", "events_unavailable"], json!({}))
+        }
+    })
 }
 
 #[cfg(test)]

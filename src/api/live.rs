@@ -35,22 +35,28 @@ use crate::audit::Split;
 use crate::audit::portfolio::InputError;
 use crate::http::params::{self, percent_decode};
 use crate::http::problem::{Problem, echo};
-use crate::http::router::RouteId;
+use crate::http::router::Route;
 use crate::live::availability::{Availability, Verdict};
 use crate::live::registry::StatusAnswer;
 use crate::live::{Ask, Failure, Live};
+use serde_json::{Value, json};
+
+use crate::audit::LOOKUP_MAX;
+use crate::audit::portfolio::MAX_NAME_FIELD;
+use crate::http::openapi::{DNS_TYPE, problem_response};
 
 /// `GET /api/v1/client/domains/{domain}/rdap`.
 pub async fn rdap(
     state: &State,
     req: &Request<Incoming>,
+    route: &'static Route,
     segment: &str,
     conn: &Connection,
 ) -> HttpResponse {
     single(
         state,
         req,
-        RouteId::DomainRdap,
+        route,
         segment,
         conn,
         Lookup::Rdap,
@@ -70,13 +76,14 @@ pub async fn rdap(
 pub async fn status(
     state: &State,
     req: &Request<Incoming>,
+    route: &'static Route,
     segment: &str,
     conn: &Connection,
 ) -> HttpResponse {
     single(
         state,
         req,
-        RouteId::DomainStatus,
+        route,
         segment,
         conn,
         Lookup::Status,
@@ -98,13 +105,14 @@ pub async fn status(
 pub async fn dns(
     state: &State,
     req: &Request<Incoming>,
+    route: &'static Route,
     segment: &str,
     conn: &Connection,
 ) -> HttpResponse {
     single(
         state,
         req,
-        RouteId::DomainDns,
+        route,
         segment,
         conn,
         Lookup::Dns,
@@ -130,13 +138,14 @@ pub async fn dns(
 pub async fn availability(
     state: &State,
     req: &Request<Incoming>,
+    route: &'static Route,
     segment: &str,
     conn: &Connection,
 ) -> HttpResponse {
     single(
         state,
         req,
-        RouteId::DomainAvailability,
+        route,
         segment,
         conn,
         Lookup::Availability,
@@ -154,13 +163,14 @@ pub async fn availability(
 pub async fn tls(
     state: &State,
     req: &Request<Incoming>,
+    route: &'static Route,
     segment: &str,
     conn: &Connection,
 ) -> HttpResponse {
     single(
         state,
         req,
-        RouteId::DomainTls,
+        route,
         segment,
         conn,
         Lookup::Tls,
@@ -202,9 +212,9 @@ enum BulkAnswer<'a> {
 pub async fn bulk_availability(
     state: &State,
     req: Request<Incoming>,
+    route: &'static Route,
     conn: &Connection,
 ) -> HttpResponse {
-    let route = RouteId::DomainsAvailability;
     let caller = match admit(state, &req, route, conn).await {
         Ok(caller) => caller,
         Err(response) => return response,
@@ -440,7 +450,7 @@ struct Name {
 async fn single<P>(
     state: &State,
     req: &Request<Incoming>,
-    route: RouteId,
+    route: &'static Route,
     segment: &str,
     conn: &Connection,
     lookup: Lookup,
@@ -619,4 +629,114 @@ fn upstream_problem(failure: Failure) -> Problem {
             reason: detail,
         },
     }
+}
+
+/// The OpenAPI operation of a live lookup of one domain (docs/LIVE.md).
+pub(crate) fn doc(lookup: Lookup) -> Value {
+    let domain = json!({ "$ref": "#/components/parameters/domain" });
+    let not_found = &["live_unavailable", "not_found"][..];
+    let (operation_id, summary, description, schema, parameters, codes_404) = match lookup {
+        Lookup::Rdap => (
+            "domainRdap",
+            "Registration data of a domain (live)",
+            "What the domain's registry publishes: registrar, created, updated and expiry dates, EPP status codes, name servers, DNSSEC, the registrant as published (redacted fields stay redacted; `redacted` lists them, RFC 9537). From the registry's RDAP server (RFC 9082/9083; IANA bootstrap, RFC 9224), or its WHOIS server (RFC 3912, named by IANA's) where the TLD has no RDAP: read into the same fields where the format allows, returned `raw` otherwise. A name the registry does not hold is `registered: false`. Subdomains are looked up as their registrable domain. Cached: minutes (a negative answer: less); `learnt_at` says when it was learnt.",
+            "RegistryAnswer",
+            json!([domain]),
+            &["live_unavailable", "no_rdap_service", "not_found"][..],
+        ),
+        Lookup::Status => (
+            "domainStatus",
+            "EPP status of a domain (live)",
+            "The domain's EPP status codes (RFC 5731, RFC 3915; RDAP's spelling mapped per RFC 8056) with their meaning, who sets each, and whether the domain is in a grace period, on hold or pending delete. Same source and cache as the registration data.",
+            "StatusAnswer",
+            json!([domain]),
+            &["live_unavailable", "no_rdap_service", "not_found"][..],
+        ),
+        Lookup::Availability => (
+            "domainAvailability",
+            "Availability of a domain (live)",
+            "`available`, `registered`, `reserved` or `unknown`, with the evidence: what the registry (RDAP, else WHOIS) and the DNS (the name's NS records) answered, which upstream, and when. `available` only when both say the name does not exist; a timeout, an error or an answer tldsnap does not understand is `unknown`, never `available`. Always a 200 once the checks pass: a failing upstream is evidence, not an error. Subdomains are looked up as their registrable domain.",
+            "Availability",
+            json!([domain]),
+            not_found,
+        ),
+        Lookup::Tls => (
+            "domainTls",
+            "TLS certificate of https://{domain} (live)",
+            "The certificate the name's HTTPS server presents (port 443): subject, subject alternative names, issuer, validity, days to expiry, the rest of the chain as sent, the negotiated protocol version and cipher suite, and whether the chain is valid for the name against Mozilla's roots (webpki-roots) now — with why not (`expired`, `not_valid_for_name`, `unknown_issuer`, ...). The name is resolved through the same resolver as the DNS lookup and is looked up as given (a subdomain is its own host); an address that is loopback, private, link-local or a cloud metadata address is never connected to (422 `target_refused`). Only the TLS handshake is made; nothing is requested. Cached 5 minutes.",
+            "TlsAnswer",
+            json!([domain]),
+            not_found,
+        ),
+        Lookup::Dns => (
+            "domainDns",
+            "DNS records of a name (live)",
+            "The name's records of each type asked, through a real stub resolver (the server's, or `--resolver`), with their TTLs and each type's response code: NXDOMAIN (no such name), NOERROR without records (the name exists, not the type) and SERVFAIL (the resolver could not get an answer) are told apart. The name is looked up as given (a subdomain is its own name). With `dnssec=true`, the resolver's DNSSEC verdict on each type and on the name (`secure`, `insecure`, `bogus`, `indeterminate`): tldsnap asks with the DO and AD bits set and reports the resolver's AD bit, a SERVFAIL that a query with CD (checking disabled) answers as `bogus`, and `insecure` only from a resolver that authenticates the root zone — it does not validate signatures itself (docs/LIVE.md). Cached for the answers' TTLs (at least 5 s, at most an hour; negative answers at most 5 minutes). 424 only when no type got a response.",
+            "DnsAnswer",
+            json!([domain, { "name": "types", "in": "query", "required": false,
+                "description": "Comma-separated record types (any letter case; duplicates collapsed); absent: all seven.",
+                "style": "form", "explode": false,
+                "schema": { "type": "array", "minItems": 1, "items": { "type": "string", "pattern": DNS_TYPE }, "examples": [["A", "MX"]] } },
+                { "name": "dnssec", "in": "query", "required": false,
+                "description": "When true, the answer carries the resolver's DNSSEC verdict (`dnssec` on the answer and on each record set). Same credits.",
+                "schema": { "type": "boolean", "default": false } }]),
+            not_found,
+        ),
+    };
+    let mut op = json!({
+        "operationId": operation_id,
+        "summary": summary,
+        "description": format!("{description} Credits per the plan (docs/LIVE.md; `X-Credits-Cost`), checked before the lookup is made; a failed lookup (424, 422, 404 `no_rdap_service`) costs one credit. Each API key gets its share of every upstream, and upstreams are paced by the address connected to. Upstream failures are problems naming the upstream, never a 5xx: 424 `upstream_timeout` / `upstream_error` (with `Retry-After` when the upstream or tldsnap's own pacing says when). A server started without `--live` answers 404 `live_unavailable`."),
+        "security": [{ "apiKey": [] }],
+        "parameters": parameters,
+        "responses": {
+            "200": {
+                "description": "The answer.",
+                "headers": { "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } },
+                "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } }
+            },
+            "400": { "$ref": "#/components/responses/BadRequest" },
+            "401": { "$ref": "#/components/responses/Unauthorized" },
+            "403": problem_response("The plan does not include this lookup (`lookup`, `plans_including`), or the name's suffix is outside the plan (`tlds`). No credit is spent.", &["lookup_not_in_plan", "tld_not_in_plan"], json!({})),
+            "404": problem_response("This server makes no live lookups, or no registration data service is known for the TLD (`tld`: a failed lookup, one credit).", codes_404, json!({ "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } })),
+            "424": { "$ref": "#/components/responses/UpstreamFailed" },
+            "429": { "$ref": "#/components/responses/TooManyRequests" }
+        }
+    });
+    if lookup == Lookup::Tls {
+        op["responses"]["422"] = problem_response(
+            "The name resolves to an address tldsnap does not connect to (`target`): loopback, private, link-local, a cloud metadata address, ... A failed lookup: one credit.",
+            &["target_refused"],
+            json!({ "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } }),
+        );
+    }
+    op
+}
+
+/// The OpenAPI operation of the bulk availability lookup.
+pub(crate) fn bulk_availability_doc() -> Value {
+    json!({
+        "operationId": "domainsAvailability",
+        "summary": "Availability of up to 100 domains (live)",
+        "description": "For up to 100 names, at once: each one's availability (`available`, `registered`, `reserved` or `unknown`) with its evidence, as the single endpoint answers it, all within one time budget. A name that is not a domain name, or whose suffix the plan excludes, is an entry with `error` (`invalid_name`, `tld_not_in_plan`), not a failed request; a name given twice (after normalisation) is answered once. 101 names or more: 400 `too_many_values`. Costs the plan's availability credits per distinct name looked up (default 1; at least 1 in all), checked before any lookup: 429 `credits_exhausted` when they are not left. tldsnap paces its requests to each registry: names it could not ask within the budget are `unknown`, their evidence says why and when to retry.",
+        "security": [{ "apiKey": [] }],
+        "requestBody": { "required": true, "description": "At most 256 KiB.", "content": { "application/json": { "schema": {
+            "type": "object", "required": ["domains"], "additionalProperties": false,
+            "properties": { "domains": { "type": "array", "minItems": 1, "maxItems": LOOKUP_MAX, "items": { "type": "string", "maxLength": MAX_NAME_FIELD }, "examples": [["example.com", "bücher.de"]] } } } } } },
+        "responses": {
+            "200": {
+                "description": "Per name, its availability and evidence.",
+                "headers": { "X-Credits-Cost": { "$ref": "#/components/headers/X-Credits-Cost" } },
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/AvailabilityBulk" } } }
+            },
+            "400": { "$ref": "#/components/responses/BadBody" },
+            "401": { "$ref": "#/components/responses/Unauthorized" },
+            "403": problem_response("The plan does not include availability lookups (`lookup`, `plans_including`). No credit is spent.", &["lookup_not_in_plan"], json!({})),
+            "404": problem_response("This server makes no live lookups.", &["live_unavailable", "not_found"], json!({})),
+            "408": { "$ref": "#/components/responses/RequestTimeout" },
+            "413": { "$ref": "#/components/responses/PayloadTooLarge" },
+            "415": { "$ref": "#/components/responses/UnsupportedMediaType" },
+            "429": { "$ref": "#/components/responses/TooManyRequests" }
+        }
+    })
 }

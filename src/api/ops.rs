@@ -11,10 +11,12 @@ use crate::http::metrics::{
     CollectFacts, EventFacts, LiveFacts, ReloadFacts, RemoteFacts, SnapshotFacts, WebhookFacts,
     render_collect, render_events, render_live, render_remote, render_webhooks,
 };
-use crate::http::openapi;
 use crate::http::problem::Problem;
 use crate::remote::replica::SyncState;
 use crate::store::Loaded;
+use serde_json::{Value, json};
+
+use crate::http::router::Route;
 
 const PROMETHEUS_TEXT: HeaderValue =
     HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
@@ -24,9 +26,9 @@ pub fn healthz() -> HttpResponse {
     json_response(Body::from(b"{\"status\":\"ok\"}".as_slice()))
 }
 
-/// `GET /openapi.json`.
-pub fn openapi() -> HttpResponse {
-    json_response(Body::from(openapi::document()))
+/// `GET /openapi.json`: `document`, the route table's OpenAPI document.
+pub fn openapi(document: bytes::Bytes) -> HttpResponse {
+    json_response(Body::from(document))
 }
 
 /// `GET /readyz`: a snapshot is loaded (503 `not_ready` otherwise), and which; for a
@@ -118,14 +120,15 @@ fn write_opt_time(ms: i64, body: &mut Vec<u8>) {
     }
 }
 
-/// `GET /metrics`: the Prometheus text exposition.
-pub fn metrics(state: &State) -> HttpResponse {
+/// `GET /metrics`: the Prometheus text exposition, with the requests of each of
+/// `routes` (the route table's) under its path template.
+pub fn metrics(state: &State, routes: &[Route]) -> HttpResponse {
     let facts = state.store.load().map(|loaded| facts(&loaded));
     let reloads = ReloadFacts {
         successes: state.store.reload_successes(),
         failures: state.store.reload_failures(),
     };
-    let mut text = state.metrics.render(facts.as_ref(), reloads);
+    let mut text = state.metrics.render(routes, facts.as_ref(), reloads);
     if let Some(log) = &state.events {
         let facts = EventFacts {
             last_id: log.last_id(),
@@ -239,4 +242,69 @@ pub fn facts(loaded: &Loaded) -> SnapshotFacts {
         registrars: data.registrar_count(),
         offers: data.offer_count(),
     }
+}
+
+/// The OpenAPI operation of `/healthz`.
+pub(crate) fn healthz_doc() -> Value {
+    json!({
+        "operationId": "healthz",
+        "summary": "Liveness",
+        "responses": { "200": { "description": "The process is up.", "content": { "application/json": { "schema": {
+            "type": "object", "required": ["status"], "properties": { "status": { "const": "ok" } } } } } } }
+    })
+}
+
+/// The OpenAPI operation of `/readyz`.
+pub(crate) fn readyz_doc() -> Value {
+    json!({
+        "operationId": "readyz",
+        "summary": "Readiness: a snapshot is loaded",
+        "responses": {
+            "200": { "description": "A snapshot is loaded and served.", "content": { "application/json": { "schema": {
+                "type": "object", "required": ["status", "snapshot", "registrars"],
+                "properties": {
+                    "status": { "const": "ready" },
+                    "registrars": { "type": "array", "description": "Per registrar of the snapshot (key order): when its newest price was last seen at its source, and, when the server is told the feeds directory (`serve --feeds`), its last collection attempt recorded there (`null`: never collected). See docs/COLLECT.md.",
+                        "items": { "type": "object", "required": ["key", "newest_price"], "properties": {
+                            "key": { "type": "string" },
+                            "newest_price": { "type": ["string", "null"], "format": "date-time" },
+                            "last_collection": { "type": ["object", "null"], "required": ["at", "outcome", "reason"], "properties": {
+                                "at": { "type": "string", "format": "date-time" },
+                                "outcome": { "enum": ["ok", "unchanged", "quarantined", "failed"], "description": "ok: a new version is in use; unchanged: the source answered the list in use again; quarantined: the quality gate refused it, the previous version stays in use; failed: nothing collected." },
+                                "reason": { "type": ["string", "null"], "description": "Why it failed, or where the quarantine report is." } } } } } },
+                    "snapshot": { "type": "object", "required": ["hash", "data_updated", "loaded_at"], "properties": {
+                        "hash": { "type": "string", "description": "Content hash of the snapshot, hex." },
+                        "data_updated": { "type": "string", "format": "date-time" },
+                        "loaded_at": { "type": "string", "format": "date-time" } } },
+                    "source": { "type": "object", "description": "Only on a replica that follows a snapshot in object storage (`serve --snapshot s3://…`): how it stands with the store. See docs/DEPLOY.md.",
+                        "required": ["url", "state", "pointer_hash", "last_success", "last_error"],
+                        "properties": {
+                            "url": { "type": "string", "description": "The prefix followed, s3://BUCKET/PREFIX/." },
+                            "state": { "enum": ["cached", "synced", "stale"], "description": "cached: serving the data directory's copy, the store not reached since start; synced: the last poll succeeded; stale: the last poll failed, the last good snapshot serves." },
+                            "pointer_hash": { "type": ["string", "null"], "description": "The snapshot the store's pointer named at the last read." },
+                            "last_success": { "type": ["string", "null"], "format": "date-time" },
+                            "last_error": { "type": ["string", "null"], "description": "Why polls fail, while they fail." } } } } } } } },
+            "503": { "$ref": "#/components/responses/NotReady" }
+        }
+    })
+}
+
+/// The OpenAPI operation of `/metrics`.
+pub(crate) fn metrics_doc() -> Value {
+    json!({
+        "operationId": "metrics",
+        "summary": "Prometheus metrics",
+        "responses": { "200": { "description": "Prometheus text exposition format 0.0.4.",
+            "content": { "text/plain": { "schema": { "type": "string" } } } } }
+    })
+}
+
+/// The OpenAPI operation of `/openapi.json`.
+pub(crate) fn openapi_doc() -> Value {
+    json!({
+        "operationId": "openapi",
+        "summary": "This document",
+        "responses": { "200": { "description": "The OpenAPI 3.1 document.",
+            "content": { "application/json": { "schema": { "type": "object" } } } } }
+    })
 }

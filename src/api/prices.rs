@@ -8,12 +8,15 @@ use smallvec::SmallVec;
 
 use super::{Connection, Reuse, State, Step, answered};
 use crate::access::Caller;
-use crate::http::params;
+use crate::http::params::{self, CheapestParams, FreshnessParams, PricesParams, RegistrarsParams};
 use crate::http::problem::Problem;
-use crate::http::router::RouteId;
+use crate::http::router::Route;
 use crate::query::{self, CheapestRequest, PricesRequest, RegistrarsRequest, Shape};
 use crate::store::Loaded;
 use crate::time::Stamp;
+use serde_json::{Value, json};
+
+use crate::http::openapi::{keyed, merge, ok, optional_key, price_errors, refs};
 
 /// The price endpoints, as the router tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +35,7 @@ pub enum Endpoint {
 pub fn endpoint<B>(
     state: &State,
     req: &Request<B>,
-    route: RouteId,
+    route: &'static Route,
     endpoint: Endpoint,
     segment: &str,
     conn: &Connection,
@@ -82,40 +85,32 @@ fn answer(
     let data = loaded.snapshot.data();
     match endpoint {
         Endpoint::Cheapest(shape) => {
-            let [tlds, limit, at, max_age, include_stale] = params::pick(
-                query,
-                ["tlds", "limit", "at", "max_age_days", "include_stale"],
-            )?;
-            let tlds = params::tlds(tlds.as_deref())?;
-            let limit = params::limit(limit.as_deref())?;
-            let at = params::day("at", at.as_deref())?;
-            let fresh = freshness(state, caller, max_age.as_deref(), include_stale.as_deref())?;
-            check_plan(state, caller, &tlds)?;
-            let names = as_strs(&tlds);
+            let values = params::pick(query, CheapestParams::NAMES)?;
+            let p = CheapestParams::from_values(&values)?;
+            let fresh = freshness(state, caller, p.fresh);
+            check_plan(state, caller, &p.tlds)?;
+            let names = as_strs(&p.tlds);
             let req = CheapestRequest {
                 tlds: &names,
-                limit,
+                limit: p.limit,
                 shape,
                 tier: (shape == Shape::Client).then(|| caller.tier()),
                 fresh,
                 sight: caller.sight(),
             };
-            match at {
+            match p.at {
                 None => query::cheapest(data, &req, out),
                 Some(day) => query::cheapest_at(data, &req, day, out),
             }
             .map_err(Problem::from_query)
         }
         Endpoint::Prices => {
-            let [tlds, registrars, at, max_age] =
-                params::pick(query, ["tlds", "registrars", "at", "max_age_days"])?;
-            let tlds = params::tlds(tlds.as_deref())?;
-            let registrars = params::registrars(registrars.as_deref())?;
-            let at = params::day("at", at.as_deref())?;
-            let fresh = freshness(state, caller, max_age.as_deref(), None)?;
-            check_plan(state, caller, &tlds)?;
-            let names = as_strs(&tlds);
-            let keys = registrars.as_deref().map(as_strs);
+            let values = params::pick(query, PricesParams::NAMES)?;
+            let p = PricesParams::from_values(&values)?;
+            let fresh = freshness(state, caller, p.fresh);
+            check_plan(state, caller, &p.tlds)?;
+            let names = as_strs(&p.tlds);
+            let keys = p.registrars.as_deref().map(as_strs);
             let req = PricesRequest {
                 tlds: &names,
                 registrars: keys.as_deref(),
@@ -123,7 +118,7 @@ fn answer(
                 fresh,
                 sight: caller.sight(),
             };
-            match at {
+            match p.at {
                 None => query::prices(data, &req, out),
                 Some(day) => query::prices_at(data, &req, day, out),
             }
@@ -131,15 +126,13 @@ fn answer(
         }
         Endpoint::Registrars => {
             let tld = params::path_tld(segment)?;
-            let [include_prices, max_age, include_stale] =
-                params::pick(query, ["include_prices", "max_age_days", "include_stale"])?;
-            let include_prices =
-                params::boolean("include_prices", include_prices.as_deref(), false)?;
-            let fresh = freshness(state, caller, max_age.as_deref(), include_stale.as_deref())?;
+            let values = params::pick(query, RegistrarsParams::NAMES)?;
+            let p = RegistrarsParams::from_values(&values)?;
+            let fresh = freshness(state, caller, p.fresh);
             check_plan(state, caller, std::slice::from_ref(&tld))?;
             let req = RegistrarsRequest {
                 tld: &tld,
-                include_prices,
+                include_prices: p.include_prices,
                 sight: caller.sight(),
                 public_url: &state.config.public_url,
                 fresh,
@@ -149,17 +142,10 @@ fn answer(
     }
 }
 
-/// The request's staleness rule: its `max_age_days` and `include_stale`, the server's
-/// default age, today as of the caller's admission.
-pub fn freshness(
-    state: &State,
-    caller: &Caller,
-    max_age_days: Option<&str>,
-    include_stale: Option<&str>,
-) -> Result<query::Freshness, Problem> {
-    params::freshness(
-        max_age_days,
-        include_stale,
+/// The request's staleness rule: the `max_age_days` and `include_stale` it asked for,
+/// the server's default age, today as of the caller's admission.
+pub fn freshness(state: &State, caller: &Caller, asked: FreshnessParams) -> query::Freshness {
+    asked.at(
         state.config.max_age_days,
         state.day_ms(caller.admitted_ms()),
     )
@@ -182,4 +168,58 @@ pub fn check_plan(state: &State, caller: &Caller, tlds: &[Cow<'_, str>]) -> Resu
         Some(problem) => Err(problem),
         None => Ok(()),
     }
+}
+
+/// The OpenAPI operation of the cheapest endpoint, client or public.
+pub(crate) fn cheapest_doc(shape: Shape) -> Value {
+    let mut op = match shape {
+        Shape::Client => json!({
+            "operationId": "clientCheapest",
+            "summary": "Cheapest registrars for TLDs",
+            "description": "Per TLD, the registrars that sell it ranked by first-year registration price (ties: renewal price, then registrar key), cut to `limit` and to the sellers the caller's plan shows; `registrar_count` counts every seller. `meta.tier` is the caller's plan; `meta.not_found` lists TLDs that are not known. What each plan sees is the plan matrix of docs/API.md: a plan that shows N sellers of a TLD (public, free, basic: 5) gets at most N entries whatever `limit` says.",
+            "security": keyed(),
+            "parameters": refs(&CheapestParams::COMPONENTS),
+            "responses": { "200": ok("CheapestClient", "Cheapest registrars per TLD.") }
+        }),
+        Shape::Public => json!({
+            "operationId": "publicCheapest",
+            "summary": "Cheapest registrars for TLDs (public overview)",
+            "description": "Like the client variant, with transfer prices, 1-, 3- and 5-year totals and per-TLD averages. Without a key only the 22 free TLDs are served, metered per client address. The averages are null when exactly one seller is hidden from the caller (they would give its price).",
+            "security": optional_key(),
+            "parameters": refs(&CheapestParams::COMPONENTS),
+            "responses": { "200": ok("CheapestPublic", "Cheapest registrars per TLD, with averages.") }
+        }),
+    };
+    merge(&mut op["responses"], price_errors(true));
+    op
+}
+
+/// The OpenAPI operation of the prices endpoint: `operation_id` is `clientPrices`,
+/// `publicPrices` or `publicPricesV1`.
+pub(crate) fn prices_doc(operation_id: &str) -> Value {
+    let client = operation_id == "clientPrices";
+    let mut op = json!({
+        "operationId": operation_id,
+        "summary": if client { "Prices of selected registrars" } else { "Prices of selected registrars (public variant)" },
+        "description": "Per TLD, the price record of each requested registrar that has one (every registrar with a price for the TLD when `registrars` is absent), among the sellers the caller's plan shows: a registrar it does not show is answered as one without a price. Unknown TLDs and registrar keys are listed in `stats.not_found`.",
+        "security": if client { keyed() } else { optional_key() },
+        "parameters": refs(&PricesParams::COMPONENTS),
+        "responses": { "200": ok("Prices", "Price records per TLD and registrar.") }
+    });
+    merge(&mut op["responses"], price_errors(true));
+    op
+}
+
+/// The OpenAPI operation of the registrars-by-TLD listing.
+pub(crate) fn registrars_doc() -> Value {
+    let mut op = json!({
+        "operationId": "clientRegistrars",
+        "summary": "Registrars that sell a TLD",
+        "description": "Registrars ordered by ascending registration price. Free and basic plans get at most 5 entries and a `message` when more exist; pro and enterprise get all.",
+        "security": keyed(),
+        "parameters": refs(&[&["tld"][..], &RegistrarsParams::COMPONENTS].concat()),
+        "responses": { "200": ok("Registrars", "Registrars selling the TLD.") }
+    });
+    merge(&mut op["responses"], price_errors(true));
+    op
 }

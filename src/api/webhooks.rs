@@ -38,8 +38,11 @@ use crate::events::Kind;
 use crate::http::body::Body;
 use crate::http::params::{MAX_LIST_VALUES, is_registrar_key};
 use crate::http::problem::{Problem, echo};
-use crate::http::router::RouteId;
+use crate::http::router::Route;
 use crate::webhooks::{NewSubscription, Patch, Status, WebhookError, subscription};
+use serde_json::{Value, json};
+
+use crate::http::openapi::{merge, meter_headers, problem_response};
 
 /// Largest request body read: a URL of 2 KiB, a description and 3 × 100 filter values.
 pub const MAX_BODY: usize = 16 * 1024;
@@ -59,19 +62,34 @@ struct Fields {
     status: Option<String>,
 }
 
+/// The webhook routes: the collection, one subscription, its test message, its secret.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `GET, POST /api/v1/client/webhooks`
+    Collection,
+    /// `GET, PATCH, DELETE /api/v1/client/webhooks/{id}`
+    Item,
+    /// `POST /api/v1/client/webhooks/{id}/test`
+    Test,
+    /// `POST /api/v1/client/webhooks/{id}/rotate-secret`
+    Rotate,
+}
+
 /// Every webhook route.
 pub async fn handle(
     state: &State,
     req: Request<Incoming>,
-    route: RouteId,
-    segment: &str,
+    route: &'static Route,
+    endpoint: Endpoint,
     conn: &Connection,
 ) -> HttpResponse {
     let mut caller = match admit(state, &req, route, conn).await {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    match answer(state, req, route, segment, &mut caller).await {
+    // The subscription's id, raw: the path's segment in place of `{id}`.
+    let segment = route.segment(req.uri().path()).to_owned();
+    match answer(state, req, endpoint, &segment, &mut caller).await {
         Ok(response) => response,
         Err(problem) => refuse(problem, &caller),
     }
@@ -80,7 +98,7 @@ pub async fn handle(
 async fn answer(
     state: &State,
     req: Request<Incoming>,
-    route: RouteId,
+    endpoint: Endpoint,
     segment: &str,
     caller: &mut Caller,
 ) -> Result<HttpResponse, Problem> {
@@ -88,7 +106,7 @@ async fn answer(
     // The body's syntax and values first (400), like the parameters of every endpoint.
     let mut new = None;
     let mut change = None;
-    if method == Method::POST && route == RouteId::ClientWebhooks {
+    if method == Method::POST && endpoint == Endpoint::Collection {
         new = Some(new_subscription(read_fields(state, req).await?)?);
     } else if method == Method::PATCH {
         change = Some(patch(read_fields(state, req).await?)?);
@@ -112,15 +130,15 @@ async fn answer(
     let owner: Arc<str> = caller.key_id().cloned().unwrap_or_else(|| Arc::from(""));
     let owner = &*owner;
     let id = segment;
-    if route != RouteId::ClientWebhooks && !subscription::is_id(id) {
+    if endpoint != Endpoint::Collection && !subscription::is_id(id) {
         return Err(unknown(id));
     }
     let found = |e| match e {
         WebhookError::NotFound => unknown(id),
         e => from_error(e, caller),
     };
-    match (route, method) {
-        (RouteId::ClientWebhooks, Method::POST) => {
+    match (endpoint, method) {
+        (Endpoint::Collection, Method::POST) => {
             let new = new.unwrap_or_default();
             let sub = hooks
                 .create(owner, new, limit)
@@ -134,7 +152,7 @@ async fn answer(
             }
             Ok(response)
         }
-        (RouteId::ClientWebhooks, _) => {
+        (Endpoint::Collection, _) => {
             let list: Vec<serde_json::Value> =
                 hooks.list(owner).iter().map(|s| s.to_json(false)).collect();
             Ok(json(
@@ -143,23 +161,23 @@ async fn answer(
                 &serde_json::json!({ "webhooks": list }),
             ))
         }
-        (RouteId::ClientWebhook, Method::PATCH) => {
+        (Endpoint::Item, Method::PATCH) => {
             let patch = change.unwrap_or_default();
             let sub = hooks.update(owner, id, patch).await.map_err(found)?;
             Ok(json(caller, StatusCode::OK, &sub.to_json(true)))
         }
-        (RouteId::ClientWebhook, Method::DELETE) => {
+        (Endpoint::Item, Method::DELETE) => {
             hooks.delete(owner, id).map_err(found)?;
             let mut response = json(caller, StatusCode::NO_CONTENT, &serde_json::Value::Null);
             *response.body_mut() = Body::from(Vec::new());
             response.headers_mut().remove(header::CONTENT_TYPE);
             Ok(response)
         }
-        (RouteId::ClientWebhook, _) => {
+        (Endpoint::Item, _) => {
             let sub = hooks.get(owner, id).map_err(found)?;
             Ok(json(caller, StatusCode::OK, &sub.to_json(true)))
         }
-        (RouteId::ClientWebhookTest, _) => {
+        (Endpoint::Test, _) => {
             // One test at a time per subscription: another is refused here, at once.
             let test = hooks.begin_test(owner, id).map_err(found)?;
             // The credit is taken before the message is sent (outbound work is done
@@ -183,7 +201,7 @@ async fn answer(
                 &serde_json::json!({ "attempt": attempt.to_json() }),
             ))
         }
-        (RouteId::ClientWebhookRotate, _) => {
+        (Endpoint::Rotate, _) => {
             let (sub, secret) = hooks.rotate_secret(owner, id).map_err(found)?;
             let mut body = sub.to_json(false);
             body["secret"] = secret.into();
@@ -191,7 +209,6 @@ async fn answer(
                 sub.previous_until_ms.map(crate::time::iso_millis).into();
             Ok(json(caller, StatusCode::OK, &body))
         }
-        _ => Err(Problem::NotFound),
     }
 }
 
@@ -391,4 +408,116 @@ fn type_list(items: Vec<String>) -> Result<Vec<String>, Problem> {
                 )
             })
     })
+}
+
+/// The OpenAPI path item of a webhook route: its operations, each with the refusals it
+/// can answer.
+pub(crate) fn doc(endpoint: Endpoint) -> Value {
+    let keyed = json!([{ "apiKey": [] }]);
+    let schema = |name: &str| json!({ "$ref": format!("#/components/schemas/{name}") });
+    let ok = |status: &str, name: &str, description: &str| {
+        json!({ status: {
+            "description": description,
+            "headers": meter_headers(),
+            "content": { "application/json": { "schema": schema(name) } }
+        } })
+    };
+    let body = |name: &str| json!({ "required": true, "content": { "application/json": { "schema": schema(name) } } });
+    // Every operation: the key, and the refusals it can answer (`reads_body`: it reads
+    // a JSON body; `item`: it is on one subscription, by its `id`).
+    let with_errors = |mut op: Value, reads_body: bool, item: bool| {
+        let mut errors = json!({
+            "401": { "$ref": "#/components/responses/Unauthorized" },
+            "403": problem_response("The plan has no webhooks, or this key has as many subscriptions as it allows (`limit`), or a TLD is outside a plan limited to the free TLDs.", &["webhooks_not_in_plan", "webhook_limit", "tld_not_in_plan"], json!({})),
+            "404": problem_response(if item { "This key has no subscription with this id (another key's do not exist for it)." } else { "No endpoint has this path." }, if item { &["unknown_webhook", "not_found"] } else { &["not_found"] }, json!({})),
+            "405": { "$ref": "#/components/responses/MethodNotAllowed" },
+            "414": { "$ref": "#/components/responses/RequestTooLarge" },
+            "429": problem_response("The rate limit is exhausted (`retry_after` says when to retry), or the key has as many requests being answered at once as one key may (too_many_in_flight, `limit`). (Webhook calls spend no credits, but for a test message.)", &["rate_limited", "too_many_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
+            "431": { "$ref": "#/components/responses/RequestTooLarge" },
+            "503": problem_response("The server keeps no event log (no --data-dir), or a change could not be written.", &["events_unavailable", "not_saved"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
+        });
+        if reads_body {
+            merge(
+                &mut errors,
+                json!({
+                    "400": problem_response("The body is not the JSON object the endpoint takes, a field is bad, a list has more than 100 distinct values, or the url is one the server does not deliver to.", &["invalid_body", "too_many_values", "invalid_webhook_url"], json!({})),
+                    "408": { "$ref": "#/components/responses/RequestTimeout" },
+                    "413": { "$ref": "#/components/responses/PayloadTooLarge" },
+                    "415": { "$ref": "#/components/responses/UnsupportedMediaType" }
+                }),
+            );
+        }
+        merge(&mut op["responses"], errors);
+        op["security"] = keyed.clone();
+        if item {
+            op["parameters"] = json!([ { "$ref": "#/components/parameters/id" } ]);
+        }
+        op
+    };
+    match endpoint {
+        Endpoint::Collection => json!({
+            "get": with_errors(json!({
+                "operationId": "listWebhooks",
+                "summary": "This key's webhook subscriptions",
+                "description": "Oldest first, without secrets or attempts. No credit is spent.",
+                "responses": ok("200", "WebhookList", "The subscriptions.")
+            }), false, false),
+            "post": with_errors(json!({
+                "operationId": "createWebhook",
+                "summary": "Subscribe a URL to price-change events",
+                "description": "Events recorded from now on that pass the filters are POSTed to `url`, signed the Standard Webhooks way with the `secret` of the answer, which is shown this once. Pro and Enterprise plans (subscriptions per key: the plan's `webhooks`). No credit is spent; deliveries are not API calls. See docs/EVENTS.md.",
+                "requestBody": body("WebhookCreate"),
+                "responses": ok("201", "WebhookCreated", "The subscription, with its signing secret (shown once). `Location` is its URL.")
+            }), true, false)
+        }),
+        Endpoint::Item => json!({
+            "get": with_errors(json!({
+                "operationId": "getWebhook",
+                "summary": "One subscription, with its recent delivery attempts",
+                "responses": ok("200", "WebhookDetail", "The subscription, its delivery state and its last 20 attempts (newest first).")
+            }), false, true),
+            "patch": with_errors(json!({
+                "operationId": "updateWebhook",
+                "summary": "Change the URL, description or filters, pause, or resume",
+                "description": "Fields left out stay as they are; an empty list is \"every\". `status`: `paused` stops deliveries (events wait, within the retention); `active` resumes, also after the subscription was disabled, from the first event not delivered.",
+                "requestBody": body("WebhookPatch"),
+                "responses": ok("200", "WebhookDetail", "The subscription as changed.")
+            }), true, true),
+            "delete": with_errors(json!({
+                "operationId": "deleteWebhook",
+                "summary": "Unsubscribe",
+                "responses": { "204": { "description": "Deleted; no more deliveries (one in flight may still arrive).", "headers": meter_headers() } }
+            }), false, true)
+        }),
+        Endpoint::Test => {
+            let mut responses = ok(
+                "200",
+                "WebhookTestResult",
+                "The attempt (the receiver's status, or why there was none).",
+            );
+            merge(
+                &mut responses,
+                json!({
+                    "409": problem_response("A test message to this subscription is being sent; `retry_after` (and `Retry-After`) says within how many seconds it has ended. No credit is spent.", &["webhook_test_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } })),
+                    "429": problem_response("The rate limit or the monthly credits are exhausted (`retry_after` says when to retry), or the key has as many requests being answered at once as one key may (too_many_in_flight, `limit`).", &["rate_limited", "credits_exhausted", "too_many_in_flight"], json!({ "Retry-After": { "$ref": "#/components/headers/Retry-After" } }))
+                }),
+            );
+            json!({
+                "post": with_errors(json!({
+                    "operationId": "testWebhook",
+                    "summary": "Send a test message now",
+                    "description": "One `webhook.test` message (see the `webhooks` section), signed like every delivery, sent whatever the subscription's status, after any attempt in flight; not retried. The answer says what the receiver did. One test at a time per subscription: while one is being sent, another is refused at once (409 webhook_test_in_flight, with `Retry-After`). Costs one credit, taken before the message is sent (429 credits_exhausted when none is left). A client that leaves before the answer cancels the attempt.",
+                    "responses": responses
+                }), false, true)
+            })
+        }
+        Endpoint::Rotate => json!({
+            "post": with_errors(json!({
+                "operationId": "rotateWebhookSecret",
+                "summary": "A new signing secret",
+                "description": "The new secret signs every delivery from now on; the previous one signs them too (a second `v1,` signature) until `previous_secret_expires_at`, 24 hours, so a receiver can switch without refusing a delivery.",
+                "responses": ok("200", "WebhookSecret", "The subscription with its new secret (shown once).")
+            }), false, true)
+        }),
+    }
 }

@@ -5,11 +5,14 @@ use std::path::PathBuf;
 
 use super::CliError;
 use tldsnap::access::plans::{Plan, Plans, Sight};
-use tldsnap::http::params;
+use tldsnap::http::params::{
+    self, CatalogueParams, CheapestParams, FreshnessParams, HistoryParams, PricesParams,
+    RegistrarParams,
+};
 use tldsnap::http::problem::Problem;
 use tldsnap::query::{
-    self, CatalogueRequest, CheapestRequest, HistoryRequest, OverviewRequest, PricesRequest,
-    RegistrarRequest, RegistrarsRequest, Shape,
+    self, CheapestRequest, HistoryRequest, OverviewRequest, PricesRequest, RegistrarRequest,
+    RegistrarsRequest, Shape,
 };
 use tldsnap::snapshot::Snapshot;
 
@@ -167,9 +170,11 @@ impl Common {
     /// The staleness rule of these flags, today by the system clock.
     fn fresh(&self) -> Result<tldsnap::query::Freshness, CliError> {
         let days = self.max_age_days.to_string();
-        param(params::freshness(
+        let asked = param(FreshnessParams::from_values(
             Some(&days),
             Some(if self.include_stale { "true" } else { "false" }),
+        ))?;
+        Ok(asked.at(
             tldsnap::query::DEFAULT_MAX_AGE_DAYS,
             tldsnap::time::now_ms(),
         ))
@@ -202,19 +207,8 @@ fn param<T>(r: Result<T, Problem>) -> Result<T, CliError> {
     r.map_err(|p| p.detail().into())
 }
 
-fn tld_list(raw: &str) -> Result<Vec<String>, CliError> {
-    Ok(param(params::tlds(Some(raw)))?
-        .into_iter()
-        .map(|t| t.into_owned())
-        .collect())
-}
-
 fn one_tld(raw: &str) -> Result<String, CliError> {
     Ok(param(params::path_tld(raw))?.into_owned())
-}
-
-fn key_list(raw: Option<&str>) -> Result<Option<Vec<String>>, CliError> {
-    Ok(param(params::registrars(raw))?.map(|l| l.into_iter().map(|k| k.into_owned()).collect()))
 }
 
 fn public_url(raw: &str) -> Result<&str, CliError> {
@@ -256,22 +250,23 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             public,
             at,
         } => {
-            let limit = param(params::limit(limit.as_deref()))?;
-            let at = param(params::day("at", at.as_deref()))?;
+            let values =
+                params::values_of([Some(&tlds), limit.as_deref(), at.as_deref(), None, None]);
+            let p = param(CheapestParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
-            let tlds = tld_list(&tlds)?;
+            let tlds: Vec<String> = p.tlds.iter().map(|t| t.to_string()).collect();
             check_plan(plan.as_ref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();
             let shape = if public { Shape::Public } else { Shape::Client };
             let req = CheapestRequest {
                 tlds: &names,
-                limit,
+                limit: p.limit,
                 shape,
                 tier: plan.as_ref().map(|(_, p)| p.name.as_str()),
                 fresh: common.fresh()?,
                 sight: sight(plan.as_ref()),
             };
-            match at {
+            match p.at {
                 None => query::cheapest(snap.data(), &req, &mut out)?,
                 Some(day) => query::cheapest_at(snap.data(), &req, day, &mut out)?,
             }
@@ -282,16 +277,18 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             registrars,
             at,
         } => {
-            let at = param(params::day("at", at.as_deref()))?;
+            let values =
+                params::values_of([Some(&tlds), registrars.as_deref(), at.as_deref(), None]);
+            let p = param(PricesParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
             let started = tldsnap::time::Stamp::now();
-            let tlds = tld_list(&tlds)?;
+            let tlds: Vec<String> = p.tlds.iter().map(|t| t.to_string()).collect();
             check_plan(plan.as_ref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();
-            let keys = key_list(registrars.as_deref())?;
-            let key_refs: Option<Vec<&str>> = keys
+            let key_refs: Option<Vec<&str>> = p
+                .registrars
                 .as_ref()
-                .map(|k| k.iter().map(String::as_str).collect());
+                .map(|k| k.iter().map(|k| k.as_ref()).collect());
             let req = PricesRequest {
                 tlds: &names,
                 registrars: key_refs.as_deref(),
@@ -299,7 +296,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 fresh: common.fresh()?,
                 sight: sight(plan.as_ref()),
             };
-            match at {
+            match p.at {
                 None => query::prices(snap.data(), &req, &mut out)?,
                 Some(day) => query::prices_at(snap.data(), &req, day, &mut out)?,
             }
@@ -339,19 +336,20 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             from,
             to,
         } => {
-            let (from, to) = param(params::window(from.as_deref(), to.as_deref()))?;
+            let values = params::values_of([registrars.as_deref(), from.as_deref(), to.as_deref()]);
+            let p = param(HistoryParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
             let tld = one_tld(&tld)?;
             check_plan(plan.as_ref(), std::slice::from_ref(&tld))?;
-            let keys = key_list(registrars.as_deref())?;
-            let key_refs: Option<Vec<&str>> = keys
+            let key_refs: Option<Vec<&str>> = p
+                .registrars
                 .as_ref()
-                .map(|k| k.iter().map(String::as_str).collect());
+                .map(|k| k.iter().map(|k| k.as_ref()).collect());
             let req = HistoryRequest {
                 tld: &tld,
                 registrars: key_refs.as_deref(),
-                from,
-                to,
+                from: p.from,
+                to: p.to,
                 sight: sight(plan.as_ref()),
             };
             query::history(snap.data(), &req, &mut out)?;
@@ -364,21 +362,16 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             limit,
             cursor,
         } => {
-            let q = param(params::search(q.as_deref()))?;
-            let kind = param(params::tld_type(kind.as_deref()))?;
-            let sort = param(params::sort(sort.as_deref()))?;
-            let limit = param(params::page_limit(limit.as_deref()))?;
-            let cursor = param(params::cursor(cursor.as_deref()))?;
+            let values = params::values_of([
+                q.as_deref(),
+                kind.as_deref(),
+                sort.as_deref(),
+                limit.as_deref(),
+                cursor.as_deref(),
+            ]);
+            let p = param(CatalogueParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
-            let req = CatalogueRequest {
-                q: q.as_deref(),
-                kind,
-                sort,
-                limit,
-                cursor,
-                sight: sight(plan.as_ref()),
-                snapshot: snap.header().content_hash as u64,
-            };
+            let req = p.request(sight(plan.as_ref()), snap.header().content_hash as u64);
             query::catalogue(snap.data(), &req, &mut out)?;
         }
         Command::RegistrarsList {
@@ -396,13 +389,13 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             public_url: url,
         } => {
             let key = param(params::path_registrar(&key))?.into_owned();
-            let limit = param(params::page_limit(limit.as_deref()))?;
-            let cursor = param(params::cursor(cursor.as_deref()))?;
+            let values = params::values_of([limit.as_deref(), cursor.as_deref()]);
+            let p = param(RegistrarParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
             let req = RegistrarRequest {
                 key: &key,
-                limit,
-                cursor,
+                limit: p.limit,
+                cursor: p.cursor,
                 sight: sight(plan.as_ref()),
                 public_url: public_url(&url)?,
                 snapshot: snap.header().content_hash as u64,

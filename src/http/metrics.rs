@@ -42,7 +42,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering, Ordering::Relaxed};
 use std::time::Duration;
 
-use super::router::{ROUTE_COUNT, ROUTES};
+use super::router::{MAX_ROUTES, Route};
 pub use super::server::{ConnectionError, ConnectionEvent};
 
 /// The statuses counted one by one; anything else lands in the last slot (`other`).
@@ -55,7 +55,7 @@ const BUCKETS_US: [u64; 12] = [
     25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 50_000, 250_000, 1_000_000,
 ];
 /// Route slots: one per route plus one for unmatched paths.
-const SLOTS: usize = ROUTE_COUNT + 1;
+const SLOTS: usize = MAX_ROUTES + 1;
 
 /// Facts about the loaded snapshot, for rendering.
 #[derive(Debug, Clone, Default)]
@@ -340,7 +340,7 @@ impl Metrics {
 
     /// Records one answered request. `route` is `None` for an unmatched path.
     pub fn record(&self, route: Option<usize>, status: u16, elapsed: Duration) {
-        let slot = route.unwrap_or(ROUTE_COUNT).min(ROUTE_COUNT);
+        let slot = route.unwrap_or(MAX_ROUTES).min(MAX_ROUTES);
         let status_slot = STATUSES
             .iter()
             .position(|s| *s == status)
@@ -407,7 +407,7 @@ impl Metrics {
 
     /// Requests counted so far for a route (`None`: unmatched) and status.
     pub fn requests(&self, route: Option<usize>, status: u16) -> u64 {
-        let slot = route.unwrap_or(ROUTE_COUNT).min(ROUTE_COUNT);
+        let slot = route.unwrap_or(MAX_ROUTES).min(MAX_ROUTES);
         STATUSES
             .iter()
             .position(|s| *s == status)
@@ -415,9 +415,18 @@ impl Metrics {
     }
 
     /// The Prometheus text exposition (format 0.0.4) of every series.
-    pub fn render(&self, snapshot: Option<&SnapshotFacts>, reloads: ReloadFacts) -> String {
+    pub fn render(
+        &self,
+        routes: &[Route],
+        snapshot: Option<&SnapshotFacts>,
+        reloads: ReloadFacts,
+    ) -> String {
         let mut out = String::with_capacity(16 * 1024);
-        let label = |slot: usize| ROUTES.get(slot).map_or("unmatched", |r| r.path);
+        let label = |slot: usize| match routes.get(slot) {
+            Some(r) => r.path,
+            None if slot == MAX_ROUTES => "unmatched",
+            None => "",
+        };
 
         out.push_str(
             "# HELP tldsnap_http_requests_total HTTP requests answered, by route and status.\n",
@@ -703,6 +712,21 @@ pub(crate) fn copies_while_recording<T: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::router::GET_HEAD;
+
+    /// A table whose route 0 is the cheapest endpoint and route 6 `/healthz`.
+    fn routes() -> Vec<Route> {
+        (0..7)
+            .map(|i| {
+                let path = match i {
+                    0 => "/api/v1/client/prices/cheapest",
+                    6 => "/healthz",
+                    _ => "/other",
+                };
+                Route::new(i, path, GET_HEAD, false, false)
+            })
+            .collect()
+    }
 
     #[test]
     fn ended_connections_are_the_closed_ones() {
@@ -734,7 +758,7 @@ mod tests {
         });
         let n = (threads * 1000) as u64;
         assert_eq!(m.requests(Some(0), 200), n);
-        let text = m.render(None, ReloadFacts::default());
+        let text = m.render(&routes(), None, ReloadFacts::default());
         let cheapest = "route=\"/api/v1/client/prices/cheapest\"";
         assert!(text.contains(&format!(
             "tldsnap_http_request_duration_seconds_bucket{{{cheapest},le=\"0.00005\"}} {n}\n"
@@ -756,7 +780,7 @@ mod tests {
             || m.requests(Some(0), 200) > 0,
             500,
             || {
-                let text = m.render(None, ReloadFacts::default());
+                let text = m.render(&routes(), None, ReloadFacts::default());
                 let buckets: Vec<u64> = text
                     .lines()
                     .filter_map(|l| l.strip_prefix(bucket_prefix.as_str()))
@@ -796,6 +820,7 @@ mod tests {
             ..Default::default()
         };
         let text = m.render(
+            &routes(),
             Some(&facts),
             ReloadFacts {
                 successes: 3,

@@ -40,7 +40,7 @@ fn asset(stem: &str, ext: &str, content_type: &'static str, body: &'static [u8])
         path: format!("/static/{stem}.{hash}.{ext}"),
         content_type,
         body: Bytes::from_static(body),
-        gzip: Bytes::from(super::gzip(body)),
+        gzip: Bytes::from(super::cache::gzip(body)),
         etag: format!("\"{hash}\""),
     }
 }

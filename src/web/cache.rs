@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use std::io::Write as _;
+
 use bytes::Bytes;
 
 const SHARDS: usize = 16;
@@ -41,7 +43,7 @@ impl Page {
     /// The HTML, gzip-compressed (once).
     pub fn gzip(&self) -> &Bytes {
         self.gzip.get_or_init(|| {
-            let mut gz = super::gzip(&self.html);
+            let mut gz = gzip(&self.html);
             gz.shrink_to_fit();
             Bytes::from(gz)
         })
@@ -112,6 +114,24 @@ impl PageCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// The website's share of the server state.
+#[derive(Debug, Default)]
+pub struct Site {
+    /// Rendered pages.
+    pub cache: PageCache,
+}
+
+/// Gzip at the default level (pages are compressed once and cached).
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 4 + 64),
+        flate2::Compression::default(),
+    );
+    // Writing to a Vec cannot fail.
+    let _ = enc.write_all(bytes);
+    enc.finish().unwrap_or_default()
 }
 
 #[cfg(test)]

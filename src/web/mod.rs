@@ -31,7 +31,6 @@ pub mod format;
 pub mod pages;
 pub mod session;
 
-use std::io::Write;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -44,14 +43,14 @@ use crate::access::Denial;
 use crate::api::{Connection, HttpResponse, State};
 use crate::http::FORWARDED_PROTO;
 use crate::http::body::Body;
-use crate::http::params;
+use crate::http::params::{self, CatalogueParams, RegistrarParams};
 use crate::http::problem::Problem;
-use crate::http::router::RouteId;
-use crate::query::{CatalogueRequest, QueryError, RegistrarRequest};
-use crate::sight::Sight;
+use crate::http::router::Route;
+use crate::query::{QueryError, RegistrarRequest};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::store::Loaded;
-use cache::{Page, PageCache};
+pub use cache::Site;
+use cache::{Page, gzip};
 use data::DataError;
 use pages::{CatalogueFilters, Chrome, SignIn, Viewer};
 use session::{SESSION_SECS, Secret, Session, csrf_cookie, session_cookie};
@@ -72,22 +71,25 @@ const CSP_NAME: HeaderName = HeaderName::from_static("content-security-policy");
 const NOSNIFF: HeaderName = HeaderName::from_static("x-content-type-options");
 const REFERRER: HeaderName = HeaderName::from_static("referrer-policy");
 
-/// The website's share of the server state.
-#[derive(Debug, Default)]
-pub struct Site {
-    /// Rendered pages.
-    pub cache: PageCache,
-}
-
-/// Gzip at the default level (pages are compressed once and cached).
-pub fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(
-        Vec::with_capacity(bytes.len() / 4 + 64),
-        flate2::Compression::default(),
-    );
-    // Writing to a Vec cannot fail.
-    let _ = enc.write_all(bytes);
-    enc.finish().unwrap_or_default()
+/// The pages and files of the website, one per page route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageKind {
+    /// `/`
+    Home,
+    /// `/tld/{tld}`
+    Tld,
+    /// `/tlds`
+    Catalogue,
+    /// `/registrars`
+    Registrars,
+    /// `/registrars/{key}`
+    Registrar,
+    /// `/signin`: the form (GET) and signing in (POST).
+    SignIn,
+    /// `/signout`
+    SignOut,
+    /// `/static/{file}`
+    Asset,
 }
 
 /// Whether the request's `Accept-Encoding` takes gzip (`q=0` refuses it).
@@ -286,14 +288,15 @@ fn data_failure(e: DataError) -> Failure {
 pub fn answer_now(
     state: &State,
     req: &Request<Incoming>,
-    route: RouteId,
+    route: &'static Route,
+    page: PageKind,
     conn: &Connection,
 ) -> Option<HttpResponse> {
     let post = req.method() == Method::POST;
-    if route == RouteId::SignOut || route == RouteId::SignIn && post {
+    if page == PageKind::SignOut || page == PageKind::SignIn && post {
         return None;
     }
-    if route == RouteId::Asset {
+    if page == PageKind::Asset {
         return Some(asset(req));
     }
     let sent = Sent::of(req.headers());
@@ -303,9 +306,9 @@ pub fn answer_now(
         Err(refusal) => return Some(refusal),
     };
     let visit = visit(state, req.headers(), sent);
-    let response = match route {
-        RouteId::SignIn => signin_get(state, req, &loaded, &visit, gz),
-        _ => page(state, req, route, &loaded, &visit, gz),
+    let response = match page {
+        PageKind::SignIn => signin_get(state, req, &loaded, &visit, gz),
+        _ => answer_page(state, req, route, page, &loaded, &visit, gz),
     };
     Some(with_cleared_session(response, &visit))
 }
@@ -315,10 +318,11 @@ pub fn answer_now(
 pub async fn handle(
     state: &State,
     req: Request<Incoming>,
-    route: RouteId,
+    route: &'static Route,
+    page: PageKind,
     conn: &Connection,
 ) -> HttpResponse {
-    if let Some(response) = answer_now(state, &req, route, conn) {
+    if let Some(response) = answer_now(state, &req, route, page, conn) {
         return response;
     }
     let sent = Sent::of(req.headers());
@@ -328,8 +332,8 @@ pub async fn handle(
         Err(refusal) => return refusal,
     };
     let visit = visit(state, req.headers(), sent);
-    let response = match route {
-        RouteId::SignIn => signin_post(state, req, &loaded, &visit).await,
+    let response = match page {
+        PageKind::SignIn => signin_post(state, req, &loaded, &visit).await,
         _ => signout(state, req, &loaded, &visit).await,
     };
     with_cleared_session(response, &visit)
@@ -637,10 +641,12 @@ impl Heads {
     }
 }
 
-fn page(
+#[allow(clippy::too_many_arguments)]
+fn answer_page(
     state: &State,
     req: &Request<Incoming>,
-    route: RouteId,
+    route: &'static Route,
+    page: PageKind,
     loaded: &Arc<Loaded>,
     visit: &Visit,
     gz: bool,
@@ -656,27 +662,23 @@ fn page(
         path,
     };
     // Canonical names first: a redirect depends on the path alone.
-    let segment = route
-        .route()
-        .prefix()
-        .and_then(|p| path.strip_prefix(p))
-        .unwrap_or("");
+    let segment = route.segment(path);
     // Pages mark stale prices, which depend on the day: kept pages and their ETag are
     // the day's.
     let content_hash = state.generation(loaded, state.access.now_ms());
     let heads = Heads::of(loaded, &visit.viewer, content_hash);
     let (etag, last_modified) = (&heads.etag, &heads.last_modified);
     // Only the catalogue and a registrar's pages read their query string.
-    let key_query = match route {
-        RouteId::CataloguePage | RouteId::RegistrarPage => query.unwrap_or(""),
+    let key_query = match page {
+        PageKind::Catalogue | PageKind::Registrar => query.unwrap_or(""),
         _ => "",
     };
     let key = CacheKey::of(&visit.viewer, path, key_query);
     // A redirect or a 404 is decided before the conditional check, so a 304 is only
     // ever sent for a page that exists.
-    let precheck = match route {
-        RouteId::TldPage => canonical_tld(segment),
-        RouteId::RegistrarPage => canonical_registrar(segment),
+    let precheck = match page {
+        PageKind::Tld => canonical_tld(segment),
+        PageKind::Registrar => canonical_registrar(segment),
         _ => Ok(None),
     };
     match precheck {
@@ -685,7 +687,7 @@ fn page(
         Err(outcome) => return finish_failure(&chrome(), outcome, gz, visit, snap),
     }
     let cached = state.web.cache.get(content_hash, key.as_str());
-    if (cached.is_some() || matches!(route, RouteId::Home | RouteId::RegistrarsPage))
+    if (cached.is_some() || matches!(page, PageKind::Home | PageKind::Registrars))
         && let Some(r) = not_modified(req, etag, last_modified, visit)
     {
         return r;
@@ -693,7 +695,7 @@ fn page(
     let page = match cached {
         Some(p) => p,
         None => {
-            let outcome = render(state, route, segment, query, snap, &chrome(), loaded);
+            let outcome = render(state, page, segment, query, snap, &chrome(), loaded);
             match outcome {
                 Ok(Outcome::Cacheable(markup)) => {
                     let p = Arc::new(Page::new(markup.into_string()));
@@ -870,7 +872,7 @@ pub fn warm(state: &State) -> usize {
     };
     warm_list()
         .into_iter()
-        .filter(|(route, path)| warm_one(state, &loaded, *route, path))
+        .filter(|(page, path, segment)| warm_one(state, &loaded, *page, path, segment))
         .count()
 }
 
@@ -882,8 +884,8 @@ pub async fn warm_in_steps(state: &State) -> usize {
         return 0;
     };
     let mut rendered = 0;
-    for (route, path) in warm_list() {
-        if warm_one(state, &loaded, route, &path) {
+    for (page, path, segment) in warm_list() {
+        if warm_one(state, &loaded, page, &path, &segment) {
             rendered += 1;
             tokio::task::yield_now().await;
         }
@@ -891,24 +893,28 @@ pub async fn warm_in_steps(state: &State) -> usize {
     rendered
 }
 
-/// The pages [`warm`] renders: route and path.
-fn warm_list() -> Vec<(RouteId, String)> {
-    let mut paths: Vec<(RouteId, String)> = vec![
-        (RouteId::Home, "/".to_owned()),
-        (RouteId::CataloguePage, "/tlds".to_owned()),
-        (RouteId::RegistrarsPage, "/registrars".to_owned()),
+/// The pages [`warm`] renders: page, path and the path's parameter.
+fn warm_list() -> Vec<(PageKind, String, String)> {
+    let mut paths: Vec<(PageKind, String, String)> = vec![
+        (PageKind::Home, "/".to_owned(), String::new()),
+        (PageKind::Catalogue, "/tlds".to_owned(), String::new()),
+        (
+            PageKind::Registrars,
+            "/registrars".to_owned(),
+            String::new(),
+        ),
     ];
     paths.extend(
         crate::tld::FREE_TLDS
             .iter()
-            .map(|t| (RouteId::TldPage, format!("/tld/{t}"))),
+            .map(|t| (PageKind::Tld, format!("/tld/{t}"), (*t).to_owned())),
     );
     paths
 }
 
 /// Renders the page at `path` of the snapshot `loaded` for a visitor and caches it,
 /// unless it is cached already. True if it rendered it.
-fn warm_one(state: &State, loaded: &Loaded, route: RouteId, path: &str) -> bool {
+fn warm_one(state: &State, loaded: &Loaded, page: PageKind, path: &str, segment: &str) -> bool {
     let snap = loaded.snapshot.data();
     let content_hash = state.generation(loaded, state.access.now_ms());
     let viewer = Viewer::of(&state.access.plans().public(), false);
@@ -917,17 +923,12 @@ fn warm_one(state: &State, loaded: &Loaded, route: RouteId, path: &str) -> bool 
         return false;
     }
     let date = data::data_date(snap);
-    let segment = route
-        .route()
-        .prefix()
-        .and_then(|p| path.strip_prefix(p))
-        .unwrap_or("");
     let chrome = Chrome {
         viewer: &viewer,
         data_date: &date,
         path,
     };
-    match render(state, route, segment, None, snap, &chrome, loaded) {
+    match render(state, page, segment, None, snap, &chrome, loaded) {
         Ok(Outcome::Cacheable(markup)) => {
             let page = Arc::new(Page::new(markup.into_string()));
             state
@@ -942,7 +943,7 @@ fn warm_one(state: &State, loaded: &Loaded, route: RouteId, path: &str) -> bool 
 
 fn render(
     state: &State,
-    route: RouteId,
+    page: PageKind,
     segment: &str,
     query: Option<&str>,
     snap: &ArchivedSnapshotData,
@@ -952,8 +953,8 @@ fn render(
     let public_url = &state.config.public_url;
     let sight = chrome.viewer.sight;
     let snapshot_id = loaded.snapshot.header().content_hash as u64;
-    match route {
-        RouteId::Home => {
+    match page {
+        PageKind::Home => {
             let free =
                 data::cheapest_of(snap, &crate::tld::FREE_TLDS, state.freshness(false), sight)
                     .map_err(data_failure)?;
@@ -964,21 +965,16 @@ fn render(
                         .map(|(p, name, n)| ((*t).to_owned(), *p, name.clone(), *n))
                 })
                 .collect();
-            let total = data::catalogue(
-                snap,
-                &catalogue_request(
-                    None,
-                    None,
-                    crate::query::CatalogueSort::Name,
-                    1,
-                    None,
-                    sight,
-                    snapshot_id,
-                ),
-            )
-            .map_err(data_failure)?
-            .meta
-            .total;
+            // One entry is enough: the page wants the total.
+            let none = params::values_of([None; 5]);
+            let one = CatalogueParams {
+                limit: 1,
+                ..CatalogueParams::from_values(&none).map_err(bad_request)?
+            };
+            let total = data::catalogue(snap, &one.request(sight, snapshot_id))
+                .map_err(data_failure)?
+                .meta
+                .total;
             Ok(Outcome::Cacheable(pages::home(
                 chrome,
                 &rows,
@@ -988,7 +984,7 @@ fn render(
                 snap.registrar_count(),
             )))
         }
-        RouteId::TldPage => {
+        PageKind::Tld => {
             let page = data::tld_page(snap, segment, sight, public_url, state.freshness(false))
                 .map_err(|e| match e {
                     DataError::Query(QueryError::UnknownTlds(_)) => {
@@ -999,41 +995,25 @@ fn render(
             let end = crate::time::parse_date(&page.data_date).unwrap_or(0) + 1;
             Ok(Outcome::Cacheable(pages::tld(chrome, &page, end)))
         }
-        RouteId::CataloguePage => {
-            let [q, kind, sort, limit, cursor] =
-                params::pick(query, ["q", "type", "sort", "limit", "cursor"])
-                    .map_err(bad_request)?;
-            let q = params::search(non_empty(q).as_deref()).map_err(bad_request)?;
-            let kind_given = non_empty(kind);
-            let kind = params::tld_type(kind_given.as_deref()).map_err(bad_request)?;
-            let sort_given = non_empty(sort);
-            let sort_value = params::sort(sort_given.as_deref()).map_err(bad_request)?;
-            let limit = params::page_limit(non_empty(limit).as_deref()).map_err(bad_request)?;
-            let cursor_given = non_empty(cursor);
-            let cursor = params::cursor(cursor_given.as_deref()).map_err(bad_request)?;
-            let page = data::catalogue(
-                snap,
-                &catalogue_request(
-                    q.as_deref(),
-                    kind,
-                    sort_value,
-                    limit,
-                    cursor,
-                    sight,
-                    snapshot_id,
-                ),
-            )
-            .map_err(data_failure)?;
+        PageKind::Catalogue => {
+            // A form sends its empty fields: an empty value is an absent one here.
+            let values = params::pick(query, CatalogueParams::NAMES)
+                .map_err(bad_request)?
+                .map(non_empty);
+            let p = CatalogueParams::from_values(&values).map_err(bad_request)?;
+            let page =
+                data::catalogue(snap, &p.request(sight, snapshot_id)).map_err(data_failure)?;
+            let q = p.q.clone();
             let exact = q.as_deref().and_then(|q| {
                 let name = crate::tld::normalize(q).ok()?;
                 data::overview(snap, &name, state.freshness(false), sight)
             });
             let filters = CatalogueFilters {
                 q: q.clone(),
-                kind: kind.map(str::to_owned),
-                sort: sort_given.is_some().then_some(sort_value),
-                limit,
-                paged: cursor.is_some(),
+                kind: p.kind.map(str::to_owned),
+                sort: p.sort,
+                limit: p.limit,
+                paged: p.cursor.is_some(),
             };
             Ok(Outcome::Cacheable(pages::catalogue(
                 chrome,
@@ -1042,14 +1022,17 @@ fn render(
                 exact.as_ref().map(|o| (o.tld.as_str(), o.unicode.as_str())),
             )))
         }
-        RouteId::RegistrarsPage => {
+        PageKind::Registrars => {
             let list = data::registrars(snap, public_url).map_err(data_failure)?;
             Ok(Outcome::Cacheable(pages::registrars(chrome, &list)))
         }
-        RouteId::RegistrarPage => {
+        PageKind::Registrar => {
+            // The page's own length, not the API's `limit`: only the cursor is read.
             let [cursor] = params::pick(query, ["cursor"]).map_err(bad_request)?;
-            let cursor_given = non_empty(cursor);
-            let cursor = params::cursor(cursor_given.as_deref()).map_err(bad_request)?;
+            let values = [None, non_empty(cursor)];
+            let cursor = RegistrarParams::from_values(&values)
+                .map_err(bad_request)?
+                .cursor;
             let req = RegistrarRequest {
                 key: segment,
                 limit: REGISTRAR_PAGE,
@@ -1082,26 +1065,6 @@ fn render(
             StatusCode::NOT_FOUND,
             pages::not_found(chrome, None, &[]),
         )),
-    }
-}
-
-fn catalogue_request<'a>(
-    q: Option<&'a str>,
-    kind: Option<&'a str>,
-    sort: crate::query::CatalogueSort,
-    limit: usize,
-    cursor: Option<crate::query::Cursor>,
-    sight: Sight,
-    snapshot: u64,
-) -> CatalogueRequest<'a> {
-    CatalogueRequest {
-        q,
-        kind,
-        sort,
-        limit,
-        cursor,
-        sight,
-        snapshot,
     }
 }
 

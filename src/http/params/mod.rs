@@ -15,6 +15,8 @@
 //!   absence has a meaning (a default) that an empty value should not silently pick.
 //! - An empty item inside a list (`tlds=com,,net`) is a malformed name: 400.
 
+mod endpoints;
+
 use std::borrow::Cow;
 
 use smallvec::SmallVec;
@@ -22,6 +24,11 @@ use smallvec::SmallVec;
 use super::problem::{Problem, echo};
 use crate::query::{self, CatalogueSort, Cursor};
 use crate::tld;
+
+pub use endpoints::{
+    CatalogueParams, CheapestParams, FreshnessParams, HistoryParams, OverviewParams, PricesParams,
+    RegistrarParams, RegistrarsParams, Values, values_of,
+};
 
 /// The values of a list parameter (`tlds`, `registrars`): up to 8 are kept inline, so
 /// the usual request allocates no list.
