@@ -836,7 +836,7 @@ impl Scratch {
             window: Box::new([0; WINDOW + SLACK]),
             buf: Vec::new(),
             caches: Caches {
-                days: [(never, crate::time::date_array(never)); 64],
+                days: [(never, crate::json::date_array(never)); 64],
                 quoted: Box::new([empty; QUOTED_SLOTS]),
                 cents: Box::new([render_cents(0); CENTS_SLOTS]),
                 escaped: Vec::new(),
@@ -876,7 +876,7 @@ impl Scratch {
 }
 
 impl Caches {
-    /// `cents` as [`crate::price::cents_bytes`] writes it: `bytes[..n]` of `(bytes, n)`.
+    /// `cents` as [`crate::json::cents_bytes`] writes it: `bytes[..n]` of `(bytes, n)`.
     #[inline(always)]
     fn cents(&mut self, cents: u64) -> (&[u8; 24], usize) {
         let slot = &mut self.cents[(cents % CENTS_SLOTS as u64) as usize];
@@ -903,19 +903,19 @@ impl Caches {
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ` of `ms`, the day's date from the cache.
     #[inline(always)]
     fn iso_millis(&mut self, ms: i64) -> [u8; 24] {
-        let (day, of_day) = crate::time::split_day(ms);
+        let (day, of_day) = crate::json::split_day(ms);
         let slot = &mut self.days[(day as u64 % 64) as usize];
         if slot.0 != day {
-            *slot = (day, crate::time::date_array(day));
+            *slot = (day, crate::json::date_array(day));
         }
-        crate::time::iso_millis_of_day(slot.1, of_day)
+        crate::json::iso_millis_of_day(slot.1, of_day)
     }
 }
 
 /// A cache entry of the price `cents`, rendered by the one writer.
 #[inline(never)]
 fn render_cents(cents: u64) -> (u64, u8, [u8; 24]) {
-    let (buf, at) = crate::price::cents_bytes(cents);
+    let (buf, at) = crate::json::cents_bytes(cents);
     let mut bytes = [0u8; 24];
     bytes[..24 - at].copy_from_slice(&buf[at..]);
     (cents, (24 - at) as u8, bytes)
