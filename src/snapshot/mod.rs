@@ -1849,8 +1849,8 @@ impl ArchivedSnapshotData {
     /// [`Self::check_invariants`]'s range checks, so it indexes freely. Integer work only,
     /// one pass over the offers (the pre-rendered JSON is [`Self::check_text_content`]'s).
     fn check_orders_and_aggregates(&self) -> Result<(), String> {
-        use crate::build::five_year_order;
         use crate::query::render::Mean;
+        use schema::five_year_order;
         let n_reg = self.registrars.len();
         // Per registrar: offers sold, renewal-only, first places, latest price.
         let mut sells = vec![0u32; n_reg];
