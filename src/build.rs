@@ -19,7 +19,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json;
-use crate::query::render;
+use crate::snapshot::render;
 use crate::snapshot::schema::{
     CatalogueEntry, Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
     Version, five_year_order,

@@ -15,7 +15,7 @@
 /// Where JSON is written: a buffer (`Vec<u8>`: the builder, every request), or at a
 /// snapshot's open the checker's reused buffer, whose fragment is then compared with the
 /// bytes already written. The writers of this crate ([`write_str`], [`crate::price::write_cents`],
-/// [`crate::time::write_iso_millis`], the fragments of [`crate::query::render`], ...)
+/// [`crate::time::write_iso_millis`], the fragments of [`crate::snapshot::render`], ...)
 /// write through it, so each shape is described once and can be both written and
 /// checked.
 pub trait Out {

@@ -28,6 +28,7 @@
 //! contradictory JSON). After that, [`Snapshot::data`]
 //! hands out the archive without checking again.
 
+pub mod render;
 pub mod schema;
 
 use std::fmt;
@@ -1480,7 +1481,7 @@ impl ArchivedSnapshotData {
     }
 
     /// The pre-rendered JSON against what the builder renders from the integers and
-    /// names beside it, with the builder's own writers ([`crate::query::render`]): each
+    /// names beside it, with the builder's own writers ([`render`]): each
     /// registrar's quoted name and listing pieces, each TLD's quoted name, client
     /// entries, tails, price records and listing prices. Every byte a query copies into
     /// an answer without writing it itself is one of these, so a snapshot whose text
@@ -1599,7 +1600,6 @@ impl ArchivedSnapshotData {
 
     /// Each registrar's quoted name and listing pieces.
     fn check_registrar_text(&self) -> Result<(), String> {
-        use crate::query::render;
         let mut scratch = Scratch::new();
         for (i, r) in self.registrars.iter().enumerate() {
             let (key, name) = (self.span_str(&r.key), self.span_str(&r.name));
@@ -1630,7 +1630,6 @@ impl ArchivedSnapshotData {
         scratch: &mut Scratch,
         pos: &mut u32,
     ) -> Result<(), String> {
-        use crate::query::render;
         for i in tlds {
             self.check_tld_layout(i, pos)?;
             let t = &self.tlds[i];
@@ -1849,7 +1848,7 @@ impl ArchivedSnapshotData {
     /// [`Self::check_invariants`]'s range checks, so it indexes freely. Integer work only,
     /// one pass over the offers (the pre-rendered JSON is [`Self::check_text_content`]'s).
     fn check_orders_and_aggregates(&self) -> Result<(), String> {
-        use crate::query::render::Mean;
+        use render::Mean;
         use schema::five_year_order;
         let n_reg = self.registrars.len();
         // Per registrar: offers sold, renewal-only, first places, latest price.
