@@ -1,22 +1,25 @@
 //! What the handlers that take domain names share ([`super::domains`], [`super::live`]):
-//! the media type of a request body, the size of a JSON list of names, the Public
+//! the media type of a request body, the reading of a JSON list of names, the Public
 //! Suffix List the names are split with, and the `X-Credits-Cost` header of an answer
 //! whose price depends on the request.
 
 use std::sync::OnceLock;
 
-use hyper::StatusCode;
+use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Request, StatusCode};
 
-use super::HttpResponse;
-use crate::audit::Names;
+use super::{HttpResponse, State, read_body};
+use crate::audit::portfolio::InputError;
+use crate::audit::{LOOKUP_MAX, Names, lookup};
+use crate::http::problem::Problem;
 
 /// Largest lookup body read (a bulk lookup, a bulk availability check): 100 names of
 /// the longest Unicode form still fit.
 pub const LOOKUP_MAX_BODY: usize = 256 << 10;
 
 /// What the JSON-only bodies (lookup, bulk availability) take.
-pub(super) const JSON_ACCEPTS: &str = "application/json";
+const JSON_ACCEPTS: &str = "application/json";
 
 /// What an answer cost, in credits, on a 200 whose price depends on the request.
 pub(super) const CREDITS_COST: HeaderName = HeaderName::from_static("x-credits-cost");
@@ -49,7 +52,7 @@ pub(super) fn content_kind(headers: &HeaderMap) -> Option<Kind> {
 }
 
 /// Whether a body's `Content-Type` says JSON (the rules of [`content_kind`]).
-pub(super) fn is_json(headers: &HeaderMap) -> bool {
+fn is_json(headers: &HeaderMap) -> bool {
     content_kind(headers) == Some(Kind::Json)
 }
 
@@ -68,6 +71,29 @@ pub(super) fn wants_csv(headers: &HeaderMap) -> bool {
         (Some(_), None) => true,
         _ => false,
     }
+}
+
+/// The names of a `{"domains": [...]}` body (a bulk lookup, a bulk availability check),
+/// or the refusal: not JSON (415), more than [`LOOKUP_MAX_BODY`] bytes (413), not sent
+/// in time (408), more than [`LOOKUP_MAX`] names (400 `too_many_values`), not such a body
+/// (400 `invalid_body`).
+pub(super) async fn read_domains(
+    state: &State,
+    req: Request<Incoming>,
+) -> Result<Vec<String>, Problem> {
+    if !is_json(req.headers()) {
+        return Err(Problem::UnsupportedMediaType {
+            accept: JSON_ACCEPTS,
+        });
+    }
+    let (_, body) = read_body(req, LOOKUP_MAX_BODY, state.config.body_timeout).await?;
+    lookup::parse_body(&body).map_err(|e| match e {
+        InputError::TooMany { .. } => Problem::TooManyItems {
+            name: "domains",
+            max: LOOKUP_MAX,
+        },
+        InputError::Invalid(reason) => Problem::InvalidBody { reason },
+    })
 }
 
 /// `X-Credits-Cost` on a 200: what the answer cost.

@@ -4,7 +4,7 @@
 //! | route | body | answer | credits |
 //! |---|---|---|---|
 //! | `POST /api/v1/client/portfolio/audit` | JSON or CSV, at most [`AUDIT_MAX_BODY`] | JSON, or CSV with `Accept: text/csv` | one per started [`DOMAINS_PER_CREDIT`] entries |
-//! | `POST /api/v1/client/domains/lookup` | JSON, at most [`LOOKUP_MAX_BODY`] | JSON | one |
+//! | `POST /api/v1/client/domains/lookup` | JSON, at most [`LOOKUP_MAX_BODY`](super::body::LOOKUP_MAX_BODY) | JSON | one |
 //! | `GET /api/v1/client/domains/search` | — | JSON | one, and one of the plan's daily searches; with `check_availability=true`, the plan's availability credits per candidate too (`docs/LIVE.md`) |
 //!
 //! The order of checks follows the price endpoints: key (401), rate (429), content type
@@ -17,11 +17,8 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Request, StatusCode};
 
-use super::body::{
-    CREDITS_COST, JSON_ACCEPTS, Kind, LOOKUP_MAX_BODY, content_kind, is_json, wants_csv, with_cost,
-};
+use super::body::{CREDITS_COST, Kind, content_kind, read_domains, wants_csv, with_cost};
 use super::{Connection, HttpResponse, State, begin, finish_costing, read_body, refuse};
-use crate::audit::LOOKUP_MAX;
 use crate::audit::lookup::{self, LookupRequest};
 use crate::audit::portfolio::{self, InputError};
 use crate::audit::search::{self, SearchRequest};
@@ -127,32 +124,9 @@ pub async fn lookup(state: &State, req: Request<Incoming>, conn: &Connection) ->
         Ok(p) => p,
         Err(problem) => return refuse(problem, &caller),
     };
-    if !is_json(req.headers()) {
-        return refuse(
-            Problem::UnsupportedMediaType {
-                accept: JSON_ACCEPTS,
-            },
-            &caller,
-        );
-    }
-    let body = match read_body(req, LOOKUP_MAX_BODY, state.config.body_timeout).await {
-        Ok((_, body)) => body,
+    let domains = match read_domains(state, req).await {
+        Ok(domains) => domains,
         Err(problem) => return refuse(problem, &caller),
-    };
-    let domains = match lookup::parse_body(&body) {
-        Ok(d) => d,
-        Err(InputError::TooMany { .. }) => {
-            return refuse(
-                Problem::TooManyItems {
-                    name: "domains",
-                    max: LOOKUP_MAX,
-                },
-                &caller,
-            );
-        }
-        Err(InputError::Invalid(reason)) => {
-            return refuse(Problem::InvalidBody { reason }, &caller);
-        }
     };
     let mut out = state.body_buffer(route);
     let req = LookupRequest {

@@ -25,14 +25,11 @@ use std::borrow::Cow;
 use hyper::Request;
 use hyper::body::Incoming;
 
-use super::body::{CREDITS_COST, JSON_ACCEPTS, LOOKUP_MAX_BODY, is_json, with_cost};
-use super::{
-    Connection, HttpResponse, State, admit, finish_costing, read_body, refuse, with_meter,
-};
+use super::body::{CREDITS_COST, read_domains, with_cost};
+use super::{Connection, HttpResponse, State, admit, finish_costing, refuse, with_meter};
 use crate::access::Caller;
 use crate::access::plans::Lookup;
 use crate::audit::Split;
-use crate::audit::portfolio::InputError;
 use crate::http::params::{self, percent_decode};
 use crate::http::problem::{Problem, echo};
 use crate::http::router::RouteId;
@@ -209,32 +206,9 @@ pub async fn bulk_availability(
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    if !is_json(req.headers()) {
-        return refuse(
-            Problem::UnsupportedMediaType {
-                accept: JSON_ACCEPTS,
-            },
-            &caller,
-        );
-    }
-    let body = match read_body(req, LOOKUP_MAX_BODY, state.config.body_timeout).await {
-        Ok((_, body)) => body,
-        Err(problem) => return refuse(problem, &caller),
-    };
-    let inputs = match crate::audit::lookup::parse_body(&body) {
+    let inputs = match read_domains(state, req).await {
         Ok(inputs) => inputs,
-        Err(InputError::TooMany { .. }) => {
-            return refuse(
-                Problem::TooManyItems {
-                    name: "domains",
-                    max: crate::audit::LOOKUP_MAX,
-                },
-                &caller,
-            );
-        }
-        Err(InputError::Invalid(reason)) => {
-            return refuse(Problem::InvalidBody { reason }, &caller);
-        }
+        Err(problem) => return refuse(problem, &caller),
     };
     let per_name = match lookup_cost(state, &caller, Lookup::Availability) {
         Ok(credits) => credits,
