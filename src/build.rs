@@ -19,10 +19,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json;
-use crate::query::render;
+use crate::snapshot::render;
 use crate::snapshot::schema::{
     CatalogueEntry, Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
-    Version,
+    Version, five_year_order,
 };
 use crate::snapshot::{FORMAT_VERSION, HEADER_LEN, Header, Snapshot, name_hash};
 use crate::source::{self, PriceRow, Source, SourceError};
@@ -525,14 +525,6 @@ fn archive(data: &SnapshotData, opts: &BuildOptions) -> Result<(Vec<u8>, BuildRe
         hash_hex: header.hash_hex(),
     };
     Ok((bytes, report))
-}
-
-/// What a seller's 5-year cost is ranked by for a TLD's `lowest_5y_offer`: the first
-/// year plus four renewals, cents, a price not offered counting 0. The snapshot's open
-/// checks the stored choice with the same function.
-pub fn five_year_order(register: u32, renew: u32) -> u64 {
-    let cents = |c: u32| if c == NONE { 0 } else { u64::from(c) };
-    cents(register) + 4 * cents(renew)
 }
 
 /// Each registrar's price list: its offers in TLD name order.

@@ -144,41 +144,11 @@ pub fn json_number_cents(n: &serde_json::Number) -> Result<Option<u32>, PriceErr
     Ok(Some(rounded as u32))
 }
 
-/// Appends a price in cents as a JSON number, as `serde_json` prints `cents as f64 / 100.0`.
+/// Appends a price in cents as a JSON number, as `serde_json` prints `cents as f64 / 100.0`
+/// ([`crate::json::cents_bytes`]).
 #[inline]
 pub fn write_cents(cents: u64, out: &mut impl Out) {
     out.put_cents(cents);
-}
-
-/// [`write_cents`]'s bytes: `buf[at..]` of the returned `(buf, at)`, written right to
-/// left into one buffer so that they are appended (or checked) in one go.
-#[inline]
-pub fn cents_bytes(cents: u64) -> ([u8; 24], usize) {
-    let mut buf = [0u8; 24];
-    let mut at = buf.len();
-    let c = (cents % 100) as u8;
-    if !c.is_multiple_of(10) {
-        at -= 1;
-        buf[at] = b'0' + c % 10;
-    }
-    at -= 2;
-    buf[at] = b'.';
-    buf[at + 1] = b'0' + c / 10;
-    // The whole part two digits at a time from a table (half the divisions).
-    let mut whole = cents / 100;
-    while whole >= 100 {
-        at -= 2;
-        buf[at..at + 2].copy_from_slice(&crate::time::DIGITS2[(whole % 100) as usize]);
-        whole /= 100;
-    }
-    if whole >= 10 {
-        at -= 2;
-        buf[at..at + 2].copy_from_slice(&crate::time::DIGITS2[whole as usize]);
-    } else {
-        at -= 1;
-        buf[at] = b'0' + whole as u8;
-    }
-    (buf, at)
 }
 
 /// Appends `write_cents` of the value or `null`.

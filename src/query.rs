@@ -11,13 +11,12 @@
 //! private module `at`): it ranks one TLD's offers of that day per request, a few dozen
 //! at most.
 //!
-//! Submodules: [`render`] (the fragments the builder stores and `at` writes),
-//! `at` (history as of a day), `catalogue` (the catalogue, registrars, cursors),
+//! The fragments are written by [`crate::snapshot::render`], the writers the builder
+//! stores them with. Submodules: `at` (history as of a day), `catalogue` (the catalogue, registrars, cursors),
 //! `suggest` (close names of a mistyped TLD).
 
 mod at;
 mod catalogue;
-pub mod render;
 mod suggest;
 
 pub use catalogue::{
@@ -35,6 +34,7 @@ use crate::json::write_int;
 use crate::price::{write_opt_cents, write_triple};
 pub use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
+use crate::snapshot::render;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
 use crate::time::Stamp;

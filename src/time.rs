@@ -4,13 +4,17 @@
 //! monotonic clock a request's duration is measured by.
 //!
 //! Hand-written on purpose: the project needs exactly three conversions, and the
-//! proleptic Gregorian algorithms below (Howard Hinnant's `days_from_civil`) are short,
-//! exact and allocation-free.
+//! proleptic Gregorian algorithms (Howard Hinnant's `days_from_civil` and
+//! `civil_from_days`) are short, exact and allocation-free. The bytes of a date and of a
+//! timestamp are [`crate::json`]'s ([`crate::json::iso_millis_bytes`]), so that
+//! [`crate::json::Out`] can write them without a way back to this module.
 
-use crate::json::Out;
+use crate::json::{Out, date_array};
 
-/// Milliseconds in one day.
-pub const MS_PER_DAY: i64 = 86_400_000;
+/// The calendar step every date writer needs, held with the date's bytes in
+/// [`crate::json`] (the base of the crate's writers) and named here beside the rest of
+/// the calendar.
+pub use crate::json::{MS_PER_DAY, civil_from_days};
 
 /// The system clock in Unix milliseconds (a clock set before 1970 reads as the epoch).
 pub fn now_ms() -> i64 {
@@ -88,20 +92,6 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// The date `(year, month, day)` of a day number since 1970-01-01.
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
@@ -109,38 +99,6 @@ fn days_in_month(y: i64, m: u32) -> u32 {
         _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
         _ => 28,
     }
-}
-
-/// `00` to `99`, two ASCII digits each.
-pub(crate) static DIGITS2: [[u8; 2]; 100] = {
-    let mut t = [[0u8; 2]; 100];
-    let mut v = 0;
-    while v < 100 {
-        t[v] = [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
-        v += 1;
-    }
-    t
-};
-
-/// Two decimal digits of `v` (< 100; `99` for more) at `at`: a table's entry, where two
-/// divisions by ten cost ~10 instructions more (the snapshot's open renders four such
-/// pairs for every price record).
-#[inline(always)]
-fn put_2(buf: &mut [u8], at: usize, v: u32) {
-    buf[at..at + 2].copy_from_slice(&DIGITS2[(v as usize).min(99)]);
-}
-
-/// `YYYY-MM-DD` of a day number, in place (written whole, then appended in one copy:
-/// the snapshot's open renders one for every price record).
-fn date_bytes(days: i64, buf: &mut [u8]) {
-    let (y, m, d) = civil_from_days(days);
-    let y = y.clamp(0, 9999) as u32;
-    put_2(buf, 0, y / 100);
-    put_2(buf, 2, y % 100);
-    buf[4] = b'-';
-    put_2(buf, 5, m);
-    buf[7] = b'-';
-    put_2(buf, 8, d);
 }
 
 /// Appends `YYYY-MM-DD` for a day number.
@@ -163,50 +121,6 @@ pub fn write_opt_date(day: Option<i64>, out: &mut impl Out) {
 /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the Unix epoch.
 pub fn write_iso_millis(ms: i64, out: &mut impl Out) {
     out.put_iso_millis(ms);
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the Unix epoch, in place.
-pub fn iso_millis_bytes(ms: i64) -> [u8; 24] {
-    let (day, of_day) = split_day(ms);
-    iso_millis_of_day(date_array(day), of_day)
-}
-
-/// The day number of `ms` (milliseconds since the Unix epoch) and the milliseconds into
-/// that day: one division, the remainder by a multiplication (`div_euclid` and then
-/// `rem_euclid` divide twice).
-#[inline]
-pub fn split_day(ms: i64) -> (i64, u32) {
-    let day = ms.div_euclid(MS_PER_DAY);
-    // In [0, MS_PER_DAY) for every `ms`; wrapping, the product may leave `i64` near its
-    // ends while the difference does not.
-    (day, ms.wrapping_sub(day.wrapping_mul(MS_PER_DAY)) as u32)
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ` given the `YYYY-MM-DD` of its day and the milliseconds
-/// into it (`< MS_PER_DAY`, as [`split_day`] gives; more reads as `99` hours): a caller
-/// that renders many times of few days keeps the dates.
-#[inline]
-pub fn iso_millis_of_day(date: [u8; 10], ms_of_day: u32) -> [u8; 24] {
-    let mut buf = *b"0000-00-00T00:00:00.000Z";
-    buf[..10].copy_from_slice(&date);
-    let secs = ms_of_day / 1000;
-    let milli = ms_of_day - secs * 1000;
-    let hours = secs / 3600;
-    let in_hour = secs - hours * 3600;
-    let minutes = in_hour / 60;
-    put_2(&mut buf, 11, hours);
-    put_2(&mut buf, 14, minutes);
-    put_2(&mut buf, 17, in_hour - minutes * 60);
-    buf[20] = b'0' + (milli / 100) as u8;
-    put_2(&mut buf, 21, milli % 100);
-    buf
-}
-
-/// `YYYY-MM-DD` of a day number.
-pub fn date_array(days: i64) -> [u8; 10] {
-    let mut date = [0u8; 10];
-    date_bytes(days, &mut date);
-    date
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` as a `String`.
@@ -325,6 +239,7 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::{iso_millis_bytes, iso_millis_of_day, split_day};
 
     #[test]
     fn a_stamp_measures_what_instant_measures() {

@@ -4,7 +4,7 @@
 //! | route | body | answer | credits |
 //! |---|---|---|---|
 //! | `POST /api/v1/client/portfolio/audit` | JSON or CSV, at most [`AUDIT_MAX_BODY`] | JSON, or CSV with `Accept: text/csv` | one per started [`DOMAINS_PER_CREDIT`] entries |
-//! | `POST /api/v1/client/domains/lookup` | JSON, at most [`LOOKUP_MAX_BODY`] | JSON | one |
+//! | `POST /api/v1/client/domains/lookup` | JSON, at most [`LOOKUP_MAX_BODY`](super::body::LOOKUP_MAX_BODY) | JSON | one |
 //! | `GET /api/v1/client/domains/search` | — | JSON | one, and one of the plan's daily searches; with `check_availability=true`, the plan's availability credits per candidate too (`docs/LIVE.md`) |
 //!
 //! The order of checks follows the price endpoints: key (401), rate (429), content type
@@ -13,17 +13,16 @@
 //! (429 `daily_limit`), credits (429), answer. `X-Credits-Cost` on every 200 says what
 //! the answer cost.
 
-use std::sync::OnceLock;
-
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Request, StatusCode};
 
+use super::body::{CREDITS_COST, Kind, content_kind, read_domains, wants_csv, with_cost};
 use super::{Connection, HttpResponse, State, begin, finish_costing, read_body, refuse};
+use crate::audit::LOOKUP_MAX;
 use crate::audit::lookup::{self, LookupRequest};
 use crate::audit::portfolio::{self, InputError, MAX_NAME_FIELD};
 use crate::audit::search::{self, SearchRequest};
-use crate::audit::{LOOKUP_MAX, Names};
 use crate::http::params::{self, FreshnessParams};
 use crate::http::problem::{Problem, echo};
 use crate::http::router::Route;
@@ -34,68 +33,17 @@ use crate::http::openapi::{AUDIT_CSV, DOLLARS, SEARCH_Q, keyed, merge, ok, price
 /// Largest portfolio body read: 10,000 CSV rows with a registrar, a price, a date and a
 /// few export columns fit with room to spare.
 pub const AUDIT_MAX_BODY: usize = 4 << 20;
-/// Largest lookup body read: 100 names of the longest Unicode form still fit.
-pub const LOOKUP_MAX_BODY: usize = 256 << 10;
 /// An audit costs one credit per started block of this many entries (duplicates and
 /// invalid names included: they are work too), so 1 to 100 domains cost 1 credit,
 /// 101 cost 2, 10,000 cost 100.
 pub const DOMAINS_PER_CREDIT: usize = 100;
 
-pub(super) const CREDITS_COST: HeaderName = HeaderName::from_static("x-credits-cost");
 const SEARCHES_REMAINING: HeaderName = HeaderName::from_static("x-searches-remaining");
 const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
 const AUDIT_ACCEPTS: &str = "application/json, text/csv";
-/// What the JSON-only bodies (lookup, bulk availability) take.
-pub(super) const LOOKUP_ACCEPTS: &str = "application/json";
 
-/// The Public Suffix List, parsed once per process (at server
-/// start: [`State::new`] calls this).
-pub fn names() -> &'static Names {
-    static NAMES: OnceLock<Names> = OnceLock::new();
-    NAMES.get_or_init(Names::embedded)
-}
-
-/// What a body's `Content-Type` says it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Json,
-    Csv,
-}
-
-/// `application/json` (or any `+json`) and `text/csv` / `application/csv`, parameters
-/// such as `charset` ignored; anything else, or none, is not taken.
-fn content_kind(headers: &HeaderMap) -> Option<Kind> {
-    let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-    let media = value.split(';').next()?.trim().to_ascii_lowercase();
-    match media.as_str() {
-        "application/json" => Some(Kind::Json),
-        m if m.starts_with("application/") && m.ends_with("+json") => Some(Kind::Json),
-        "text/csv" | "application/csv" => Some(Kind::Csv),
-        _ => None,
-    }
-}
-
-/// Whether a body's `Content-Type` says JSON (the rules of [`content_kind`]).
-pub(super) fn is_json(headers: &HeaderMap) -> bool {
-    content_kind(headers) == Some(Kind::Json)
-}
-
-/// Whether the caller asked for CSV: `Accept` names `text/csv` before (or without)
-/// `application/json`.
-fn wants_csv(headers: &HeaderMap) -> bool {
-    let accept = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect::<Vec<_>>()
-        .join(",")
-        .to_ascii_lowercase();
-    match (accept.find("text/csv"), accept.find("application/json")) {
-        (Some(c), Some(j)) => c < j,
-        (Some(_), None) => true,
-        _ => false,
-    }
-}
+/// The Public Suffix List every domain endpoint splits names with.
+pub use super::body::names;
 
 /// `POST /api/v1/client/portfolio/audit`.
 pub async fn audit(
@@ -191,32 +139,9 @@ pub async fn lookup(
         Ok(p) => p,
         Err(problem) => return refuse(problem, &caller),
     };
-    if !is_json(req.headers()) {
-        return refuse(
-            Problem::UnsupportedMediaType {
-                accept: LOOKUP_ACCEPTS,
-            },
-            &caller,
-        );
-    }
-    let body = match read_body(req, LOOKUP_MAX_BODY, state.config.body_timeout).await {
-        Ok((_, body)) => body,
+    let domains = match read_domains(state, req).await {
+        Ok(domains) => domains,
         Err(problem) => return refuse(problem, &caller),
-    };
-    let domains = match lookup::parse_body(&body) {
-        Ok(d) => d,
-        Err(InputError::TooMany { .. }) => {
-            return refuse(
-                Problem::TooManyItems {
-                    name: "domains",
-                    max: LOOKUP_MAX,
-                },
-                &caller,
-            );
-        }
-        Err(InputError::Invalid(reason)) => {
-            return refuse(Problem::InvalidBody { reason }, &caller);
-        }
     };
     let mut out = state.body_buffer(route);
     let req = LookupRequest {
@@ -374,17 +299,6 @@ pub async fn search(
     }
     response
 }
-
-/// `X-Credits-Cost` on a 200: what the answer cost.
-pub(super) fn with_cost(mut response: HttpResponse, credits: u64) -> HttpResponse {
-    if response.status() == StatusCode::OK {
-        response
-            .headers_mut()
-            .insert(CREDITS_COST, HeaderValue::from(credits));
-    }
-    response
-}
-
 /// The OpenAPI operation of the portfolio audit.
 pub(crate) fn audit_doc() -> Value {
     let mut op = json!({
@@ -483,37 +397,5 @@ fn body_errors(op: &mut Value) {
             "X-Credits-Cost".into(),
             json!({ "$ref": "#/components/headers/X-Credits-Cost" }),
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (n, v) in pairs {
-            h.append(*n, HeaderValue::from_static(v));
-        }
-        h
-    }
-
-    #[test]
-    fn content_types_and_accept() {
-        let kind = |v: &'static str| content_kind(&headers(&[("content-type", v)]));
-        assert_eq!(kind("application/json"), Some(Kind::Json));
-        assert_eq!(kind("Application/JSON; charset=utf-8"), Some(Kind::Json));
-        assert_eq!(kind("application/vnd.x+json"), Some(Kind::Json));
-        assert_eq!(kind("text/csv"), Some(Kind::Csv));
-        assert_eq!(kind("application/csv;header=present"), Some(Kind::Csv));
-        assert_eq!(kind("text/plain"), None);
-        assert_eq!(kind("multipart/form-data; boundary=x"), None);
-        assert_eq!(content_kind(&HeaderMap::new()), None);
-        let csv = |v: &'static str| wants_csv(&headers(&[("accept", v)]));
-        assert!(csv("text/csv"));
-        assert!(csv("text/csv, application/json;q=0.5"));
-        assert!(!csv("application/json, text/csv"));
-        assert!(!csv("*/*"));
-        assert!(!wants_csv(&HeaderMap::new()));
     }
 }

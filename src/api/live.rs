@@ -25,14 +25,11 @@ use std::borrow::Cow;
 use hyper::Request;
 use hyper::body::Incoming;
 
-use super::domains::{CREDITS_COST, with_cost};
-use super::{
-    Connection, HttpResponse, State, admit, finish_costing, read_body, refuse, with_meter,
-};
+use super::body::{CREDITS_COST, read_domains, with_cost};
+use super::{Connection, HttpResponse, State, admit, finish_costing, refuse, with_meter};
 use crate::access::Caller;
 use crate::access::plans::Lookup;
 use crate::audit::Split;
-use crate::audit::portfolio::InputError;
 use crate::http::params::{self, percent_decode};
 use crate::http::problem::{Problem, echo};
 use crate::http::router::Route;
@@ -219,38 +216,9 @@ pub async fn bulk_availability(
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    if !super::domains::is_json(req.headers()) {
-        return refuse(
-            Problem::UnsupportedMediaType {
-                accept: super::domains::LOOKUP_ACCEPTS,
-            },
-            &caller,
-        );
-    }
-    let body = match read_body(
-        req,
-        super::domains::LOOKUP_MAX_BODY,
-        state.config.body_timeout,
-    )
-    .await
-    {
-        Ok((_, body)) => body,
-        Err(problem) => return refuse(problem, &caller),
-    };
-    let inputs = match crate::audit::lookup::parse_body(&body) {
+    let inputs = match read_domains(state, req).await {
         Ok(inputs) => inputs,
-        Err(InputError::TooMany { .. }) => {
-            return refuse(
-                Problem::TooManyItems {
-                    name: "domains",
-                    max: crate::audit::LOOKUP_MAX,
-                },
-                &caller,
-            );
-        }
-        Err(InputError::Invalid(reason)) => {
-            return refuse(Problem::InvalidBody { reason }, &caller);
-        }
+        Err(problem) => return refuse(problem, &caller),
     };
     let per_name = match lookup_cost(state, &caller, Lookup::Availability) {
         Ok(credits) => credits,
@@ -269,7 +237,7 @@ pub async fn bulk_availability(
     let mut names: Vec<Split> = Vec::with_capacity(inputs.len());
     let mut slots: Vec<Slot> = Vec::with_capacity(inputs.len());
     for input in &inputs {
-        let split = super::domains::names().split(input, priced);
+        let split = super::body::names().split(input, priced);
         slots.push(match split {
             Err(e) => Slot::Refused(None, "invalid_name", format!("not a domain name: {e}")),
             Ok(s) if !top_label_is_a_name(&s) => {
@@ -382,7 +350,7 @@ impl SearchAvailability {
             .into_iter()
             .flatten()
             .filter_map(|r| r["domain"].as_str())
-            .filter_map(|d| super::domains::names().split(d, priced).ok())
+            .filter_map(|d| super::body::names().split(d, priced).ok())
             .take(crate::audit::LOOKUP_MAX)
             .collect();
         let credits = names.len() as u64 * u64::from(per_name);
@@ -491,7 +459,7 @@ async fn single<P>(
 }
 
 /// The `{domain}` path segment: percent-decoded and split at its public suffix with the
-/// names every domain endpoint uses ([`super::domains::names`]), so only a valid,
+/// names every domain endpoint uses ([`super::body::names`]), so only a valid,
 /// IDNA-normalised name ever goes out.
 fn path_domain(state: &State, raw: &str) -> Result<Name, Problem> {
     let bad = |value: &str, reason: String| Problem::InvalidParameter {
@@ -508,7 +476,7 @@ fn path_domain(state: &State, raw: &str) -> Result<Name, Problem> {
             .is_some_and(|l| l.snapshot.data().has_tld(s))
     };
     let not_a_name = |e: crate::audit::NameError| bad(&decoded, format!("not a domain name: {e}"));
-    let split = super::domains::names()
+    let split = super::body::names()
         .split(&decoded, priced)
         .map_err(not_a_name)?;
     if !top_label_is_a_name(&split) {

@@ -48,6 +48,7 @@ use crate::store::{Loaded, Store};
 use crate::time::Stamp;
 
 pub mod answers;
+pub mod body;
 pub mod catalogue;
 pub mod domains;
 pub mod events;

@@ -7,6 +7,11 @@
 //! answers; they are written by hand in the RFC's member order, with every string that
 //! echoes the request escaped by [`crate::json::write_str`].
 //!
+//! What every problem of a kind shares (code, HTTP status, title, `type` URI) is one row
+//! of one table, [`Kind`]; [`Problem::kind`] is the one match from a variant to its
+//! row, and [`Kind::ALL`] lists the rows. The `detail` and the extra members come from
+//! the variant's fields.
+//!
 //! ```text
 //! HTTP/1.1 400 Bad Request
 //! content-type: application/problem+json
@@ -25,9 +30,16 @@ use crate::json::write_str;
 use crate::access::{Denial, MeterHeaders};
 use crate::query::QueryError;
 
+/// [`TYPE_BASE`] as a literal, for the table's `concat!`.
+macro_rules! type_base {
+    () => {
+        "https://tldsnap.dev/errors/"
+    };
+}
+
 /// Where the `type` URIs of problems point. A fixed, documented identifier rather than
 /// the deployment's `--public-url`, so a client can match on it whatever host answered.
-pub const TYPE_BASE: &str = "https://tldsnap.dev/errors/";
+pub const TYPE_BASE: &str = type_base!();
 
 /// The content type of every problem body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -36,48 +48,207 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 /// helps a user find the bad value; echoing a 64 KiB value back helps nobody.
 const ECHO_MAX_CHARS: usize = 100;
 
-/// Every `code` a problem can carry (a unit test checks it against the variants).
-pub const CODES: [&str; 39] = [
-    "missing_parameter",
-    "invalid_parameter",
-    "too_many_values",
-    "missing_api_key",
-    "invalid_api_key",
-    "tld_not_in_plan",
-    "not_found",
-    "unknown_tld",
-    "unknown_registrar",
-    "method_not_allowed",
-    "request_too_large",
-    "invalid_body",
-    "too_many_domains",
-    "unsupported_media_type",
-    "daily_limit",
-    "rate_limited",
-    "credits_exhausted",
-    "not_ready",
-    "too_many_connections",
-    "server_busy",
-    "events_not_in_plan",
-    "events_unavailable",
-    "cursor_expired",
-    "webhooks_not_in_plan",
-    "webhook_limit",
-    "unknown_webhook",
-    "invalid_webhook_url",
-    "not_saved",
-    "lookup_not_in_plan",
-    "live_unavailable",
-    "no_rdap_service",
-    "target_refused",
-    "upstream_timeout",
-    "upstream_error",
-    "malformed_request",
-    "request_timeout",
-    "too_many_streams",
-    "too_many_in_flight",
-    "webhook_test_in_flight",
-];
+/// What every problem of one [`Kind`] has in common.
+struct Row {
+    code: &'static str,
+    status: StatusCode,
+    title: &'static str,
+    type_url: &'static str,
+}
+
+/// Declares [`Kind`], one variant per row `Kind: STATUS, "code", "Title";`, with its row
+/// (the `type` URL is [`TYPE_BASE`] and the code) and [`Kind::ALL`].
+macro_rules! kinds {
+    ($($(#[$doc:meta])* $kind:ident: $status:ident, $code:literal, $title:literal;)*) => {
+        /// The kinds of problem: one row of the table each, with the code, HTTP status,
+        /// title and `type` URL that every [`Problem`] of the kind answers with
+        /// ([`Problem::kind`]). A code is one kind, except `request_too_large`, which is
+        /// answered with the status of what was too large (413, 414, 431).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Kind {
+            $($(#[$doc])* $kind,)*
+        }
+
+        impl Kind {
+            /// Every kind, in the table's order.
+            pub const ALL: &[Kind] = &[$(Kind::$kind),*];
+
+            /// This kind's row of the table.
+            const fn row(self) -> &'static Row {
+                match self {
+                    $(Kind::$kind => &Row {
+                        code: $code,
+                        status: StatusCode::$status,
+                        title: $title,
+                        type_url: concat!(type_base!(), $code),
+                    },)*
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    /// A required query parameter is absent or empty.
+    MissingParameter: BAD_REQUEST, "missing_parameter", "Missing parameter";
+    /// A value that cannot be used.
+    InvalidParameter: BAD_REQUEST, "invalid_parameter", "Invalid parameter";
+    /// More values than a list parameter or a body's list takes.
+    TooManyValues: BAD_REQUEST, "too_many_values", "Too many values";
+    /// A client endpoint called without `X-API-Key`.
+    MissingApiKey: UNAUTHORIZED, "missing_api_key", "Missing API key";
+    /// An `X-API-Key` that matches no key.
+    InvalidApiKey: UNAUTHORIZED, "invalid_api_key", "Invalid API key";
+    /// TLDs the caller's plan does not cover.
+    TldNotInPlan: FORBIDDEN, "tld_not_in_plan", "TLD not in plan";
+    /// No route has this path.
+    NotFound: NOT_FOUND, "not_found", "Not found";
+    /// None of the TLDs asked for is in the snapshot.
+    UnknownTld: NOT_FOUND, "unknown_tld", "Unknown TLD";
+    /// The registrar asked for is not in the snapshot.
+    UnknownRegistrar: NOT_FOUND, "unknown_registrar", "Unknown registrar";
+    /// The path exists, the method does not.
+    MethodNotAllowed: METHOD_NOT_ALLOWED, "method_not_allowed", "Method not allowed";
+    /// The request target is too long.
+    UriTooLong: URI_TOO_LONG, "request_too_large", "Request too large";
+    /// The request head (its header section) is too large.
+    HeadersTooLarge: REQUEST_HEADER_FIELDS_TOO_LARGE, "request_too_large", "Request too large";
+    /// The request body is larger than the endpoint reads.
+    BodyTooLarge: PAYLOAD_TOO_LARGE, "request_too_large", "Request too large";
+    /// A request body that is not what the endpoint takes.
+    InvalidBody: BAD_REQUEST, "invalid_body", "Invalid request body";
+    /// A portfolio larger than the caller's plan audits.
+    TooManyDomains: PAYLOAD_TOO_LARGE, "too_many_domains", "Too many domains";
+    /// A body whose `Content-Type` the endpoint does not take.
+    UnsupportedMediaType:
+        UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "Unsupported media type";
+    /// The plan's domain searches of the UTC day are used up.
+    DailyLimit: TOO_MANY_REQUESTS, "daily_limit", "Daily limit reached";
+    /// The caller's token bucket is empty.
+    RateLimited: TOO_MANY_REQUESTS, "rate_limited", "Rate limited";
+    /// The caller's monthly credits are spent.
+    CreditsExhausted: TOO_MANY_REQUESTS, "credits_exhausted", "Credits exhausted";
+    /// No snapshot is loaded yet.
+    NotReady: SERVICE_UNAVAILABLE, "not_ready", "Not ready";
+    /// The client's address holds as many connections as one address may.
+    TooManyConnections: TOO_MANY_REQUESTS, "too_many_connections", "Too many connections";
+    /// Every connection the server takes is busy answering.
+    ServerBusy: SERVICE_UNAVAILABLE, "server_busy", "Server busy";
+    /// The caller's plan does not include price-change events.
+    EventsNotInPlan: FORBIDDEN, "events_not_in_plan", "Events not in plan";
+    /// The server keeps no event log.
+    EventsUnavailable: SERVICE_UNAVAILABLE, "events_unavailable", "Events unavailable";
+    /// An event cursor the server cannot resume from.
+    CursorExpired: GONE, "cursor_expired", "Cursor expired";
+    /// The caller's plan has no webhook subscriptions.
+    WebhooksNotInPlan: FORBIDDEN, "webhooks_not_in_plan", "Webhooks not in plan";
+    /// The key has as many webhook subscriptions as its plan allows.
+    WebhookLimit: FORBIDDEN, "webhook_limit", "Webhook limit reached";
+    /// The key has no webhook subscription with this id.
+    UnknownWebhook: NOT_FOUND, "unknown_webhook", "Unknown webhook";
+    /// A webhook URL the server will not deliver to.
+    InvalidWebhookUrl: BAD_REQUEST, "invalid_webhook_url", "Invalid webhook URL";
+    /// A change could not be written to the data directory.
+    NotSaved: SERVICE_UNAVAILABLE, "not_saved", "Not saved";
+    /// A live lookup the caller's plan does not include.
+    LookupNotInPlan: FORBIDDEN, "lookup_not_in_plan", "Lookup not in plan";
+    /// The server makes no live lookups.
+    LiveUnavailable: NOT_FOUND, "live_unavailable", "Live lookups unavailable";
+    /// No registration data service is known for the TLD.
+    NoRdapService: NOT_FOUND, "no_rdap_service", "No registration data service";
+    /// The domain resolves to an address tldsnap does not connect to.
+    TargetRefused: UNPROCESSABLE_ENTITY, "target_refused", "Target refused";
+    /// An upstream did not answer within the lookup's time.
+    UpstreamTimeout: FAILED_DEPENDENCY, "upstream_timeout", "Upstream timeout";
+    /// An upstream answered with an error, could not be reached, or is held back from.
+    UpstreamError: FAILED_DEPENDENCY, "upstream_error", "Upstream error";
+    /// Bytes that are not an HTTP/1.1 request.
+    MalformedRequest: BAD_REQUEST, "malformed_request", "Malformed request";
+    /// A request body that did not arrive in full in time.
+    RequestTimeout: REQUEST_TIMEOUT, "request_timeout", "Request timeout";
+    /// The key holds as many event streams open as one key may.
+    TooManyStreams: TOO_MANY_REQUESTS, "too_many_streams", "Too many event streams";
+    /// The key has as many requests being answered at once as one key may.
+    TooManyInFlight: TOO_MANY_REQUESTS, "too_many_in_flight", "Too many requests in flight";
+    /// A test message to this webhook subscription is being sent.
+    WebhookTestInFlight: CONFLICT, "webhook_test_in_flight", "Webhook test in flight";
+}
+
+impl Kind {
+    /// The machine-readable code: the last segment of `type` and the `code` member.
+    pub fn code(&self) -> &'static str {
+        self.row().code
+    }
+
+    /// The HTTP status every problem of this kind is answered with.
+    pub fn status(&self) -> StatusCode {
+        self.row().status
+    }
+
+    /// A short, fixed summary of the problem type (RFC 9457 `title`).
+    pub fn title(&self) -> &'static str {
+        self.row().title
+    }
+
+    /// The problem type's URI (RFC 9457 `type`): [`TYPE_BASE`] and the code.
+    pub fn type_url(&self) -> &'static str {
+        self.row().type_url
+    }
+}
+
+/// Whether two strings are equal, in a constant expression.
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether `Kind::ALL[i]` is the first kind of its code.
+const fn first_of_its_code(i: usize) -> bool {
+    let mut j = 0;
+    while j < i {
+        if same_str(Kind::ALL[j].row().code, Kind::ALL[i].row().code) {
+            return false;
+        }
+        j += 1;
+    }
+    true
+}
+
+/// How many codes the table has.
+const CODE_COUNT: usize = {
+    let (mut n, mut i) = (0, 0);
+    while i < Kind::ALL.len() {
+        if first_of_its_code(i) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// Every `code` a problem can carry, once each, in the table's order.
+pub const CODES: [&str; CODE_COUNT] = {
+    let mut codes = [""; CODE_COUNT];
+    let (mut n, mut i) = (0, 0);
+    while i < Kind::ALL.len() {
+        if first_of_its_code(i) {
+            codes[n] = Kind::ALL[i].row().code;
+            n += 1;
+        }
+        i += 1;
+    }
+    codes
+};
 
 /// Every error the API can answer with, one variant per situation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -345,152 +516,67 @@ pub enum Problem {
 }
 
 impl Problem {
-    /// The HTTP status of this problem.
-    pub fn status(&self) -> StatusCode {
+    /// This problem's kind: its row of the table, which gives its code, status, title
+    /// and `type`.
+    pub fn kind(&self) -> Kind {
         match self {
-            Problem::MissingParameter { .. }
-            | Problem::InvalidParameter { .. }
-            | Problem::TooManyValues { .. }
-            | Problem::InvalidBody { .. }
-            | Problem::TooManyItems { .. }
-            | Problem::InvalidWebhookUrl { .. }
-            | Problem::MalformedRequest { .. } => StatusCode::BAD_REQUEST,
-            Problem::BodyTooLarge { .. } | Problem::TooManyDomains { .. } => {
-                StatusCode::PAYLOAD_TOO_LARGE
-            }
-            Problem::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Problem::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
-            Problem::DailyLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Problem::MissingApiKey | Problem::InvalidApiKey => StatusCode::UNAUTHORIZED,
-            Problem::TldNotInPlan { .. }
-            | Problem::EventsNotInPlan { .. }
-            | Problem::WebhooksNotInPlan { .. }
-            | Problem::WebhookLimit { .. }
-            | Problem::LookupNotInPlan { .. } => StatusCode::FORBIDDEN,
-            Problem::LiveUnavailable | Problem::NoRdapService { .. } => StatusCode::NOT_FOUND,
-            Problem::TargetRefused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            Problem::UpstreamTimeout { .. } | Problem::UpstreamError { .. } => {
-                StatusCode::FAILED_DEPENDENCY
-            }
-            Problem::CursorExpired { .. } => StatusCode::GONE,
-            Problem::NotFound
-            | Problem::UnknownTld { .. }
-            | Problem::UnknownRegistrar { .. }
-            | Problem::UnknownWebhook { .. } => StatusCode::NOT_FOUND,
-            Problem::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            Problem::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
-            Problem::HeadersTooLarge { .. } | Problem::HeadTooLarge { .. } => {
-                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
-            }
-            Problem::RateLimited { .. }
-            | Problem::CreditsExhausted { .. }
-            | Problem::TooManyConnections
-            | Problem::TooManyStreams { .. }
-            | Problem::TooManyInFlight { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Problem::WebhookTestInFlight { .. } => StatusCode::CONFLICT,
-            Problem::NotReady
-            | Problem::ServerBusy
-            | Problem::EventsUnavailable
-            | Problem::NotSaved { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Problem::MissingParameter { .. } => Kind::MissingParameter,
+            Problem::InvalidParameter { .. } => Kind::InvalidParameter,
+            Problem::TooManyValues { .. } | Problem::TooManyItems { .. } => Kind::TooManyValues,
+            Problem::MissingApiKey => Kind::MissingApiKey,
+            Problem::InvalidApiKey => Kind::InvalidApiKey,
+            Problem::TldNotInPlan { .. } => Kind::TldNotInPlan,
+            Problem::NotFound => Kind::NotFound,
+            Problem::UnknownTld { .. } => Kind::UnknownTld,
+            Problem::UnknownRegistrar { .. } => Kind::UnknownRegistrar,
+            Problem::MethodNotAllowed { .. } => Kind::MethodNotAllowed,
+            Problem::UriTooLong { .. } => Kind::UriTooLong,
+            Problem::HeadersTooLarge { .. } | Problem::HeadTooLarge { .. } => Kind::HeadersTooLarge,
+            Problem::BodyTooLarge { .. } => Kind::BodyTooLarge,
+            Problem::MalformedRequest { .. } => Kind::MalformedRequest,
+            Problem::RateLimited { .. } => Kind::RateLimited,
+            Problem::CreditsExhausted { .. } => Kind::CreditsExhausted,
+            Problem::NotReady => Kind::NotReady,
+            Problem::TooManyConnections => Kind::TooManyConnections,
+            Problem::TooManyStreams { .. } => Kind::TooManyStreams,
+            Problem::TooManyInFlight { .. } => Kind::TooManyInFlight,
+            Problem::WebhookTestInFlight { .. } => Kind::WebhookTestInFlight,
+            Problem::ServerBusy => Kind::ServerBusy,
+            Problem::InvalidBody { .. } => Kind::InvalidBody,
+            Problem::BodyTimeout { .. } => Kind::RequestTimeout,
+            Problem::TooManyDomains { .. } => Kind::TooManyDomains,
+            Problem::UnsupportedMediaType { .. } => Kind::UnsupportedMediaType,
+            Problem::DailyLimit { .. } => Kind::DailyLimit,
+            Problem::EventsNotInPlan { .. } => Kind::EventsNotInPlan,
+            Problem::EventsUnavailable => Kind::EventsUnavailable,
+            Problem::CursorExpired { .. } => Kind::CursorExpired,
+            Problem::WebhooksNotInPlan { .. } => Kind::WebhooksNotInPlan,
+            Problem::WebhookLimit { .. } => Kind::WebhookLimit,
+            Problem::UnknownWebhook { .. } => Kind::UnknownWebhook,
+            Problem::InvalidWebhookUrl { .. } => Kind::InvalidWebhookUrl,
+            Problem::NotSaved { .. } => Kind::NotSaved,
+            Problem::LookupNotInPlan { .. } => Kind::LookupNotInPlan,
+            Problem::LiveUnavailable => Kind::LiveUnavailable,
+            Problem::NoRdapService { .. } => Kind::NoRdapService,
+            Problem::TargetRefused { .. } => Kind::TargetRefused,
+            Problem::UpstreamTimeout { .. } => Kind::UpstreamTimeout,
+            Problem::UpstreamError { .. } => Kind::UpstreamError,
         }
+    }
+
+    /// The HTTP status of this problem (its [`Kind`]'s).
+    pub fn status(&self) -> StatusCode {
+        self.kind().status()
     }
 
     /// The machine-readable code: the last segment of `type` and the `code` member.
     pub fn code(&self) -> &'static str {
-        match self {
-            Problem::MissingParameter { .. } => "missing_parameter",
-            Problem::InvalidParameter { .. } => "invalid_parameter",
-            Problem::TooManyValues { .. } => "too_many_values",
-            Problem::MissingApiKey => "missing_api_key",
-            Problem::InvalidApiKey => "invalid_api_key",
-            Problem::TldNotInPlan { .. } => "tld_not_in_plan",
-            Problem::NotFound => "not_found",
-            Problem::UnknownTld { .. } => "unknown_tld",
-            Problem::UnknownRegistrar { .. } => "unknown_registrar",
-            Problem::MethodNotAllowed { .. } => "method_not_allowed",
-            Problem::UriTooLong { .. }
-            | Problem::HeadersTooLarge { .. }
-            | Problem::HeadTooLarge { .. } => "request_too_large",
-            Problem::MalformedRequest { .. } => "malformed_request",
-            Problem::RateLimited { .. } => "rate_limited",
-            Problem::CreditsExhausted { .. } => "credits_exhausted",
-            Problem::NotReady => "not_ready",
-            Problem::TooManyConnections => "too_many_connections",
-            Problem::TooManyStreams { .. } => "too_many_streams",
-            Problem::TooManyInFlight { .. } => "too_many_in_flight",
-            Problem::WebhookTestInFlight { .. } => "webhook_test_in_flight",
-            Problem::ServerBusy => "server_busy",
-            Problem::InvalidBody { .. } => "invalid_body",
-            Problem::TooManyItems { .. } => "too_many_values",
-            Problem::BodyTooLarge { .. } => "request_too_large",
-            Problem::BodyTimeout { .. } => "request_timeout",
-            Problem::TooManyDomains { .. } => "too_many_domains",
-            Problem::UnsupportedMediaType { .. } => "unsupported_media_type",
-            Problem::DailyLimit { .. } => "daily_limit",
-            Problem::EventsNotInPlan { .. } => "events_not_in_plan",
-            Problem::EventsUnavailable => "events_unavailable",
-            Problem::CursorExpired { .. } => "cursor_expired",
-            Problem::WebhooksNotInPlan { .. } => "webhooks_not_in_plan",
-            Problem::WebhookLimit { .. } => "webhook_limit",
-            Problem::UnknownWebhook { .. } => "unknown_webhook",
-            Problem::InvalidWebhookUrl { .. } => "invalid_webhook_url",
-            Problem::NotSaved { .. } => "not_saved",
-            Problem::LookupNotInPlan { .. } => "lookup_not_in_plan",
-            Problem::LiveUnavailable => "live_unavailable",
-            Problem::NoRdapService { .. } => "no_rdap_service",
-            Problem::TargetRefused { .. } => "target_refused",
-            Problem::UpstreamTimeout { .. } => "upstream_timeout",
-            Problem::UpstreamError { .. } => "upstream_error",
-        }
+        self.kind().code()
     }
 
     /// A short, fixed summary of the problem type (RFC 9457 `title`).
     pub fn title(&self) -> &'static str {
-        match self {
-            Problem::MissingParameter { .. } => "Missing parameter",
-            Problem::InvalidParameter { .. } => "Invalid parameter",
-            Problem::TooManyValues { .. } => "Too many values",
-            Problem::MissingApiKey => "Missing API key",
-            Problem::InvalidApiKey => "Invalid API key",
-            Problem::TldNotInPlan { .. } => "TLD not in plan",
-            Problem::NotFound => "Not found",
-            Problem::UnknownTld { .. } => "Unknown TLD",
-            Problem::UnknownRegistrar { .. } => "Unknown registrar",
-            Problem::MethodNotAllowed { .. } => "Method not allowed",
-            Problem::UriTooLong { .. }
-            | Problem::HeadersTooLarge { .. }
-            | Problem::HeadTooLarge { .. } => "Request too large",
-            Problem::MalformedRequest { .. } => "Malformed request",
-            Problem::RateLimited { .. } => "Rate limited",
-            Problem::CreditsExhausted { .. } => "Credits exhausted",
-            Problem::NotReady => "Not ready",
-            Problem::TooManyConnections => "Too many connections",
-            Problem::TooManyStreams { .. } => "Too many event streams",
-            Problem::TooManyInFlight { .. } => "Too many requests in flight",
-            Problem::WebhookTestInFlight { .. } => "Webhook test in flight",
-            Problem::ServerBusy => "Server busy",
-            Problem::InvalidBody { .. } => "Invalid request body",
-            Problem::TooManyItems { .. } => "Too many values",
-            Problem::BodyTooLarge { .. } => "Request too large",
-            Problem::BodyTimeout { .. } => "Request timeout",
-            Problem::TooManyDomains { .. } => "Too many domains",
-            Problem::UnsupportedMediaType { .. } => "Unsupported media type",
-            Problem::DailyLimit { .. } => "Daily limit reached",
-            Problem::EventsNotInPlan { .. } => "Events not in plan",
-            Problem::EventsUnavailable => "Events unavailable",
-            Problem::CursorExpired { .. } => "Cursor expired",
-            Problem::WebhooksNotInPlan { .. } => "Webhooks not in plan",
-            Problem::WebhookLimit { .. } => "Webhook limit reached",
-            Problem::UnknownWebhook { .. } => "Unknown webhook",
-            Problem::InvalidWebhookUrl { .. } => "Invalid webhook URL",
-            Problem::NotSaved { .. } => "Not saved",
-            Problem::LookupNotInPlan { .. } => "Lookup not in plan",
-            Problem::LiveUnavailable => "Live lookups unavailable",
-            Problem::NoRdapService { .. } => "No registration data service",
-            Problem::TargetRefused { .. } => "Target refused",
-            Problem::UpstreamTimeout { .. } => "Upstream timeout",
-            Problem::UpstreamError { .. } => "Upstream error",
-        }
+        self.kind().title()
     }
 
     /// The explanation of this occurrence (RFC 9457 `detail`), for a person.
@@ -679,19 +765,18 @@ impl Problem {
     /// (`type`, `title`, `status`, `detail`), then `code` and the members that help.
     /// Strings that echo the request are escaped by [`crate::json::write_str`].
     pub fn to_bytes(&self) -> Vec<u8> {
-        let code = self.code();
+        let kind = self.kind();
         let mut out = Vec::with_capacity(256);
         out.extend_from_slice(b"{\"type\":\"");
-        out.extend_from_slice(TYPE_BASE.as_bytes());
-        out.extend_from_slice(code.as_bytes());
+        out.extend_from_slice(kind.type_url().as_bytes());
         out.extend_from_slice(b"\",\"title\":");
-        write_str(self.title(), &mut out);
+        write_str(kind.title(), &mut out);
         out.extend_from_slice(b",\"status\":");
-        crate::json::write_int(u64::from(self.status().as_u16()), &mut out);
+        crate::json::write_int(u64::from(kind.status().as_u16()), &mut out);
         out.extend_from_slice(b",\"detail\":");
         write_str(&self.detail(), &mut out);
         out.extend_from_slice(b",\"code\":\"");
-        out.extend_from_slice(code.as_bytes());
+        out.extend_from_slice(kind.code().as_bytes());
         out.push(b'"');
         let num = |name: &str, n: u64, out: &mut Vec<u8>| {
             member(name, out);
@@ -1188,11 +1273,46 @@ mod tests {
     }
 
     #[test]
-    fn codes_lists_exactly_the_codes_of_the_variants() {
+    fn every_kind_is_some_variant_and_codes_lists_their_codes() {
+        let kinds: std::collections::BTreeSet<Kind> = all().iter().map(Problem::kind).collect();
+        let table: std::collections::BTreeSet<Kind> = Kind::ALL.iter().copied().collect();
+        assert_eq!(kinds, table);
+        assert_eq!(table.len(), Kind::ALL.len(), "a kind is listed twice");
         let listed: std::collections::BTreeSet<&str> = CODES.into_iter().collect();
         let used: std::collections::BTreeSet<&str> = all().iter().map(|p| p.code()).collect();
         assert_eq!(listed, used);
         assert_eq!(listed.len(), CODES.len(), "a code is listed twice");
+    }
+
+    #[test]
+    fn codes_are_unique_and_types_follow_one_pattern() {
+        // A code is one kind, but for `request_too_large`: one kind per status.
+        for (i, a) in Kind::ALL.iter().enumerate() {
+            for b in &Kind::ALL[..i] {
+                if a.code() == b.code() {
+                    assert_eq!(a.code(), "request_too_large", "{a:?} and {b:?}");
+                    assert_ne!(a.status(), b.status(), "{a:?} and {b:?}");
+                    assert_eq!(a.title(), b.title(), "{a:?} and {b:?}");
+                }
+            }
+        }
+        let too_large: Vec<u16> = Kind::ALL
+            .iter()
+            .filter(|k| k.code() == "request_too_large")
+            .map(|k| k.status().as_u16())
+            .collect();
+        assert_eq!(too_large, [414, 431, 413]);
+        for k in Kind::ALL {
+            let code = k.code();
+            assert_eq!(k.type_url(), format!("{TYPE_BASE}{code}"), "{k:?}");
+            assert!(
+                code.split('_')
+                    .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase())),
+                "{k:?}: {code}"
+            );
+            assert!(!k.title().is_empty() && k.title().len() <= 40, "{k:?}");
+            assert!(k.status().is_client_error() || k.status().is_server_error());
+        }
     }
 
     #[test]

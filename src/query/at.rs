@@ -15,8 +15,9 @@
 //! builder's order — per request. That sort of a few dozen small structs is cheaper
 //! than storing a ranking for every day of the history.
 
-use super::{Sight, render};
+use super::Sight;
 use crate::snapshot::ArchivedSnapshotData;
+use crate::snapshot::render;
 use crate::snapshot::schema::{ArchivedTld, ArchivedVersion, NONE};
 
 /// One registrar's offer for one TLD on a day.

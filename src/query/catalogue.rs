@@ -609,7 +609,7 @@ pub fn registrar(
         out.push(b'"');
         let currency = snap.span_str(&o.original_currency);
         if !currency.is_empty() {
-            super::render::original_prices(
+            crate::snapshot::render::original_prices(
                 currency,
                 (
                     o.original_register.to_native(),

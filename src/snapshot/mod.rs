@@ -28,6 +28,7 @@
 //! contradictory JSON). After that, [`Snapshot::data`]
 //! hands out the archive without checking again.
 
+pub mod render;
 pub mod schema;
 
 use std::fmt;
@@ -836,7 +837,7 @@ impl Scratch {
             window: Box::new([0; WINDOW + SLACK]),
             buf: Vec::new(),
             caches: Caches {
-                days: [(never, crate::time::date_array(never)); 64],
+                days: [(never, crate::json::date_array(never)); 64],
                 quoted: Box::new([empty; QUOTED_SLOTS]),
                 cents: Box::new([render_cents(0); CENTS_SLOTS]),
                 escaped: Vec::new(),
@@ -876,7 +877,7 @@ impl Scratch {
 }
 
 impl Caches {
-    /// `cents` as [`crate::price::cents_bytes`] writes it: `bytes[..n]` of `(bytes, n)`.
+    /// `cents` as [`crate::json::cents_bytes`] writes it: `bytes[..n]` of `(bytes, n)`.
     #[inline(always)]
     fn cents(&mut self, cents: u64) -> (&[u8; 24], usize) {
         let slot = &mut self.cents[(cents % CENTS_SLOTS as u64) as usize];
@@ -903,19 +904,19 @@ impl Caches {
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ` of `ms`, the day's date from the cache.
     #[inline(always)]
     fn iso_millis(&mut self, ms: i64) -> [u8; 24] {
-        let (day, of_day) = crate::time::split_day(ms);
+        let (day, of_day) = crate::json::split_day(ms);
         let slot = &mut self.days[(day as u64 % 64) as usize];
         if slot.0 != day {
-            *slot = (day, crate::time::date_array(day));
+            *slot = (day, crate::json::date_array(day));
         }
-        crate::time::iso_millis_of_day(slot.1, of_day)
+        crate::json::iso_millis_of_day(slot.1, of_day)
     }
 }
 
 /// A cache entry of the price `cents`, rendered by the one writer.
 #[inline(never)]
 fn render_cents(cents: u64) -> (u64, u8, [u8; 24]) {
-    let (buf, at) = crate::price::cents_bytes(cents);
+    let (buf, at) = crate::json::cents_bytes(cents);
     let mut bytes = [0u8; 24];
     bytes[..24 - at].copy_from_slice(&buf[at..]);
     (cents, (24 - at) as u8, bytes)
@@ -1480,7 +1481,7 @@ impl ArchivedSnapshotData {
     }
 
     /// The pre-rendered JSON against what the builder renders from the integers and
-    /// names beside it, with the builder's own writers ([`crate::query::render`]): each
+    /// names beside it, with the builder's own writers ([`render`]): each
     /// registrar's quoted name and listing pieces, each TLD's quoted name, client
     /// entries, tails, price records and listing prices. Every byte a query copies into
     /// an answer without writing it itself is one of these, so a snapshot whose text
@@ -1599,7 +1600,6 @@ impl ArchivedSnapshotData {
 
     /// Each registrar's quoted name and listing pieces.
     fn check_registrar_text(&self) -> Result<(), String> {
-        use crate::query::render;
         let mut scratch = Scratch::new();
         for (i, r) in self.registrars.iter().enumerate() {
             let (key, name) = (self.span_str(&r.key), self.span_str(&r.name));
@@ -1630,7 +1630,6 @@ impl ArchivedSnapshotData {
         scratch: &mut Scratch,
         pos: &mut u32,
     ) -> Result<(), String> {
-        use crate::query::render;
         for i in tlds {
             self.check_tld_layout(i, pos)?;
             let t = &self.tlds[i];
@@ -1849,8 +1848,8 @@ impl ArchivedSnapshotData {
     /// [`Self::check_invariants`]'s range checks, so it indexes freely. Integer work only,
     /// one pass over the offers (the pre-rendered JSON is [`Self::check_text_content`]'s).
     fn check_orders_and_aggregates(&self) -> Result<(), String> {
-        use crate::build::five_year_order;
-        use crate::query::render::Mean;
+        use render::Mean;
+        use schema::five_year_order;
         let n_reg = self.registrars.len();
         // Per registrar: offers sold, renewal-only, first places, latest price.
         let mut sells = vec![0u32; n_reg];

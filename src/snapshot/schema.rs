@@ -17,6 +17,14 @@ use rkyv::{Archive, Serialize};
 /// Marks a price that is not offered (cents are otherwise at most `u32::MAX - 1`).
 pub const NONE: u32 = crate::price::NOT_OFFERED;
 
+/// What a seller's 5-year cost is ranked by for a TLD's [`Tld::lowest_5y_offer`]: the
+/// first year plus four renewals, cents, a price not offered counting 0. The builder
+/// picks the stored offer with it and the snapshot's open checks that choice with it.
+pub fn five_year_order(register: u32, renew: u32) -> u64 {
+    let cents = |c: u32| if c == NONE { 0 } else { u64::from(c) };
+    cents(register) + 4 * cents(renew)
+}
+
 /// A byte range of [`SnapshotData::text`].
 #[derive(Archive, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Span {

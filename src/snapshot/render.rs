@@ -1,11 +1,15 @@
-//! The JSON fragments that the builder pre-renders and that the `at` queries render at
-//! request time from history: one writer per fragment, so that an answer computed from
-//! history is byte for byte what a snapshot built on that day would have stored.
+//! The JSON fragments of a snapshot's `text`: one writer per fragment, so each shape is
+//! described once. The builder stores what they write, the snapshot's open writes each
+//! fragment again from the integers beside it to check the stored bytes, and the queries
+//! write them at request time (the public overview entries, never stored, and the `at`
+//! answers from history, byte for byte what a snapshot built on that day would have
+//! stored). They depend only on the writers' base ([`crate::json`], [`crate::price`],
+//! [`crate::time`]) and the schema.
 
+use super::schema::NONE;
 use crate::json::write_int;
 use crate::json::{self, Out};
 use crate::price::{write_cents, write_opt_cents, write_triple};
-use crate::snapshot::schema::NONE;
 use crate::time;
 
 use crate::price::offered as cents;
