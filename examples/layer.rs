@@ -3,8 +3,8 @@
 //! baseline `hyperct-h` does (tools/baseline with `--header`). Under callgrind, the
 //! difference to `hyperct-h` is what the connection layer costs per request (limits,
 //! watchdog flags, the answer's guard, the body type), and the difference to
-//! `tldsnap serve` is what the API costs (docs/PERFORMANCE.md, "One clock for every
-//! connection").
+//! `tldsnap serve` is what the API costs (docs/PERFORMANCE.md, "Instructions per
+//! request").
 //!
 //! ```sh
 //! cargo build --release --example layer

@@ -70,7 +70,8 @@ fn sign_in(s: &Server, key: &str) -> String {
     let form = page(s, "/signin", None);
     assert_eq!(form.status, 200);
     // The form says how to get a key.
-    assert!(html(&form).contains("tldsnap keys add --plan PLAN"));
+    assert!(html(&form).contains("tldsnap keys add --keys FILE --plan PLAN"));
+    assert!(html(&form).contains("tldsnap serve --keys FILE"));
     let csrf_cookie = cookie_pair(set_cookie(&form, "tldsnap_csrf").expect("a CSRF cookie"));
     let token = form_value(&html(&form), "csrf");
     let r = request(

@@ -29,6 +29,7 @@ pub mod chart;
 pub mod data;
 pub mod format;
 pub mod pages;
+pub mod reference;
 pub mod session;
 
 use std::sync::Arc;

@@ -644,8 +644,11 @@ pub fn signin(chrome: &Chrome<'_>, state: &SignIn<'_>) -> Markup {
             SignIn::Form { csrf, next, error } => {
                 h1 { "Sign in" }
                 p { "Members see the prices their plan covers. Sign in with your API key: it is checked once, and the session cookie holds only the key's id, never the key." }
-                p { "No key yet? Keys are issued by whoever runs this server, with "
-                    code { "tldsnap keys add --plan PLAN" } "; the plans are free, basic, pro and enterprise." }
+                p { "No key yet? Ask whoever runs this server for one. They make it with "
+                    code { "tldsnap keys add --keys FILE --plan PLAN" }
+                    " (the built-in plans are free, basic, pro and enterprise), in the keys file the server is started with ("
+                    code { "tldsnap serve --keys FILE" } "), and send the server SIGHUP to take it up. "
+                    "The key is printed once, when it is made; the server keeps only its SHA-256." }
                 @if let Some(e) = error { p.error role="alert" { (e) } }
                 form.stack method="post" action="/signin" {
                     input type="hidden" name="csrf" value=(csrf);

@@ -1,13 +1,14 @@
-//! The CLI mirrors of issue 17 (`tldsnap query history|overview|tlds|registrars-list|
+//! `tldsnap query` (`cheapest|prices|registrars|overview|history|tlds|registrars-list|
 //! registrar`, `--at` on cheapest and prices): the same bodies as the queries, the same
-//! parameter rules as HTTP.
+//! parameter rules as HTTP, from a snapshot file or from the real data built into the
+//! binary.
 
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tldsnap");
 
 fn snapshot() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("tldsnap-cli17-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("tldsnap-cli-query-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("real.tldsnap");
     let status = Command::new(BIN)
@@ -151,6 +152,7 @@ fn cli_mirrors_answer_and_refuse_like_http() {
 fn without_a_snapshot_file_query_answers_from_the_built_in_data() {
     let snap = snapshot();
     for args in [
+        &["cheapest", "--tlds", "com"][..],
         &["cheapest", "--tlds", "com,io", "--limit", "3"][..],
         &["overview", "--tld", "museum", "--tier", "free"][..],
         &["tlds", "--q", "co", "--limit", "5"][..],
