@@ -164,10 +164,16 @@ pub fn openapi() -> Value {
     openapi::build(paths())
 }
 
+/// The OpenAPI document as a JSON value, made once (the reference page draws it).
+pub fn openapi_value() -> &'static Value {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    DOC.get_or_init(openapi)
+}
+
 /// The OpenAPI document, serialised once.
 pub fn document() -> Bytes {
     static DOC: OnceLock<Bytes> = OnceLock::new();
-    DOC.get_or_init(|| Bytes::from(serde_json::to_vec(&openapi()).unwrap_or_default()))
+    DOC.get_or_init(|| Bytes::from(serde_json::to_vec(openapi_value()).unwrap_or_default()))
         .clone()
 }
 
@@ -311,6 +317,10 @@ routes! {
     /// `GET /static/{file}`: the stylesheet, script and icon.
     Asset = "/static/{file}", GET_HEAD, page {
         now: web::answer_now(state, req, route, PageKind::Asset, conn).map(Step::Done),
+    }
+    /// `GET /docs/api`: the API reference, for people.
+    ApiReference = "/docs/api", GET_HEAD, page {
+        now: web::answer_now(state, req, route, PageKind::Reference(openapi_value()), conn).map(Step::Done),
     }
     /// `GET /api/v1/client/events`
     ClientEvents = "/api/v1/client/events", GET_HEAD, key {

@@ -91,6 +91,8 @@ pub enum PageKind {
     SignOut,
     /// `/static/{file}`
     Asset,
+    /// `/docs/api`: the API reference, drawn from this OpenAPI document.
+    Reference(&'static serde_json::Value),
 }
 
 /// Whether the request's `Accept-Encoding` takes gzip (`q=0` refuses it).
@@ -688,7 +690,11 @@ fn answer_page(
         Err(outcome) => return finish_failure(&chrome(), outcome, gz, visit, snap),
     }
     let cached = state.web.cache.get(content_hash, key.as_str());
-    if (cached.is_some() || matches!(page, PageKind::Home | PageKind::Registrars))
+    if (cached.is_some()
+        || matches!(
+            page,
+            PageKind::Home | PageKind::Registrars | PageKind::Reference(_)
+        ))
         && let Some(r) = not_modified(req, etag, last_modified, visit)
     {
         return r;
@@ -1023,6 +1029,7 @@ fn render(
                 exact.as_ref().map(|o| (o.tld.as_str(), o.unicode.as_str())),
             )))
         }
+        PageKind::Reference(doc) => Ok(Outcome::Cacheable(reference::render(chrome, doc))),
         PageKind::Registrars => {
             let list = data::registrars(snap, public_url).map_err(data_failure)?;
             Ok(Outcome::Cacheable(pages::registrars(chrome, &list)))

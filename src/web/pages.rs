@@ -97,7 +97,8 @@ pub fn layout(chrome: &Chrome<'_>, title: &str, content: Markup) -> Markup {
                 footer {
                     "Prices as registrars publish them, in US dollars; data as of "
                     (chrome.data_date) ". The same data as JSON: "
-                    "the API, described by " a href="/openapi.json" { "its OpenAPI document" } "."
+                    a href="/docs/api" { "the API" } ", described by "
+                    a href="/openapi.json" { "its OpenAPI document" } "."
                 }
             }
         }

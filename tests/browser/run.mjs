@@ -121,7 +121,7 @@ try {
 
   await check("no horizontal scrolling at 375 px", async (page) => {
     await page.setViewportSize({ width: 375, height: 812 });
-    for (const path of ["/", "/tld/com", "/tld/museum", "/tlds", "/registrars", "/registrars/porkbun", "/signin", "/tld/cmo"]) {
+    for (const path of ["/", "/tld/com", "/tld/museum", "/tlds", "/registrars", "/registrars/porkbun", "/signin", "/docs/api", "/tld/cmo"]) {
       await page.goto(`${base}${path}`);
       const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
       assert.ok(scroll <= inner, `${path}: page is ${scroll}px wide in a ${inner}px window`);
@@ -220,7 +220,7 @@ try {
   });
 
   await check("axe-core finds no serious or critical violation", async (page) => {
-    for (const path of ["/", "/tld/com", "/tld/museum", "/tlds?q=co", "/registrars", "/registrars/porkbun", "/signin", "/tld/cmo"]) {
+    for (const path of ["/", "/tld/com", "/tld/museum", "/tlds?q=co", "/registrars", "/registrars/porkbun", "/signin", "/docs/api", "/tld/cmo"]) {
       for (const width of [1440, 375]) {
         await page.setViewportSize({ width, height: 900 });
         await page.goto(`${base}${path}`);
