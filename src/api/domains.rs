@@ -17,7 +17,7 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Request, StatusCode};
 
-use super::body::{CREDITS_COST, Kind, content_kind, read_domains, wants_csv, with_cost};
+use super::body::{CREDITS_COST, Kind, content_kind, names, read_domains, wants_csv, with_cost};
 use super::{Connection, HttpResponse, State, begin, finish_costing, read_body, refuse};
 use crate::audit::LOOKUP_MAX;
 use crate::audit::lookup::{self, LookupRequest};
@@ -43,7 +43,6 @@ const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
 const AUDIT_ACCEPTS: &str = "application/json, text/csv";
 
 /// The Public Suffix List every domain endpoint splits names with.
-pub use super::body::names;
 
 /// `POST /api/v1/client/portfolio/audit`.
 pub async fn audit(

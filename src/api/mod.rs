@@ -228,7 +228,7 @@ impl State {
     /// State for a server over `store` and `access`.
     pub fn new(store: Arc<Store>, access: Arc<Access>, config: Config) -> State {
         // The Public Suffix List is parsed here, at start, not by the first request.
-        domains::names();
+        body::names();
         State {
             store,
             access,
