@@ -42,8 +42,6 @@ const SEARCHES_REMAINING: HeaderName = HeaderName::from_static("x-searches-remai
 const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
 const AUDIT_ACCEPTS: &str = "application/json, text/csv";
 
-/// The Public Suffix List every domain endpoint splits names with.
-
 /// `POST /api/v1/client/portfolio/audit`.
 pub async fn audit(
     state: &State,
