@@ -301,10 +301,6 @@ fn every_operation_answers_what_its_schema_says() {
     server.state.store.reload().unwrap();
 
     let mut calls = vec![
-        Call::get("/healthz", None, 200),
-        Call::get("/readyz", None, 200),
-        Call::get("/metrics", None, 200),
-        Call::get("/openapi.json", None, 200),
         Call::get("/api/v1/client/events?after=0&limit=10", Some(pro), 200),
         Call::get(
             "/api/v1/client/domains/search?q=best%20shop&limit=3",
@@ -454,6 +450,30 @@ fn every_operation_answers_what_its_schema_says() {
         }
         r
     };
+    // Every GET operation that takes no path parameter and needs no parameter is called
+    // as it is, with a key (a new operation of that kind needs no line here).
+    for (path, item) in doc.doc["paths"].as_object().unwrap() {
+        let Some(op) = item.get("get") else { continue };
+        let needs_parameter = op["parameters"].as_array().into_iter().flatten().any(|p| {
+            let p = match p["$ref"].as_str() {
+                Some(r) => doc.doc.pointer(&r[1..]).unwrap(),
+                None => p,
+            };
+            p["required"] == true
+        });
+        let streams = op["responses"]["200"]["content"]
+            .get("text/event-stream")
+            .is_some();
+        if path.contains('{') || needs_parameter || streams {
+            continue;
+        }
+        if !calls
+            .iter()
+            .any(|c| c.method == "GET" && c.target.split('?').next() == Some(path))
+        {
+            calls.push(Call::get(path, Some(pro), 200));
+        }
+    }
     let mut id = String::new();
     for call in calls.drain(..) {
         let r = check(&mut doc, &call);
