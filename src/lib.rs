@@ -17,18 +17,20 @@
 //!        file ◀──remote──▶ S3-compatible object storage (publish; replicas follow a pointer)
 //!        &ArchivedSnapshotData ──query──▶ response bodies (pure functions)
 //!        bodies ──api──▶ request handlers, with access (keys, plans, credits, rate limits)
-//!        handlers ──http::server──▶ hyper 1.x connections (limits, watchdog, drain)
+//!        handlers ──app──▶ the route table: each route once, its handler and OpenAPI operation
+//!        app ──http::server──▶ hyper 1.x connections (limits, watchdog, drain)
 //!        store swap ──events──▶ diff of old and new, durable event log (before the new one serves)
 //!        event log ──webhooks──▶ signed POSTs, a cursor per subscription ──net──▶ checked addresses only
 //! ```
 //!
 //! | floor | modules | role |
 //! |---|---|---|
-//! | base | [`tld`], [`price`], [`time`], [`json`], [`files`], [`blocking`] | names, cents, timestamps and durations, JSON escaping, atomic and private files, blocking work off the serving threads |
+//! | base | [`tld`], [`price`], [`time`], [`json`], [`files`], [`blocking`] | names, cents, timestamps and durations, the JSON writer (escaping, cents, dates), atomic and private files, blocking work off the serving threads |
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`], [`remote`] | compile, open, answer, swap; snapshots in object storage |
 //! | live | [`live`] | registration data, status, DNS, TLS and availability asked of upstreams at request time |
 //! | service | [`access`], [`events`], [`webhooks`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; their signed delivery to subscribers; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
+//! | top | [`app`] | the route table and the request path over it |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
 #![deny(missing_docs)]
