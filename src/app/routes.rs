@@ -9,7 +9,7 @@
 //! - `op:` its OpenAPI operation, written next to the handler (`item:` for a path of
 //!   several operations, written whole). Pages have neither.
 //!
-//! From the rows [`routes!`] makes the [`RouteId`]s, the [`TABLE`] the request path
+//! From the rows the `routes!` macro makes the [`RouteId`]s, the [`TABLE`] the request path
 //! finds routes in ([`crate::http::router::Table`]), the two dispatching `match`es and
 //! the `paths` of `/openapi.json` ([`document`]). The handlers take the row's expressions'
 //! names: `state`, `req` (borrowed by `now:`, owned by `later:`), `route` (the
