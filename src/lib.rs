@@ -29,7 +29,7 @@
 //! | input | [`source`], [`import`] | the canonical price source, real registrar feeds |
 //! | engine | [`build`], [`snapshot`], [`query`], [`audit`], [`store`], [`remote`] | compile, open, answer, swap; snapshots in object storage |
 //! | live | [`live`] | registration data, status, DNS, TLS and availability asked of upstreams at request time |
-//! | service | [`access`], [`events`], [`webhooks`], [`net`], [`http`], [`api`], [`web`] | who may ask how much; price-change events; their signed delivery to subscribers; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
+//! | service | [`access`], [`events`], [`webhooks`], `net`, [`http`], [`api`], [`web`] | who may ask how much; price-change events; their signed delivery to subscribers; outbound connections (the SSRF guard); connections and HTTP plumbing; the request handlers; the website |
 //! | top | [`app`] | the route table and the request path over it |
 //!
 //! See `ARCHITECTURE.md` for the reasoning behind the snapshot format.
@@ -48,8 +48,8 @@ pub mod http;
 pub mod import;
 pub mod json;
 pub mod live;
-pub mod mapguard;
-pub mod net;
+pub(crate) mod mapguard;
+pub(crate) mod net;
 pub mod price;
 pub mod query;
 pub mod refresh;

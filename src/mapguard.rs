@@ -59,6 +59,7 @@ pub struct Registered(Option<usize>);
 
 impl Registered {
     /// Whether the range is guarded (false when every slot was taken).
+    #[cfg(test)]
     pub fn is_guarded(&self) -> bool {
         self.0.is_some()
     }

@@ -41,7 +41,7 @@
 //!
 //! The file is the operator's to damage, never the server's to die of: the records live
 //! in memory as well, a fault on a page of the mapping that a `truncate` cut off is
-//! answered with a zeroed page ([`crate::mapguard`]), and the once-a-second flush writes
+//! answered with a zeroed page (`crate::mapguard`), and the once-a-second flush writes
 //! the journal anew from memory when it finds the file cut, removed, replaced or
 //! rewritten ([`Journal::flush`]).
 //!
@@ -102,7 +102,7 @@ struct Segment {
 }
 
 /// A segment's words in the journal file: a shared mapping, guarded against the file
-/// being cut under it ([`crate::mapguard`]).
+/// being cut under it (`crate::mapguard`).
 #[derive(Debug)]
 struct Mirror {
     /// Dropped before `map` is unmapped (fields drop in order).
@@ -492,7 +492,7 @@ impl Journal {
     /// long as its segments, with this run's header and records (each spent count at
     /// least what it is in memory: a smaller one is raised). A file cut, removed,
     /// replaced or rewritten under the server (a fault on a cut page is answered by a
-    /// zeroed page: [`crate::mapguard`]) is written anew from the records in memory,
+    /// zeroed page: `crate::mapguard`) is written anew from the records in memory,
     /// published by rename, and mapped in place of the old; that is logged and counted
     /// ([`Journal::rebuilt`]).
     pub fn flush(&self) -> std::io::Result<()> {

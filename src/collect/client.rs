@@ -3,7 +3,7 @@
 //!
 //! | rule | value |
 //! |---|---|
-//! | connection | [`crate::net::Guard`]: every address checked, private targets only with `--allow-private-targets`; TLS with rustls and Mozilla's roots for `https`; `http` only with `--allow-private-targets` (tests, a proxy on the operator's own network) |
+//! | connection | `crate::net::Guard`: every address checked, private targets only with `--allow-private-targets`; TLS with rustls and Mozilla's roots for `https`; `http` only with `--allow-private-targets` (tests, a proxy on the operator's own network) |
 //! | time | one deadline per attempt (`timeout_secs`), connection to last byte |
 //! | body | at most `max_body_bytes`, a longer one fails the attempt |
 //! | retries | `retries` more attempts on a timeout, a broken connection or body, 429 and 5xx; waits `backoff_ms` doubled each time with full jitter, or the `Retry-After` the source sent (seconds or an HTTP date) when it sent one, up to `max_retry_after_secs` |

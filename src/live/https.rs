@@ -1,5 +1,5 @@
 //! One HTTPS GET, the way RDAP is fetched: a connection through the outbound guard
-//! ([`crate::net::Guard`]), TLS with rustls against the configured roots, HTTP/1.1 with
+//! (`crate::net::Guard`), TLS with rustls against the configured roots, HTTP/1.1 with
 //! hyper, and a deadline on every step (connect, TLS handshake, first byte, whole)
 //! and a cap on the body.
 //!

@@ -16,4 +16,4 @@
 
 pub mod guard;
 
-pub use guard::{Checked, Guard, GuardError, Reason, classify};
+pub use guard::{Checked, Guard, GuardError};

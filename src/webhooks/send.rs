@@ -1,5 +1,5 @@
 //! One HTTP POST to a subscriber's URL: hyper 1's HTTP/1.1 client over a connection
-//! that [`crate::net::Guard`] opened to a checked address, through rustls for `https`.
+//! that `crate::net::Guard` opened to a checked address, through rustls for `https`.
 //!
 //! | rule | value |
 //! |---|---|

@@ -135,7 +135,10 @@ def stage_costs(total, calls, inclusive):
         # The baseline: the service makes a fixed response (in "the rest").
         rows = [("parse", parse_), ("write", write)]
     else:
-        route = incl("tldsnap::http::router::find", "tldsnap::http::router::Route::allows")
+        route = incl(
+            "re:^tldsnap::http::router::Table<.*>::find$",
+            "tldsnap::http::router::Route::allows",
+        )
         rate = incl(
             "tldsnap::access::rate::Bucket::check",
             "tldsnap::access::rate::AddressLimiter::check",
@@ -165,7 +168,12 @@ def stage_costs(total, calls, inclusive):
             "tldsnap::api::answers::put",
         ) + sum(
             called(f, "std::thread::local::LocalKey<T>::with")
-            for f in ("tldsnap::api::answered", "tldsnap::api::immediate::{{closure}}")
+            for f in (
+                "tldsnap::api::answered",
+                "tldsnap::api::prices::endpoint",
+                "tldsnap::app::routes::now",
+                "tldsnap::app::answer_now",
+            )
         )
         # (`answers::get` is inlined into `answered`, and that into the route's closure
         # in some builds: the kept answer's thread-local table is the `LocalKey::with`
