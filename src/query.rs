@@ -14,7 +14,8 @@
 //! The same answers are there as typed values ([`view`]), for the website: the
 //! overview, the catalogue, the registrar list, a registrar's price list and the
 //! history are computed into a view (`overview_view`, ...) that their JSON writer then
-//! writes.
+//! writes; the price queries keep their fragments, and [`tld_offers`] reads the same
+//! stored ranking through the same rules.
 //!
 //! The fragments are written by [`crate::snapshot::render`], the writers the builder
 //! stores them with. Submodules: `at` (history as of a day), `catalogue` (the catalogue, registrars, cursors),
@@ -24,6 +25,9 @@ mod at;
 mod catalogue;
 mod suggest;
 pub mod view;
+
+#[cfg(test)]
+mod agreement;
 
 pub use catalogue::{
     CatalogueRequest, CatalogueSort, Cursor, CursorError, DEFAULT_PAGE, MAX_PAGE, RegistrarRequest,
@@ -873,6 +877,62 @@ pub fn registrars(
     }
     out.push(b'}');
     Ok(())
+}
+
+/// The sellers of `tld` (canonical) that `sight` sees, in rank order, as the price
+/// endpoints show them: the first [`Sight::shown`] of the stored ranking, each marked
+/// stale by `fresh`. [`view::TldOffers::ranked`] is the ranking of [`cheapest`] and
+/// [`registrars`] (the fresh ones, unless stale ones are included), the offers are the
+/// records of [`prices`], and the averages are the ones the public cheapest shape
+/// shows. `None` when nobody prices the TLD.
+pub fn tld_offers<'s>(
+    snap: &'s ArchivedSnapshotData,
+    tld: &str,
+    fresh: Freshness,
+    sight: Sight,
+) -> Option<view::TldOffers<'s>> {
+    let t = snap.tld(tld)?;
+    let sellers = t.sellers.to_native() as usize;
+    let visible = sight.shown(tld, sellers);
+    let offers = sellers_of(snap, t)[..visible]
+        .iter()
+        .map(|o| {
+            let reg = &snap.registrars[o.registrar.to_native() as usize];
+            let ms = o.updated_ms.to_native();
+            view::Offered {
+                registrar_key: snap.span_str(&reg.key),
+                registrar_name: snap.span_str(&reg.name),
+                prices: view::Triple::of(
+                    o.register.to_native(),
+                    o.renew.to_native(),
+                    o.transfer.to_native(),
+                ),
+                updated_ms: ms,
+                stale: fresh.is_stale(ms),
+                original: view::QuotedPrices::of(snap, o),
+            }
+        })
+        .collect();
+    let listed = if fresh.include_stale {
+        sellers
+    } else {
+        sellers - stale_sellers(snap, t, fresh, sellers)
+    };
+    let (main, transfer) = averages_shown(snap, t, sight);
+    let avg = |shown: bool, c: u32| if shown { cents(c) } else { None };
+    Some(view::TldOffers {
+        tld: snap.span_str(&t.name),
+        registrar_count: sellers,
+        offers,
+        include_stale: fresh.include_stale,
+        listed,
+        avg_prices: view::Triple {
+            register: avg(main, t.avg_register.to_native()),
+            renew: avg(main, t.avg_renew.to_native()),
+            transfer: avg(transfer, t.avg_transfer.to_native()),
+        },
+        stale_count: stale_sellers(snap, t, fresh, visible),
+    })
 }
 
 /// Whether `sight` may see `t`'s averages: (registration and renewal, transfer). An

@@ -2,7 +2,11 @@
 //!
 //! The overview, the catalogue, the registrar list, a registrar's price list and the
 //! history are computed into these views, and their JSON writers write the body from
-//! the view, so a page drawn from a view and the API's answer cannot disagree.
+//! the view, so a page drawn from a view and the API's answer cannot disagree. The price
+//! endpoints (cheapest, prices, the registrars of a TLD) copy pre-rendered fragments
+//! instead; [`super::tld_offers`] reads the same stored ranking through the same
+//! visibility and staleness rules into a [`TldOffers`], and a test holds it to their
+//! answers.
 //!
 //! Prices are whole US cents (`None`: not offered), days are days since 1970-01-01 and
 //! times are Unix milliseconds. Text borrows from the snapshot.
@@ -520,4 +524,59 @@ pub struct History<'s> {
     pub registrars: Vec<RegistrarHistory<'s>>,
     /// Registrar keys asked for that the snapshot does not know.
     pub unknown_registrars: Vec<String>,
+}
+
+/// One seller of a TLD that the caller sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offered<'s> {
+    /// Registrar key.
+    pub registrar_key: &'s str,
+    /// Registrar name.
+    pub registrar_name: &'s str,
+    /// The prices (a seller has a registration and a renewal price).
+    pub prices: Triple,
+    /// When the registrar published them.
+    pub updated_ms: i64,
+    /// Whether they are older than the request's age limit.
+    pub stale: bool,
+    /// The prices as quoted, when not quoted in USD.
+    pub original: Option<QuotedPrices<'s>>,
+}
+
+impl Offered<'_> {
+    /// The first year and four renewals.
+    pub fn total_5_year(&self) -> Option<u64> {
+        Some(self.prices.register? + 4 * self.prices.renew?)
+    }
+}
+
+/// The sellers of a TLD that the caller sees, in rank order ([`super::tld_offers`]):
+/// what the cheapest ranking, the registrar listing and the price records of the TLD
+/// show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TldOffers<'s> {
+    /// The TLD.
+    pub tld: &'s str,
+    /// Selling registrars (a public fact).
+    pub registrar_count: usize,
+    /// The sellers the caller's plan shows (the first of the ranking), stale ones
+    /// marked: the price records.
+    pub offers: Vec<Offered<'s>>,
+    /// Whether rankings keep the stale offers.
+    pub include_stale: bool,
+    /// How many sellers a listing of every seller would rank.
+    pub listed: usize,
+    /// Averages over every seller (`None` where they would give a hidden price).
+    pub avg_prices: Triple,
+    /// How many of `offers` are stale.
+    pub stale_count: usize,
+}
+
+impl<'s> TldOffers<'s> {
+    /// The ranking: the offers a ranking shows (all of them, or the fresh ones), rank 1
+    /// first.
+    pub fn ranked(&self) -> impl Iterator<Item = &Offered<'s>> + '_ {
+        let keep = !self.include_stale;
+        self.offers.iter().filter(move |o| !(keep && o.stale))
+    }
 }
