@@ -4,24 +4,35 @@
 //! ([`crate::tld::normalize`]), de-duplicated, in the order of the request.
 //!
 //! Each function clears `out` and writes the whole body into it, so a server can reuse
-//! one buffer per connection. The cost of a query is a hash probe per TLD, a binary
-//! search per (TLD, registrar) and a few `memcpy`s of pre-rendered fragments: no sorting,
-//! no scan of the matrix, no allocation beyond growing `out` (and the list of unknown
-//! names, when there are any). The one exception is `at` (prices as of a day, in the
-//! private module `at`): it ranks one TLD's offers of that day per request, a few dozen
-//! at most.
+//! one buffer per connection. The cost of a price query (cheapest, prices, the
+//! registrars of a TLD) is a hash probe per TLD, a binary search per (TLD, registrar)
+//! and a few `memcpy`s of pre-rendered fragments: no sorting, no scan of the matrix, no
+//! allocation beyond growing `out` (and the list of unknown names, when there are any).
+//! The one exception is `at` (prices as of a day, in the private module `at`): it ranks
+//! one TLD's offers of that day per request, a few dozen at most.
+//!
+//! The same answers are there as typed values ([`view`]), for the website: the
+//! overview, the catalogue, the registrar list, a registrar's price list and the
+//! history are computed into a view (`overview_view`, ...) that their JSON writer then
+//! writes; the price queries keep their fragments, and [`tld_offers`] reads the same
+//! stored ranking through the same rules.
 //!
 //! The fragments are written by [`crate::snapshot::render`], the writers the builder
 //! stores them with. Submodules: `at` (history as of a day), `catalogue` (the catalogue, registrars, cursors),
-//! `suggest` (close names of a mistyped TLD).
+//! `suggest` (close names of a mistyped TLD), `view` (the typed answers).
 
 mod at;
 mod catalogue;
 mod suggest;
+pub mod view;
+
+#[cfg(test)]
+mod agreement;
 
 pub use catalogue::{
     CatalogueRequest, CatalogueSort, Cursor, CursorError, DEFAULT_PAGE, MAX_PAGE, RegistrarRequest,
-    TYPES, catalogue, registrar, registrars_list,
+    TYPES, catalogue, catalogue_view, registrar, registrar_view, registrars_list, registrars_view,
+    tld_facts,
 };
 pub use suggest::close_names;
 
@@ -31,7 +42,6 @@ use smallvec::SmallVec;
 
 use crate::json;
 use crate::json::write_int;
-use crate::price::{write_opt_cents, write_triple};
 pub use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::render;
@@ -869,6 +879,62 @@ pub fn registrars(
     Ok(())
 }
 
+/// The sellers of `tld` (canonical) that `sight` sees, in rank order, as the price
+/// endpoints show them: the first [`Sight::shown`] of the stored ranking, each marked
+/// stale by `fresh`. [`view::TldOffers::ranked`] is the ranking of [`cheapest`] and
+/// [`registrars`] (the fresh ones, unless stale ones are included), the offers are the
+/// records of [`prices`], and the averages are the ones the public cheapest shape
+/// shows. `None` when nobody prices the TLD.
+pub fn tld_offers<'s>(
+    snap: &'s ArchivedSnapshotData,
+    tld: &str,
+    fresh: Freshness,
+    sight: Sight,
+) -> Option<view::TldOffers<'s>> {
+    let t = snap.tld(tld)?;
+    let sellers = t.sellers.to_native() as usize;
+    let visible = sight.shown(tld, sellers);
+    let offers = sellers_of(snap, t)[..visible]
+        .iter()
+        .map(|o| {
+            let reg = &snap.registrars[o.registrar.to_native() as usize];
+            let ms = o.updated_ms.to_native();
+            view::Offered {
+                registrar_key: snap.span_str(&reg.key),
+                registrar_name: snap.span_str(&reg.name),
+                prices: view::Triple::of(
+                    o.register.to_native(),
+                    o.renew.to_native(),
+                    o.transfer.to_native(),
+                ),
+                updated_ms: ms,
+                stale: fresh.is_stale(ms),
+                original: view::QuotedPrices::of(snap, o),
+            }
+        })
+        .collect();
+    let listed = if fresh.include_stale {
+        sellers
+    } else {
+        sellers - stale_sellers(snap, t, fresh, sellers)
+    };
+    let (main, transfer) = averages_shown(snap, t, sight);
+    let avg = |shown: bool, c: u32| if shown { cents(c) } else { None };
+    Some(view::TldOffers {
+        tld: snap.span_str(&t.name),
+        registrar_count: sellers,
+        offers,
+        include_stale: fresh.include_stale,
+        listed,
+        avg_prices: view::Triple {
+            register: avg(main, t.avg_register.to_native()),
+            renew: avg(main, t.avg_renew.to_native()),
+            transfer: avg(transfer, t.avg_transfer.to_native()),
+        },
+        stale_count: stale_sellers(snap, t, fresh, visible),
+    })
+}
+
 /// Whether `sight` may see `t`'s averages: (registration and renewal, transfer). An
 /// average is hidden when exactly one of the prices it is made of is hidden
 /// ([`Sight::average_of`]); every seller has a registration and a renewal price, not
@@ -968,46 +1034,6 @@ pub(crate) fn offer_shown(
     )
 }
 
-/// `{"price":..,"registrar_key":..,"registrar_name":..}`, with
-/// `"original_price":{"currency":..,"price":..,"rate_date":..}` added when the registrar
-/// quoted the price in another currency. `price` gets (register, renew) in cents.
-fn write_pick(
-    snap: &ArchivedSnapshotData,
-    o: Option<&ArchivedOffer>,
-    price: impl Fn(u32, u32) -> Option<u64>,
-    fresh: Freshness,
-    out: &mut Vec<u8>,
-) {
-    match o {
-        None => out.extend_from_slice(b"null"),
-        Some(o) => {
-            let reg = &snap.registrars[o.registrar.to_native() as usize];
-            out.extend_from_slice(b"{\"price\":");
-            write_opt_cents(price(o.register.to_native(), o.renew.to_native()), out);
-            out.extend_from_slice(b",\"registrar_key\":");
-            json::write_str(snap.span_str(&reg.key), out);
-            out.extend_from_slice(b",\"registrar_name\":");
-            out.extend_from_slice(snap.span(&reg.name_json));
-            let currency = snap.span_str(&o.original_currency);
-            if !currency.is_empty() {
-                out.extend_from_slice(b",\"original_price\":{\"currency\":");
-                json::write_str(currency, out);
-                out.extend_from_slice(b",\"price\":");
-                let original = price(
-                    o.original_register.to_native(),
-                    o.original_renew.to_native(),
-                );
-                write_opt_cents(original, out);
-                out.extend_from_slice(b",\"rate_date\":\"");
-                crate::time::write_date(o.rate_date.to_native() as i64, out);
-                out.extend_from_slice(b"\"}");
-            }
-            let ms = o.updated_ms.to_native();
-            render::age(ms, fresh.is_stale(ms), out);
-        }
-    }
-}
-
 /// The offer a pick stands on: the stored one (`stored`, an offer position or [`NONE`])
 /// when the ranking may show it, otherwise the ranked seller with the lowest `order`
 /// (ties: registrar key), found by a walk over the TLD's sellers.
@@ -1048,13 +1074,45 @@ pub struct OverviewRequest<'a> {
 /// The per-TLD overview: the TLD's type, manager and whether it is free,
 /// registrar count, average prices, cheapest registration, lowest renewal and lowest
 /// 5-year cost, each with its registrar. Answers for every TLD of the catalogue (an
-/// unsold one has `registrar_count` 0 and nulls).
+/// unsold one has `registrar_count` 0 and nulls). Written from [`overview_view`].
 pub fn overview(
     snap: &ArchivedSnapshotData,
     req: &OverviewRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     out.clear();
+    let v = overview_view(snap, req)?;
+    out.push(b'{');
+    v.facts.write(out);
+    out.extend_from_slice(b",\"registrar_count\":");
+    write_int(v.registrar_count as u64, out);
+    out.extend_from_slice(b",\"avg_prices\":");
+    v.avg_prices.write(out);
+    out.extend_from_slice(b",\"cheapest_register\":");
+    view::Pick::write(v.cheapest_register.as_ref(), out);
+    out.extend_from_slice(b",\"lowest_renew\":");
+    view::Pick::write(v.lowest_renew.as_ref(), out);
+    out.extend_from_slice(b",\"lowest_5_year\":");
+    view::Pick::write(v.lowest_5_year.as_ref(), out);
+    if v.stale_count > 0 {
+        out.extend_from_slice(b",\"stale_count\":");
+        write_int(v.stale_count as u64, out);
+    }
+    if !v.members_only.is_empty() {
+        view::write_members_only(&v.members_only, out);
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// The overview of [`overview`] as a typed view: a pick whose offer the caller does not
+/// see, and an average that would give a hidden price, are `None` and named in
+/// `members_only`; when stale offers are left out, a stale stored pick gives way to the
+/// best fresh one.
+pub fn overview_view<'s>(
+    snap: &'s ArchivedSnapshotData,
+    req: &OverviewRequest<'_>,
+) -> Result<view::Overview<'s>, QueryError> {
     let Some(e) = snap.catalogue_entry(req.tld) else {
         return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
     };
@@ -1062,8 +1120,8 @@ pub fn overview(
     let t = (t != NONE).then(|| &snap.tlds[t as usize]);
     let sellers = t.map_or(0, |t| t.sellers.to_native() as usize);
     let fresh = req.fresh;
-    let mut hidden: SmallVec<[&str; 4]> = SmallVec::new();
-    // A pick is shown when the caller sees its offer; `null` when there is none.
+    let mut hidden: SmallVec<[&'static str; 4]> = SmallVec::new();
+    // A pick is shown when the caller sees its offer; `None` when there is none.
     let mut offer = |i: Option<usize>, field: &'static str| {
         let (t, i) = (t?, i?);
         if offer_shown(snap, t, req.sight, i) {
@@ -1075,21 +1133,15 @@ pub fn overview(
     };
     let (average, transfer_average) =
         t.map_or((true, true), |t| averages_shown(snap, t, req.sight));
-    out.push(b'{');
-    catalogue::write_tld_facts(snap, e, out);
-    out.extend_from_slice(b",\"registrar_count\":");
-    write_int(sellers as u64, out);
-    out.extend_from_slice(b",\"avg_prices\":");
     let shown = |s: bool, c: u32| if s { c } else { NONE };
-    match t {
-        Some(t) => write_triple(
+    let avg_prices = match t {
+        Some(t) => view::Triple::of(
             shown(average, t.avg_register.to_native()),
             shown(average, t.avg_renew.to_native()),
             shown(transfer_average, t.avg_transfer.to_native()),
-            out,
         ),
-        None => write_triple(NONE, NONE, NONE, out),
-    }
+        None => view::Triple::default(),
+    };
     // The stored pick, or the best fresh one when it is stale and stale ones are left
     // out.
     let pick = |stored: fn(&ArchivedTld) -> u32, order: fn(&ArchivedOffer) -> u64| {
@@ -1106,57 +1158,42 @@ pub fn overview(
     let by_rank = |o: &ArchivedOffer| {
         (u64::from(o.register.to_native()) << 32) | u64::from(o.renew.to_native())
     };
-    out.extend_from_slice(b",\"cheapest_register\":");
-    let cheapest = offer(pick(first, by_rank), "cheapest_register");
-    write_pick(snap, cheapest, |register, _| cents(register), fresh, out);
-    out.extend_from_slice(b",\"lowest_renew\":");
-    let renew = offer(
+    let cheapest_register = offer(pick(first, by_rank), "cheapest_register")
+        .map(|o| view::Pick::of(snap, o, |register, _| cents(register), fresh));
+    let lowest_renew = offer(
         pick(
             |t| t.lowest_renew_offer.to_native(),
             |o| u64::from(o.renew.to_native()),
         ),
         "lowest_renew",
-    );
-    write_pick(snap, renew, |_, renew| cents(renew), fresh, out);
-    out.extend_from_slice(b",\"lowest_5_year\":");
+    )
+    .map(|o| view::Pick::of(snap, o, |_, renew| cents(renew), fresh));
     let five = |register: u32, renew: u32| Some(cents(register)? + 4 * cents(renew)?);
-    let five_year = offer(
+    let lowest_5_year = offer(
         pick(
             |t| t.lowest_5y_offer.to_native(),
             // A seller has both prices.
             |o| u64::from(o.register.to_native()) + 4 * u64::from(o.renew.to_native()),
         ),
         "lowest_5_year",
-    );
-    write_pick(snap, five_year, five, fresh, out);
-    let stale = t.map_or(0, |t| {
+    )
+    .map(|o| view::Pick::of(snap, o, five, fresh));
+    let stale_count = t.map_or(0, |t| {
         stale_sellers(snap, t, fresh, req.sight.shown(req.tld, sellers))
     });
-    if stale > 0 {
-        out.extend_from_slice(b",\"stale_count\":");
-        write_int(stale as u64, out);
-    }
     if !(average && transfer_average) {
         hidden.insert(0, "avg_prices");
     }
-    if !hidden.is_empty() {
-        catalogue::write_members_only(&hidden, out);
-    }
-    out.push(b'}');
-    Ok(())
-}
-
-/// Writes a change's date and prices: `{"date":"YYYY-MM-DD","register_price":..,...}`.
-fn write_change(c: &crate::snapshot::schema::ArchivedChange, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"{\"date\":\"");
-    time::write_date(c.date.to_native() as i64, out);
-    out.extend_from_slice(b"\",\"register_price\":");
-    write_opt_cents(cents(c.register.to_native()), out);
-    out.extend_from_slice(b",\"renew_price\":");
-    write_opt_cents(cents(c.renew.to_native()), out);
-    out.extend_from_slice(b",\"transfer_price\":");
-    write_opt_cents(cents(c.transfer.to_native()), out);
-    out.push(b'}');
+    Ok(view::Overview {
+        facts: view::TldFacts::of(snap, e),
+        registrar_count: sellers,
+        avg_prices,
+        cheapest_register,
+        lowest_renew,
+        lowest_5_year,
+        stale_count,
+        members_only: hidden,
+    })
 }
 
 /// Price changes of a TLD per registrar, oldest first:
@@ -1167,13 +1204,60 @@ fn write_change(c: &crate::snapshot::schema::ArchivedChange, out: &mut Vec<u8>) 
 /// and last dated feed version of the registrar, so that a window without changes can
 /// be told apart from a window without data. Every registrar with history for the TLD
 /// is listed (or the ones asked for), in key order or request order. A TLD of the
-/// catalogue that nobody ever priced has an empty history.
+/// catalogue that nobody ever priced has an empty history. Written from
+/// [`history_view`].
 pub fn history(
     snap: &ArchivedSnapshotData,
     req: &HistoryRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     out.clear();
+    let h = history_view(snap, req)?;
+    out.extend_from_slice(b"{\"tld\":");
+    json::write_str(h.tld, out);
+    out.extend_from_slice(b",\"from\":");
+    write_opt_date(h.from, out);
+    out.extend_from_slice(b",\"to\":");
+    write_opt_date(h.to, out);
+    out.extend_from_slice(b",\"history\":{");
+    for (n, r) in h.registrars.iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        json::write_str(r.key, out);
+        out.extend_from_slice(b":{");
+        view::Coverage::write(r.coverage, out);
+        out.extend_from_slice(b",\"price_at_from\":");
+        match &r.price_at_from {
+            Some(c) => c.write(out),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"changes\":[");
+        for (i, c) in r.changes().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            c.write(out);
+        }
+        out.extend_from_slice(b"]}");
+    }
+    out.push(b'}');
+    if !h.unknown_registrars.is_empty() {
+        out.extend_from_slice(b",\"not_found\":{\"registrars\":");
+        write_str_list(&h.unknown_registrars, out);
+        out.push(b'}');
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// The history of [`history`] as a typed view. A registrar whose offer of today the
+/// caller does not see has no history for the TLD (its last change is its price now):
+/// it is left out, or listed without changes when it was asked for.
+pub fn history_view<'s>(
+    snap: &'s ArchivedSnapshotData,
+    req: &HistoryRequest<'_>,
+) -> Result<view::History<'s>, QueryError> {
     let Some(e) = snap.catalogue_entry(req.tld) else {
         return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
     };
@@ -1186,8 +1270,6 @@ pub fn history(
             &snap.history[first..first + t.changes.to_native() as usize]
         }
     };
-    // A registrar whose offer of today the caller does not see has no history for it:
-    // its last change is its price now.
     let seen = |r: usize| t.is_none_or(|t| registrar_seen(snap, t, req.sight, r));
     let mut wanted: Vec<usize> = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
@@ -1209,57 +1291,43 @@ pub fn history(
             }
         }
     }
-    out.extend_from_slice(b"{\"tld\":");
-    json::write_str(req.tld, out);
-    out.extend_from_slice(b",\"from\":");
-    write_opt_date(req.from, out);
-    out.extend_from_slice(b",\"to\":");
-    write_opt_date(req.to, out);
-    out.extend_from_slice(b",\"history\":{");
-    for (n, r) in wanted.into_iter().enumerate() {
-        // The registrar's run: changes are ordered by (registrar, date).
-        let lo = changes.partition_point(|c| (c.registrar.to_native() as usize) < r);
-        let hi = changes.partition_point(|c| (c.registrar.to_native() as usize) <= r);
-        let run = if seen(r) {
-            &changes[lo..hi]
-        } else {
-            &changes[..0]
-        };
-        let start = req.from.map_or(0, |f| {
-            run.partition_point(|c| (c.date.to_native() as i64) < f)
-        });
-        let end = req.to.map_or(run.len(), |t| {
-            run.partition_point(|c| (c.date.to_native() as i64) <= t)
-        });
-        if n > 0 {
-            out.push(b',');
-        }
-        let reg = &snap.registrars[r];
-        json::write_str(snap.span_str(&reg.key), out);
-        out.extend_from_slice(b":{");
-        catalogue::write_coverage(snap, reg, out);
-        out.extend_from_slice(b",\"price_at_from\":");
-        match start.checked_sub(1).filter(|_| req.from.is_some()) {
-            Some(k) => write_change(&run[k], out),
-            None => out.extend_from_slice(b"null"),
-        }
-        out.extend_from_slice(b",\"changes\":[");
-        for (i, c) in run[start..end.max(start)].iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
+    let registrars = wanted
+        .into_iter()
+        .map(|r| {
+            // The registrar's run: changes are ordered by (registrar, date).
+            let lo = changes.partition_point(|c| (c.registrar.to_native() as usize) < r);
+            let hi = changes.partition_point(|c| (c.registrar.to_native() as usize) <= r);
+            let run = if seen(r) {
+                &changes[lo..hi]
+            } else {
+                &changes[..0]
+            };
+            let start = req.from.map_or(0, |f| {
+                run.partition_point(|c| (c.date.to_native() as i64) < f)
+            });
+            let end = req.to.map_or(run.len(), |t| {
+                run.partition_point(|c| (c.date.to_native() as i64) <= t)
+            });
+            let reg = &snap.registrars[r];
+            view::RegistrarHistory {
+                key: snap.span_str(&reg.key),
+                name: snap.span_str(&reg.name),
+                coverage: view::Coverage::of(snap, reg),
+                price_at_from: start
+                    .checked_sub(1)
+                    .filter(|_| req.from.is_some())
+                    .map(|k| view::Change::of(&run[k])),
+                window: &run[start..end.max(start)],
             }
-            write_change(c, out);
-        }
-        out.extend_from_slice(b"]}");
-    }
-    out.push(b'}');
-    if !unknown.is_empty() {
-        out.extend_from_slice(b",\"not_found\":{\"registrars\":");
-        write_str_list(&unknown, out);
-        out.push(b'}');
-    }
-    out.push(b'}');
-    Ok(())
+        })
+        .collect();
+    Ok(view::History {
+        tld: snap.span_str(&e.name),
+        from: req.from,
+        to: req.to,
+        registrars,
+        unknown_registrars: unknown,
+    })
 }
 
 #[cfg(test)]

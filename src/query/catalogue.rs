@@ -6,6 +6,8 @@
 //! page is a walk from the cursor's position that stops after `limit` matches: no sort
 //! at request time. Filters (`q`, `type`) are tested entry by entry on the way; with a
 //! filter the walk goes on to the end to count `meta.total` (a few thousand short names).
+//! Each listing is computed into a typed view (`catalogue_view`, `registrars_view`,
+//! `registrar_view`), which its JSON writer writes.
 //!
 //! A cursor is opaque to clients: it carries the snapshot it was made for, the listing
 //! (sort and filters, or the registrar) and the position of the next entry. A cursor of
@@ -14,10 +16,14 @@
 //!
 //! [`SnapshotData::catalogue`]: crate::snapshot::SnapshotData::catalogue
 
+use super::view::{
+    CatalogueEntry, CataloguePage, Pick, QuotedPrices, RegistrarFacts, RegistrarPage,
+    RegistrarPrice, TldFacts, Triple, write_members_only,
+};
 use super::{QueryError, Sight, write_int};
 use crate::json;
 use crate::price::write_opt_cents;
-use crate::snapshot::schema::{ArchivedCatalogueEntry, ArchivedRegistrar, NONE};
+use crate::snapshot::schema::{ArchivedCatalogueEntry, NONE};
 use crate::snapshot::{ArchivedSnapshotData, name_hash};
 use crate::time;
 
@@ -80,6 +86,15 @@ pub struct Cursor {
     pub listing: u32,
     /// Position of the next entry in the listing's order.
     pub position: u32,
+}
+
+impl std::fmt::Display for Cursor {
+    /// The text of [`Cursor::encode`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut text = Vec::with_capacity(Self::LEN);
+        self.encode(&mut text);
+        f.write_str(std::str::from_utf8(&text).map_err(|_| std::fmt::Error)?)
+    }
 }
 
 /// Why a cursor string is not a cursor.
@@ -228,53 +243,9 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
         .any(|(i, &b)| b == first && hay[i + 1..i + needle.len()] == *rest)
 }
 
-/// Writes a bare span as a JSON string, or `null` when it is empty.
-fn str_or_null(
-    snap: &ArchivedSnapshotData,
-    s: &crate::snapshot::schema::ArchivedSpan,
-    out: &mut Vec<u8>,
-) {
-    let v = snap.span_str(s);
-    if v.is_empty() {
-        out.extend_from_slice(b"null");
-    } else {
-        json::write_str(v, out);
-    }
-}
-
-/// The fields of a TLD that every caller sees: name, Unicode name, type, manager, free.
-pub(crate) fn write_tld_facts(
-    snap: &ArchivedSnapshotData,
-    e: &ArchivedCatalogueEntry,
-    out: &mut Vec<u8>,
-) {
-    let name = snap.span_str(&e.name);
-    out.extend_from_slice(b"\"tld\":");
-    json::write_str(name, out);
-    out.extend_from_slice(b",\"unicode\":");
-    json::write_str(snap.span_str(&e.unicode), out);
-    out.extend_from_slice(b",\"type\":");
-    str_or_null(snap, &e.kind, out);
-    out.extend_from_slice(b",\"manager\":");
-    str_or_null(snap, &e.manager, out);
-    out.extend_from_slice(b",\"free\":");
-    out.extend_from_slice(if crate::tld::is_free(name) {
-        b"true"
-    } else {
-        b"false"
-    });
-}
-
-/// Writes `"members_only":[...]`'s list of hidden field names.
-pub(crate) fn write_members_only(fields: &[&str], out: &mut Vec<u8>) {
-    out.extend_from_slice(b",\"members_only\":[");
-    for (i, f) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        json::write_str(f, out);
-    }
-    out.push(b']');
+/// The facts of a TLD of the catalogue (`None`: not in the catalogue).
+pub fn tld_facts<'s>(snap: &'s ArchivedSnapshotData, tld: &str) -> Option<TldFacts<'s>> {
+    snap.catalogue_entry(tld).map(|e| TldFacts::of(snap, e))
 }
 
 /// The sellers of a catalogue entry (0 for a name nobody prices).
@@ -285,47 +256,59 @@ fn sellers_of(snap: &ArchivedSnapshotData, e: &ArchivedCatalogueEntry) -> usize 
     }
 }
 
-/// One catalogue entry.
-fn write_entry(
-    snap: &ArchivedSnapshotData,
+/// One catalogue entry as `sight` sees it.
+fn entry_view<'s>(
+    snap: &'s ArchivedSnapshotData,
     e: &ArchivedCatalogueEntry,
     sight: Sight,
-    out: &mut Vec<u8>,
-) {
-    out.push(b'{');
-    write_tld_facts(snap, e, out);
-    let name = snap.span_str(&e.name);
+) -> CatalogueEntry<'s> {
+    let facts = TldFacts::of(snap, e);
     let t = e.tld.to_native();
     let t = (t != NONE).then(|| &snap.tlds[t as usize]);
     let sellers = sellers_of(snap, e);
+    let average = sight.average_shown(facts.tld, sellers);
+    let avg_register_price = t
+        .filter(|_| average)
+        .map(|t| t.avg_register.to_native())
+        .filter(|c| *c != NONE)
+        .map(u64::from);
+    let shown = sight.shown(facts.tld, sellers) > 0;
+    let cheapest_register = t.filter(|_| shown).map(|t| {
+        let o = &snap.offers[t.first_offer.to_native() as usize];
+        Pick::of(
+            snap,
+            o,
+            |register, _| Some(register as u64),
+            super::Freshness::ANY_AGE,
+        )
+    });
+    let members_only: &'static [&'static str] = match (average, shown || sellers == 0) {
+        (true, true) => &[],
+        (true, false) => &["cheapest_register"],
+        (false, true) => &["avg_register_price"],
+        (false, false) => &["avg_register_price", "cheapest_register"],
+    };
+    CatalogueEntry {
+        facts,
+        registrar_count: sellers,
+        avg_register_price,
+        cheapest_register,
+        members_only,
+    }
+}
+
+/// One catalogue entry.
+fn write_entry(e: &CatalogueEntry<'_>, out: &mut Vec<u8>) {
+    out.push(b'{');
+    e.facts.write(out);
     out.extend_from_slice(b",\"registrar_count\":");
-    write_int(sellers as u64, out);
+    write_int(e.registrar_count as u64, out);
     out.extend_from_slice(b",\"avg_register_price\":");
-    let average = sight.average_shown(name, sellers);
-    write_opt_cents(
-        t.filter(|_| average)
-            .map(|t| t.avg_register.to_native())
-            .filter(|c| *c != NONE)
-            .map(u64::from),
-        out,
-    );
+    write_opt_cents(e.avg_register_price, out);
     out.extend_from_slice(b",\"cheapest_register\":");
-    let shown = sight.shown(name, sellers) > 0;
-    let cheapest = t
-        .filter(|_| shown)
-        .map(|t| &snap.offers[t.first_offer.to_native() as usize]);
-    super::write_pick(
-        snap,
-        cheapest,
-        |register, _| Some(register as u64),
-        super::Freshness::ANY_AGE,
-        out,
-    );
-    match (average, shown || sellers == 0) {
-        (true, true) => {}
-        (true, false) => write_members_only(&["cheapest_register"], out),
-        (false, true) => write_members_only(&["avg_register_price"], out),
-        (false, false) => write_members_only(&["avg_register_price", "cheapest_register"], out),
+    Pick::write(e.cheapest_register.as_ref(), out);
+    if !e.members_only.is_empty() {
+        write_members_only(e.members_only, out);
     }
     out.push(b'}');
 }
@@ -369,13 +352,38 @@ fn write_next(next: Option<Cursor>, out: &mut Vec<u8>) {
 }
 
 /// One page of the TLD catalogue:
-/// `{"tlds":[...],"meta":{"total":N,"sort":..,"limit":L,"next_cursor":..}}`.
+/// `{"tlds":[...],"meta":{"total":N,"sort":..,"limit":L,"next_cursor":..}}`, written
+/// from [`catalogue_view`].
 pub fn catalogue(
     snap: &ArchivedSnapshotData,
     req: &CatalogueRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     out.clear();
+    let page = catalogue_view(snap, req)?;
+    out.extend_from_slice(b"{\"tlds\":[");
+    for (i, e) in page.tlds.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_entry(e, out);
+    }
+    out.extend_from_slice(b"],\"meta\":{\"total\":");
+    write_int(page.total as u64, out);
+    out.extend_from_slice(b",\"sort\":\"");
+    out.extend_from_slice(page.sort.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"limit\":");
+    write_int(page.limit as u64, out);
+    write_next(page.next_cursor, out);
+    out.extend_from_slice(b"}}");
+    Ok(())
+}
+
+/// One page of the TLD catalogue ([`catalogue`]) as a typed view.
+pub fn catalogue_view<'s>(
+    snap: &'s ArchivedSnapshotData,
+    req: &CatalogueRequest<'_>,
+) -> Result<CataloguePage<'s>, QueryError> {
     let n = snap.catalogue.len();
     // Positions run through the passes one after the other: pass `p`'s `i`-th entry
     // is at `p * n + i`. The passes are part of the listing a cursor belongs to.
@@ -413,8 +421,8 @@ pub fn catalogue(
     let matches = |e: &ArchivedCatalogueEntry| matches(snap, e, req);
     // Every entry is in exactly one pass: only a filter makes counting a walk.
     let filtered = req.q.is_some() || req.kind.is_some();
-    out.extend_from_slice(b"{\"tlds\":[");
-    let (mut shown, mut total, mut next) = (0usize, 0usize, None);
+    let mut tlds = Vec::with_capacity(req.limit.min(n));
+    let (mut total, mut next) = (0usize, None);
     // Matches before the cursor count toward the total too.
     let keep = |i: usize| {
         let (e, member) = at(i);
@@ -427,7 +435,7 @@ pub fn catalogue(
         let Some(e) = keep(i) else {
             continue;
         };
-        if shown == req.limit {
+        if tlds.len() == req.limit {
             if next.is_none() {
                 next = Some(Cursor {
                     snapshot: req.snapshot,
@@ -441,100 +449,45 @@ pub fn catalogue(
             total += 1;
             continue;
         }
-        if shown > 0 {
-            out.push(b',');
-        }
-        write_entry(snap, e, req.sight, out);
-        shown += 1;
+        tlds.push(entry_view(snap, e, req.sight));
         total += 1;
     }
     if !filtered {
         total = n;
     }
-    out.extend_from_slice(b"],\"meta\":{\"total\":");
-    write_int(total as u64, out);
-    out.extend_from_slice(b",\"sort\":\"");
-    out.extend_from_slice(req.sort.as_str().as_bytes());
-    out.extend_from_slice(b"\",\"limit\":");
-    write_int(req.limit as u64, out);
-    write_next(next, out);
-    out.extend_from_slice(b"}}");
-    Ok(())
+    Ok(CataloguePage {
+        tlds,
+        total,
+        sort: req.sort,
+        limit: req.limit,
+        next_cursor: next,
+    })
 }
 
-/// Writes `"coverage":{"first":"YYYY-MM-DD","last":"YYYY-MM-DD"}` (or `null`): the first
-/// and last dated feed version of a registrar in the price source.
-pub(crate) fn write_coverage(
-    snap: &ArchivedSnapshotData,
-    r: &ArchivedRegistrar,
-    out: &mut Vec<u8>,
-) {
-    let first = r.first_version.to_native() as usize;
-    let versions = &snap.versions[first..first + r.versions.to_native() as usize];
-    out.extend_from_slice(b"\"coverage\":");
-    match (versions.first(), versions.last()) {
-        (Some(a), Some(b)) => {
-            out.extend_from_slice(b"{\"first\":\"");
-            time::write_date(a.date.to_native() as i64, out);
-            out.extend_from_slice(b"\",\"last\":\"");
-            time::write_date(b.date.to_native() as i64, out);
-            out.extend_from_slice(b"\"}");
-        }
-        _ => out.extend_from_slice(b"null"),
-    }
-}
-
-/// The fields of a registrar shared by the list and the detail.
-fn write_registrar_head(
-    snap: &ArchivedSnapshotData,
-    r: &ArchivedRegistrar,
-    public_url: &str,
-    out: &mut Vec<u8>,
-) {
-    out.extend_from_slice(b"{\"key\":");
-    json::write_str(snap.span_str(&r.key), out);
-    out.extend_from_slice(b",\"name\":");
-    out.extend_from_slice(snap.span(&r.name_json));
-    out.extend_from_slice(b",\"homepage\":");
-    str_or_null(snap, &r.homepage, out);
-    out.extend_from_slice(b",\"website_url\":\"");
-    out.extend_from_slice(public_url.as_bytes());
-    // `/registrars/key"`: the path and the closing quote.
-    out.extend_from_slice(snap.span(&r.listing_path));
-    out.extend_from_slice(b",\"tlds_sold\":");
-    write_int(r.sells.to_native() as u64, out);
-    out.extend_from_slice(b",\"renewal_only\":");
-    write_int(r.renewal_only.to_native() as u64, out);
-    out.extend_from_slice(b",\"cheapest_in\":");
-    write_int(r.cheapest_in.to_native() as u64, out);
-    out.push(b',');
-    write_coverage(snap, r, out);
-    out.extend_from_slice(b",\"last_updated\":");
-    let ms = r.updated_ms.to_native();
-    if r.sells.to_native() + r.renewal_only.to_native() == 0 {
-        out.extend_from_slice(b"null");
-    } else {
-        out.push(b'"');
-        time::write_iso_millis(ms, out);
-        out.push(b'"');
-    }
-}
-
-/// Every registrar, by key: `{"registrars":[...],"total":N}`. `public_url` must already
-/// be safe inside a JSON string.
+/// Every registrar, by key: `{"registrars":[...],"total":N}`, written from
+/// [`registrars_view`]. `public_url` must already be safe inside a JSON string.
 pub fn registrars_list(snap: &ArchivedSnapshotData, public_url: &str, out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(b"{\"registrars\":[");
-    for (i, r) in snap.registrars.iter().enumerate() {
+    let list = registrars_view(snap);
+    let total = list.len();
+    for (i, r) in list.enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        write_registrar_head(snap, r, public_url, out);
+        r.write(public_url, out);
         out.push(b'}');
     }
     out.extend_from_slice(b"],\"total\":");
-    write_int(snap.registrars.len() as u64, out);
+    write_int(total as u64, out);
     out.push(b'}');
+}
+
+/// Every registrar, by key ([`registrars_list`]).
+pub fn registrars_view(
+    snap: &ArchivedSnapshotData,
+) -> impl ExactSizeIterator<Item = RegistrarFacts<'_>> {
+    snap.registrars.iter().map(|r| RegistrarFacts::of(snap, r))
 }
 
 /// Parameters of [`registrar`].
@@ -558,12 +511,50 @@ pub struct RegistrarRequest<'a> {
 /// One registrar and a page of its price list, in TLD name order: its listing fields,
 /// then `"prices":[{"tld":..,"register_price":..,...}]` and `meta`. The list holds the
 /// offers the caller sees; the counts (`tlds_sold`, ...) are the registrar's own.
+/// Written from [`registrar_view`].
 pub fn registrar(
     snap: &ArchivedSnapshotData,
     req: &RegistrarRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
     out.clear();
+    let page = registrar_view(snap, req)?;
+    page.registrar.write(req.public_url, out);
+    out.extend_from_slice(b",\"prices\":[");
+    for (i, p) in page.prices.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"tld\":");
+        json::write_str(p.tld, out);
+        out.extend_from_slice(b",\"register_price\":");
+        write_opt_cents(p.prices.register, out);
+        out.extend_from_slice(b",\"renew_price\":");
+        write_opt_cents(p.prices.renew, out);
+        out.extend_from_slice(b",\"transfer_price\":");
+        write_opt_cents(p.prices.transfer, out);
+        out.extend_from_slice(b",\"last_updated\":\"");
+        time::write_iso_millis(p.updated_ms, out);
+        out.push(b'"');
+        if let Some(o) = &p.original {
+            o.write(out);
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"meta\":{\"total\":");
+    write_int(page.total as u64, out);
+    out.extend_from_slice(b",\"limit\":");
+    write_int(page.limit as u64, out);
+    write_next(page.next_cursor, out);
+    out.extend_from_slice(b"}}");
+    Ok(())
+}
+
+/// One registrar and a page of its price list ([`registrar`]) as a typed view.
+pub fn registrar_view<'s>(
+    snap: &'s ArchivedSnapshotData,
+    req: &RegistrarRequest<'_>,
+) -> Result<RegistrarPage<'s>, QueryError> {
     let Some(ri) = snap.registrar_index(req.key) else {
         return Err(QueryError::UnknownRegistrar(req.key.to_string()));
     };
@@ -573,8 +564,6 @@ pub fn registrar(
         [first..first + (r.sells.to_native() + r.renewal_only.to_native()) as usize];
     let listing = listing_hash(&["registrar", req.key]);
     let from = start(req.cursor.as_ref(), req.snapshot, listing, list.len())?;
-    write_registrar_head(snap, r, req.public_url, out);
-    out.extend_from_slice(b",\"prices\":[");
     // The TLD of an offer: a binary search over the TLD groups (the list stores offer
     // positions only).
     let tld_of = |i: usize| &snap.tlds[snap.offer_tld(list[i].to_native() as usize)];
@@ -582,45 +571,25 @@ pub fn registrar(
     let shown = |i: usize| {
         everything || super::offer_shown(snap, tld_of(i), req.sight, list[i].to_native() as usize)
     };
-    let (mut written, mut end) = (0usize, from);
-    while end < list.len() && written < req.limit {
+    let mut prices = Vec::with_capacity(req.limit.min(list.len()));
+    let mut end = from;
+    while end < list.len() && prices.len() < req.limit {
         let i = end;
         end += 1;
         if !shown(i) {
             continue;
         }
         let o = &snap.offers[list[i].to_native() as usize];
-        let t = tld_of(i);
-        if written > 0 {
-            out.push(b',');
-        }
-        written += 1;
-        out.extend_from_slice(b"{\"tld\":");
-        out.extend_from_slice(snap.span(&t.key_json));
-        let price = |c: u32| (c != NONE).then_some(c as u64);
-        out.extend_from_slice(b",\"register_price\":");
-        write_opt_cents(price(o.register.to_native()), out);
-        out.extend_from_slice(b",\"renew_price\":");
-        write_opt_cents(price(o.renew.to_native()), out);
-        out.extend_from_slice(b",\"transfer_price\":");
-        write_opt_cents(price(o.transfer.to_native()), out);
-        out.extend_from_slice(b",\"last_updated\":\"");
-        time::write_iso_millis(o.updated_ms.to_native(), out);
-        out.push(b'"');
-        let currency = snap.span_str(&o.original_currency);
-        if !currency.is_empty() {
-            crate::snapshot::render::original_prices(
-                currency,
-                (
-                    o.original_register.to_native(),
-                    o.original_renew.to_native(),
-                    o.original_transfer.to_native(),
-                ),
-                o.rate_date.to_native() as i64,
-                out,
-            );
-        }
-        out.push(b'}');
+        prices.push(RegistrarPrice {
+            tld: snap.span_str(&tld_of(i).name),
+            prices: Triple::of(
+                o.register.to_native(),
+                o.renew.to_native(),
+                o.transfer.to_native(),
+            ),
+            updated_ms: o.updated_ms.to_native(),
+            original: QuotedPrices::of(snap, o),
+        });
     }
     // The next page starts at the next entry shown, if there is one.
     while end < list.len() && !shown(end) {
@@ -631,18 +600,17 @@ pub fn registrar(
     } else {
         (0..list.len()).filter(|&i| shown(i)).count()
     };
-    out.extend_from_slice(b"],\"meta\":{\"total\":");
-    write_int(total as u64, out);
-    out.extend_from_slice(b",\"limit\":");
-    write_int(req.limit as u64, out);
-    let next = (end < list.len()).then_some(Cursor {
-        snapshot: req.snapshot,
-        listing,
-        position: end as u32,
-    });
-    write_next(next, out);
-    out.extend_from_slice(b"}}");
-    Ok(())
+    Ok(RegistrarPage {
+        registrar: RegistrarFacts::of(snap, r),
+        prices,
+        total,
+        limit: req.limit,
+        next_cursor: (end < list.len()).then_some(Cursor {
+            snapshot: req.snapshot,
+            listing,
+            position: end as u32,
+        }),
+    })
 }
 
 #[cfg(test)]

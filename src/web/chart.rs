@@ -53,25 +53,19 @@ pub struct Tread {
     pub joined: bool,
 }
 
-fn cents(dollars: f64) -> u64 {
-    (dollars * 100.0).round() as u64
-}
-
 /// The treads of one registrar's changes (oldest first), up to `end` (exclusive) or to
 /// the day its data ends, whichever is first.
-pub fn treads(series: &Series, end: i64) -> Vec<Tread> {
+pub fn treads(series: &Series<'_>, end: i64) -> Vec<Tread> {
     // Exclusive, as `end`: the line covers the whole of its last day.
     let end = series.last_seen.map_or(end, |last| end.min(last + 1));
     let mut out: Vec<Tread> = Vec::new();
     let mut open = false;
     for change in &series.changes {
-        let Some(day) = time::parse_date(&change.date) else {
-            continue;
-        };
+        let day = change.date;
         if let Some(last) = out.last_mut().filter(|_| open) {
             last.to = day;
         }
-        match change.register_price.map(cents) {
+        match change.prices.register {
             Some(c) if open && out.last().is_some_and(|t| t.cents == c) => {
                 // Same registration price: the tread goes on.
             }
@@ -96,7 +90,7 @@ pub fn treads(series: &Series, end: i64) -> Vec<Tread> {
 /// A series with its treads and style.
 pub struct Line<'a> {
     /// The registrar.
-    pub series: &'a Series,
+    pub series: &'a Series<'a>,
     /// Its treads.
     pub treads: Vec<Tread>,
     /// Stroke colour.
@@ -106,7 +100,7 @@ pub struct Line<'a> {
 }
 
 /// The lines to draw: every series with at least one tread, styled in order.
-pub fn lines(history: &[Series], end: i64) -> Vec<Line<'_>> {
+pub fn lines<'a>(history: &'a [Series<'a>], end: i64) -> Vec<Line<'a>> {
     history
         .iter()
         .map(|s| (s, treads(s, end)))
@@ -346,19 +340,20 @@ fn path(treads: &[Tread], x: &impl Fn(i64) -> f64, y: &impl Fn(u64) -> f64) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::web::data::Change;
+    use crate::query::view::{Change, Triple};
 
-    fn series(changes: &[(&str, Option<f64>)]) -> Series {
+    fn series(changes: &[(&str, Option<u64>)]) -> Series<'static> {
         Series {
-            key: "k".into(),
-            name: "K".into(),
+            key: "k",
+            name: "K",
             changes: changes
                 .iter()
-                .map(|(date, p)| Change {
-                    date: (*date).into(),
-                    register_price: *p,
-                    renew_price: None,
-                    transfer_price: None,
+                .map(|(date, cents)| Change {
+                    date: time::parse_date(date).unwrap(),
+                    prices: Triple {
+                        register: *cents,
+                        ..Triple::default()
+                    },
                 })
                 .collect(),
             last_seen: None,
@@ -370,11 +365,11 @@ mod tests {
         let end = time::parse_date("2025-01-01").unwrap();
         let d = |s: &str| time::parse_date(s).unwrap();
         let s = series(&[
-            ("2024-01-01", Some(9.99)),
-            ("2024-02-01", Some(9.99)), // renewal moved only
-            ("2024-03-01", Some(10.99)),
+            ("2024-01-01", Some(999)),
+            ("2024-02-01", Some(999)), // renewal moved only
+            ("2024-03-01", Some(1099)),
             ("2024-04-01", None), // stopped selling
-            ("2024-05-01", Some(8.0)),
+            ("2024-05-01", Some(800)),
         ]);
         let t = treads(&s, end);
         assert_eq!(
@@ -409,7 +404,7 @@ mod tests {
     #[test]
     fn a_price_of_the_last_day_still_has_a_tread() {
         let end = time::parse_date("2026-08-23").unwrap();
-        let t = treads(&series(&[("2026-08-22", Some(9.0))]), end);
+        let t = treads(&series(&[("2026-08-22", Some(900))]), end);
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].to - t[0].from, 1);
     }
@@ -417,7 +412,7 @@ mod tests {
     #[test]
     fn a_line_ends_where_its_data_ends() {
         let end = time::parse_date("2026-08-23").unwrap();
-        let mut s = series(&[("2023-10-17", Some(9.0)), ("2024-01-01", Some(9.5))]);
+        let mut s = series(&[("2023-10-17", Some(900)), ("2024-01-01", Some(950))]);
         s.last_seen = time::parse_date("2024-01-07");
         let t = treads(&s, end);
         assert_eq!(

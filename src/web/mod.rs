@@ -52,7 +52,6 @@ use crate::snapshot::ArchivedSnapshotData;
 use crate::store::Loaded;
 pub use cache::Site;
 use cache::{Page, gzip};
-use data::DataError;
 use pages::{CatalogueFilters, Chrome, SignIn, Viewer};
 use session::{SESSION_SECS, Secret, Session, csrf_cookie, session_cookie};
 
@@ -264,24 +263,14 @@ fn bad_request(problem: Problem) -> Failure {
     Failure::new(StatusCode::BAD_REQUEST, "Bad request", problem.detail())
 }
 
-fn data_failure(e: DataError) -> Failure {
+fn data_failure(e: QueryError) -> Failure {
     match e {
-        DataError::Query(QueryError::InvalidParameter { name, reason, .. }) => Failure::new(
+        QueryError::InvalidParameter { name, reason, .. } => Failure::new(
             StatusCode::BAD_REQUEST,
             "Bad request",
             format!("{name}: {reason}"),
         ),
-        DataError::Query(other) => {
-            Failure::new(StatusCode::NOT_FOUND, "Not found", other.to_string())
-        }
-        DataError::Shape(what) => {
-            eprintln!("tldsnap: web page data: {what}");
-            Failure::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Something went wrong",
-                "This page could not be drawn. The error has been logged.",
-            )
-        }
+        other => Failure::new(StatusCode::NOT_FOUND, "Not found", other.to_string()),
     }
 }
 
@@ -962,25 +951,17 @@ fn render(
     let snapshot_id = loaded.snapshot.header().content_hash as u64;
     match page {
         PageKind::Home => {
-            let free =
+            let rows =
                 data::cheapest_of(snap, &crate::tld::FREE_TLDS, state.freshness(false), sight)
                     .map_err(data_failure)?;
-            let rows: Vec<_> = crate::tld::FREE_TLDS
-                .iter()
-                .filter_map(|t| {
-                    free.get(*t)
-                        .map(|(p, name, n)| ((*t).to_owned(), *p, name.clone(), *n))
-                })
-                .collect();
             // One entry is enough: the page wants the total.
             let none = params::values_of([None; 5]);
             let one = CatalogueParams {
                 limit: 1,
                 ..CatalogueParams::from_values(&none).map_err(bad_request)?
             };
-            let total = data::catalogue(snap, &one.request(sight, snapshot_id))
+            let total = crate::query::catalogue_view(snap, &one.request(sight, snapshot_id))
                 .map_err(data_failure)?
-                .meta
                 .total;
             Ok(Outcome::Cacheable(pages::home(
                 chrome,
@@ -992,13 +973,14 @@ fn render(
             )))
         }
         PageKind::Tld => {
-            let page = data::tld_page(snap, segment, sight, public_url, state.freshness(false))
-                .map_err(|e| match e {
-                    DataError::Query(QueryError::UnknownTlds(_)) => {
+            let page = data::tld_page(snap, segment, sight, state.freshness(false)).map_err(
+                |e| match e {
+                    QueryError::UnknownTlds(_) => {
                         Failure::new(StatusCode::NOT_FOUND, &format!(".{segment}"), "unknown")
                     }
                     other => data_failure(other),
-                })?;
+                },
+            )?;
             let end = crate::time::parse_date(&page.data_date).unwrap_or(0) + 1;
             Ok(Outcome::Cacheable(pages::tld(chrome, &page, end)))
         }
@@ -1008,12 +990,12 @@ fn render(
                 .map_err(bad_request)?
                 .map(non_empty);
             let p = CatalogueParams::from_values(&values).map_err(bad_request)?;
-            let page =
-                data::catalogue(snap, &p.request(sight, snapshot_id)).map_err(data_failure)?;
+            let page = crate::query::catalogue_view(snap, &p.request(sight, snapshot_id))
+                .map_err(data_failure)?;
             let q = p.q.clone();
             let exact = q.as_deref().and_then(|q| {
                 let name = crate::tld::normalize(q).ok()?;
-                data::overview(snap, &name, state.freshness(false), sight)
+                crate::query::tld_facts(snap, &name)
             });
             let filters = CatalogueFilters {
                 q: q.clone(),
@@ -1026,12 +1008,12 @@ fn render(
                 chrome,
                 &filters,
                 &page,
-                exact.as_ref().map(|o| (o.tld.as_str(), o.unicode.as_str())),
+                exact.map(|f| (f.tld, f.unicode)),
             )))
         }
         PageKind::Reference(doc) => Ok(Outcome::Cacheable(reference::render(chrome, doc))),
         PageKind::Registrars => {
-            let list = data::registrars(snap, public_url).map_err(data_failure)?;
+            let list: Vec<_> = crate::query::registrars_view(snap).collect();
             Ok(Outcome::Cacheable(pages::registrars(chrome, &list)))
         }
         PageKind::Registrar => {
@@ -1049,12 +1031,12 @@ fn render(
                 public_url,
                 snapshot: snapshot_id,
             };
-            let page = match data::registrar(snap, &req) {
+            let page = match crate::query::registrar_view(snap, &req) {
                 Ok(p) => p,
-                Err(DataError::Query(QueryError::UnknownRegistrar(_))) => {
+                Err(QueryError::UnknownRegistrar(_)) => {
                     return Err(unknown_registrar());
                 }
-                Err(DataError::Query(QueryError::InvalidParameter { .. })) => {
+                Err(QueryError::InvalidParameter { .. }) => {
                     // A page link from older data: start again.
                     return Ok(Outcome::Redirect(
                         StatusCode::SEE_OTHER,

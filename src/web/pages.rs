@@ -7,12 +7,14 @@ use maud::{DOCTYPE, Markup, html};
 
 use super::assets::assets;
 use super::chart;
-use super::data::{
-    Catalogue, CatalogueEntry, OriginalPrices, Pick, RegistrarPage, Registrars, Row, TldPage,
+use super::data::{Cheapest, Row, TldPage};
+use super::format::{count, money, query_value, usd_cents};
+use crate::query::view::{
+    CatalogueEntry, CataloguePage, Pick, QuotedPrices, RegistrarFacts, RegistrarPage,
 };
-use super::format::{count, money, query_value, to_cents, usd};
 use crate::query::{CatalogueSort, TYPES};
 use crate::sight::Sight;
+use crate::time;
 
 /// Who is looking, as far as a page's content goes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -116,17 +118,29 @@ fn members(viewer: &Viewer, path: &str) -> Markup {
     }
 }
 
-fn price(v: Option<f64>) -> Markup {
+/// A price in cents.
+fn price(cents: Option<u64>) -> Markup {
     html! {
-        @match v {
-            Some(v) => (usd(v)),
+        @match cents {
+            Some(c) => (usd_cents(c, false)),
             None => span.muted title="Not offered" { "—" },
         }
     }
 }
 
-fn value_attr(v: Option<f64>) -> String {
-    v.map(|v| to_cents(v).to_string()).unwrap_or_default()
+/// A price in cents, as the sort key of its cell.
+fn value_attr(cents: Option<u64>) -> String {
+    cents.map(|c| c.to_string()).unwrap_or_default()
+}
+
+/// An amount in hundredths of `currency` ([`money`] takes it in whole units).
+fn quoted(currency: &str, hundredths: u64) -> String {
+    money(currency, hundredths as f64 / 100.0)
+}
+
+/// The day (`YYYY-MM-DD`) of a time in Unix milliseconds.
+fn day_of(ms: i64) -> String {
+    time::iso_millis(ms)[..10].to_owned()
 }
 
 fn tld_link(name: &str, unicode: &str) -> Markup {
@@ -138,15 +152,15 @@ fn tld_link(name: &str, unicode: &str) -> Markup {
     }
 }
 
-/// An average: `null` among hidden averages is a member's.
-fn average(v: Option<f64>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
+/// An average: `None` among hidden averages is a member's.
+fn average(v: Option<u64>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
     match v {
         None if hidden => members(chrome.viewer, chrome.path),
         v => price(v),
     }
 }
 
-fn pick(p: &Option<Pick>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
+fn pick(p: &Option<Pick<'_>>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
     html! {
         @if hidden {
             (members(chrome.viewer, chrome.path))
@@ -155,9 +169,9 @@ fn pick(p: &Option<Pick>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
                 Some(p) => {
                     (price(p.price)) " at "
                     a href={ "/registrars/" (p.registrar_key) } { (p.registrar_name) }
-                    @if let Some(o) = &p.original_price {
+                    @if let Some(o) = &p.original {
                         @if let Some(amount) = o.price {
-                            " " span.muted { "(" (money(&o.currency, amount)) " at the " (o.rate_date) " rate)" }
+                            " " span.muted { "(" (quoted(o.currency, amount)) " at the " (time::date_string(o.rate_date)) " rate)" }
                         }
                     }
                 }
@@ -170,7 +184,7 @@ fn pick(p: &Option<Pick>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
 /// `/`: search, the free TLDs, the data date and counts.
 pub fn home(
     chrome: &Chrome<'_>,
-    free: &[(String, Option<f64>, String, u64)],
+    free: &[Cheapest<'_>],
     tlds_sold: usize,
     tlds_priced: usize,
     catalogue_size: usize,
@@ -205,12 +219,12 @@ pub fn home(
                     th.num scope="col" { "Registrars" }
                 } }
                 tbody {
-                    @for (tld, p, name, n) in free {
+                    @for c in free {
                         tr {
-                            th scope="row" { a href={ "/tld/" (tld) } { "." (tld) } }
-                            td.num data-value=(value_attr(*p)) { (price(*p)) }
-                            td { (name) }
-                            td.num data-value=(n) { (n) }
+                            th scope="row" { a href={ "/tld/" (c.tld) } { "." (c.tld) } }
+                            td.num data-value=(value_attr(c.price)) { (price(c.price)) }
+                            td { (c.registrar_name) }
+                            td.num data-value=(c.registrar_count) { (c.registrar_count) }
                         }
                     }
                 }
@@ -220,42 +234,42 @@ pub fn home(
     layout(chrome, "Domain prices across registrars", content)
 }
 
-fn original(o: &OriginalPrices) -> Markup {
+fn original(o: &QuotedPrices<'_>) -> Markup {
+    let p = &o.prices;
     html! {
         span.muted {
             "Quoted in " (o.currency) ": "
-            @for (i, (label, v)) in [("register", o.register), ("renew", o.renew), ("transfer", o.transfer)].into_iter().enumerate() {
+            @for (i, (label, v)) in [("register", p.register), ("renew", p.renew), ("transfer", p.transfer)].into_iter().enumerate() {
                 @if i > 0 { ", " }
-                (label) " " @match v { Some(v) => (money(&o.currency, v)), None => "—" }
+                (label) " " @match v { Some(v) => (quoted(o.currency, v)), None => "—" }
             }
-            " (rate of " (o.rate_date) ")"
+            " (rate of " (time::date_string(o.rate_date)) ")"
         }
     }
 }
 
-fn trap(row: &Row) -> bool {
-    match (row.prices.register, row.prices.renew) {
-        (Some(reg), Some(ren)) => {
-            crate::audit::is_renewal_trap(to_cents(reg) as u32, to_cents(ren) as u32)
-        }
+fn trap(row: &Row<'_>) -> bool {
+    match (row.offer.prices.register, row.offer.prices.renew) {
+        (Some(reg), Some(ren)) => crate::audit::is_renewal_trap(reg as u32, ren as u32),
         _ => false,
     }
 }
 
 /// `/tld/{tld}`.
-pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
+pub fn tld(chrome: &Chrome<'_>, page: &TldPage<'_>, data_end: i64) -> Markup {
     let o = &page.overview;
-    let hidden = |field: &str| o.members_only.iter().any(|f| f == field);
+    let f = &o.facts;
+    let hidden = |field: &str| o.hides(field);
     let lines = chart::lines(&page.history, data_end);
     let any_trap = page.rows.iter().any(trap);
     let content = html! {
         h1 {
-            "." (o.unicode)
-            @if o.unicode != o.tld { " " span.muted { "(" (o.tld) ")" } }
+            "." (f.unicode)
+            @if f.unicode != f.tld { " " span.muted { "(" (f.tld) ")" } }
         }
         @if !page.prices_shown && o.registrar_count > 0 {
             p.notice {
-                "Prices of ." (o.unicode) " are for members. "
+                "Prices of ." (f.unicode) " are for members. "
                 @if chrome.viewer.signed_in {
                     "Your plan (" (chrome.viewer.plan) ") covers the 22 free TLDs only."
                 } @else {
@@ -265,9 +279,9 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
             }
         }
         dl.facts {
-            dt { "Type" } dd { (o.kind.as_deref().unwrap_or("unknown")) }
-            dt { "Manager" } dd { (o.manager.as_deref().unwrap_or("unknown")) }
-            dt { "Free TLD" } dd { @if o.free { "yes: prices open to everyone" } @else { "no" } }
+            dt { "Type" } dd { (f.kind.unwrap_or("unknown")) }
+            dt { "Manager" } dd { (f.manager.unwrap_or("unknown")) }
+            dt { "Free TLD" } dd { @if f.free { "yes: prices open to everyone" } @else { "no" } }
             dt { "Registrars" } dd { (o.registrar_count) }
             dt { "Average registration" } dd { (average(o.avg_prices.register, hidden("avg_prices"), chrome)) }
             dt { "Average renewal" } dd { (average(o.avg_prices.renew, hidden("avg_prices"), chrome)) }
@@ -279,7 +293,7 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
         }
         h2 #registrars { "Registrars" }
         @if o.registrar_count == 0 {
-            p { "No registrar sells ." (o.unicode) " in this data." }
+            p { "No registrar sells ." (f.unicode) " in this data." }
         }
         @if !page.rows.is_empty() {
             p.muted {
@@ -302,22 +316,23 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
                     } }
                     tbody {
                         @for row in &page.rows {
+                            @let offer = &row.offer;
                             tr {
                                 td.num data-value=(row.rank) { (row.rank) }
                                 th scope="row" {
-                                    a href={ "/registrars/" (row.key) } { (row.name) }
-                                    @if let Some(orig) = &row.original { br; (original(orig)) }
+                                    a href={ "/registrars/" (offer.registrar_key) } { (offer.registrar_name) }
+                                    @if let Some(orig) = &offer.original { br; (original(orig)) }
                                 }
-                                td.num data-value=(value_attr(row.prices.register)) { (price(row.prices.register)) }
-                                td.num data-value=(value_attr(row.prices.renew)) {
-                                    (price(row.prices.renew))
+                                td.num data-value=(value_attr(offer.prices.register)) { (price(offer.prices.register)) }
+                                td.num data-value=(value_attr(offer.prices.renew)) {
+                                    (price(offer.prices.renew))
                                     @if trap(row) { " " span.trap title="Renewal costs at least twice the first year" { "Renewal trap" } }
                                 }
-                                td.num data-value=(value_attr(row.prices.transfer)) { (price(row.prices.transfer)) }
-                                td.num data-value=(value_attr(row.total_5_year)) { (price(row.total_5_year)) }
+                                td.num data-value=(value_attr(offer.prices.transfer)) { (price(offer.prices.transfer)) }
+                                td.num data-value=(value_attr(offer.total_5_year())) { (price(offer.total_5_year())) }
                                 td {
-                                    (row.date)
-                                    @if row.stale { " " span.stale title="This registrar's prices have not been seen for longer than the server's age limit: they may no longer hold" { "Old price" } }
+                                    (day_of(offer.updated_ms))
+                                    @if offer.stale { " " span.stale title="This registrar's prices have not been seen for longer than the server's age limit: they may no longer hold" { "Old price" } }
                                 }
                             }
                         }
@@ -329,25 +344,25 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
             p.notice #more-registrars {
                 @if page.rows.is_empty() {
                     @if page.hidden == 1 { "The registrar of ." } @else { "The " (page.hidden) " registrars of ." }
-                    (o.unicode) " and their prices are for members: "
+                    (f.unicode) " and their prices are for members: "
                 } @else {
                     (page.hidden) @if page.hidden == 1 { " more registrar sells ." } @else { " more registrars sell ." }
-                    (o.unicode) "; their names and prices are for members of a plan that lists every seller: "
+                    (f.unicode) "; their names and prices are for members of a plan that lists every seller: "
                 }
                 (members(chrome.viewer, chrome.path))
             }
         }
         h2 #history { "Price history" }
         @if !page.prices_shown && o.registrar_count > 0 {
-            p { "The price history of ." (o.unicode) " is for members: " (members(chrome.viewer, chrome.path)) }
+            p { "The price history of ." (f.unicode) " is for members: " (members(chrome.viewer, chrome.path)) }
         } @else if !page.prices_shown {
-            p { "Nobody sells ." (o.unicode) " in this data." }
+            p { "Nobody sells ." (f.unicode) " in this data." }
         } @else if lines.is_empty() {
-            p { "No price change of ." (o.unicode) " is recorded in this data." }
+            p { "No price change of ." (f.unicode) " is recorded in this data." }
         } @else {
             p.muted { "Registration price per registrar: each step is a price change, each dot the day a price was first seen." }
             figure.chart-box {
-                (chart::render(&o.tld, &lines, data_end))
+                (chart::render(f.tld, &lines, data_end))
             }
             ul.legend aria-label="Legend" {
                 @for line in &lines {
@@ -364,7 +379,7 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
                 summary { "The price history as a table" }
                 div.table-wrap {
                     table.sortable {
-                        caption.muted { "Every recorded change of ." (o.unicode) ", oldest first" }
+                        caption.muted { "Every recorded change of ." (f.unicode) ", oldest first" }
                         thead { tr {
                             th scope="col" { "Registrar" }
                             th scope="col" { "Date" }
@@ -377,10 +392,10 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
                                 @for c in &s.changes {
                                     tr {
                                         th scope="row" { (s.name) }
-                                        td { (c.date) }
-                                        td.num data-value=(value_attr(c.register_price)) { (price(c.register_price)) }
-                                        td.num data-value=(value_attr(c.renew_price)) { (price(c.renew_price)) }
-                                        td.num data-value=(value_attr(c.transfer_price)) { (price(c.transfer_price)) }
+                                        td { (time::date_string(c.date)) }
+                                        td.num data-value=(value_attr(c.prices.register)) { (price(c.prices.register)) }
+                                        td.num data-value=(value_attr(c.prices.renew)) { (price(c.prices.renew)) }
+                                        td.num data-value=(value_attr(c.prices.transfer)) { (price(c.prices.transfer)) }
                                     }
                                 }
                             }
@@ -390,10 +405,10 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage, data_end: i64) -> Markup {
             }
         }
     };
-    let title = if o.unicode != o.tld {
-        format!(".{} ({}) domain prices", o.unicode, o.tld)
+    let title = if f.unicode != f.tld {
+        format!(".{} ({}) domain prices", f.unicode, f.tld)
     } else {
-        format!(".{} domain prices", o.tld)
+        format!(".{} domain prices", f.tld)
     };
     layout(chrome, &title, content)
 }
@@ -440,13 +455,13 @@ impl CatalogueFilters {
     }
 }
 
-fn catalogue_row(e: &CatalogueEntry, chrome: &Chrome<'_>) -> Markup {
-    let hidden = e.members_only.iter().any(|f| f == "cheapest_register");
-    let average_hidden = e.members_only.iter().any(|f| f == "avg_register_price");
+fn catalogue_row(e: &CatalogueEntry<'_>, chrome: &Chrome<'_>) -> Markup {
+    let hidden = e.hides("cheapest_register");
+    let average_hidden = e.hides("avg_register_price");
     html! {
         tr {
-            th scope="row" { (tld_link(&e.tld, &e.unicode)) }
-            td { (e.kind.as_deref().unwrap_or("unknown")) }
+            th scope="row" { (tld_link(e.facts.tld, e.facts.unicode)) }
+            td { (e.facts.kind.unwrap_or("unknown")) }
             td.num data-value=(e.registrar_count) { (e.registrar_count) }
             @if average_hidden {
                 td.num data-value="" { (members(chrome.viewer, chrome.path)) }
@@ -464,7 +479,7 @@ fn catalogue_row(e: &CatalogueEntry, chrome: &Chrome<'_>) -> Markup {
 pub fn catalogue(
     chrome: &Chrome<'_>,
     filters: &CatalogueFilters,
-    page: &Catalogue,
+    page: &CataloguePage<'_>,
     exact: Option<(&str, &str)>,
 ) -> Markup {
     let sort = filters.sort.unwrap_or(CatalogueSort::Name);
@@ -498,7 +513,7 @@ pub fn catalogue(
             p.notice { "Exact match: " strong { (tld_link(name, unicode)) } }
         }
         p {
-            (count(page.meta.total)) " TLD" @if page.meta.total != 1 { "s" }
+            (count(page.total as u64)) " TLD" @if page.total != 1 { "s" }
             @if filters.q.is_some() || filters.kind.is_some() { " match" } @else { " in the catalogue" }
             "; " (page.tlds.len()) " on this page."
         }
@@ -518,8 +533,8 @@ pub fn catalogue(
         }
         nav.pages aria-label="Pages" {
             @if filters.paged { a href={ "/tlds" (filters.query(&[])) } { "First page" } }
-            @if let Some(next) = &page.meta.next_cursor {
-                a href={ "/tlds" (filters.query(&[("cursor", next)])) } rel="next" { "Next page" }
+            @if let Some(next) = &page.next_cursor {
+                a href={ "/tlds" (filters.query(&[("cursor", &next.to_string())])) } rel="next" { "Next page" }
             }
         }
     };
@@ -527,10 +542,10 @@ pub fn catalogue(
 }
 
 /// `/registrars`.
-pub fn registrars(chrome: &Chrome<'_>, list: &Registrars) -> Markup {
+pub fn registrars(chrome: &Chrome<'_>, list: &[RegistrarFacts<'_>]) -> Markup {
     let content = html! {
         h1 { "Registrars" }
-        p { (list.registrars.len()) " registrars whose published prices are in this data." }
+        p { (list.len()) " registrars whose published prices are in this data." }
         div.table-wrap {
             table.sortable {
                 thead { tr {
@@ -541,13 +556,13 @@ pub fn registrars(chrome: &Chrome<'_>, list: &Registrars) -> Markup {
                     th scope="col" { "Last updated" }
                 } }
                 tbody {
-                    @for r in &list.registrars {
+                    @for r in list {
                         tr {
                             th scope="row" { a href={ "/registrars/" (r.key) } { (r.name) } }
                             td.num data-value=(r.tlds_sold) { (count(r.tlds_sold)) }
                             td.num data-value=(r.cheapest_in) { (count(r.cheapest_in)) }
-                            td { @if let Some(c) = &r.coverage { (c.first) } }
-                            td { @if let Some(d) = &r.last_updated { (d.get(..10).unwrap_or(d)) } }
+                            td { @if let Some(c) = &r.coverage { (time::date_string(c.first)) } }
+                            td { @if let Some(ms) = r.last_updated_ms { (day_of(ms)) } }
                         }
                     }
                 }
@@ -558,15 +573,15 @@ pub fn registrars(chrome: &Chrome<'_>, list: &Registrars) -> Markup {
 }
 
 /// `/registrars/{key}`.
-pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage, paged: bool) -> Markup {
+pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage<'_>, paged: bool) -> Markup {
     let r = &page.registrar;
     // The list holds the offers this viewer sees; the rest are counted, not named.
-    let hidden = (r.tlds_sold + r.renewal_only).saturating_sub(page.meta.total);
+    let hidden = (r.tlds_sold + r.renewal_only).saturating_sub(page.total as u64);
     let content = html! {
         h1 { (r.name) }
         dl.facts {
             dt { "Website" }
-            dd { @match &r.homepage {
+            dd { @match r.homepage {
                 Some(h) if h.starts_with("https://") || h.starts_with("http://") => a href=(h) rel="nofollow noopener noreferrer" { (h) },
                 Some(h) => (h),
                 None => "unknown",
@@ -574,8 +589,8 @@ pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage, paged: bool) -> Mark
             dt { "TLDs sold" } dd { (count(r.tlds_sold)) }
             @if r.renewal_only > 0 { dt { "Renewal price only" } dd { (count(r.renewal_only)) " TLDs" } }
             dt { "Cheapest registration in" } dd { (count(r.cheapest_in)) " TLDs" }
-            @if let Some(c) = &r.coverage { dt { "Price lists" } dd { "from " (c.first) " to " (c.last) } }
-            @if let Some(d) = &r.last_updated { dt { "Last updated" } dd { (d.get(..10).unwrap_or(d)) } }
+            @if let Some(c) = &r.coverage { dt { "Price lists" } dd { "from " (time::date_string(c.first)) " to " (time::date_string(c.last)) } }
+            @if let Some(ms) = r.last_updated_ms { dt { "Last updated" } dd { (day_of(ms)) } }
         }
         h2 { "Prices" }
         @if hidden > 0 {
@@ -585,7 +600,7 @@ pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage, paged: bool) -> Mark
                 " (the 22 free TLDs are open to everyone, each with its cheapest sellers)."
             }
         }
-        p { (count(page.meta.total)) " TLDs, in name order; " (page.prices.len()) " on this page." }
+        p { (count(page.total as u64)) " TLDs, in name order; " (page.prices.len()) " on this page." }
         div.table-wrap {
             table.sortable {
                 thead { tr {
@@ -599,10 +614,10 @@ pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage, paged: bool) -> Mark
                     @for p in &page.prices {
                         tr {
                             th scope="row" { a href={ "/tld/" (p.tld) } { "." (p.tld) } }
-                            td.num data-value=(value_attr(p.register_price)) { (price(p.register_price)) }
-                            td.num data-value=(value_attr(p.renew_price)) { (price(p.renew_price)) }
-                            td.num data-value=(value_attr(p.transfer_price)) { (price(p.transfer_price)) }
-                            td { (p.last_updated.get(..10).unwrap_or(&p.last_updated)) }
+                            td.num data-value=(value_attr(p.prices.register)) { (price(p.prices.register)) }
+                            td.num data-value=(value_attr(p.prices.renew)) { (price(p.prices.renew)) }
+                            td.num data-value=(value_attr(p.prices.transfer)) { (price(p.prices.transfer)) }
+                            td { (day_of(p.updated_ms)) }
                         }
                     }
                 }
@@ -610,12 +625,12 @@ pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage, paged: bool) -> Mark
         }
         nav.pages aria-label="Pages" {
             @if paged { a href={ "/registrars/" (r.key) } { "First page" } }
-            @if let Some(next) = &page.meta.next_cursor {
+            @if let Some(next) = &page.next_cursor {
                 a href={ "/registrars/" (r.key) "?cursor=" (next) } rel="next" { "Next page" }
             }
         }
     };
-    layout(chrome, &r.name, content)
+    layout(chrome, r.name, content)
 }
 
 /// What the sign-in page says.
