@@ -7,7 +7,7 @@
 
 # The workloads, in the order a full run measures them.
 WORKLOAD_NAMES=(cheapest1 public1 credits1 cheapest10 prices3x3 prices10 registrars history overview catalogue
-    registrarlist registrar events tldpage home cataloguepage registrarpage)
+    registrarlist registrar events tldpage home cataloguepage registrarpage apireference)
 
 # wl_path WORKLOAD REGISTRARS: the path and query its requests ask for (REGISTRARS: the
 # three registrar keys of prices3x3, comma-separated; the first is also the registrar
@@ -42,6 +42,8 @@ wl_path() {
         home) echo "/" ;;
         cataloguepage) echo "/tlds" ;;
         registrarpage) echo "/registrars/${2%%,*}" ;;
+        # The API reference page, drawn from the OpenAPI document.
+        apireference) echo "/docs/api" ;;
         *) return 1 ;;
     esac
 }
