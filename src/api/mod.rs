@@ -15,13 +15,13 @@
 //!
 //! | file | routes |
 //! |---|---|
-//! | [`prices`] | cheapest, prices, registrars by TLD (client and public variants) |
-//! | [`catalogue`] | history, overview, the TLD catalogue, the registrars |
-//! | [`domains`] | portfolio audit, bulk domain lookup, domain search |
-//! | [`ops`] | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
-//! | [`events`] | price-change events: polling and Server-Sent Events |
-//! | [`webhooks`] | webhook subscriptions: create, list, show, change, delete, test, rotate the secret |
-//! | [`live`] | live domain data: registration data, status, DNS, availability, TLS ([`crate::live`]) |
+//! | `prices` | cheapest, prices, registrars by TLD (client and public variants) |
+//! | `catalogue` | history, overview, the TLD catalogue, the registrars |
+//! | `domains` | portfolio audit, bulk domain lookup, domain search |
+//! | `ops` | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` |
+//! | `events` | price-change events: polling and Server-Sent Events |
+//! | `webhooks` | webhook subscriptions: create, list, show, change, delete, test, rotate the secret |
+//! | `live` | live domain data: registration data, status, DNS, availability, TLS ([`crate::live`]) |
 //! | [`crate::web`] | the website's pages (routes marked `page` in the router) |
 //!
 //! A new resource adds its handler and OpenAPI operation in a file here and one row in
@@ -47,14 +47,14 @@ use crate::http::router::{MAX_ROUTES, Route};
 use crate::store::{Loaded, Store};
 use crate::time::Stamp;
 
-pub mod answers;
-pub mod body;
-pub mod catalogue;
-pub mod domains;
-pub mod events;
-pub mod live;
-pub mod ops;
-pub mod prices;
+pub(crate) mod answers;
+pub(crate) mod body;
+pub(crate) mod catalogue;
+pub(crate) mod domains;
+pub(crate) mod events;
+pub(crate) mod live;
+pub(crate) mod ops;
+pub(crate) mod prices;
 pub mod webhooks;
 
 /// The response type of every route.
@@ -425,7 +425,7 @@ pub async fn begin<B>(
     Ok((loaded, caller))
 }
 
-/// Whether an endpoint's answers may be kept and served again ([`answers`]).
+/// Whether an endpoint's answers may be kept and served again (`answers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reuse {
     /// Never: the answer depends on more than the snapshot, the plan and the target.

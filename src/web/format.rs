@@ -22,11 +22,6 @@ pub fn to_cents(dollars: f64) -> u64 {
     (dollars * 100.0).round().max(0.0) as u64
 }
 
-/// `$9.08` from dollars.
-pub fn usd(dollars: f64) -> String {
-    usd_cents(to_cents(dollars), false)
-}
-
 /// An amount in another currency: `£7.49`, `EUR 7.49`.
 pub fn money(currency: &str, amount: f64) -> String {
     let cents = to_cents(amount);
@@ -47,6 +42,11 @@ pub fn count(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `$9.08` from dollars.
+    fn usd(dollars: f64) -> String {
+        usd_cents(to_cents(dollars), false)
+    }
 
     #[test]
     fn dollars_read_like_prices() {

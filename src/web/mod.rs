@@ -3,13 +3,13 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | [`data`] | the pages' data, read from the query layer's answers (no price logic here) |
-//! | [`pages`] | the templates (maud: compiled, escaping by default) |
-//! | [`chart`] | the price-history step chart, an SVG drawn on the server |
-//! | [`session`] | signed session cookies, their generations (sign-out), CSRF tokens (HMAC-SHA256) |
-//! | [`assets`] | the stylesheet, script and icon, under content-hashed names |
-//! | [`cache`] | rendered pages per snapshot and viewer plan |
-//! | [`format`](mod@format) | how prices, counts and dates read |
+//! | `data` | the pages' data, read from the query layer's answers (no price logic here) |
+//! | `pages` | the templates (maud: compiled, escaping by default) |
+//! | `chart` | the price-history step chart, an SVG drawn on the server |
+//! | `session` | signed session cookies, their generations (sign-out), CSRF tokens (HMAC-SHA256) |
+//! | `assets` | the stylesheet, script and icon, under content-hashed names |
+//! | `cache` | rendered pages per snapshot and viewer plan |
+//! | `format`(mod@format) | how prices, counts and dates read |
 //!
 //! [`answer_now`] answers every page route but the two that read a form body (the
 //! sign-in form's post and the sign-out: [`handle`]), as a plain function the API's
@@ -18,18 +18,18 @@
 //! snapshot, the viewer (session cookie → key id and generation → plan, checked against
 //! the sign-outs and the keys in force on every request), then the page. Pages that
 //! depend only on the path, the snapshot and the viewer's plan are rendered once and
-//! served from [`cache`]; their `ETag` is made of the snapshot's content hash, the
+//! served from `cache`; their `ETag` is made of the snapshot's content hash, the
 //! viewer's plan and the assets' version, so `If-None-Match` is answered 304 before any
 //! rendering, and their headers are made once per thread for a snapshot and plan
 //! (`Heads`), not per request.
 
-pub mod assets;
-pub mod cache;
-pub mod chart;
-pub mod data;
-pub mod format;
-pub mod pages;
-pub mod reference;
+pub(crate) mod assets;
+pub(crate) mod cache;
+pub(crate) mod chart;
+pub(crate) mod data;
+pub(crate) mod format;
+pub(crate) mod pages;
+pub(crate) mod reference;
 pub mod session;
 
 use std::sync::Arc;
