@@ -296,6 +296,7 @@ pub async fn search(
     }
     response
 }
+
 /// The OpenAPI operation of the portfolio audit.
 pub(crate) fn audit_doc() -> Value {
     let mut op = json!({

@@ -69,6 +69,7 @@ pub fn session_cookie(https: bool) -> &'static str {
 pub fn csrf_cookie(https: bool) -> &'static str {
     if https { HOST_CSRF_COOKIE } else { CSRF_COOKIE }
 }
+
 /// How long a session lasts after sign-in (7 days).
 pub const SESSION_SECS: i64 = 7 * 24 * 3600;
 /// Name of the secret file `serve` creates in `--data-dir`.
