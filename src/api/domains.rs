@@ -23,12 +23,12 @@ use crate::audit::LOOKUP_MAX;
 use crate::audit::lookup::{self, LookupRequest};
 use crate::audit::portfolio::{self, InputError, MAX_NAME_FIELD};
 use crate::audit::search::{self, SearchRequest};
-use crate::http::params::{self, FreshnessParams};
+use crate::http::params::{self, LookupParams, SearchParams};
 use crate::http::problem::{Problem, echo};
 use crate::http::router::Route;
 use serde_json::{Value, json};
 
-use crate::http::openapi::{AUDIT_CSV, DOLLARS, SEARCH_Q, keyed, merge, ok, price_errors};
+use crate::http::openapi::{AUDIT_CSV, DOLLARS, SEARCH_Q, keyed, merge, ok, price_errors, refs};
 
 /// Largest portfolio body read: 10,000 CSV rows with a registrar, a price, a date and a
 /// few export columns fit with room to spare.
@@ -120,17 +120,9 @@ pub async fn lookup(
         Ok(begun) => begun,
         Err(response) => return response,
     };
-    let parsed = params::pick(
-        req.uri().query(),
-        ["limit", "max_age_days", "include_stale"],
-    )
-    .and_then(|[limit, max_age, include_stale]| {
-        let fresh = super::prices::freshness(
-            state,
-            &caller,
-            FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
-        );
-        Ok((params::limit(limit.as_deref())?, fresh))
+    let parsed = params::pick(req.uri().query(), LookupParams::NAMES).and_then(|values| {
+        let p = LookupParams::from_values(&values)?;
+        Ok((p.limit, super::prices::freshness(state, &caller, p.fresh)))
     });
     let (limit, fresh) = match parsed {
         Ok(p) => p,
@@ -168,72 +160,20 @@ pub async fn search(
         Ok(begun) => begun,
         Err(response) => return response,
     };
-    let parsed = params::pick(
-        req.uri().query(),
-        [
-            "q",
-            "max_price",
-            "types",
-            "limit",
-            "check_availability",
-            "max_age_days",
-            "include_stale",
-        ],
-    )
-    .and_then(
-        |[
-            q,
-            max_price,
-            types,
-            limit,
-            check_availability,
-            max_age,
-            include_stale,
-        ]| {
-            let fresh = super::prices::freshness(
-                state,
-                &caller,
-                FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
-            );
-            let q = q
-                .filter(|q| !q.trim().is_empty())
-                .ok_or(Problem::MissingParameter { name: "q" })?;
-            let max_price = match max_price.as_deref() {
-                None => None,
-                Some(m) => {
-                    let bad = |reason: String| Problem::InvalidParameter {
-                        name: "max_price",
-                        value: Some(echo(m)),
-                        reason,
-                    };
-                    match crate::price::parse_cents(m) {
-                        Ok(Some(c)) => Some(c),
-                        Ok(None) => return Err(bad("must not be empty".into())),
-                        Err(e) => return Err(bad(format!("must be a price in dollars: {e}"))),
-                    }
-                }
-            };
-            let types = match types.as_deref() {
-                None => Vec::new(),
-                Some(t) => search::parse_types(t).map_err(|reason| Problem::InvalidParameter {
-                    name: "types",
-                    value: Some(echo(t)),
-                    reason,
-                })?,
-            };
-            let check =
-                params::boolean("check_availability", check_availability.as_deref(), false)?;
-            let limit = params::limit(limit.as_deref())?;
-            Ok((q, max_price, types, limit, check, fresh))
-        },
-    );
-    let (q, max_price, types, limit, check_availability, fresh) = match parsed {
+    let values = match params::pick(req.uri().query(), SearchParams::NAMES) {
+        Ok(values) => values,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    let p = match SearchParams::from_values(&values) {
         Ok(p) => p,
         Err(problem) => return refuse(problem, &caller),
     };
+    let fresh = super::prices::freshness(state, &caller, p.fresh);
+    let (q, max_price, types, limit, check_availability) =
+        (p.q, p.max_price, p.types, p.limit, p.check_availability);
     let mut out = state.body_buffer(route);
     let req = SearchRequest {
-        q: &q,
+        q,
         max_price,
         types: &types,
         limit,
@@ -250,7 +190,7 @@ pub async fn search(
         return refuse(
             Problem::InvalidParameter {
                 name: "q",
-                value: Some(echo(&q)),
+                value: Some(echo(q)),
                 reason: e.0,
             },
             &caller,
@@ -333,7 +273,7 @@ pub(crate) fn lookup_doc() -> Value {
         "summary": "Bulk domain lookup",
         "description": "For up to 100 full domain names: each one's public suffix and the cheapest registrars of that suffix, in the entry shape of the cheapest endpoint (`limit` applies). A name that is not a domain name, whose suffix is unknown, or whose suffix the plan excludes is an entry with `error` (`invalid_name`, `unknown_tld`, `tld_not_in_plan`), not a failed request. 101 names or more: 400 `too_many_values`. One credit.",
         "security": keyed(),
-        "parameters": [ { "$ref": "#/components/parameters/limit" }, { "$ref": "#/components/parameters/max_age_days" }, { "$ref": "#/components/parameters/include_stale" } ],
+        "parameters": refs(&LookupParams::COMPONENTS),
         "requestBody": { "required": true, "description": "At most 256 KiB.", "content": { "application/json": { "schema": {
             "type": "object", "required": ["domains"], "additionalProperties": false,
             "properties": { "domains": { "type": "array", "minItems": 1, "maxItems": LOOKUP_MAX, "items": { "type": "string", "maxLength": MAX_NAME_FIELD }, "examples": [["shop.example.co.uk", "bücher.de"]] } } } } } },

@@ -30,7 +30,7 @@ use super::{Connection, HttpResponse, State, admit, finish_costing, refuse, with
 use crate::access::Caller;
 use crate::access::plans::Lookup;
 use crate::audit::Split;
-use crate::http::params::{self, percent_decode};
+use crate::http::params::{self, DnsParams, percent_decode};
 use crate::http::problem::{Problem, echo};
 use crate::http::router::Route;
 use crate::live::availability::{Availability, Verdict};
@@ -114,10 +114,9 @@ pub async fn dns(
         conn,
         Lookup::Dns,
         |query| {
-            let [types, dnssec] = params::pick(query, ["types", "dnssec"])?;
-            let types = params::dns_types(types.as_deref())?;
-            let dnssec = params::boolean("dnssec", dnssec.as_deref(), false)?;
-            Ok((types, dnssec))
+            let values = params::pick(query, DnsParams::NAMES)?;
+            let p = DnsParams::from_values(&values)?;
+            Ok((p.types, p.dnssec))
         },
         async |live, name, ask, (types, dnssec)| {
             let answer = live

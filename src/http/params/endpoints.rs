@@ -16,8 +16,9 @@
 use std::borrow::Cow;
 
 use super::{List, boolean, cursor, day, limit, page_limit, registrars, search, sort, tld_type};
-use super::{bounded_int, tlds, window};
+use super::{bounded_int, dns_types, tlds, window};
 use crate::http::problem::Problem;
+use crate::http::problem::echo;
 use crate::query::{self, CatalogueRequest, CatalogueSort, Cursor, Freshness, Sight};
 
 /// The values of an endpoint's parameters, in the order of its `NAMES`; `None` when
@@ -282,6 +283,128 @@ impl RegistrarParams {
         Ok(RegistrarParams {
             limit: page_limit(limit_v.as_deref())?,
             cursor: cursor(cursor_v.as_deref())?,
+        })
+    }
+}
+
+/// The query parameters of the bulk domain lookup (`POST /api/v1/client/domains/lookup`;
+/// the names come in the body).
+#[derive(Debug)]
+pub struct LookupParams {
+    /// Entries per name.
+    pub limit: usize,
+    /// The staleness rule asked for.
+    pub fresh: FreshnessParams,
+}
+
+impl LookupParams {
+    /// The query parameters, in the order [`LookupParams::from_values`] takes them.
+    pub const NAMES: [&'static str; 3] = ["limit", "max_age_days", "include_stale"];
+    /// Their OpenAPI parameter components.
+    pub const COMPONENTS: [&'static str; 3] = Self::NAMES;
+
+    /// Checks the values of [`LookupParams::NAMES`].
+    pub fn from_values(values: &Values<'_, 3>) -> Result<LookupParams, Problem> {
+        let [limit_v, max_age, include_stale] = values;
+        Ok(LookupParams {
+            limit: limit(limit_v.as_deref())?,
+            fresh: FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
+        })
+    }
+}
+
+/// The parameters of the domain search (`/api/v1/client/domains/search`).
+#[derive(Debug)]
+pub struct SearchParams<'a> {
+    /// The wanted name, words or full domain name, as given (the search reads it).
+    pub q: &'a str,
+    /// Only candidates whose first-year price is at most this, in cents.
+    pub max_price: Option<u32>,
+    /// The IANA TLD types to keep; empty: every type.
+    pub types: Vec<&'static str>,
+    /// Candidates in the answer.
+    pub limit: usize,
+    /// Look each candidate's availability up live.
+    pub check_availability: bool,
+    /// The staleness rule asked for.
+    pub fresh: FreshnessParams,
+}
+
+impl<'a> SearchParams<'a> {
+    /// The query parameters, in the order [`SearchParams::from_values`] takes them.
+    pub const NAMES: [&'static str; 7] = [
+        "q",
+        "max_price",
+        "types",
+        "limit",
+        "check_availability",
+        "max_age_days",
+        "include_stale",
+    ];
+
+    /// Checks the values of [`SearchParams::NAMES`]: `q` is required.
+    pub fn from_values(values: &'a Values<'_, 7>) -> Result<SearchParams<'a>, Problem> {
+        let [q, max_price, types, limit_v, check, max_age, include_stale] = values;
+        let fresh = FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?;
+        let q = q
+            .as_deref()
+            .filter(|q| !q.trim().is_empty())
+            .ok_or(Problem::MissingParameter { name: "q" })?;
+        let max_price = match max_price.as_deref() {
+            None => None,
+            Some(m) => {
+                let bad = |reason: String| Problem::InvalidParameter {
+                    name: "max_price",
+                    value: Some(echo(m)),
+                    reason,
+                };
+                match crate::price::parse_cents(m) {
+                    Ok(Some(c)) => Some(c),
+                    Ok(None) => return Err(bad("must not be empty".into())),
+                    Err(e) => return Err(bad(format!("must be a price in dollars: {e}"))),
+                }
+            }
+        };
+        let types = match types.as_deref() {
+            None => Vec::new(),
+            Some(t) => crate::audit::search::parse_types(t).map_err(|reason| {
+                Problem::InvalidParameter {
+                    name: "types",
+                    value: Some(echo(t)),
+                    reason,
+                }
+            })?,
+        };
+        Ok(SearchParams {
+            q,
+            max_price,
+            types,
+            check_availability: boolean("check_availability", check.as_deref(), false)?,
+            limit: limit(limit_v.as_deref())?,
+            fresh,
+        })
+    }
+}
+
+/// The query parameters of the DNS lookup (`/api/v1/client/domains/{domain}/dns`).
+#[derive(Debug)]
+pub struct DnsParams {
+    /// The record types asked for; absent: all of them.
+    pub types: Vec<crate::live::dns::Type>,
+    /// The resolver's DNSSEC verdict too.
+    pub dnssec: bool,
+}
+
+impl DnsParams {
+    /// The query parameters, in the order [`DnsParams::from_values`] takes them.
+    pub const NAMES: [&'static str; 2] = ["types", "dnssec"];
+
+    /// Checks the values of [`DnsParams::NAMES`].
+    pub fn from_values(values: &Values<'_, 2>) -> Result<DnsParams, Problem> {
+        let [types, dnssec] = values;
+        Ok(DnsParams {
+            types: dns_types(types.as_deref())?,
+            dnssec: boolean("dnssec", dnssec.as_deref(), false)?,
         })
     }
 }
