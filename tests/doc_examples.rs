@@ -14,8 +14,10 @@
 //! creation and load times, webhook ids and secrets, event ids, and the snapshot's load
 //! time in `/metrics`. Commands that are not a `curl`
 //! to this server (a second server with other plans, loops over rate limits, a raw
-//! socket) are listed in [`NOT_RUN`]; any other command fails the test until it is run
-//! here or listed.
+//! socket) are listed in [`NOT_RUN`], and so are the `sh` blocks of `curl` commands
+//! without an output block after them (their answers abbreviated in comments or prose);
+//! any other command, or such a block not listed, fails the test until it is run here or
+//! listed.
 //!
 //! `UPDATE_DOCS=1 cargo test --test doc_examples` writes what each differing example
 //! prints into its doc in place of what the doc showed (check the diff, and the prose
@@ -52,6 +54,26 @@ const NOT_RUN: &[(&str, &str)] = &[
         "tldsnap audit portfolio.csv",
         "the CLI audit of a file the page shows (tests/audit.rs)",
     ),
+    (
+        "curl -X POST -H \"X-API-Key: $PRO_KEY\" -H 'Content-Type: text/csv' \\\n     --data-binary @portfolio.csv",
+        "the audit of the page's portfolio file through the API; the page shows the first \
+         entry of its answer, which the CLI example above prints whole (tests/http_domains.rs \
+         checks the endpoint)",
+    ),
+    (
+        "curl http://127.0.0.1:8080/healthz   # ",
+        "the operational endpoints, each answer abbreviated in a comment (tests/http_api.rs \
+         and tests/openapi_schema.rs check them)",
+    ),
+    (
+        "curl -s -H \"X-API-Key: $KEY\" 'http://127.0.0.1:8080/api/v1/client/events?after=0",
+        "the events a snapshot swap records, shown abbreviated (tests/http_events.rs)",
+    ),
+    (
+        "curl -s -X POST http://127.0.0.1:8080/api/v1/client/webhooks",
+        "a subscription to an outside URL, its answer abbreviated in a comment \
+         (tests/http_webhooks.rs)",
+    ),
 ];
 
 /// One example: where it is, the command, and the output the docs show.
@@ -59,6 +81,10 @@ struct Example {
     place: String,
     command: String,
     shown: String,
+    /// Whether an output block follows the command (a `sh` block with `curl` and no
+    /// output after it is an example this test cannot compare: it fails unless listed
+    /// in [`NOT_RUN`]).
+    has_output: bool,
 }
 
 fn doc_files() -> Vec<PathBuf> {
@@ -107,6 +133,7 @@ fn examples(path: &Path) -> Vec<Example> {
                     place: format!("{name}:{}", start + 1),
                     command,
                     shown: shown.join("\n"),
+                    has_output: true,
                 });
             }
             i = j + 1;
@@ -126,9 +153,18 @@ fn examples(path: &Path) -> Vec<Example> {
                     place: format!("{name}:{}", i + 2),
                     command: body.join("\n"),
                     shown: lines[j + 2..k].join("\n"),
+                    has_output: true,
                 });
                 i = k + 1;
             } else {
+                if has_curl {
+                    out.push(Example {
+                        place: format!("{name}:{}", i + 2),
+                        command: body.join("\n"),
+                        shown: String::new(),
+                        has_output: false,
+                    });
+                }
                 i = j + 1;
             }
         } else {
@@ -264,6 +300,12 @@ fn every_request_example_of_the_docs_prints_what_the_docs_show() {
                 assert!(!why.is_empty());
                 continue;
             }
+            assert!(
+                ex.has_output,
+                "{}: a curl example without the block of what it prints: show its output \
+                 right after it, or list it in NOT_RUN with why",
+                ex.place
+            );
             assert!(
                 command.starts_with("curl ") && !command.contains("127.0.0.1:8081"),
                 "{}: a command this test does not run: {command:?} (run it here or list it in NOT_RUN)",
