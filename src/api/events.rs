@@ -23,19 +23,15 @@ use tokio::sync::{mpsc, watch};
 
 use super::{Connection, HttpResponse, State, Step, admit, admit_now, finish, finish_now, refuse};
 use crate::access::plans::{FREE_TLDS, TldScope};
-use crate::events::{EventLog, Filter, Kind, Stored};
+use crate::events::{EventLog, Filter, Stored};
 use crate::http::body::Body;
-use crate::http::params;
-use crate::http::problem::{Problem, echo};
+use crate::http::params::{self, EventsParams};
+use crate::http::problem::Problem;
 use crate::http::router::Route;
 use serde_json::{Value, json};
 
 use crate::http::openapi::{events_parameters, keyed, meter_headers, ok, problem_response};
 
-/// `limit` of a poll when absent.
-pub const DEFAULT_POLL_LIMIT: u64 = 100;
-/// Largest `limit` of a poll.
-pub const MAX_POLL_LIMIT: u64 = 1000;
 /// Events read from the log per chunk of a stream.
 const STREAM_BATCH: usize = 256;
 /// Chunks a stream may have waiting for the client (each up to a batch of events).
@@ -264,11 +260,12 @@ fn prepare<B>(
     req: &Request<B>,
     caller: &crate::access::Caller,
 ) -> Result<(Arc<EventLog>, Wanted), Problem> {
-    let [after, tlds, registrars, types, limit] = params::pick(
-        req.uri().query(),
-        ["after", "tlds", "registrars", "types", "limit"],
-    )?;
-    let mut after = params::integer("after", after.as_deref(), 0, u64::MAX, 0)?;
+    let values = params::pick(req.uri().query(), EventsParams::NAMES)?;
+    let EventsParams {
+        mut after,
+        mut filter,
+        limit,
+    } = EventsParams::from_values(&values)?;
     // An EventSource reconnecting says where it stopped; that wins over the `after`
     // of the URL it was first opened with.
     // A scan of the few request headers: a lookup hashes the name byte by byte (~160
@@ -278,45 +275,6 @@ fn prepare<B>(
         let last = last.to_str().unwrap_or("\u{fffd}").trim();
         if !last.is_empty() {
             after = params::integer("Last-Event-ID", Some(last), 0, u64::MAX, 0)?;
-        }
-    }
-    let limit = params::integer(
-        "limit",
-        limit.as_deref(),
-        1,
-        MAX_POLL_LIMIT,
-        DEFAULT_POLL_LIMIT,
-    )? as usize;
-    let mut filter = Filter::default();
-    if let Some(value) = tlds.as_deref() {
-        if value.trim_matches([' ', '\t']).is_empty() {
-            return Err(empty("tlds", "TLD"));
-        }
-        filter.tlds = params::tlds(Some(value))?
-            .iter()
-            .map(|t| t.to_string())
-            .collect();
-    }
-    if let Some(keys) = params::registrars(registrars.as_deref())? {
-        filter.registrars = keys.iter().map(|k| k.to_string()).collect();
-    }
-    if let Some(value) = types.as_deref() {
-        if value.trim_matches([' ', '\t']).is_empty() {
-            return Err(empty("types", "type"));
-        }
-        for item in value.split(',') {
-            let kind = Kind::parse(item.trim_matches([' ', '\t'])).ok_or_else(|| {
-                Problem::InvalidParameter {
-                    name: "types",
-                    value: Some(echo(item)),
-                    reason: format!(
-                        "{:?} is not an event type (price.changed, offer.added, offer.removed, \
-                         ranking.changed)",
-                        echo(item)
-                    ),
-                }
-            })?;
-            filter.kinds |= kind.bit();
         }
     }
     if !caller.plan().events {
@@ -352,14 +310,6 @@ fn prepare<B>(
             shown: Shown::of(state, caller),
         },
     ))
-}
-
-fn empty(name: &'static str, what: &str) -> Problem {
-    Problem::InvalidParameter {
-        name,
-        value: Some(String::new()),
-        reason: format!("empty; leave it out for every {what}, or give some"),
-    }
 }
 
 /// Appends one event in the `text/event-stream` format.

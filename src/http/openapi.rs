@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::params::{DEFAULT_LIMIT, MAX_LIMIT, MAX_LIST_VALUES};
+use super::params::{DEFAULT_LIMIT, EventsParams, MAX_LIMIT, MAX_LIST_VALUES};
 use super::router::POST;
 use crate::audit::portfolio::MAX_NAME_FIELD;
 
@@ -311,7 +311,7 @@ pub fn events_parameters() -> Value {
         { "name": "types", "in": "query", "required": false, "description": "Only these event types (comma-separated).",
           "style": "form", "explode": false,
           "schema": { "type": "array", "minItems": 1, "items": { "enum": ["price.changed", "offer.added", "offer.removed", "ranking.changed"] }, "examples": [["price.changed", "ranking.changed"]] } },
-        { "name": "limit", "in": "query", "required": false, "description": "Most events in a page (polling only), 1 to 1000.", "schema": { "type": "integer", "minimum": 1, "maximum": 1000, "default": 100 } }
+        { "name": "limit", "in": "query", "required": false, "description": format!("Most events in a page (polling only), 1 to {}.", EventsParams::MAX_LIMIT), "schema": { "type": "integer", "minimum": 1, "maximum": EventsParams::MAX_LIMIT, "default": EventsParams::DEFAULT_LIMIT } }
     ])
 }
 

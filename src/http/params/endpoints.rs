@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 
 use super::{List, boolean, cursor, day, limit, page_limit, registrars, search, sort, tld_type};
-use super::{bounded_int, dns_types, tlds, window};
+use super::{bounded_int, dns_types, integer, tlds, window};
 use crate::http::problem::Problem;
 use crate::http::problem::echo;
 use crate::query::{self, CatalogueRequest, CatalogueSort, Cursor, Freshness, Sight};
@@ -406,6 +406,84 @@ impl DnsParams {
             types: dns_types(types.as_deref())?,
             dnssec: boolean("dnssec", dnssec.as_deref(), false)?,
         })
+    }
+}
+
+/// The query parameters of the price-change events, polled and streamed
+/// (`/api/v1/client/events`, `/api/v1/client/events/stream`).
+#[derive(Debug)]
+pub struct EventsParams {
+    /// Only events with a larger id (0: every event kept). A stream's `Last-Event-ID`
+    /// header takes its place (the handler reads it).
+    pub after: u64,
+    /// The TLDs, registrars and event types asked for (empty: every one).
+    pub filter: crate::events::Filter,
+    /// Most events in a page (polling).
+    pub limit: usize,
+}
+
+impl EventsParams {
+    /// The query parameters, in the order [`EventsParams::from_values`] takes them.
+    pub const NAMES: [&'static str; 5] = ["after", "tlds", "registrars", "types", "limit"];
+    /// `limit` when absent.
+    pub const DEFAULT_LIMIT: u64 = 100;
+    /// Largest `limit`.
+    pub const MAX_LIMIT: u64 = 1000;
+
+    /// Checks the values of [`EventsParams::NAMES`].
+    pub fn from_values(values: &Values<'_, 5>) -> Result<EventsParams, Problem> {
+        let [after, tlds_v, registrars_v, types, limit_v] = values;
+        let after = integer("after", after.as_deref(), 0, u64::MAX, 0)?;
+        let limit = integer(
+            "limit",
+            limit_v.as_deref(),
+            1,
+            Self::MAX_LIMIT,
+            Self::DEFAULT_LIMIT,
+        )? as usize;
+        let mut filter = crate::events::Filter::default();
+        if let Some(value) = tlds_v.as_deref() {
+            if value.trim_matches([' ', '\t']).is_empty() {
+                return Err(empty_list("tlds", "TLD"));
+            }
+            filter.tlds = tlds(Some(value))?.iter().map(|t| t.to_string()).collect();
+        }
+        if let Some(keys) = registrars(registrars_v.as_deref())? {
+            filter.registrars = keys.iter().map(|k| k.to_string()).collect();
+        }
+        if let Some(value) = types.as_deref() {
+            if value.trim_matches([' ', '\t']).is_empty() {
+                return Err(empty_list("types", "type"));
+            }
+            for item in value.split(',') {
+                let kind = crate::events::Kind::parse(item.trim_matches([' ', '\t'])).ok_or_else(
+                    || Problem::InvalidParameter {
+                        name: "types",
+                        value: Some(echo(item)),
+                        reason: format!(
+                            "{:?} is not an event type (price.changed, offer.added, \
+                             offer.removed, ranking.changed)",
+                            echo(item)
+                        ),
+                    },
+                )?;
+                filter.kinds |= kind.bit();
+            }
+        }
+        Ok(EventsParams {
+            after,
+            filter,
+            limit,
+        })
+    }
+}
+
+/// 400 for a list parameter given empty.
+fn empty_list(name: &'static str, what: &str) -> Problem {
+    Problem::InvalidParameter {
+        name,
+        value: Some(String::new()),
+        reason: format!("empty; leave it out for every {what}, or give some"),
     }
 }
 
