@@ -527,12 +527,8 @@ pub fn registrar(
         }
         out.extend_from_slice(b"{\"tld\":");
         json::write_str(p.tld, out);
-        out.extend_from_slice(b",\"register_price\":");
-        write_opt_cents(p.prices.register, out);
-        out.extend_from_slice(b",\"renew_price\":");
-        write_opt_cents(p.prices.renew, out);
-        out.extend_from_slice(b",\"transfer_price\":");
-        write_opt_cents(p.prices.transfer, out);
+        out.push(b',');
+        p.prices.write_price_fields(out);
         out.extend_from_slice(b",\"last_updated\":\"");
         time::write_iso_millis(p.updated_ms, out);
         out.push(b'"');

@@ -60,6 +60,17 @@ impl Triple {
         let (register, renew, transfer) = self.coded();
         write_triple(register, renew, transfer, out);
     }
+
+    /// `"register_price":..,"renew_price":..,"transfer_price":..`: the fields of a dated
+    /// price record (a change, a registrar's price of a TLD).
+    pub(crate) fn write_price_fields(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"\"register_price\":");
+        write_opt_cents(self.register, out);
+        out.extend_from_slice(b",\"renew_price\":");
+        write_opt_cents(self.renew, out);
+        out.extend_from_slice(b",\"transfer_price\":");
+        write_opt_cents(self.transfer, out);
+    }
 }
 
 /// What every caller sees of a TLD of the catalogue.
@@ -467,12 +478,8 @@ impl Change {
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"date\":\"");
         time::write_date(self.date, out);
-        out.extend_from_slice(b"\",\"register_price\":");
-        write_opt_cents(self.prices.register, out);
-        out.extend_from_slice(b",\"renew_price\":");
-        write_opt_cents(self.prices.renew, out);
-        out.extend_from_slice(b",\"transfer_price\":");
-        write_opt_cents(self.prices.transfer, out);
+        out.extend_from_slice(b"\",");
+        self.prices.write_price_fields(out);
         out.push(b'}');
     }
 }
