@@ -164,13 +164,18 @@ pub async fn search(
         Ok(values) => values,
         Err(problem) => return refuse(problem, &caller),
     };
-    let p = match SearchParams::from_values(&values) {
+    let SearchParams {
+        q,
+        max_price,
+        types,
+        limit,
+        check_availability,
+        fresh,
+    } = match SearchParams::from_values(&values) {
         Ok(p) => p,
         Err(problem) => return refuse(problem, &caller),
     };
-    let fresh = super::prices::freshness(state, &caller, p.fresh);
-    let (q, max_price, types, limit, check_availability) =
-        (p.q, p.max_price, p.types, p.limit, p.check_availability);
+    let fresh = super::prices::freshness(state, &caller, fresh);
     let mut out = state.body_buffer(route);
     let req = SearchRequest {
         q,
