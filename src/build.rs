@@ -19,10 +19,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::json;
+use crate::price::Fx;
 use crate::snapshot::render;
 use crate::snapshot::schema::{
-    CatalogueEntry, Change, NONE, Offer, Registrar, RegistrarOffer, SnapshotData, Span, Tld,
-    Version, five_year_order,
+    CatalogueEntry, Change, ExchangeRate, NONE, Offer, OfferTerms, Ranking, Registrar,
+    RegistrarOffer, SnapshotData, Span, Tld, Version, five_year_order,
 };
 use crate::snapshot::{FORMAT_VERSION, HEADER_LEN, Header, Snapshot, name_hash};
 use crate::source::{self, PriceRow, Source, SourceError};
@@ -124,12 +125,10 @@ pub fn embedded_source() -> Result<Source, BuildError> {
     const PRICES: &[u8] = include_bytes!("../snapshots/source/prices.csv");
     const HISTORY: &[u8] = include_bytes!("../snapshots/source/history.csv");
     const TLDS: &[u8] = include_bytes!("../snapshots/source/tlds.csv");
-    Ok(source::read_all(
-        REGISTRARS,
-        PRICES,
-        Some(HISTORY),
-        Some(TLDS),
-    )?)
+    const RATES: &[u8] = include_bytes!("../snapshots/source/rates.csv");
+    let mut source = source::read_all(REGISTRARS, PRICES, Some(HISTORY), Some(TLDS))?;
+    source.rates = source::read_rates(RATES)?;
+    Ok(source)
 }
 
 pub use crate::files::write_atomic;
@@ -354,6 +353,7 @@ fn render(
     add_registrar_lists(&mut data);
     add_versions(&mut data, source, &sorted.positions);
     add_catalogue(&mut data, &mut text, source);
+    add_rates(&mut data, &mut text, source);
     if text.0.len() > u32::MAX as usize {
         return Err(BuildError::TooLarge(
             "text passed 4 GiB in the catalogue".into(),
@@ -408,6 +408,17 @@ fn render_group(
             original_renew: r.original.as_ref().map_or(NONE, |o| cents(o.renew)),
             original_transfer: r.original.as_ref().map_or(NONE, |o| cents(o.transfer)),
             rate_date: r.original.as_ref().map_or(0, |o| o.rate_date),
+            regular_register: cents(r.terms.regular_register),
+            icann_fee: cents(r.terms.icann_fee),
+            icann_fee_included: r.terms.icann_fee.is_some() && r.terms.icann_fee_included,
+            years: if r.terms.register_years.iter().any(Option::is_some) {
+                let at = data.register_years.len() as u32;
+                data.register_years
+                    .extend(r.terms.register_years.iter().map(|y| cents(*y)));
+                at
+            } else {
+                NONE
+            },
             ..Offer::default()
         })
         .collect();
@@ -431,17 +442,18 @@ fn render_group(
                 i + 1,
                 &name_bytes,
                 key,
-                o.register,
-                o.renew,
+                (o.register, o.renew),
+                offer_terms(o),
                 o.updated_ms,
                 false,
+                Fx::USD,
                 out,
             );
         });
         o.client_end = text.pos();
     }
     tld.client_tail = text.span(|out| render::client_tail(g.sellers, out));
-    tld.public_tail = text.span(|out| render::public_tail(g.sellers, agg.avg, out));
+    tld.public_tail = text.span(|out| render::public_tail(g.sellers, agg.avg, Fx::USD, out));
 
     // Price records, every row, group order, comma separated.
     tld.records_start = text.pos();
@@ -450,8 +462,9 @@ fn render_group(
             text.0.push(b',');
         }
         let key = sorted.registrars[o.registrar as usize].key.as_str();
-        o.record = text
-            .span(|out| render::record(key, o.register, o.renew, o.transfer, o.updated_ms, out));
+        let prices = (o.register, o.renew, o.transfer);
+        let (terms, ms) = (offer_terms(o), o.updated_ms);
+        o.record = text.span(|out| render::record(key, prices, terms, ms, Fx::USD, out));
     }
 
     // Registrar listing prices (sellers only).
@@ -463,8 +476,20 @@ fn render_group(
                 orig.rate_date as i64,
             )
         });
-        o.listing_prices = text
-            .span(|out| render::listing_prices((o.register, o.renew, o.transfer), original, out));
+        let (prices, terms) = ((o.register, o.renew, o.transfer), offer_terms(o));
+        o.listing_prices =
+            text.span(|out| render::listing_prices(prices, original, terms, Fx::USD, out));
+    }
+
+    // The other rankings of the sellers: positions, ordered by the ranking's key, then
+    // the first-year price, then the registrar key (positions order keys).
+    for (slot, ranking) in Ranking::ALL[1..].iter().enumerate() {
+        let mut order: Vec<u32> = (0..offers.len() as u32).collect();
+        order[..g.sellers].sort_by_key(|&i| {
+            let o = &offers[i as usize];
+            (ranking.key(o.register, o.renew), o.register, o.registrar)
+        });
+        data.rankings[slot].extend(order.into_iter().map(|i| first + i));
     }
 
     // By-registrar index of the group.
@@ -484,6 +509,30 @@ fn render_group(
         transfer: cents(h.transfer),
     }));
     data.tlds.push(tld);
+}
+
+/// An offer's terms, as the writers take them.
+fn offer_terms(o: &Offer) -> OfferTerms {
+    OfferTerms {
+        regular_register: o.regular_register,
+        icann_fee: o.icann_fee,
+        icann_fee_included: o.icann_fee_included,
+    }
+}
+
+/// The reference rates, by code, with each currency's minor unit.
+fn add_rates(data: &mut SnapshotData, text: &mut Text, source: &Source) {
+    let mut rates: Vec<&source::RateRow> = source.rates.iter().collect();
+    rates.sort_by(|a, b| a.currency.cmp(&b.currency));
+    for r in rates {
+        data.rates.push(ExchangeRate {
+            code: text.str(&r.currency),
+            mantissa: r.mantissa,
+            scale: r.scale,
+            minor_unit: crate::price::minor_unit(&r.currency),
+            date: r.date,
+        });
+    }
 }
 
 /// The TLD hash table: at most half full, so probes stay short and a miss ends quickly.

@@ -19,6 +19,76 @@ pub fn offered(cents: u32) -> Option<u64> {
     (cents != NOT_OFFERED).then_some(cents as u64)
 }
 
+/// A conversion of USD cents into hundredths of another currency at an ECB euro
+/// reference rate: `amount = cents × C / USD` (both rates in units per euro, exact),
+/// rounded half to even to the currency's minor unit. [`Fx::USD`] changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fx {
+    /// `C`'s digits × 10^(USD's decimals).
+    num: u128,
+    /// `USD`'s digits × 10^(C's decimals).
+    den: u128,
+    /// Hundredths per minor unit: 1 for a currency with cents, 100 for one without.
+    step: u64,
+}
+
+impl Fx {
+    /// No conversion: USD cents as they are.
+    pub const USD: Fx = Fx {
+        num: 1,
+        den: 1,
+        step: 1,
+    };
+
+    /// The conversion at `usd` and `other` (each `(mantissa, scale)`: units per euro)
+    /// into a currency whose minor unit has `minor_unit` decimals (0 or 2).
+    pub fn new(usd: (u64, u32), other: (u64, u32), minor_unit: u32) -> Fx {
+        Fx {
+            num: u128::from(other.0) * 10u128.pow(usd.1),
+            den: u128::from(usd.0) * 10u128.pow(other.1),
+            step: if minor_unit >= 2 { 1 } else { 100 },
+        }
+    }
+
+    /// Whether this is [`Fx::USD`].
+    #[inline]
+    pub fn is_usd(&self) -> bool {
+        *self == Fx::USD
+    }
+
+    /// `cents` USD in hundredths of the currency, rounded to its minor unit.
+    #[inline]
+    pub fn amount(&self, cents: u64) -> u64 {
+        if self.is_usd() {
+            return cents;
+        }
+        let den = self.den * u128::from(self.step);
+        let n = u128::from(cents) * self.num;
+        let (q, r) = (n / den, n % den);
+        let q = match (2 * r).cmp(&den) {
+            std::cmp::Ordering::Less => q,
+            std::cmp::Ordering::Greater => q + 1,
+            std::cmp::Ordering::Equal => q + (q & 1),
+        };
+        u64::try_from(q * u128::from(self.step)).unwrap_or(u64::MAX)
+    }
+
+    /// A stored price (cents or [`NOT_OFFERED`]) converted: `None` for not offered.
+    #[inline]
+    pub fn offered(&self, cents: u32) -> Option<u64> {
+        offered(cents).map(|c| self.amount(c))
+    }
+}
+
+/// Decimals of a currency's minor unit (ISO 4217): 0 for the yen, the won and the
+/// Icelandic króna among the ECB's currencies, 2 for every other.
+pub fn minor_unit(code: &str) -> u32 {
+    match code {
+        "JPY" | "KRW" | "ISK" => 0,
+        _ => 2,
+    }
+}
+
 /// Why a price string was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PriceError {
@@ -164,12 +234,18 @@ pub fn write_opt_cents(cents: Option<u64>, out: &mut impl Out) {
 /// `avg_prices` and listing `prices`), each price in cents or [`NOT_OFFERED`] for `null`.
 #[inline]
 pub fn write_triple(register: u32, renew: u32, transfer: u32, out: &mut impl Out) {
+    write_triple_in(Fx::USD, register, renew, transfer, out)
+}
+
+/// [`write_triple`] with each price converted by `fx`.
+#[inline]
+pub fn write_triple_in(fx: Fx, register: u32, renew: u32, transfer: u32, out: &mut impl Out) {
     out.put(b"{\"register\":");
-    write_opt_cents(offered(register), out);
+    write_opt_cents(fx.offered(register), out);
     out.put(b",\"renew\":");
-    write_opt_cents(offered(renew), out);
+    write_opt_cents(fx.offered(renew), out);
     out.put(b",\"transfer\":");
-    write_opt_cents(offered(transfer), out);
+    write_opt_cents(fx.offered(transfer), out);
     out.put_byte(b'}');
 }
 

@@ -23,6 +23,7 @@
 
 mod at;
 mod catalogue;
+pub mod money;
 mod suggest;
 pub mod view;
 
@@ -34,6 +35,7 @@ pub use catalogue::{
     TYPES, catalogue, catalogue_view, registrar, registrar_view, registrars_list, registrars_view,
     tld_facts,
 };
+pub use money::{Money, money};
 pub use suggest::close_names;
 
 use std::fmt;
@@ -42,10 +44,12 @@ use smallvec::SmallVec;
 
 use crate::json;
 use crate::json::write_int;
+use crate::price::Fx;
 pub use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::render;
-use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
+pub use crate::snapshot::schema::Ranking;
+use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE, OfferTerms};
 use crate::time;
 use crate::time::Stamp;
 use crate::time::write_opt_date;
@@ -162,6 +166,31 @@ pub struct CheapestRequest<'a> {
     pub fresh: Freshness,
     /// What the caller sees: at most [`Sight::shown`] of the ranked entries per TLD.
     pub sight: Sight,
+}
+
+/// How an answer presents what it shows: the order of a ranking and the currency of
+/// its prices. [`Presentation::STORED`] is the snapshot's own (by first-year price, USD):
+/// its answers are the stored fragments.
+#[derive(Debug, Clone, Copy)]
+pub struct Presentation<'s> {
+    /// The order of the cheapest rankings (`sort=`).
+    pub ranking: Ranking,
+    /// The currency of the prices (`currency=`).
+    pub money: Money<'s>,
+}
+
+impl Presentation<'_> {
+    /// By first-year price, in USD.
+    pub const STORED: Presentation<'static> = Presentation {
+        ranking: Ranking::Register,
+        money: Money::USD,
+    };
+
+    /// Whether the stored fragments answer as they are.
+    #[inline]
+    pub fn is_stored(&self) -> bool {
+        self.ranking == Ranking::Register && self.money.is_usd()
+    }
 }
 
 /// Parameters of [`prices`].
@@ -334,10 +363,23 @@ pub fn cheapest(
     req: &CheapestRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    cheapest_in(snap, req, Presentation::STORED, out)
+}
+
+/// [`cheapest`] in another order or currency.
+pub fn cheapest_in(
+    snap: &ArchivedSnapshotData,
+    req: &CheapestRequest<'_>,
+    how: Presentation<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
     let (found, missing) = write_results(snap, req.tlds, out, |t, out| {
-        cheapest_value(snap, req, t, out)
+        out.extend_from_slice(b"{\"cheapest_register\":[");
+        cheapest_entries_in(
+            snap, t, req.limit, req.shape, req.fresh, req.sight, how, out,
+        );
     })?;
-    cheapest_end(req, found, &missing, out);
+    cheapest_end(req, found, &missing, how.money, out);
     Ok(())
 }
 
@@ -350,6 +392,19 @@ pub fn cheapest_at(
     day: i64,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    cheapest_at_in(snap, req, day, Money::USD, out)
+}
+
+/// [`cheapest_at`] in another currency (the ranking of a past day is by first-year
+/// price only).
+pub fn cheapest_at_in(
+    snap: &ArchivedSnapshotData,
+    req: &CheapestRequest<'_>,
+    day: i64,
+    money: Money<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    let fx = money.fx;
     check_day(snap, day, req.fresh.today)?;
     let mut offers = Vec::new();
     let (found, missing) = write_known_results(snap, req.tlds, out, |t, out| {
@@ -371,16 +426,18 @@ pub fn cheapest_at(
             match req.shape {
                 Shape::Client => {
                     let key = snap.span_str(&reg.key);
-                    render::client_entry(i + 1, name_json, key, o.register, o.renew, ms, false, out)
+                    let prices = (o.register, o.renew);
+                    let terms = OfferTerms::NONE;
+                    render::client_entry(i + 1, name_json, key, prices, terms, ms, false, fx, out)
                 }
                 Shape::Public => render::public_entry(
                     i + 1,
                     name_json,
-                    o.register,
-                    o.renew,
-                    o.transfer,
+                    (o.register, o.renew, o.transfer),
+                    OfferTerms::NONE,
                     ms,
                     false,
+                    fx,
                     out,
                 ),
             }
@@ -399,12 +456,12 @@ pub fn cheapest_at(
                     shown(main, renew),
                     shown(Sight::average_of(hidden_transfers), transfer),
                 );
-                render::public_tail(sellers, avg, out)
+                render::public_tail(sellers, avg, fx, out)
             }
         }
         true
     })?;
-    cheapest_end(req, found, &missing, out);
+    cheapest_end(req, found, &missing, money, out);
     Ok(())
 }
 
@@ -423,16 +480,6 @@ fn check_day(snap: &ArchivedSnapshotData, day: i64, today: i64) -> Result<(), Qu
         });
     }
     Ok(())
-}
-
-fn cheapest_value(
-    snap: &ArchivedSnapshotData,
-    req: &CheapestRequest<'_>,
-    t: &ArchivedTld,
-    out: &mut Vec<u8>,
-) {
-    out.extend_from_slice(b"{\"cheapest_register\":[");
-    cheapest_entries(snap, t, req.limit, req.shape, req.fresh, req.sight, out);
 }
 
 /// The first seller of `t` a ranking shows `sight` (the cheapest fresh one it sees,
@@ -455,6 +502,138 @@ pub fn first_ranked<'s>(
 /// the object (`registrar_count`, the public shape's `avg_prices`, `stale_count` when
 /// some seller is stale).
 pub fn cheapest_entries(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    limit: usize,
+    shape: Shape,
+    fresh: Freshness,
+    sight: Sight,
+    out: &mut Vec<u8>,
+) {
+    cheapest_entries_in(
+        snap,
+        t,
+        limit,
+        shape,
+        fresh,
+        sight,
+        Presentation::STORED,
+        out,
+    )
+}
+
+/// [`cheapest_entries`] in the order and currency of `how`. The plan's cut is the same
+/// sellers whatever the order (the first [`Sight::shown`] by first-year price); the
+/// stored ranking of the order (`SnapshotData::rankings`) is walked past the ones the
+/// cut leaves out and the stale ones, and each entry is written from its prices.
+#[allow(clippy::too_many_arguments)]
+pub fn cheapest_entries_in(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    limit: usize,
+    shape: Shape,
+    fresh: Freshness,
+    sight: Sight,
+    how: Presentation<'_>,
+    out: &mut Vec<u8>,
+) {
+    if how.is_stored() {
+        return stored_entries(snap, t, limit, shape, fresh, sight, out);
+    }
+    let fx = how.money.fx;
+    let visible = sight.shown(snap.span_str(&t.name), t.sellers.to_native() as usize);
+    let first = t.first_offer.to_native() as usize;
+    let order: &[_] = match how.ranking {
+        Ranking::Register => &[],
+        Ranking::Renew => &snap.rankings[0][first..first + t.sellers.to_native() as usize],
+        Ranking::Total3Year => &snap.rankings[1][first..first + t.sellers.to_native() as usize],
+        Ranking::Total5Year => &snap.rankings[2][first..first + t.sellers.to_native() as usize],
+    };
+    let positions = (first..first + visible)
+        .filter(|_| how.ranking == Ranking::Register)
+        .chain(
+            order
+                .iter()
+                .map(|p| p.to_native() as usize)
+                .filter(|p| *p < first + visible),
+        );
+    let mut stale = 0;
+    let mut rank = 0;
+    for o in positions.map(|p| &snap.offers[p]) {
+        let ms = o.updated_ms.to_native();
+        let is_stale = fresh.is_stale(ms);
+        stale += usize::from(is_stale);
+        if rank == limit || !fresh.ranks(ms) {
+            continue;
+        }
+        if rank > 0 {
+            out.push(b',');
+        }
+        let reg = &snap.registrars[o.registrar.to_native() as usize];
+        let name_json = snap.span(&reg.name_json);
+        match shape {
+            Shape::Client => render::client_entry(
+                rank + 1,
+                name_json,
+                snap.span_str(&reg.key),
+                (o.register.to_native(), o.renew.to_native()),
+                o.terms(),
+                ms,
+                is_stale,
+                fx,
+                out,
+            ),
+            Shape::Public => render::public_entry(
+                rank + 1,
+                name_json,
+                (
+                    o.register.to_native(),
+                    o.renew.to_native(),
+                    o.transfer.to_native(),
+                ),
+                o.terms(),
+                ms,
+                is_stale,
+                fx,
+                out,
+            ),
+        }
+        rank += 1;
+    }
+    cheapest_tail(snap, t, shape, sight, fx, out);
+    close_with_stale_count(stale, out);
+}
+
+/// What closes a TLD's cheapest result: the stored tail, or the public one written
+/// in the currency or with the averages the plan hides left out.
+fn cheapest_tail(
+    snap: &ArchivedSnapshotData,
+    t: &ArchivedTld,
+    shape: Shape,
+    sight: Sight,
+    fx: Fx,
+    out: &mut Vec<u8>,
+) {
+    match shape {
+        Shape::Client => out.extend_from_slice(snap.span(&t.client_tail)),
+        Shape::Public => match averages_shown(snap, t, sight) {
+            (true, true) if fx.is_usd() => out.extend_from_slice(snap.span(&t.public_tail)),
+            (main, transfer) => {
+                let avg = |shown: bool, c: u32| if shown { c } else { NONE };
+                let avgs = (
+                    avg(main, t.avg_register.to_native()),
+                    avg(main, t.avg_renew.to_native()),
+                    avg(transfer, t.avg_transfer.to_native()),
+                );
+                render::public_tail(t.sellers.to_native() as usize, avgs, fx, out);
+            }
+        },
+    }
+}
+
+/// [`cheapest_entries`] from the stored fragments: one copy of the client entries up
+/// to the first stale seller, the rest written one by one.
+fn stored_entries(
     snap: &ArchivedSnapshotData,
     t: &ArchivedTld,
     limit: usize,
@@ -518,10 +697,11 @@ pub fn cheapest_entries(
                     rank + 1,
                     snap.span(&reg.name_json),
                     snap.span_str(&reg.key),
-                    o.register.to_native(),
-                    o.renew.to_native(),
+                    (o.register.to_native(), o.renew.to_native()),
+                    o.terms(),
                     ms,
                     is_stale,
+                    Fx::USD,
                     out,
                 );
             }
@@ -529,26 +709,18 @@ pub fn cheapest_entries(
         }
         rank += 1;
     }
-    match shape {
-        Shape::Client => out.extend_from_slice(snap.span(&t.client_tail)),
-        Shape::Public => match averages_shown(snap, t, sight) {
-            (true, true) => out.extend_from_slice(snap.span(&t.public_tail)),
-            (main, transfer) => {
-                let avg = |shown: bool, c: u32| if shown { c } else { NONE };
-                let avgs = (
-                    avg(main, t.avg_register.to_native()),
-                    avg(main, t.avg_renew.to_native()),
-                    avg(transfer, t.avg_transfer.to_native()),
-                );
-                render::public_tail(t.sellers.to_native() as usize, avgs, out);
-            }
-        },
-    }
+    cheapest_tail(snap, t, shape, sight, Fx::USD, out);
     close_with_stale_count(stale, out);
 }
 
 /// Closes `results` and writes `meta` (client) or `meta.not_found` (public).
-fn cheapest_end(req: &CheapestRequest<'_>, found: usize, missing: &[String], out: &mut Vec<u8>) {
+fn cheapest_end(
+    req: &CheapestRequest<'_>,
+    found: usize,
+    missing: &[String],
+    money: Money<'_>,
+    out: &mut Vec<u8>,
+) {
     out.push(b'}');
     match req.shape {
         Shape::Client => {
@@ -563,13 +735,25 @@ fn cheapest_end(req: &CheapestRequest<'_>, found: usize, missing: &[String], out
                 write_str_list(missing, out);
                 out.push(b'}');
             }
+            if !money.is_usd() {
+                out.push(b',');
+                money.write_member(out);
+            }
             out.push(b'}');
         }
         Shape::Public => {
-            if !missing.is_empty() {
-                out.extend_from_slice(b",\"meta\":{\"not_found\":{\"tlds\":");
-                write_str_list(missing, out);
-                out.extend_from_slice(b"}}");
+            if !missing.is_empty() || !money.is_usd() {
+                out.extend_from_slice(b",\"meta\":{");
+                if !missing.is_empty() {
+                    out.extend_from_slice(b"\"not_found\":{\"tlds\":");
+                    write_str_list(missing, out);
+                    out.push(b'}');
+                    if !money.is_usd() {
+                        out.push(b',');
+                    }
+                }
+                money.write_member(out);
+                out.push(b'}');
             }
         }
     }
@@ -592,11 +776,15 @@ fn write_public_entry(
     render::public_entry(
         i + 1,
         name_json,
-        o.register.to_native(),
-        o.renew.to_native(),
-        o.transfer.to_native(),
+        (
+            o.register.to_native(),
+            o.renew.to_native(),
+            o.transfer.to_native(),
+        ),
+        o.terms(),
         o.updated_ms.to_native(),
         stale,
+        Fx::USD,
         out,
     );
 }
@@ -607,7 +795,17 @@ pub fn prices(
     req: &PricesRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
-    prices_impl(snap, req, None, out)
+    prices_impl(snap, req, None, Money::USD, out)
+}
+
+/// [`prices`] in another currency.
+pub fn prices_in(
+    snap: &ArchivedSnapshotData,
+    req: &PricesRequest<'_>,
+    money: Money<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    prices_impl(snap, req, None, money, out)
 }
 
 /// [`prices`] as it would have answered on `day` (days since 1970-01-01), from the
@@ -619,16 +817,29 @@ pub fn prices_at(
     day: i64,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    prices_at_in(snap, req, day, Money::USD, out)
+}
+
+/// [`prices_at`] in another currency.
+pub fn prices_at_in(
+    snap: &ArchivedSnapshotData,
+    req: &PricesRequest<'_>,
+    day: i64,
+    money: Money<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
     check_day(snap, day, req.fresh.today)?;
-    prices_impl(snap, req, Some(day), out)
+    prices_impl(snap, req, Some(day), money, out)
 }
 
 fn prices_impl(
     snap: &ArchivedSnapshotData,
     req: &PricesRequest<'_>,
     day: Option<i64>,
+    money: Money<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    let fx = money.fx;
     // Registrar keys resolved once for all TLDs; a request names at most 100.
     let mut regs: Vec<usize> = Vec::new();
     let mut unknown_regs: Vec<String> = Vec::new();
@@ -644,7 +855,7 @@ fn prices_impl(
     let mut offers = Vec::new();
     let (found, missing) = write_known_results(snap, req.tlds, out, |t, out| {
         let Some(day) = day else {
-            prices_value(snap, req, &regs, t, out);
+            prices_value(snap, req, &regs, t, fx, out);
             return true;
         };
         let Some(sellers) = at::offers_at(snap, t, day, &mut offers) else {
@@ -655,7 +866,8 @@ fn prices_impl(
             let r = o.registrar as usize;
             let ms = at::version_at(snap, r, day).map_or(0, |v| v.ms.to_native());
             let key = snap.span_str(&snap.registrars[r].key);
-            render::record(key, o.register, o.renew, o.transfer, ms, out);
+            let prices = (o.register, o.renew, o.transfer);
+            render::record(key, prices, OfferTerms::NONE, ms, fx, out);
         };
         out.push(b'{');
         let mut first = true;
@@ -684,7 +896,15 @@ fn prices_impl(
         None => snap.data_updated_ms.to_native(),
         Some(day) => at::data_updated_at(snap, day),
     };
-    prices_end(req, found, &missing, &unknown_regs, last_updated, out);
+    prices_end(
+        req,
+        found,
+        &missing,
+        &unknown_regs,
+        last_updated,
+        money,
+        out,
+    );
     Ok(())
 }
 
@@ -693,6 +913,7 @@ fn prices_value(
     req: &PricesRequest<'_>,
     regs: &[usize],
     t: &ArchivedTld,
+    fx: Fx,
     out: &mut Vec<u8>,
 ) {
     out.push(b'{');
@@ -708,10 +929,10 @@ fn prices_value(
                     out.push(b',');
                 }
                 first = false;
-                write_record(snap, o, req.fresh, out);
+                write_record(snap, o, req.fresh, fx, out);
             }
         }
-    } else if req.fresh.all_fresh(t) {
+    } else if req.fresh.all_fresh(t) && fx.is_usd() {
         // Every seller fresh: the records are stored back to back in rank order, so
         // the plan's cut is a shorter slice.
         let shown = req.sight.shown(tld, sellers);
@@ -727,20 +948,37 @@ fn prices_value(
             if i > 0 {
                 out.push(b',');
             }
-            write_record(snap, o, req.fresh, out);
+            write_record(snap, o, req.fresh, fx, out);
         }
     }
     out.push(b'}');
 }
 
-/// An offer's stored price record, with `"stale":true` before its closing brace when
-/// it is stale.
+/// An offer's stored price record (written in the currency of `fx` when it is not
+/// USD), with `"stale":true` before its closing brace when it is stale.
 fn write_record(
     snap: &ArchivedSnapshotData,
     o: &ArchivedOffer,
     fresh: Freshness,
+    fx: Fx,
     out: &mut Vec<u8>,
 ) {
+    let mark = out.len();
+    if !fx.is_usd() {
+        let key = snap.span_str(&snap.registrars[o.registrar.to_native() as usize].key);
+        let prices = (
+            o.register.to_native(),
+            o.renew.to_native(),
+            o.transfer.to_native(),
+        );
+        render::record(key, prices, o.terms(), o.updated_ms.to_native(), fx, out);
+        if fresh.is_stale(o.updated_ms.to_native()) {
+            out.pop();
+            out.extend_from_slice(b",\"stale\":true}");
+        }
+        debug_assert!(out.len() > mark);
+        return;
+    }
     let record = snap.span(&o.record);
     if fresh.is_stale(o.updated_ms.to_native()) {
         out.extend_from_slice(&record[..record.len() - 1]);
@@ -757,6 +995,7 @@ fn prices_end(
     missing: &[String],
     unknown_regs: &[String],
     last_updated_ms: i64,
+    money: Money<'_>,
     out: &mut Vec<u8>,
 ) {
     out.extend_from_slice(b"},\"stats\":{\"total_tlds\":");
@@ -780,6 +1019,10 @@ fn prices_end(
             write_str_list(unknown_regs, out);
         }
         out.push(b'}');
+    }
+    if !money.is_usd() {
+        out.push(b',');
+        money.write_member(out);
     }
     out.extend_from_slice(b"}}");
 }
@@ -825,6 +1068,16 @@ pub fn registrars(
     req: &RegistrarsRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    registrars_in(snap, req, Money::USD, out)
+}
+
+/// [`registrars`] with the prices in another currency.
+pub fn registrars_in(
+    snap: &ArchivedSnapshotData,
+    req: &RegistrarsRequest<'_>,
+    money: Money<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
     out.clear();
     let Some(t) = snap.tld(req.tld) else {
         return Err(QueryError::UnknownTlds(vec![req.tld.to_string()]));
@@ -860,8 +1113,16 @@ pub fn registrars(
         out.extend_from_slice(snap.span(&reg.listing_head));
         out.extend_from_slice(req.public_url.as_bytes());
         out.extend_from_slice(snap.span(&reg.listing_path));
-        if req.include_prices {
+        if req.include_prices && money.is_usd() {
             out.extend_from_slice(snap.span(&o.listing_prices));
+        } else if req.include_prices {
+            let prices = (
+                o.register.to_native(),
+                o.renew.to_native(),
+                o.transfer.to_native(),
+            );
+            let original = snap.original_prices(o);
+            render::listing_prices(prices, original, o.terms(), money.fx, out);
         }
         let ms = o.updated_ms.to_native();
         render::age(ms, fresh.is_stale(ms), out);
@@ -874,6 +1135,10 @@ pub fn registrars(
     if shown < listed {
         out.extend_from_slice(b",\"message\":");
         json::write_str(&listing_message(shown, listed), out);
+    }
+    if !money.is_usd() {
+        out.push(b',');
+        money.write_member(out);
     }
     out.push(b'}');
     Ok(())

@@ -143,6 +143,10 @@ pub fn run_blocking(config: &Config, inputs: &Inputs) -> Result<Refreshed, Strin
         Some(&history[..]),
         Some(&tld_rows[..]),
     )
+    .and_then(|mut source| {
+        source.rates = crate::source::read_rates(&write::rates_csv(s)[..])?;
+        Ok(source)
+    })
     .map_err(|e| format!("the imported price source was refused: {e}"))?;
     let (bytes, report) =
         build::build(&source, &BuildOptions::default()).map_err(|e| format!("build: {e}"))?;

@@ -9,6 +9,7 @@
 //! | `prices.csv` | `tld,registrar,register,renew,transfer,currency,updated_at`, optionally `original_currency,original_register,original_renew,original_transfer,rate_date` and `regular_register,icann_fee,icann_fee_included` |
 //! | `history.csv` (optional) | `date,tld,registrar,register,renew,transfer` |
 //! | `tlds.csv` (optional) | `tld,type,manager`: the IANA root zone list with each TLD's type and manager |
+//! | `rates.csv` (optional) | `currency,per_eur,date`: the ECB euro reference rates of the data date, which answers in other currencies are converted at |
 //!
 //! Reading never stops at the first bad row: every problem is collected as
 //! `file:line: what is wrong` (up to [`MAX_REPORTED_ERRORS`]), and the whole source is
@@ -80,6 +81,9 @@ pub const HISTORY_COLUMNS: [&str; 6] =
 
 /// The columns of `tlds.csv`, in the order writers emit them.
 pub const TLDS_COLUMNS: [&str; 3] = ["tld", "type", "manager"];
+
+/// The columns of `rates.csv`, in the order writers emit them.
+pub const RATES_COLUMNS: [&str; 3] = ["currency", "per_eur", "date"];
 
 /// How many bad rows are listed before the report says "and N more". Enough to fix a
 /// systematic error in one pass, few enough to read.
@@ -178,6 +182,51 @@ pub struct TldInfoRow {
     pub manager: String,
 }
 
+/// One reference rate of `rates.csv`: how many units of `currency` one euro bought on
+/// `date`, as the ECB published it (an exact decimal, `mantissa / 10^scale`). Every row
+/// has the same date, and `USD` and `EUR` (`1`) are among them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateRow {
+    /// ISO 4217 code: three capital letters.
+    pub currency: String,
+    /// The rate's digits, without the decimal point.
+    pub mantissa: u64,
+    /// How many of them are decimals.
+    pub scale: u32,
+    /// Day of the rate, days since 1970-01-01.
+    pub date: i32,
+}
+
+impl RateRow {
+    /// Reads a rate as the ECB writes it (`1.1684`, `186.75`): at most 9 decimals, above
+    /// zero, below 2^40 as digits.
+    pub fn parse_rate(s: &str) -> Option<(u64, u32)> {
+        let s = s.trim();
+        let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+        let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+        if whole.is_empty() || !digits(whole) || !digits(frac) || frac.len() > 9 {
+            return None;
+        }
+        let mantissa: u64 = format!("{whole}{frac}").parse().ok()?;
+        (mantissa > 0 && mantissa <= 1 << 40).then_some((mantissa, frac.len() as u32))
+    }
+
+    /// The rate as the ECB writes it (`1.1684`).
+    pub fn decimal(&self) -> String {
+        let digits = format!(
+            "{:0>width$}",
+            self.mantissa,
+            width = self.scale as usize + 1
+        );
+        let (whole, frac) = digits.split_at(digits.len() - self.scale as usize);
+        if frac.is_empty() {
+            whole.to_string()
+        } else {
+            format!("{whole}.{frac}")
+        }
+    }
+}
+
 /// A whole, valid price source.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Source {
@@ -189,6 +238,9 @@ pub struct Source {
     pub history: Vec<HistoryRow>,
     /// Every TLD of the IANA list, in file order (empty without `tlds.csv`).
     pub tlds: Vec<TldInfoRow>,
+    /// The reference rates answers in other currencies use, in file order (empty
+    /// without `rates.csv`: then every answer is in USD).
+    pub rates: Vec<RateRow>,
 }
 
 /// One bad row: where it is and what is wrong with it.
@@ -265,7 +317,74 @@ pub fn read_dir(dir: &Path) -> Result<Source, SourceError> {
     };
     let history = optional("history.csv")?;
     let tlds = optional("tlds.csv")?;
-    read_all(registrars, prices, history, tlds)
+    let rates = optional(RATES_FILE)?;
+    let mut source = read_all(registrars, prices, history, tlds)?;
+    if let Some(rates) = rates {
+        source.rates = read_rates(rates)?;
+    }
+    Ok(source)
+}
+
+/// The file name of the reference rates in a price source directory.
+pub const RATES_FILE: &str = "rates.csv";
+
+/// Reads and validates `rates.csv`: one row per currency, one date for all, `USD`
+/// among them and `EUR` at `1` (the ECB's base).
+pub fn read_rates<R: Read>(input: R) -> Result<Vec<RateRow>, SourceError> {
+    let mut errs = Errors::default();
+    let mut rows: Vec<RateRow> = Vec::new();
+    let file = RATES_FILE;
+    if let Some(mut table) = Table::new(file, input, &RATES_COLUMNS, &mut errs) {
+        let mut seen = HashSet::new();
+        table.rows(&mut errs, |line, f, errs| {
+            let currency = f[0].trim();
+            if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
+                return errs.push(
+                    file,
+                    line,
+                    format!("currency {currency:?} is not an ISO 4217 code"),
+                );
+            }
+            if !seen.insert(currency.to_string()) {
+                return errs.push(file, line, format!("currency {currency} is listed twice"));
+            }
+            let Some((mantissa, scale)) = RateRow::parse_rate(f[1]) else {
+                return errs.push(
+                    file,
+                    line,
+                    format!(
+                        "rate {:?} is not a decimal above zero with at most 9 decimals",
+                        f[1]
+                    ),
+                );
+            };
+            let Some(date) = time::parse_date(f[2].trim()) else {
+                return errs.push(file, line, format!("date {:?} is not YYYY-MM-DD", f[2]));
+            };
+            if let Some(first) = rows.first() {
+                if i64::from(first.date) != date {
+                    return errs.push(file, line, "every rate must have the same date");
+                }
+            }
+            if currency == "EUR" && (mantissa, scale) != (1, 0) {
+                return errs.push(file, line, "EUR must be 1: the rates are units per euro");
+            }
+            rows.push(RateRow {
+                currency: currency.to_string(),
+                mantissa,
+                scale,
+                date: date as i32,
+            });
+        });
+        if errs.total == 0 && !rows.is_empty() {
+            for needed in ["USD", "EUR"] {
+                if !rows.iter().any(|r| r.currency == needed) {
+                    errs.push(file, 1, format!("no {needed} rate"));
+                }
+            }
+        }
+    }
+    errs.finish().map(|()| rows)
 }
 
 /// Reads and validates a price source from three readers (tests, the embedded default).

@@ -11,7 +11,7 @@ use crate::access::Caller;
 use crate::http::params::{self, CheapestParams, FreshnessParams, PricesParams, RegistrarsParams};
 use crate::http::problem::Problem;
 use crate::http::router::Route;
-use crate::query::{self, CheapestRequest, PricesRequest, RegistrarsRequest, Shape};
+use crate::query::{self, CheapestRequest, Presentation, PricesRequest, RegistrarsRequest, Shape};
 use crate::store::Loaded;
 use crate::time::Stamp;
 use serde_json::{Value, json};
@@ -87,6 +87,7 @@ fn answer(
         Endpoint::Cheapest(shape) => {
             let values = params::pick(query, CheapestParams::NAMES)?;
             let p = CheapestParams::from_values(&values)?;
+            let money = money_of(data, p.currency.as_deref())?;
             let fresh = freshness(state, caller, p.fresh);
             check_plan(state, caller, &p.tlds)?;
             let names = as_strs(&p.tlds);
@@ -98,15 +99,20 @@ fn answer(
                 fresh,
                 sight: caller.sight(),
             };
+            let how = Presentation {
+                ranking: p.sort,
+                money,
+            };
             match p.at {
-                None => query::cheapest(data, &req, out),
-                Some(day) => query::cheapest_at(data, &req, day, out),
+                None => query::cheapest_in(data, &req, how, out),
+                Some(day) => query::cheapest_at_in(data, &req, day, money, out),
             }
             .map_err(Problem::from_query)
         }
         Endpoint::Prices => {
             let values = params::pick(query, PricesParams::NAMES)?;
             let p = PricesParams::from_values(&values)?;
+            let money = money_of(data, p.currency.as_deref())?;
             let fresh = freshness(state, caller, p.fresh);
             check_plan(state, caller, &p.tlds)?;
             let names = as_strs(&p.tlds);
@@ -119,8 +125,8 @@ fn answer(
                 sight: caller.sight(),
             };
             match p.at {
-                None => query::prices(data, &req, out),
-                Some(day) => query::prices_at(data, &req, day, out),
+                None => query::prices_in(data, &req, money, out),
+                Some(day) => query::prices_at_in(data, &req, day, money, out),
             }
             .map_err(Problem::from_query)
         }
@@ -128,6 +134,7 @@ fn answer(
             let tld = params::path_tld(segment)?;
             let values = params::pick(query, RegistrarsParams::NAMES)?;
             let p = RegistrarsParams::from_values(&values)?;
+            let money = money_of(data, p.currency.as_deref())?;
             let fresh = freshness(state, caller, p.fresh);
             check_plan(state, caller, std::slice::from_ref(&tld))?;
             let req = RegistrarsRequest {
@@ -137,9 +144,20 @@ fn answer(
                 public_url: &state.config.public_url,
                 fresh,
             };
-            query::registrars(data, &req, out).map_err(Problem::from_query)
+            query::registrars_in(data, &req, money, out).map_err(Problem::from_query)
         }
     }
+}
+
+/// The money of a request's `currency` (USD when it gave none): a code the snapshot
+/// has no rate for is the request's fault, answered before the plan is looked at.
+pub fn money_of<'s>(
+    data: &'s crate::snapshot::ArchivedSnapshotData,
+    currency: Option<&str>,
+) -> Result<query::Money<'s>, Problem> {
+    currency.map_or(Ok(query::Money::USD), |c| {
+        query::money(data, c).map_err(Problem::from_query)
+    })
 }
 
 /// The request's staleness rule: the `max_age_days` and `include_stale` it asked for,

@@ -36,6 +36,12 @@ pub enum Command {
         /// Answer as of this day (YYYY-MM-DD), from the history.
         #[arg(long)]
         at: Option<String>,
+        /// Rank by register, renew, total_3_year or total_5_year [default: register].
+        #[arg(long)]
+        sort: Option<String>,
+        /// Show the prices in this currency (ISO 4217, an ECB reference rate) [default: USD].
+        #[arg(long)]
+        currency: Option<String>,
     },
     /// Prices of chosen registrars (`/api/v1/client/prices`).
     Prices {
@@ -50,6 +56,9 @@ pub enum Command {
         /// Answer as of this day (YYYY-MM-DD), from the history.
         #[arg(long)]
         at: Option<String>,
+        /// Show the prices in this currency (ISO 4217, an ECB reference rate) [default: USD].
+        #[arg(long)]
+        currency: Option<String>,
     },
     /// Registrars that sell a TLD (`/api/v1/client/registrars/tld/{tld}`).
     Registrars {
@@ -64,6 +73,9 @@ pub enum Command {
         /// Base of `website_url`.
         #[arg(long, default_value = tldsnap::query::DEFAULT_PUBLIC_URL)]
         public_url: String,
+        /// Show the prices in this currency (ISO 4217, an ECB reference rate) [default: USD].
+        #[arg(long)]
+        currency: Option<String>,
     },
     /// The TLD overview (type, manager, averages, cheapest, lowest renewal,
     /// lowest 5 years). With a --tier that covers only the free TLDs, the member-only
@@ -249,11 +261,24 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             limit,
             public,
             at,
+            sort,
+            currency,
         } => {
-            let values =
-                params::values_of([Some(&tlds), limit.as_deref(), at.as_deref(), None, None]);
+            let values = params::values_of([
+                Some(&tlds),
+                limit.as_deref(),
+                at.as_deref(),
+                None,
+                None,
+                sort.as_deref(),
+                currency.as_deref(),
+            ]);
             let p = param(CheapestParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
+            let money = match &p.currency {
+                Some(c) => query::money(snap.data(), c)?,
+                None => query::Money::USD,
+            };
             let tlds: Vec<String> = p.tlds.iter().map(|t| t.to_string()).collect();
             check_plan(plan.as_ref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();
@@ -266,9 +291,13 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 fresh: common.fresh()?,
                 sight: sight(plan.as_ref()),
             };
+            let how = query::Presentation {
+                ranking: p.sort,
+                money,
+            };
             match p.at {
-                None => query::cheapest(snap.data(), &req, &mut out)?,
-                Some(day) => query::cheapest_at(snap.data(), &req, day, &mut out)?,
+                None => query::cheapest_in(snap.data(), &req, how, &mut out)?,
+                Some(day) => query::cheapest_at_in(snap.data(), &req, day, money, &mut out)?,
             }
         }
         Command::Prices {
@@ -276,11 +305,21 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             tlds,
             registrars,
             at,
+            currency,
         } => {
-            let values =
-                params::values_of([Some(&tlds), registrars.as_deref(), at.as_deref(), None]);
+            let values = params::values_of([
+                Some(&tlds),
+                registrars.as_deref(),
+                at.as_deref(),
+                None,
+                currency.as_deref(),
+            ]);
             let p = param(PricesParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
+            let money = match &p.currency {
+                Some(c) => query::money(snap.data(), c)?,
+                None => query::Money::USD,
+            };
             let started = tldsnap::time::Stamp::now();
             let tlds: Vec<String> = p.tlds.iter().map(|t| t.to_string()).collect();
             check_plan(plan.as_ref(), &tlds)?;
@@ -297,8 +336,8 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 sight: sight(plan.as_ref()),
             };
             match p.at {
-                None => query::prices(snap.data(), &req, &mut out)?,
-                Some(day) => query::prices_at(snap.data(), &req, day, &mut out)?,
+                None => query::prices_in(snap.data(), &req, money, &mut out)?,
+                Some(day) => query::prices_at_in(snap.data(), &req, day, money, &mut out)?,
             }
         }
         Command::Registrars {
@@ -306,8 +345,14 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             tld,
             include_prices,
             public_url: url,
+            currency,
         } => {
             let (snap, plan) = common.open()?;
+            let currency = param(params::currency(currency.as_deref()))?;
+            let money = match &currency {
+                Some(c) => query::money(snap.data(), c)?,
+                None => query::Money::USD,
+            };
             let tld = one_tld(&tld)?;
             check_plan(plan.as_ref(), std::slice::from_ref(&tld))?;
             let req = RegistrarsRequest {
@@ -317,7 +362,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 public_url: public_url(&url)?,
                 fresh: common.fresh()?,
             };
-            query::registrars(snap.data(), &req, &mut out)?;
+            query::registrars_in(snap.data(), &req, money, &mut out)?;
         }
         Command::Overview { common, tld } => {
             let (snap, plan) = common.open()?;

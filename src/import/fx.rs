@@ -21,6 +21,7 @@
 use std::path::Path;
 
 use super::ImportError;
+use crate::source::RateRow;
 use crate::time;
 
 /// File name of the rate table inside the rate directory.
@@ -36,20 +37,8 @@ struct Rate {
 impl Rate {
     /// `1.1684` -> 11684 / 10^4. `None` for `N/A`, empty, zero or anything else.
     fn parse(s: &str) -> Option<Rate> {
-        let s = s.trim();
-        let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
-        let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
-        if whole.is_empty() || !digits(whole) || !digits(frac) || frac.len() > 9 {
-            return None;
-        }
-        let mantissa: u64 = format!("{whole}{frac}").parse().ok()?;
-        if mantissa == 0 || mantissa > 1 << 40 {
-            return None;
-        }
-        Some(Rate {
-            mantissa,
-            scale: frac.len() as u32,
-        })
+        let (mantissa, scale) = RateRow::parse_rate(s)?;
+        Some(Rate { mantissa, scale })
     }
 }
 
@@ -142,6 +131,43 @@ impl Rates {
             days,
             rates,
         })
+    }
+
+    /// The rates of the last row dated on or before `day` that quotes USD, one per
+    /// currency it quotes, with `EUR` at 1, in code order: the `rates.csv` of a price
+    /// source whose data date is `day`. Empty when no such row exists.
+    pub fn rows_at(&self, day: i64) -> Vec<RateRow> {
+        let Some(usd) = self.column("USD") else {
+            return Vec::new();
+        };
+        let end = self.days.partition_point(|d| *d <= day);
+        let Some(row) = (0..end).rev().find(|&r| self.rate(r, usd).is_some()) else {
+            return Vec::new();
+        };
+        let date = self.days[row] as i32;
+        let mut rows: Vec<RateRow> = self
+            .currencies
+            .iter()
+            .enumerate()
+            .filter_map(|(c, code)| {
+                let rate = self.rate(row, c)?;
+                Some(RateRow {
+                    currency: code.clone(),
+                    mantissa: rate.mantissa,
+                    scale: rate.scale,
+                    date,
+                })
+            })
+            .chain(std::iter::once(RateRow {
+                currency: "EUR".into(),
+                mantissa: 1,
+                scale: 0,
+                date,
+            }))
+            .collect();
+        rows.sort_by(|a, b| a.currency.cmp(&b.currency));
+        rows.dedup_by(|a, b| a.currency == b.currency);
+        rows
     }
 
     /// First and last day of the table.

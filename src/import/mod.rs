@@ -136,6 +136,9 @@ pub struct Source {
     pub history: Vec<HistoryRow>,
     /// Every TLD of the IANA list, sorted by name, with its type and manager.
     pub tlds: Vec<tlds::TldInfo>,
+    /// The reference rates of the data date (the newest price's day), by currency:
+    /// what answers in other currencies are converted at.
+    pub rates: Vec<crate::source::RateRow>,
 }
 
 /// Why a feed row did not make it into the price source.
@@ -426,6 +429,9 @@ pub fn import(feeds_dir: &Path, ctx: &Context<'_>) -> Result<Import, ImportError
     source.history.sort_by(|a, b| {
         (a.tld.as_str(), a.registrar, a.day).cmp(&(b.tld.as_str(), b.registrar, b.day))
     });
+    if let Some(newest) = source.prices.iter().map(|p| p.updated_ms).max() {
+        source.rates = ctx.rates.rows_at(newest.div_euclid(time::MS_PER_DAY));
+    }
     flagged.extend(flags::across_registrars(&source.prices));
     flags::sort(&mut flagged);
     Ok(Import {

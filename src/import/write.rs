@@ -1,11 +1,11 @@
 //! The canonical writer: a [`Source`] -> `registrars.csv`, `prices.csv`, `history.csv`,
-//! `tlds.csv`.
+//! `tlds.csv`, `rates.csv`.
 //!
 //! The CSV text is RFC 4180 (the `csv` crate quotes what needs quoting), with a header
 //! row, prices as decimal strings with two decimals, `currency` `USD`, `updated_at` as
 //! RFC 3339 with milliseconds and `Z`, history dates as `YYYY-MM-DD`.
 //!
-//! Publishing: all four files are first written in full to temporary names in the
+//! Publishing: all five files are first written in full to temporary names in the
 //! output directory and flushed to disk; only then are they renamed over the real
 //! names. A failure before the renames leaves the previous source untouched (and the
 //! temporary files removed). The directory is fsynced after the renames so that the
@@ -28,6 +28,8 @@ pub const PRICES_FILE: &str = "prices.csv";
 pub const HISTORY_FILE: &str = "history.csv";
 /// `tlds.csv`
 pub const TLDS_FILE: &str = "tlds.csv";
+/// `rates.csv`
+pub const RATES_FILE: &str = crate::source::RATES_FILE;
 
 fn price(c: Option<u32>) -> String {
     c.map(cents_to_decimal).unwrap_or_default()
@@ -142,7 +144,21 @@ pub fn tlds_csv(source: &Source) -> Vec<u8> {
     )
 }
 
-/// Writes the four files into `dir` (created if missing), all or nothing.
+/// The text of `rates.csv`.
+pub fn rates_csv(source: &Source) -> Vec<u8> {
+    csv_bytes(
+        &crate::source::RATES_COLUMNS,
+        source.rates.iter().map(|r| {
+            [
+                r.currency.clone(),
+                r.decimal(),
+                time::date_string(i64::from(r.date)),
+            ]
+        }),
+    )
+}
+
+/// Writes the five files into `dir` (created if missing), all or nothing.
 pub fn write_source(dir: &Path, source: &Source) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     let files = [
@@ -150,6 +166,7 @@ pub fn write_source(dir: &Path, source: &Source) -> io::Result<()> {
         (PRICES_FILE, prices_csv(source)),
         (HISTORY_FILE, history_csv(source)),
         (TLDS_FILE, tlds_csv(source)),
+        (RATES_FILE, rates_csv(source)),
     ];
     // Every file written and synced under a temporary name first (the one atomic-write
     // helper, `files::Pending`); only then is each renamed into place, so a failure
@@ -240,12 +257,33 @@ mod tests {
                 kind: "country-code".into(),
                 manager: "Nominet UK".into(),
             }],
+            rates: vec![
+                crate::source::RateRow {
+                    currency: "EUR".into(),
+                    mantissa: 1,
+                    scale: 0,
+                    date: 20_556,
+                },
+                crate::source::RateRow {
+                    currency: "USD".into(),
+                    mantissa: 11_690,
+                    scale: 4,
+                    date: 20_556,
+                },
+            ],
         }
     }
 
     #[test]
     fn csv_text() {
         let s = source();
+        // Rates as the ECB writes them: trailing zeros kept, EUR at 1.
+        assert_eq!(
+            String::from_utf8(rates_csv(&s)).unwrap(),
+            "currency,per_eur,date\nEUR,1,2026-04-13\nUSD,1.1690,2026-04-13\n"
+        );
+        let read = crate::source::read_rates(&rates_csv(&s)[..]).unwrap();
+        assert_eq!(read, s.rates);
         assert_eq!(
             String::from_utf8(registrars_csv(&s)).unwrap(),
             "key,name,homepage\nroute53,Amazon Route 53,\"https://a, b\"\n"

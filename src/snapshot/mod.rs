@@ -40,11 +40,12 @@ pub use schema::{ArchivedSnapshotData, SnapshotData};
 use schema::{ArchivedSpan, NONE};
 
 use crate::json::Out;
+use crate::price::Fx;
 
 /// The 8 bytes every snapshot starts with.
 pub const MAGIC: [u8; 8] = *b"TLDSNAP\0";
 /// The format this build reads and writes. Bump on any change to the header or schema.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 64;
 
@@ -1323,6 +1324,13 @@ impl ArchivedSnapshotData {
 
     /// An offer's prices as quoted in another currency: the currency, the amounts and
     /// the day of the rate; `None` for a price quoted in USD.
+    pub fn original_prices(
+        &self,
+        o: &schema::ArchivedOffer,
+    ) -> Option<(&str, (u32, u32, u32), i64)> {
+        self.original(o)
+    }
+
     fn original(&self, o: &schema::ArchivedOffer) -> Option<(&str, (u32, u32, u32), i64)> {
         if o.original_currency.start == o.original_currency.end {
             return None;
@@ -1344,7 +1352,112 @@ impl ArchivedSnapshotData {
     /// Checks everything the query code indexes without checking: run once at open.
     fn check_invariants(&self) -> Result<(), String> {
         self.check_structure()?;
+        self.check_terms_rankings_and_rates()?;
         self.check_text_content(|| self.check_orders_and_aggregates())
+    }
+
+    /// The offers' terms (a regular price above the promotion it stands beside, a fee
+    /// stated where it is said to be included, multi-year totals in range), each other
+    /// ranking a permutation of its TLD's sellers in the order of its key, and the rate
+    /// table (codes of three capitals, strictly sorted, USD and EUR among them, rates
+    /// above zero, one day). Runs after [`Self::check_structure`].
+    fn check_terms_rankings_and_rates(&self) -> Result<(), String> {
+        use schema::Ranking;
+        let n_off = self.offers.len();
+        if self.register_years.len() % (crate::source::MAX_YEARS - 1) != 0 {
+            return Err("multi-year totals not in groups of nine".into());
+        }
+        for (i, o) in self.offers.iter().enumerate() {
+            let (register, regular) = (o.register.to_native(), o.regular_register.to_native());
+            if regular != NONE && (register == NONE || regular <= register) {
+                return Err(format!(
+                    "offer {i}: a regular price not above its promotion"
+                ));
+            }
+            if o.icann_fee_included && o.icann_fee.to_native() == NONE {
+                return Err(format!(
+                    "offer {i}: an included ICANN fee that is not stated"
+                ));
+            }
+            let years = o.years.to_native();
+            if years != NONE
+                && (years as usize % (crate::source::MAX_YEARS - 1) != 0
+                    || years as usize >= self.register_years.len())
+            {
+                return Err(format!("offer {i}: multi-year totals out of range"));
+            }
+        }
+        for (slot, ranking) in Ranking::ALL[1..].iter().enumerate() {
+            let order = &self.rankings[slot];
+            if order.len() != n_off {
+                return Err(format!(
+                    "the {} ranking is not one slot per offer",
+                    ranking.name()
+                ));
+            }
+            let mut seen = vec![false; n_off];
+            for (i, t) in self.tlds.iter().enumerate() {
+                let first = t.first_offer.to_native() as usize;
+                let (sellers, rows) = (t.sellers.to_native() as usize, t.rows.to_native() as usize);
+                let mut previous: Option<(u64, u32, u32)> = None;
+                for (k, p) in order[first..first + rows].iter().enumerate() {
+                    let p = p.to_native() as usize;
+                    let inside = if k < sellers {
+                        (first..first + sellers).contains(&p)
+                    } else {
+                        p == first + k
+                    };
+                    if !inside || std::mem::replace(&mut seen[p], true) {
+                        return Err(format!(
+                            "TLD {i}: the {} ranking is not a permutation of its sellers",
+                            ranking.name()
+                        ));
+                    }
+                    if k >= sellers {
+                        continue;
+                    }
+                    let o = &self.offers[p];
+                    let (register, renew) = (o.register.to_native(), o.renew.to_native());
+                    let key = (
+                        ranking.key(register, renew),
+                        register,
+                        o.registrar.to_native(),
+                    );
+                    if previous.is_some_and(|prev| prev >= key) {
+                        return Err(format!(
+                            "TLD {i}: sellers not in the order of the {} ranking",
+                            ranking.name()
+                        ));
+                    }
+                    previous = Some(key);
+                }
+            }
+        }
+        let mut day = None;
+        for (i, r) in self.rates.iter().enumerate() {
+            let code = self.span(&r.code);
+            if code.len() != 3 || !code.iter().all(u8::is_ascii_uppercase) {
+                return Err(format!("exchange rate {i}: not a currency code"));
+            }
+            if i > 0 && self.span(&self.rates[i - 1].code) >= code {
+                return Err(format!("exchange rate {i}: codes not strictly sorted"));
+            }
+            let m = r.mantissa.to_native();
+            if m == 0 || m > 1 << 40 || r.scale.to_native() > 9 || r.minor_unit.to_native() > 2 {
+                return Err(format!("exchange rate {i}: not a rate"));
+            }
+            if *day.get_or_insert(r.date.to_native()) != r.date.to_native() {
+                return Err(format!("exchange rate {i}: a rate of another day"));
+            }
+        }
+        if !self.rates.is_empty() {
+            for needed in [b"EUR", b"USD"] {
+                if !self.rates.iter().any(|r| self.span(&r.code) == needed) {
+                    return Err("the exchange rates lack USD or EUR".into());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Every span inside the text, every index in range, every group inside its array,
@@ -1658,10 +1771,11 @@ impl ArchivedSnapshotData {
                         k + 1,
                         names[r],
                         keys[r],
-                        o.register.to_native(),
-                        o.renew.to_native(),
+                        (o.register.to_native(), o.renew.to_native()),
+                        o.terms(),
                         o.updated_ms.to_native(),
                         false,
+                        Fx::USD,
                         out,
                     )
                 }) {
@@ -1677,7 +1791,7 @@ impl ArchivedSnapshotData {
             if !same!(scratch, self.span(&t.client_tail), |o| {
                 render::client_tail(sellers, o)
             }) || !same!(scratch, self.span(&t.public_tail), |o| {
-                render::public_tail(sellers, averages, o)
+                render::public_tail(sellers, averages, Fx::USD, o)
             }) {
                 return err("the end of its cheapest entries");
             }
@@ -1691,10 +1805,10 @@ impl ArchivedSnapshotData {
                 if !same!(scratch, self.span(&o.record), |out| {
                     render::record(
                         key,
-                        register,
-                        renew,
-                        transfer,
+                        (register, renew, transfer),
+                        o.terms(),
                         o.updated_ms.to_native(),
+                        Fx::USD,
                         out,
                     )
                 }) {
@@ -1708,7 +1822,13 @@ impl ArchivedSnapshotData {
                 }
                 if k < sellers
                     && !same!(scratch, self.span(&o.listing_prices), |out| {
-                        render::listing_prices((register, renew, transfer), self.original(o), out)
+                        render::listing_prices(
+                            (register, renew, transfer),
+                            self.original(o),
+                            o.terms(),
+                            Fx::USD,
+                            out,
+                        )
                     })
                 {
                     return err("a registrar listing's prices");
@@ -1833,6 +1953,9 @@ impl ArchivedSnapshotData {
             }
             next_span(&mut pos, &e.kind, what)?;
             next_span(&mut pos, &e.manager, what)?;
+        }
+        for (i, r) in self.rates.iter().enumerate() {
+            next_span(&mut pos, &r.code, ("exchange rate", i))?;
         }
         if pos as usize != self.text.len() {
             return Err("text holds bytes after the last piece".into());

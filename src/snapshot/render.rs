@@ -6,13 +6,33 @@
 //! stored). They depend only on the writers' base ([`crate::json`], [`crate::price`],
 //! [`crate::time`]) and the schema.
 
-use super::schema::NONE;
+use super::schema::{NONE, OfferTerms};
 use crate::json::write_int;
 use crate::json::{self, Out};
-use crate::price::{write_cents, write_opt_cents, write_triple};
+use crate::price::{Fx, write_cents, write_opt_cents, write_triple_in};
 use crate::time;
 
 use crate::price::offered as cents;
+
+/// What an offer's list says beside its prices, where it says anything:
+/// `,"promotion":true,"regular_register_price":..` for a first-year price that is a
+/// promotion, `,"icann_fee":..,"icann_fee_included":true|false` where the list states
+/// the fee apart. Nothing for an offer with neither.
+pub fn terms(t: OfferTerms, fx: Fx, out: &mut impl Out) {
+    if t.promotion() {
+        out.put(b",\"promotion\":true,\"regular_register_price\":");
+        write_opt_cents(fx.offered(t.regular_register), out);
+    }
+    if t.icann_fee != NONE {
+        out.put(b",\"icann_fee\":");
+        write_opt_cents(fx.offered(t.icann_fee), out);
+        out.put(if t.icann_fee_included {
+            b",\"icann_fee_included\":true".as_slice()
+        } else {
+            b",\"icann_fee_included\":false".as_slice()
+        });
+    }
+}
 
 /// `,"original_prices":{"currency":..,"register":..,"renew":..,"transfer":..,"rate_date":".."}`:
 /// the prices as a registrar quoted them in another currency (amounts in hundredths of
@@ -38,17 +58,21 @@ pub fn original_prices(
 
 /// A registrar listing's prices, after its head and `website_url`:
 /// `,"prices":{"register":..,"renew":..,"transfer":..}`, then [`original_prices`] for a
-/// price quoted in another currency (`original`: currency, amounts, rate day).
+/// price quoted in another currency (`original`: currency, amounts, rate day), then
+/// [`terms`].
 pub fn listing_prices(
     (register, renew, transfer): (u32, u32, u32),
     original: Option<(&str, (u32, u32, u32), i64)>,
+    offer_terms: OfferTerms,
+    fx: Fx,
     out: &mut impl Out,
 ) {
     out.put(b",\"prices\":");
-    write_triple(register, renew, transfer, out);
+    write_triple_in(fx, register, renew, transfer, out);
     if let Some((currency, amounts, rate_date)) = original {
         original_prices(currency, amounts, rate_date, out);
     }
+    terms(offer_terms, fx, out);
 }
 
 /// The start of a registrar listing entry, up to its `website_url`'s opening quote:
@@ -118,17 +142,21 @@ pub fn age(updated_ms: i64, stale: bool, out: &mut impl Out) {
 /// A client-shape cheapest entry (`rank` from 1), without a separator:
 /// `{"rank":1,"registrar_name":..,"registrar_key":..,"register_price":..,"renew_price":..,"total_cost_5_year":..,"last_updated":".."}`
 /// (and `"stale":true` when `stale`).
+/// [`terms`] come before `last_updated`. Prices are converted by `fx`, and the total is
+/// the sum of the converted prices.
 #[allow(clippy::too_many_arguments)]
 pub fn client_entry(
     rank: usize,
     name_json: &[u8],
     key: &str,
-    register: u32,
-    renew: u32,
+    (register, renew): (u32, u32),
+    offer_terms: OfferTerms,
     updated_ms: i64,
     stale: bool,
+    fx: Fx,
     out: &mut impl Out,
 ) {
+    let (register, renew) = (fx.amount(register as u64), fx.amount(renew as u64));
     out.put(b"{\"rank\":");
     write_int(rank as u64, out);
     out.put(b",\"registrar_name\":");
@@ -136,28 +164,29 @@ pub fn client_entry(
     out.put(b",\"registrar_key\":");
     json::write_str(key, out);
     out.put(b",\"register_price\":");
-    write_cents(register as u64, out);
+    write_cents(register, out);
     out.put(b",\"renew_price\":");
-    write_cents(renew as u64, out);
+    write_cents(renew, out);
     out.put(b",\"total_cost_5_year\":");
-    write_cents(register as u64 + 4 * renew as u64, out);
+    write_cents(register + 4 * renew, out);
+    terms(offer_terms, fx, out);
     age(updated_ms, stale, out);
 }
 
-/// A public-shape cheapest entry (`rank` from 1), without a separator, closed by
-/// [`age`].
+/// A public-shape cheapest entry (`rank` from 1), without a separator, [`terms`] before
+/// [`age`]; prices converted by `fx`, totals summed from the converted prices.
 #[allow(clippy::too_many_arguments)]
 pub fn public_entry(
     rank: usize,
     name_json: &[u8],
-    register: u32,
-    renew: u32,
-    transfer: u32,
+    (register, renew, transfer): (u32, u32, u32),
+    offer_terms: OfferTerms,
     updated_ms: i64,
     stale: bool,
+    fx: Fx,
     out: &mut impl Out,
 ) {
-    let (register, renew) = (register as u64, renew as u64);
+    let (register, renew) = (fx.amount(register as u64), fx.amount(renew as u64));
     out.put(b"{\"rank\":");
     write_int(rank as u64, out);
     out.put(b",\"registrar_name\":");
@@ -167,13 +196,14 @@ pub fn public_entry(
     out.put(b",\"renew_price\":");
     write_cents(renew, out);
     out.put(b",\"transfer_price\":");
-    write_opt_cents(cents(transfer), out);
+    write_opt_cents(fx.offered(transfer), out);
     out.put(b",\"total_cost_1_year\":");
     write_cents(register, out);
     out.put(b",\"total_cost_3_year\":");
     write_cents(register + 2 * renew, out);
     out.put(b",\"total_cost_5_year\":");
     write_cents(register + 4 * renew, out);
+    terms(offer_terms, fx, out);
     age(updated_ms, stale, out);
 }
 
@@ -186,31 +216,33 @@ pub fn client_tail(sellers: usize, out: &mut impl Out) {
 
 /// What closes a public-shape cheapest result:
 /// `],"registrar_count":N,"avg_prices":{"register":..,"renew":..,"transfer":..}}`.
-pub fn public_tail(sellers: usize, avg: (u32, u32, u32), out: &mut impl Out) {
+pub fn public_tail(sellers: usize, avg: (u32, u32, u32), fx: Fx, out: &mut impl Out) {
     out.put(b"],\"registrar_count\":");
     write_int(sellers as u64, out);
     out.put(b",\"avg_prices\":");
-    write_triple(avg.0, avg.1, avg.2, out);
+    write_triple_in(fx, avg.0, avg.1, avg.2, out);
     out.put_byte(b'}');
 }
 
 /// A price record:
-/// `"key":{"register_price":..,"renew_price":..,"transfer_price":..,"last_updated":".."}`.
+/// `"key":{"register_price":..,"renew_price":..,"transfer_price":..,"last_updated":".."}`,
+/// [`terms`] before `last_updated`, prices converted by `fx`.
 pub fn record(
     key: &str,
-    register: u32,
-    renew: u32,
-    transfer: u32,
+    (register, renew, transfer): (u32, u32, u32),
+    offer_terms: OfferTerms,
     updated_ms: i64,
+    fx: Fx,
     out: &mut impl Out,
 ) {
     json::write_str(key, out);
     out.put(b":{\"register_price\":");
-    write_opt_cents(cents(register), out);
+    write_opt_cents(fx.offered(register), out);
     out.put(b",\"renew_price\":");
-    write_opt_cents(cents(renew), out);
+    write_opt_cents(fx.offered(renew), out);
     out.put(b",\"transfer_price\":");
-    write_opt_cents(cents(transfer), out);
+    write_opt_cents(fx.offered(transfer), out);
+    terms(offer_terms, fx, out);
     out.put(b",\"last_updated\":\"");
     time::write_iso_millis(updated_ms, out);
     out.put(b"\"}");

@@ -25,6 +25,83 @@ pub fn five_year_order(register: u32, renew: u32) -> u64 {
     cents(register) + 4 * cents(renew)
 }
 
+/// The orders a TLD's sellers are ranked in (`sort=` of the cheapest endpoints). Each
+/// ranks by its key, then the first-year price, then the registrar key; `Register`,
+/// the stored order of the offers, by (register, renew, registrar key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ranking {
+    /// First-year price (the stored order).
+    Register,
+    /// Renewal price.
+    Renew,
+    /// First year plus two renewals.
+    Total3Year,
+    /// First year plus four renewals.
+    Total5Year,
+}
+
+impl Ranking {
+    /// Every ranking, in the order of their `sort=` names.
+    pub const ALL: [Ranking; 4] = [
+        Ranking::Register,
+        Ranking::Renew,
+        Ranking::Total3Year,
+        Ranking::Total5Year,
+    ];
+
+    /// The name `sort=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ranking::Register => "register",
+            Ranking::Renew => "renew",
+            Ranking::Total3Year => "total_3_year",
+            Ranking::Total5Year => "total_5_year",
+        }
+    }
+
+    /// The ranking `sort=` names.
+    pub fn from_name(name: &str) -> Option<Ranking> {
+        Ranking::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// What a seller (`register` not [`NONE`]) is ranked by first, cents; ties go by
+    /// `(register, registrar key)` after it.
+    pub fn key(self, register: u32, renew: u32) -> u64 {
+        let cents = |c: u32| if c == NONE { 0 } else { u64::from(c) };
+        match self {
+            Ranking::Register => cents(register),
+            Ranking::Renew => cents(renew),
+            Ranking::Total3Year => cents(register) + 2 * cents(renew),
+            Ranking::Total5Year => five_year_order(register, renew),
+        }
+    }
+}
+
+/// What a registrar's list says of an offer beside its prices (cents or [`NONE`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OfferTerms {
+    /// The regular first-year price when the first-year price is a promotion below it.
+    pub regular_register: u32,
+    /// The ICANN fee of a year, where the list states it apart.
+    pub icann_fee: u32,
+    /// Whether the prices include `icann_fee`.
+    pub icann_fee_included: bool,
+}
+
+impl OfferTerms {
+    /// Nothing stated beside the prices.
+    pub const NONE: OfferTerms = OfferTerms {
+        regular_register: NONE,
+        icann_fee: NONE,
+        icann_fee_included: false,
+    };
+
+    /// Whether the first-year price is a promotion.
+    pub fn promotion(&self) -> bool {
+        self.regular_register != NONE
+    }
+}
+
 /// A byte range of [`SnapshotData::text`].
 #[derive(Archive, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Span {
@@ -68,6 +145,32 @@ pub struct SnapshotData {
     /// Offer positions grouped by registrar, each group in TLD name order: a
     /// registrar's price list.
     pub registrar_offers: Vec<u32>,
+    /// The other rankings of every TLD's sellers, one array per [`Ranking`] after
+    /// `Register` (renew, 3-year, 5-year): at a TLD's `first_offer .. first_offer +
+    /// sellers`, its sellers' offer positions in that ranking's order; a renewal-only
+    /// row's slot holds its own position.
+    pub rankings: [Vec<u32>; 3],
+    /// What registering for 2 to 10 years at once costs, where a list gives it: nine
+    /// cents-or-[`NONE`] values per offer that has them ([`Offer::years`]).
+    pub register_years: Vec<u32>,
+    /// The ECB euro reference rates answers in other currencies are converted at, by
+    /// currency code; `USD` and `EUR` among them (empty: answers only in USD).
+    pub rates: Vec<ExchangeRate>,
+}
+
+/// One currency's ECB euro reference rate: `mantissa / 10^scale` units per euro.
+#[derive(Archive, Serialize, Debug, Default)]
+pub struct ExchangeRate {
+    /// ISO 4217 code, bare.
+    pub code: Span,
+    /// The rate's digits.
+    pub mantissa: u64,
+    /// How many of them are decimals.
+    pub scale: u32,
+    /// Decimals of the currency's minor unit (ISO 4217: 2; JPY, KRW, ISK: 0).
+    pub minor_unit: u32,
+    /// Day of the rate, days since 1970-01-01.
+    pub date: i32,
 }
 
 /// One registrar.
@@ -177,6 +280,15 @@ pub struct Offer {
     /// Day of the reference rate the prices were converted at (days since 1970-01-01;
     /// 0 when not converted).
     pub rate_date: i32,
+    /// The regular first-year price when `register` is a promotion below it, or [`NONE`].
+    pub regular_register: u32,
+    /// The ICANN fee of a year where the registrar's list states it apart, or [`NONE`].
+    pub icann_fee: u32,
+    /// Whether the prices include `icann_fee`.
+    pub icann_fee_included: bool,
+    /// Where its multi-year registration totals start in
+    /// [`SnapshotData::register_years`], or [`NONE`] when its list gives none.
+    pub years: u32,
 }
 
 /// An entry of the per-TLD by-registrar index.
@@ -230,4 +342,16 @@ pub struct Version {
     pub ms: i64,
     /// How many TLDs it offered (sold or renewal-only) after this version.
     pub live: u32,
+}
+
+impl ArchivedOffer {
+    /// What the registrar's list says beside the prices.
+    #[inline]
+    pub fn terms(&self) -> OfferTerms {
+        OfferTerms {
+            regular_register: self.regular_register.to_native(),
+            icann_fee: self.icann_fee.to_native(),
+            icann_fee_included: self.icann_fee_included,
+        }
+    }
 }

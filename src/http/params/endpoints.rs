@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 
 use super::{List, boolean, cursor, day, limit, page_limit, registrars, search, sort, tld_type};
-use super::{bounded_int, dns_types, integer, tlds, window};
+use super::{bounded_int, currency, dns_types, integer, ranking, tlds, window};
 use crate::http::problem::Problem;
 use crate::http::problem::echo;
 use crate::query::{self, CatalogueRequest, CatalogueSort, Cursor, Freshness, Sight};
@@ -78,23 +78,62 @@ pub struct CheapestParams<'a> {
     pub at: Option<i64>,
     /// The staleness rule asked for.
     pub fresh: FreshnessParams,
+    /// The order of the ranking.
+    pub sort: query::Ranking,
+    /// The currency of the prices (ISO 4217, capitals); `None`: USD.
+    pub currency: Option<String>,
 }
 
 impl<'a> CheapestParams<'a> {
     /// The query parameters, in the order [`CheapestParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 5] = ["tlds", "limit", "at", "max_age_days", "include_stale"];
+    pub const NAMES: [&'static str; 7] = [
+        "tlds",
+        "limit",
+        "at",
+        "max_age_days",
+        "include_stale",
+        "sort",
+        "currency",
+    ];
     /// Their OpenAPI parameter components.
-    pub const COMPONENTS: [&'static str; 5] = Self::NAMES;
+    pub const COMPONENTS: [&'static str; 7] = [
+        "tlds",
+        "limit",
+        "at",
+        "max_age_days",
+        "include_stale",
+        "ranking",
+        "currency",
+    ];
 
-    /// Checks the values of [`CheapestParams::NAMES`].
-    pub fn from_values(values: &'a Values<'_, 5>) -> Result<CheapestParams<'a>, Problem> {
-        let [tlds_v, limit_v, at, max_age, include_stale] = values;
-        Ok(CheapestParams {
+    /// Checks the values of [`CheapestParams::NAMES`]. A past day (`at`) is ranked by
+    /// first-year price only: `sort` with `at` is a 400.
+    pub fn from_values(values: &'a Values<'_, 7>) -> Result<CheapestParams<'a>, Problem> {
+        let [
+            tlds_v,
+            limit_v,
+            at,
+            max_age,
+            include_stale,
+            sort,
+            currency_v,
+        ] = values;
+        let params = CheapestParams {
             tlds: tlds(tlds_v.as_deref())?,
             limit: limit(limit_v.as_deref())?,
             at: day("at", at.as_deref())?,
             fresh: FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
-        })
+            sort: ranking(sort.as_deref())?,
+            currency: currency(currency_v.as_deref())?,
+        };
+        if params.at.is_some() && params.sort != query::Ranking::Register {
+            return Err(Problem::InvalidParameter {
+                name: "sort",
+                value: sort.as_deref().map(echo),
+                reason: "a ranking as of a past day (at) is by first-year price only".to_owned(),
+            });
+        }
+        Ok(params)
     }
 }
 
@@ -110,22 +149,25 @@ pub struct PricesParams<'a> {
     pub at: Option<i64>,
     /// The staleness rule asked for (prices are marked, never left out).
     pub fresh: FreshnessParams,
+    /// The currency of the prices; `None`: USD.
+    pub currency: Option<String>,
 }
 
 impl<'a> PricesParams<'a> {
     /// The query parameters, in the order [`PricesParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 4] = ["tlds", "registrars", "at", "max_age_days"];
+    pub const NAMES: [&'static str; 5] = ["tlds", "registrars", "at", "max_age_days", "currency"];
     /// Their OpenAPI parameter components.
-    pub const COMPONENTS: [&'static str; 4] = Self::NAMES;
+    pub const COMPONENTS: [&'static str; 5] = Self::NAMES;
 
     /// Checks the values of [`PricesParams::NAMES`].
-    pub fn from_values(values: &'a Values<'_, 4>) -> Result<PricesParams<'a>, Problem> {
-        let [tlds_v, registrars_v, at, max_age] = values;
+    pub fn from_values(values: &'a Values<'_, 5>) -> Result<PricesParams<'a>, Problem> {
+        let [tlds_v, registrars_v, at, max_age, currency_v] = values;
         Ok(PricesParams {
             tlds: tlds(tlds_v.as_deref())?,
             registrars: registrars(registrars_v.as_deref())?,
             at: day("at", at.as_deref())?,
             fresh: FreshnessParams::from_values(max_age.as_deref(), None)?,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 }
@@ -138,20 +180,28 @@ pub struct RegistrarsParams {
     pub include_prices: bool,
     /// The staleness rule asked for.
     pub fresh: FreshnessParams,
+    /// The currency of the prices; `None`: USD.
+    pub currency: Option<String>,
 }
 
 impl RegistrarsParams {
     /// The query parameters, in the order [`RegistrarsParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 3] = ["include_prices", "max_age_days", "include_stale"];
+    pub const NAMES: [&'static str; 4] = [
+        "include_prices",
+        "max_age_days",
+        "include_stale",
+        "currency",
+    ];
     /// Their OpenAPI parameter components.
-    pub const COMPONENTS: [&'static str; 3] = Self::NAMES;
+    pub const COMPONENTS: [&'static str; 4] = Self::NAMES;
 
     /// Checks the values of [`RegistrarsParams::NAMES`].
-    pub fn from_values(values: &Values<'_, 3>) -> Result<RegistrarsParams, Problem> {
-        let [include_prices, max_age, include_stale] = values;
+    pub fn from_values(values: &Values<'_, 4>) -> Result<RegistrarsParams, Problem> {
+        let [include_prices, max_age, include_stale, currency_v] = values;
         Ok(RegistrarsParams {
             include_prices: boolean("include_prices", include_prices.as_deref(), false)?,
             fresh: FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 }

@@ -332,6 +332,36 @@ pub fn sort(value: Option<&str>) -> Result<CatalogueSort, Problem> {
     })
 }
 
+/// The `sort` of the cheapest rankings: `register` (the default), `renew`,
+/// `total_3_year` or `total_5_year`.
+pub fn ranking(value: Option<&str>) -> Result<query::Ranking, Problem> {
+    let Some(value) = value else {
+        return Ok(query::Ranking::Register);
+    };
+    query::Ranking::from_name(value).ok_or_else(|| Problem::InvalidParameter {
+        name: "sort",
+        value: Some(echo(value)),
+        reason: "must be register, renew, total_3_year or total_5_year".to_owned(),
+    })
+}
+
+/// The `currency` of an answer: an ISO 4217 code (three letters, any case), returned
+/// in capitals; whether the snapshot has a rate for it is the query's to say. `None`
+/// when absent (USD).
+pub fn currency(value: Option<&str>) -> Result<Option<String>, Problem> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    if value.len() == 3 && value.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Ok(Some(value.to_ascii_uppercase()));
+    }
+    Err(Problem::InvalidParameter {
+        name: "currency",
+        value: Some(echo(value)),
+        reason: "must be an ISO 4217 currency code such as EUR, GBP or JPY".to_owned(),
+    })
+}
+
 /// The `type` filter of the catalogue: one of the IANA root zone types.
 pub fn tld_type(value: Option<&str>) -> Result<Option<&str>, Problem> {
     let Some(value) = value else {
