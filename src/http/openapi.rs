@@ -363,8 +363,60 @@ pub fn problem_response(description: &str, codes: &[&str], extra_headers: Value)
     })
 }
 
+/// What every shown offer may say beside its prices ([`crate::snapshot::render::terms`]),
+/// and the `currency` member of an answer in another currency, added to the schemas
+/// that carry them.
+fn add_terms_and_currency(schemas: &mut Value) {
+    let terms = json!({
+        "promotion": { "const": true, "description": "Present when the first-year price (`register_price`) is a promotion below the registrar's regular first-year price." },
+        "regular_register_price": { "type": ["number", "null"], "minimum": 0, "description": "With `promotion`: the regular first-year price, what the first year costs once the promotion ends." },
+        "icann_fee": { "type": "number", "minimum": 0, "description": "Present where the registrar's list states the ICANN fee of a year apart: the fee." },
+        "icann_fee_included": { "type": "boolean", "description": "With `icann_fee`: whether the prices shown include it (tldsnap ranks prices with the fee included; see docs/API.md, \"Promotions and the ICANN fee\")." }
+    });
+    let currency = json!({ "$ref": "#/components/schemas/Currency" });
+    schemas["Currency"] = json!({
+        "type": "object",
+        "description": "Present when the prices are in another currency than USD (`currency=`): each price was converted from USD at the ECB euro reference rates of `rate_date`.",
+        "required": ["code", "per_usd", "rate_date", "source"],
+        "properties": {
+            "code": { "type": "string", "pattern": "^[A-Z]{3}$", "examples": ["EUR"] },
+            "per_usd": { "type": "number", "exclusiveMinimum": 0, "description": "Units of the currency per US dollar, rounded to 6 decimals (the conversion itself uses the ECB's two rates exactly)." },
+            "rate_date": { "type": "string", "format": "date", "description": "The day of the ECB rates: the last one on or before the snapshot's data date." },
+            "source": { "type": "string" }
+        }
+    });
+    let add = |at: &mut Value, extra: &Value| {
+        if let (Some(into), Some(from)) = (at.as_object_mut(), extra.as_object()) {
+            for (k, v) in from {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+    };
+    for name in ["CheapestEntryClient", "CheapestEntryPublic", "PriceRecord"] {
+        add(&mut schemas[name]["properties"], &terms);
+    }
+    add(
+        &mut schemas["Registrars"]["properties"]["registrars"]["items"]["properties"],
+        &terms,
+    );
+    let member = json!({ "currency": currency });
+    add(
+        &mut schemas["CheapestClient"]["properties"]["meta"]["properties"],
+        &member,
+    );
+    add(
+        &mut schemas["CheapestPublic"]["properties"]["meta"]["properties"],
+        &member,
+    );
+    add(
+        &mut schemas["Prices"]["properties"]["stats"]["properties"],
+        &member,
+    );
+    add(&mut schemas["Registrars"]["properties"], &member);
+}
+
 fn price() -> Value {
-    json!({ "type": "number", "minimum": 0, "description": "US dollars, at most two decimals." })
+    json!({ "type": "number", "minimum": 0, "description": "US dollars with at most two decimals, or the answer's `currency` (rounded to its minor unit)." })
 }
 
 /// The schemas of the domain owner's endpoints (docs/AUDIT.md), kept apart so each `json!`
@@ -627,7 +679,7 @@ fn components_base() -> Value {
                     "registrar_name": { "type": "string" },
                     "register_price": price(),
                     "renew_price": price(),
-                    "transfer_price": { "type": ["number", "null"], "minimum": 0, "description": "US dollars; null when the registrar publishes no transfer price." },
+                    "transfer_price": { "type": ["number", "null"], "minimum": 0, "description": "US dollars (or the answer's `currency`); null when the registrar publishes no transfer price." },
                     "total_cost_1_year": price(),
                     "total_cost_3_year": price(),
                     "total_cost_5_year": price(),
@@ -733,6 +785,7 @@ fn components_base() -> Value {
     for part in ["parameters", "responses", "schemas"] {
         define(&mut c[part], live[part].clone());
     }
+    add_terms_and_currency(&mut c["schemas"]);
     c
 }
 

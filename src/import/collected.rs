@@ -501,6 +501,39 @@ pub fn parse_openprovider_api(bytes: &[u8]) -> Result<Parsed, String> {
     })
 }
 
+/// A Namecheap row with its ICANN fee added to every price, as every other source's
+/// prices include it (docs/IMPORT.md, "Terms"): Namecheap states the fee of a year
+/// apart (`AdditionalCost` of the one-year registration) and charges it on top of each
+/// year registered, renewed or transferred. A free transfer stays free.
+fn with_icann_fee(mut row: RawRow) -> RawRow {
+    let Field::Cents(fee) = row.icann_fee else {
+        return row;
+    };
+    let add = |f: &mut Field, years: u32| {
+        if let Field::Cents(c) = *f
+            && c > 0
+        {
+            *f = fee
+                .checked_mul(years)
+                .and_then(|extra| c.checked_add(extra))
+                .map_or(Field::Bad, Field::Cents);
+        }
+    };
+    for f in [
+        &mut row.register,
+        &mut row.renew,
+        &mut row.transfer,
+        &mut row.regular_register,
+    ] {
+        add(f, 1);
+    }
+    for (i, total) in row.register_years.iter_mut().enumerate() {
+        add(total, i as u32 + 2);
+    }
+    row.icann_fee_included = true;
+    row
+}
+
 /// Namecheap `namecheap.users.getPricing` (`ProductType=DOMAIN`) XML: `ApiResponse
 /// Status="OK" > CommandResponse > UserGetPricingResult > ProductType > ProductCategory
 /// Name="REGISTER|RENEW|TRANSFER|..." > Product Name="com" > Price Duration="1"
@@ -652,6 +685,7 @@ pub fn parse_namecheap_xml(bytes: &[u8]) -> Result<Parsed, String> {
     let rows = order
         .into_iter()
         .filter_map(|k| by_key.remove(&k))
+        .map(with_icann_fee)
         .collect();
     Ok(Parsed {
         date_ms: None,
@@ -687,14 +721,15 @@ mod tests {
 </ProductType></UserGetPricingResult></CommandResponse></ApiResponse>"#;
         let p = parse_namecheap_xml(xml).unwrap();
         assert_eq!(p.rows.len(), 1);
-        assert_eq!(p.rows[0].register, Field::Cents(888));
-        assert_eq!(p.rows[0].regular_register, Field::Cents(1098));
-        // Two years at 10.98 a year (PricingType MULTIPLE by default).
-        assert_eq!(p.rows[0].register_years[0], Field::Cents(2196));
+        // Every price with the ICANN fee of each year added, as Namecheap charges it.
+        assert_eq!(p.rows[0].register, Field::Cents(888 + 18));
+        assert_eq!(p.rows[0].regular_register, Field::Cents(1098 + 18));
+        // Two years at 10.98 a year (PricingType MULTIPLE by default), two fees.
+        assert_eq!(p.rows[0].register_years[0], Field::Cents(2196 + 36));
         assert_eq!(p.rows[0].register_years[1], Field::Missing);
         assert_eq!(p.rows[0].icann_fee, Field::Cents(18));
-        assert!(!p.rows[0].icann_fee_included);
-        assert_eq!(p.rows[0].renew, Field::Cents(1298));
+        assert!(p.rows[0].icann_fee_included);
+        assert_eq!(p.rows[0].renew, Field::Cents(1298 + 18));
         assert_eq!(p.rows[0].transfer, Field::Missing);
         let err = br#"<ApiResponse Status="ERROR"><Errors><Error Number="1011102">API Key is invalid or API access has not been enabled</Error></Errors></ApiResponse>"#;
         assert!(
