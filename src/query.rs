@@ -49,7 +49,7 @@ pub use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::render;
 pub use crate::snapshot::schema::Ranking;
-use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE, OfferTerms};
+use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
 use crate::time::Stamp;
 use crate::time::write_opt_date;
@@ -427,14 +427,13 @@ pub fn cheapest_at_in(
                 Shape::Client => {
                     let key = snap.span_str(&reg.key);
                     let prices = (o.register, o.renew);
-                    let terms = OfferTerms::NONE;
-                    render::client_entry(i + 1, name_json, key, prices, terms, ms, false, fx, out)
+                    render::client_entry(i + 1, name_json, key, prices, o.terms, ms, false, fx, out)
                 }
                 Shape::Public => render::public_entry(
                     i + 1,
                     name_json,
                     (o.register, o.renew, o.transfer),
-                    OfferTerms::NONE,
+                    o.terms,
                     ms,
                     false,
                     fx,
@@ -867,7 +866,7 @@ fn prices_impl(
             let ms = at::version_at(snap, r, day).map_or(0, |v| v.ms.to_native());
             let key = snap.span_str(&snap.registrars[r].key);
             let prices = (o.register, o.renew, o.transfer);
-            render::record(key, prices, OfferTerms::NONE, ms, fx, out);
+            render::record(key, prices, o.terms, ms, fx, out);
         };
         out.push(b'{');
         let mut first = true;

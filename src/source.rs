@@ -361,10 +361,10 @@ pub fn read_rates<R: Read>(input: R) -> Result<Vec<RateRow>, SourceError> {
             let Some(date) = time::parse_date(f[2].trim()) else {
                 return errs.push(file, line, format!("date {:?} is not YYYY-MM-DD", f[2]));
             };
-            if let Some(first) = rows.first() {
-                if i64::from(first.date) != date {
-                    return errs.push(file, line, "every rate must have the same date");
-                }
+            if let Some(first) = rows.first()
+                && i64::from(first.date) != date
+            {
+                return errs.push(file, line, "every rate must have the same date");
             }
             if currency == "EUR" && (mantissa, scale) != (1, 0) {
                 return errs.push(file, line, "EUR must be 1: the rates are units per euro");

@@ -62,6 +62,20 @@ fn as_of(source: &Source, day: i64) -> Source {
             *e = h;
         }
     }
+    // A state that is still the current one (no later change) with the current prices
+    // keeps the current row's terms (promotion, ICANN fee); the history has no terms.
+    let mut latest: BTreeMap<(&str, &str), i32> = BTreeMap::new();
+    for h in &source.history {
+        let d = latest
+            .entry((h.tld.as_str(), h.registrar.as_str()))
+            .or_insert(h.date);
+        *d = (*d).max(h.date);
+    }
+    let rows: BTreeMap<(&str, &str), &PriceRow> = source
+        .prices
+        .iter()
+        .map(|p| ((p.tld.as_str(), p.registrar.as_str()), p))
+        .collect();
     let prices = last
         .into_iter()
         .filter(|(_, h)| h.register.is_some() || h.renew.is_some())
@@ -73,7 +87,16 @@ fn as_of(source: &Source, day: i64) -> Source {
             transfer: h.transfer,
             updated_ms: version[reg],
             original: None,
-            terms: Default::default(),
+            terms: match rows.get(&(tld, reg)) {
+                Some(p)
+                    if latest[&(tld, reg)] == h.date
+                        && (p.register, p.renew, p.transfer)
+                            == (h.register, h.renew, h.transfer) =>
+                {
+                    p.terms
+                }
+                _ => Default::default(),
+            },
         })
         .collect();
     Source {
@@ -81,6 +104,7 @@ fn as_of(source: &Source, day: i64) -> Source {
         prices,
         history,
         tlds: source.tlds.clone(),
+        rates: source.rates.clone(),
     }
 }
 

@@ -5,7 +5,9 @@
 //! listing the name) is no offer. A TLD is known on `at` when its history has a change
 //! on or before `at`. The `last_updated` of a record is the timestamp of the
 //! registrar's feed version in effect on `at` ([`version_at`]), as `prices.csv` dates a
-//! row by its feed file. Together these are exactly what a snapshot built from the price
+//! row by its feed file. A state that is a registrar's current one carries the current
+//! offer's terms (promotion, ICANN fee); an older state has none, as the history keeps
+//! only prices. Together these are exactly what a snapshot built from the price
 //! source as it stood that day answers, which `tests/history_at.rs` checks on the real
 //! data.
 //!
@@ -18,7 +20,7 @@
 use super::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::render;
-use crate::snapshot::schema::{ArchivedTld, ArchivedVersion, NONE};
+use crate::snapshot::schema::{ArchivedTld, ArchivedVersion, NONE, OfferTerms};
 
 /// One registrar's offer for one TLD on a day.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +29,10 @@ pub(crate) struct DayOffer {
     pub register: u32,
     pub renew: u32,
     pub transfer: u32,
+    /// The current offer's terms when the day's state is the current one (its last
+    /// change, with the current prices); the history keeps prices only, so an older
+    /// state has none.
+    pub terms: OfferTerms,
 }
 
 /// The registrar's feed version in effect on `day`, if its data had started.
@@ -77,11 +83,26 @@ pub(crate) fn offers_at(
         if register == NONE && renew == NONE {
             continue;
         }
+        let transfer = c.transfer.to_native();
+        let terms = match super::row_of(snap, t, r.to_native() as usize) {
+            Some((_, o))
+                if k == run.len()
+                    && (
+                        o.register.to_native(),
+                        o.renew.to_native(),
+                        o.transfer.to_native(),
+                    ) == (register, renew, transfer) =>
+            {
+                o.terms()
+            }
+            _ => OfferTerms::NONE,
+        };
         offers.push(DayOffer {
             registrar: r.to_native(),
             register,
             renew,
-            transfer: c.transfer.to_native(),
+            transfer,
+            terms,
         });
     }
     if !known {

@@ -572,9 +572,10 @@ impl Registrars {
 /// The checks after bytecheck that a stepped open runs one per step, in the order
 /// `check_invariants` tells their errors; the TLDs' text comes after them.
 type Piece = fn(&ArchivedSnapshotData) -> Result<(), String>;
-const PIECES: [Piece; 4] = [
+const PIECES: [Piece; 5] = [
     ArchivedSnapshotData::check_structure,
     ArchivedSnapshotData::check_orders_and_aggregates,
+    ArchivedSnapshotData::check_terms_rankings_and_rates,
     ArchivedSnapshotData::check_registrar_layout,
     ArchivedSnapshotData::check_registrar_text,
 ];
@@ -1352,19 +1353,25 @@ impl ArchivedSnapshotData {
     /// Checks everything the query code indexes without checking: run once at open.
     fn check_invariants(&self) -> Result<(), String> {
         self.check_structure()?;
-        self.check_terms_rankings_and_rates()?;
-        self.check_text_content(|| self.check_orders_and_aggregates())
+        self.check_text_content(|| {
+            self.check_orders_and_aggregates()?;
+            self.check_terms_rankings_and_rates()
+        })
     }
 
     /// The offers' terms (a regular price above the promotion it stands beside, a fee
     /// stated where it is said to be included, multi-year totals in range), each other
     /// ranking a permutation of its TLD's sellers in the order of its key, and the rate
     /// table (codes of three capitals, strictly sorted, USD and EUR among them, rates
-    /// above zero, one day). Runs after [`Self::check_structure`].
+    /// above zero, one day). Runs after [`Self::check_orders_and_aggregates`].
     fn check_terms_rankings_and_rates(&self) -> Result<(), String> {
         use schema::Ranking;
         let n_off = self.offers.len();
-        if self.register_years.len() % (crate::source::MAX_YEARS - 1) != 0 {
+        if !self
+            .register_years
+            .len()
+            .is_multiple_of(crate::source::MAX_YEARS - 1)
+        {
             return Err("multi-year totals not in groups of nine".into());
         }
         for (i, o) in self.offers.iter().enumerate() {
@@ -1381,7 +1388,7 @@ impl ArchivedSnapshotData {
             }
             let years = o.years.to_native();
             if years != NONE
-                && (years as usize % (crate::source::MAX_YEARS - 1) != 0
+                && (!(years as usize).is_multiple_of(crate::source::MAX_YEARS - 1)
                     || years as usize >= self.register_years.len())
             {
                 return Err(format!("offer {i}: multi-year totals out of range"));
