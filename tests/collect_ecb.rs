@@ -156,6 +156,10 @@ fn set(row: &str, col: usize, v: &str) -> String {
     f.join(",")
 }
 
+/// What is refused, the answer, how many of the table's newest rows are dropped, a
+/// day removed from the table, and the rule the report names.
+type Case<'a> = (&'a str, Vec<u8>, usize, Option<&'a str>, &'a str);
+
 #[test]
 fn each_refused_answer_is_quarantined_and_the_table_stays() {
     let (header, rows) = rate_lines();
@@ -167,9 +171,7 @@ fn each_refused_answer_is_quarantined_and_the_table_stays() {
         v.extend_from_slice(last);
         v
     };
-    // (what, answer, table rows dropped from the top, a day removed from the table,
-    // the rule named)
-    let cases: Vec<(&str, Vec<u8>, usize, Option<&str>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "not XML",
             br#"{"rates": {"USD": 1.17}}"#.to_vec(),
