@@ -71,21 +71,7 @@ fn tldsnap(args: &[&str]) -> std::process::Output {
 
 /// `tldsnap refresh` once, into the file `out`, with the shipped IANA lists and rates.
 fn refresh(cfg: &Path, feeds: &Path, out: &Path) -> std::process::Output {
-    let (tlds, fx) = (root("snapshots/tlds"), root("snapshots/fx"));
-    tldsnap(&[
-        "refresh",
-        "--config",
-        s(cfg),
-        "--feeds",
-        s(feeds),
-        "--tlds",
-        s(&tlds),
-        "--fx",
-        s(&fx),
-        "--output",
-        s(out),
-        "--allow-private-targets",
-    ])
+    refresh_fx(cfg, feeds, &root("snapshots/fx"), out)
 }
 
 /// `tldsnap refresh` once, into the file `out`, with the shipped IANA lists and the
