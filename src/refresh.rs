@@ -104,6 +104,7 @@ impl Refreshed {
 pub fn run_blocking(config: &Config, inputs: &Inputs) -> Result<Refreshed, String> {
     let opts = collect::Options {
         feeds: inputs.feeds.clone(),
+        fx: inputs.fx.clone(),
         registrars: Vec::new(),
         accept: Vec::new(),
         allow_private: inputs.allow_private,

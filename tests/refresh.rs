@@ -71,7 +71,13 @@ fn tldsnap(args: &[&str]) -> std::process::Output {
 
 /// `tldsnap refresh` once, into the file `out`, with the shipped IANA lists and rates.
 fn refresh(cfg: &Path, feeds: &Path, out: &Path) -> std::process::Output {
-    let (tlds, fx) = (root("snapshots/tlds"), root("snapshots/fx"));
+    refresh_fx(cfg, feeds, &root("snapshots/fx"), out)
+}
+
+/// `tldsnap refresh` once, into the file `out`, with the shipped IANA lists and the
+/// rates of `fx`.
+fn refresh_fx(cfg: &Path, feeds: &Path, fx: &Path, out: &Path) -> std::process::Output {
+    let tlds = root("snapshots/tlds");
     tldsnap(&[
         "refresh",
         "--config",
@@ -81,11 +87,88 @@ fn refresh(cfg: &Path, feeds: &Path, out: &Path) -> std::process::Output {
         "--tlds",
         s(&tlds),
         "--fx",
-        s(&fx),
+        s(fx),
         "--output",
         s(out),
         "--allow-private-targets",
     ])
+}
+
+/// Glauca's `ag` registration (quoted in GBP) in USD in the snapshot file `out`.
+fn glauca_ag(out: &Path) -> Value {
+    let o = tldsnap(&[
+        "query",
+        "prices",
+        "--snapshot",
+        s(out),
+        "--tlds",
+        "ag",
+        "--registrars",
+        "glauca",
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let body: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {t}"));
+    body["results"]["ag"]["glauca"]["register_price"].clone()
+}
+
+/// One refresh collects the prices and the ECB's rates: the rate table missing its
+/// newest day gets it back (the shipped table byte for byte) before the import, which
+/// converts Glauca's GBP prices at it: as with the shipped table, not as with the
+/// table the refresh started from.
+#[test]
+fn refresh_collects_the_rates_before_the_import_converts_with_them() {
+    let tmp = Tmp::new("refresh-ecb");
+    let feeds = feeds(&tmp, &["porkbun", "glauca"]);
+    let fx = collect_support::fx_dir(&tmp, 1);
+    let (header, rows) = collect_support::rate_lines();
+    let answer = collect_support::ecb_xml(&header, &rows[..64]);
+    let shipped = std::fs::read(root("snapshots/feeds/porkbun/porkbun-pricing.json")).unwrap();
+    let server = StandIn::start(move |req, _| match req.path() {
+        PORKBUN => Reply::Full(200, vec![], "application/json", shipped.clone()),
+        collect_support::ECB_90D => Reply::Full(200, vec![], "text/xml", answer.clone()),
+        _ => Reply::Full(404, vec![], "text/plain", b"not found".to_vec()),
+    });
+    let porkbun = format!(
+        "{FAST}[porkbun]\nbase_url = \"{b}\"\nmin_interval_ms = 0\n",
+        b = server.base()
+    );
+
+    // Before: the table without 2026-04-13, no rates collected.
+    let before = tmp.0.join("before.snap");
+    let cfg = config(&tmp, &porkbun);
+    let o = refresh_fx(&cfg, &feeds, &fx, &before);
+    assert!(o.status.success(), "{}", text(&o));
+    // The shipped table.
+    let shipped_fx = tmp.0.join("shipped.snap");
+    let o = refresh_fx(&cfg, &feeds, &root("snapshots/fx"), &shipped_fx);
+    assert!(o.status.success(), "{}", text(&o));
+
+    let cfg = config(
+        &tmp,
+        &format!(
+            "{porkbun}\n[ecb]\nbase_url = \"{}\"\nmin_interval_ms = 0\n",
+            server.base()
+        ),
+    );
+    let out = tmp.0.join("out.snap");
+    let o = refresh_fx(&cfg, &feeds, &fx, &out);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("ecb: 1 new day of rates added to fx/eurofxref-hist.csv (newest 2026-04-13)"),
+        "{t}"
+    );
+    assert!(t.contains("porkbun: "), "{t}");
+    assert!(t.contains(&format!("published {}", out.display())), "{t}");
+    assert_eq!(
+        std::fs::read(fx.join("eurofxref-hist.csv")).unwrap(),
+        std::fs::read(root("snapshots/fx/eurofxref-hist.csv")).unwrap()
+    );
+    let (old, new, want) = (glauca_ag(&before), glauca_ag(&out), glauca_ag(&shipped_fx));
+    assert!(new.is_number(), "{new}");
+    assert_eq!(new, want, "converted at the collected day's rates");
+    assert_ne!(new, old, "not at the older table's last day");
 }
 
 /// `tldsnap query prices` of `com` at `registrars` in the snapshot file `out`: what it
@@ -502,7 +585,8 @@ fn refresh_of_every_collector_publishes_every_new_version() {
     let o = refresh(&cfg, &feeds, &out);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    for key in tldsnap::collect::keys() {
+    for c in tldsnap::collect::COLLECTORS.iter().filter(|c| !c.rates()) {
+        let key = c.key();
         assert!(t.contains(&format!("{key}: new version ")), "{key}: {t}");
     }
     assert!(

@@ -1,4 +1,5 @@
-//! `tldsnap collect`: the registrars' own price lists -> new dated feed versions.
+//! `tldsnap collect`: the registrars' own price lists -> new dated feed versions; the
+//! ECB's reference rates -> the rate table.
 
 use std::path::PathBuf;
 
@@ -17,6 +18,11 @@ no new version and is recorded as seen again. A version that fails the quality g
 parse completely, keep 80% of the previous TLDs, move at most 10% of prices by more than 50%, \
 lose no price to zero, keep its currency) is quarantined (<feed>/quarantine/) with a report, \
 and the previous version stays in use; --accept KEY takes it after a person has looked. \
+An [ecb] table collects the European Central Bank's reference rates instead: its last 90 \
+days are checked against the rate table in --fx (known days must agree, no gap, no \
+future day, no rate doubling or halving from one day to the next) and the new days \
+added to it; a refused answer is quarantined in <fx>/quarantine/ and the table left \
+as it was. \
 Prints one line per registrar and exits 1 when any failed or was quarantined. The \
 configuration file holds credentials and must be readable by its owner only. See \
 docs/COLLECT.md."
@@ -28,6 +34,10 @@ pub struct Args {
     /// The feeds directory.
     #[arg(long, value_name = "DIR", default_value = "snapshots/feeds")]
     feeds: PathBuf,
+    /// Directory with the ECB reference rate table that an [ecb] table's rates are
+    /// merged into [default: FEEDS/../fx].
+    #[arg(long, value_name = "DIR")]
+    fx: Option<PathBuf>,
     /// Collect only this registrar (repeatable) [default: every configured one].
     #[arg(long = "registrar", value_name = "KEY")]
     registrars: Vec<String>,
@@ -53,6 +63,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .into());
     }
     let opts = Options {
+        fx: args.fx.unwrap_or_else(|| args.feeds.join("..").join("fx")),
         feeds: args.feeds,
         registrars: args.registrars,
         accept: args.accept,

@@ -17,7 +17,9 @@ use tldsnap::remote::{self, Location, Remote};
 to a file (written aside and renamed into place, so a server with --watch or SIGHUP \
 picks it up) or to object storage as `tldsnap build --output s3://…` does (the \
 replicas follow with --watch). A registrar whose collection fails or is quarantined \
-never stops the others: its previous version is used. Once, it exits 1 after \
+never stops the others: its previous version is used. An [ecb] table adds the \
+European Central Bank's new reference rates to the table in --fx first, so the \
+import converts with them. Once, it exits 1 after \
 publishing when any registrar failed or was quarantined. With --every it repeats, \
 each wait drawn within ±20% of the interval, until stopped. See docs/COLLECT.md and \
 docs/DEPLOY.md."

@@ -12,11 +12,14 @@
 //! min_kept_share = 0.8
 //! max_moved_share = 0.1
 //! moved_by = 0.5
+//! max_rate_factor = 2.0  # the ECB's rates: largest day-on-day factor
 //!
 //! [porkbun]            # one table per registrar to collect
 //! base_url = "http://127.0.0.1:8080"   # optional: replaces scheme, host and port
 //! min_interval_ms = 1000               # optional: overrides the documented rate limit
 //! page_size = 500                      # optional: for paginated sources
+//!
+//! [ecb]                # the ECB's reference rates (no credential), merged into --fx
 //! ```
 //!
 //! Credentials are [`Secret`]s: their `Debug` prints `***`, they have no `Display`, and
@@ -246,7 +249,14 @@ fn http_settings(t: &toml::Table) -> Result<HttpSettings, String> {
 fn thresholds(t: &toml::Table) -> Result<Thresholds, String> {
     let mut g = Thresholds::default();
     for name in t.keys() {
-        if !["min_kept_share", "max_moved_share", "moved_by"].contains(&name.as_str()) {
+        if ![
+            "min_kept_share",
+            "max_moved_share",
+            "moved_by",
+            "max_rate_factor",
+        ]
+        .contains(&name.as_str())
+        {
             return Err(format!("[gate] has no setting `{name}`"));
         }
     }
@@ -258,6 +268,12 @@ fn thresholds(t: &toml::Table) -> Result<Thresholds, String> {
     }
     if let Some(v) = number(t, "gate", "moved_by")? {
         g.moved_by = v;
+    }
+    if let Some(v) = number(t, "gate", "max_rate_factor")? {
+        if v <= 1.0 {
+            return Err("[gate] max_rate_factor must be above 1".to_string());
+        }
+        g.max_rate_factor = v;
     }
     Ok(g)
 }

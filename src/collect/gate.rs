@@ -24,6 +24,9 @@ pub struct Thresholds {
     pub max_moved_share: f64,
     /// A move larger than this share of the old price counts as a big move.
     pub moved_by: f64,
+    /// The ECB's rates: largest factor a rate may move by from one day to the next
+    /// (`2.0`: to double or to halve is refused); see [`crate::collect::ecb`].
+    pub max_rate_factor: f64,
 }
 
 impl Default for Thresholds {
@@ -32,6 +35,7 @@ impl Default for Thresholds {
             min_kept_share: 0.8,
             max_moved_share: 0.1,
             moved_by: 0.5,
+            max_rate_factor: 2.0,
         }
     }
 }
@@ -188,6 +192,12 @@ pub fn report(registrar: &str, file: &str, previous: &str, failed: &[Failed]) ->
     let mut out = format!(
         "Quarantined: {registrar} {file}\nCompared with: {previous}\n\nThe version is kept aside and the previous one stays in use.\nAfter checking it, take it with: tldsnap collect --config FILE --feeds DIR --accept {registrar}\n"
     );
+    push_rules(&mut out, failed);
+    out
+}
+
+/// Appends every failed rule and its rows to a report.
+pub fn push_rules(out: &mut String, failed: &[Failed]) {
     for f in failed {
         out.push_str(&format!("\nRule failed: {}\n", f.rule));
         for r in &f.rows {
@@ -196,7 +206,6 @@ pub fn report(registrar: &str, file: &str, previous: &str, failed: &[Failed]) ->
             out.push('\n');
         }
     }
-    out
 }
 
 #[cfg(test)]

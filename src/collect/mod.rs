@@ -16,10 +16,13 @@
 //!
 //! One collector per source, each in its own file; [`COLLECTORS`] lists them. Where the
 //! versions go and how they are parsed is the import's ([`crate::import::collected`]).
+//! The ECB's reference rates ([`ecb`]) are collected the same way but merged into the
+//! rate table of the fx directory, behind a gate of their own.
 
 pub mod client;
 pub mod config;
 pub mod dynadot;
+pub mod ecb;
 pub mod gate;
 pub mod namecheap;
 pub mod namecom;
@@ -149,13 +152,19 @@ pub trait Collector: Sync {
     fn version(&self) -> u32;
     /// The source's documented rate: least time between two requests.
     fn min_interval(&self) -> Duration;
+    /// Whether it collects the ECB's reference rates (merged into the rate table of the
+    /// fx directory, [`ecb`]) rather than a registrar's price list.
+    fn rates(&self) -> bool {
+        false
+    }
     /// Fetches the whole list (every page), checking each answer's envelope.
     fn collect<'a>(&'a self, ctx: Ctx<'a>) -> BoxFuture<'a, Result<Vec<Page>, String>>;
 }
 
 /// Every collector, by key.
-pub static COLLECTORS: [&dyn Collector; 7] = [
+pub static COLLECTORS: [&dyn Collector; 8] = [
     &dynadot::Dynadot,
+    &ecb::Ecb,
     &namecheap::Namecheap,
     &namecom::NameCom,
     &namesilo::NameSilo,
@@ -179,6 +188,8 @@ pub fn collector(key: &str) -> Option<&'static dyn Collector> {
 pub struct Options {
     /// The feeds directory.
     pub feeds: PathBuf,
+    /// The directory of the ECB's reference rate table (`eurofxref-hist.csv`).
+    pub fx: PathBuf,
     /// Only these registrars (empty: every configured one).
     pub registrars: Vec<String>,
     /// Take these registrars' quarantined versions instead of collecting them.
@@ -198,6 +209,20 @@ pub enum Outcome {
     Quarantined(String, String, Vec<String>),
     /// A quarantined version was taken (its new path).
     Accepted(String),
+    /// The ECB's answer added days to the rate table.
+    Rates {
+        /// The table (relative to the fx directory's parent).
+        table: String,
+        /// The answer as kept.
+        version: String,
+        /// Days added.
+        added: usize,
+        /// The table's newest day now.
+        newest: String,
+    },
+    /// Every day of the ECB's answer is in the rate table already (the table, its
+    /// newest day).
+    RatesUnchanged(String, String),
     /// Nothing collected: why.
     Failed(String),
 }
@@ -215,6 +240,18 @@ impl Outcome {
                 rules.join("; ")
             ),
             Outcome::Accepted(f) => format!("{key}: accepted {f}"),
+            Outcome::Rates {
+                table,
+                version,
+                added,
+                newest,
+            } => format!(
+                "{key}: {added} new {} of rates added to {table} (newest {newest}), answer kept as {version}",
+                if *added == 1 { "day" } else { "days" }
+            ),
+            Outcome::RatesUnchanged(table, newest) => format!(
+                "{key}: unchanged, every day answered is in {table} already (newest {newest}), recorded as seen again"
+            ),
             Outcome::Failed(why) => format!("{key}: failed: {why}"),
         }
     }
@@ -246,6 +283,9 @@ pub async fn run(config: &Config, opts: &Options) -> Vec<(String, Outcome)> {
                 "no collector is known as {key:?} (known: {})",
                 keys().join(", ")
             )),
+            Some(c) if c.rates() => {
+                ecb::accept(&opts.fx, c, &config.gate).unwrap_or_else(Outcome::Failed)
+            }
             Some(c) => store::accept(&opts.feeds, c).unwrap_or_else(Outcome::Failed),
         };
         out.push((key.clone(), scrub(o)));
@@ -286,17 +326,27 @@ pub async fn run(config: &Config, opts: &Options) -> Vec<(String, Outcome)> {
                     interval: rc.min_interval.unwrap_or_else(|| c.min_interval()),
                 };
                 let fetched_at = crate::time::now_ms();
-                let outcome = match c.collect(ctx).await {
-                    Err(why) => Outcome::Failed(why),
-                    Ok(pages) => store::keep(&opts.feeds, c, &config.gate, &pages, fetched_at)
-                        .unwrap_or_else(Outcome::Failed),
+                let outcome = if c.rates() {
+                    ecb::collect_and_keep(c, ctx, &opts.fx, &config.gate, fetched_at)
+                        .await
+                        .unwrap_or_else(Outcome::Failed)
+                } else {
+                    match c.collect(ctx).await {
+                        Err(why) => Outcome::Failed(why),
+                        Ok(pages) => store::keep(&opts.feeds, c, &config.gate, &pages, fetched_at)
+                            .unwrap_or_else(Outcome::Failed),
+                    }
                 };
                 let outcome = scrub(outcome);
                 if let Outcome::Failed(why) = &outcome {
                     // The attempt and its reason stay readable from the feeds directory
                     // (`status`); a feeds directory that cannot be written already
                     // failed the collection.
-                    let _ = store::record_failure(&opts.feeds, c, fetched_at, why);
+                    let _ = if c.rates() {
+                        ecb::record_failure(&opts.fx, c, fetched_at, why)
+                    } else {
+                        store::record_failure(&opts.feeds, c, fetched_at, why)
+                    };
                 }
                 outcome
             }

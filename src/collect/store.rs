@@ -18,7 +18,7 @@ use super::gate::{self, Thresholds};
 use super::{Collector, Outcome, Page};
 use crate::import::collected::Shape;
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut s = String::with_capacity(64);
     for b in digest {
@@ -45,27 +45,27 @@ pub fn assemble(pages: &[Page]) -> Vec<u8> {
     out
 }
 
-/// Writes `bytes` to `path` all or nothing (a temporary file, flushed, renamed).
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+/// Writes `bytes` to `path` all or nothing, creating its directory
+/// ([`crate::files::write_atomic`]).
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let dir = path.parent().ok_or("no parent directory")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("version")
-    ));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    crate::files::write_atomic(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn append_provenance(feeds: &Path, shape: &Shape, record: serde_json::Value) -> Result<(), String> {
-    let dir = shape.collected_dir(feeds);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let path = dir.join(shape.provenance_name());
+    append_line(
+        &shape.collected_dir(feeds),
+        &shape.provenance_name(),
+        record,
+    )
+}
+
+/// Appends `record` as one JSON line to `dir/name` (created with `dir` if missing),
+/// synced before it returns.
+pub(crate) fn append_line(dir: &Path, name: &str, record: serde_json::Value) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(name);
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -78,7 +78,8 @@ fn append_provenance(feeds: &Path, shape: &Shape, record: serde_json::Value) -> 
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn record(
+/// A provenance record of `c`'s answer `pages`, kept (or not) as `version` of `bytes`.
+pub(crate) fn record(
     c: &dyn Collector,
     version: &str,
     outcome: &str,
@@ -228,16 +229,21 @@ pub fn record_failure(
     reason: &str,
 ) -> Result<(), String> {
     let shape = Shape::of(c.key()).ok_or_else(|| format!("no feed shape for {}", c.key()))?;
-    append_provenance(
-        feeds,
-        shape,
-        json!({
-            "outcome": "failed",
-            "fetched_at": crate::time::iso_millis(fetched_at),
-            "collector": format!("tldsnap/{} {}/{}", env!("CARGO_PKG_VERSION"), c.key(), c.version()),
-            "reason": reason,
-        }),
-    )
+    append_provenance(feeds, shape, failure_record(c, fetched_at, reason))
+}
+
+/// The provenance record of a failed collection: no version, the reason.
+pub(crate) fn failure_record(
+    c: &dyn Collector,
+    fetched_at: i64,
+    reason: &str,
+) -> serde_json::Value {
+    json!({
+        "outcome": "failed",
+        "fetched_at": crate::time::iso_millis(fetched_at),
+        "collector": format!("tldsnap/{} {}/{}", env!("CARGO_PKG_VERSION"), c.key(), c.version()),
+        "reason": reason,
+    })
 }
 
 /// Takes the newest quarantined version of `c` into use.

@@ -114,9 +114,7 @@ impl Shape {
 
     /// The file name of a version collected at `ms`: `<key>_2026-12-01T21-33-19Z.json`.
     pub fn file_name(&self, ms: i64) -> String {
-        let iso = time::iso_millis(ms); // 2026-12-01T21:33:19.123Z
-        let stamp = format!("{}Z", iso.get(..19).unwrap_or(&iso).replace(':', "-"));
-        format!("{}_{stamp}.{}", self.key, self.ext)
+        version_name(self.key, self.ext, ms)
     }
 
     /// The provenance log's file name.
@@ -126,21 +124,7 @@ impl Shape {
 
     /// The instant a version file's name states, if it is one of this registrar's.
     pub fn instant_of(&self, name: &str) -> Option<i64> {
-        let rest = name.strip_prefix(self.key)?.strip_prefix('_')?;
-        let stamp = rest.strip_suffix(self.ext)?.strip_suffix('.')?;
-        // 2026-12-01T21-33-19Z
-        let b = stamp.as_bytes();
-        if b.len() != 20 || b[10] != b'T' || b[19] != b'Z' || b[13] != b'-' || b[16] != b'-' {
-            return None;
-        }
-        let iso = format!(
-            "{}T{}:{}:{}Z",
-            &stamp[..10],
-            &stamp[11..13],
-            &stamp[14..16],
-            &stamp[17..19]
-        );
-        time::parse_rfc3339(&iso)
+        version_instant(self.key, self.ext, name)
     }
 
     /// The accepted versions in `<folder>/collected/`, oldest first, each with the
@@ -220,6 +204,33 @@ impl Shape {
             Layout::Versions { .. } => None,
         }
     }
+}
+
+/// The file name of collector `key`'s version collected at `ms`:
+/// `<key>_2026-12-01T21-33-19Z.<ext>`.
+pub fn version_name(key: &str, ext: &str, ms: i64) -> String {
+    let iso = time::iso_millis(ms); // 2026-12-01T21:33:19.123Z
+    let stamp = format!("{}Z", iso.get(..19).unwrap_or(&iso).replace(':', "-"));
+    format!("{key}_{stamp}.{ext}")
+}
+
+/// The instant a version file's name states, if it is one of collector `key`'s.
+pub fn version_instant(key: &str, ext: &str, name: &str) -> Option<i64> {
+    let rest = name.strip_prefix(key)?.strip_prefix('_')?;
+    let stamp = rest.strip_suffix(ext)?.strip_suffix('.')?;
+    // 2026-12-01T21-33-19Z
+    let b = stamp.as_bytes();
+    if b.len() != 20 || b[10] != b'T' || b[19] != b'Z' || b[13] != b'-' || b[16] != b'-' {
+        return None;
+    }
+    let iso = format!(
+        "{}T{}:{}:{}Z",
+        &stamp[..10],
+        &stamp[11..13],
+        &stamp[14..16],
+        &stamp[17..19]
+    );
+    time::parse_rfc3339(&iso)
 }
 
 /// One accepted collected version.

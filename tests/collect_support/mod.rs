@@ -702,3 +702,77 @@ min_interval_ms = 0
         ),
     )
 }
+
+// ---------------------------------------------------------------- the ECB's rates
+
+/// The shipped ECB rate table.
+pub const RATES: &str = "snapshots/fx/eurofxref-hist.csv";
+
+/// The shipped rate table's header and rows (each line without its newline), newest first.
+pub fn rate_lines() -> (String, Vec<String>) {
+    let text = String::from_utf8(read(RATES)).unwrap();
+    let mut lines = text.lines().map(str::to_string);
+    let header = lines.next().unwrap();
+    (header, lines.filter(|l| !l.is_empty()).collect())
+}
+
+/// `rows` of the shipped table (newest first) as the ECB's XML answer: one
+/// `Cube time` per row, one `Cube currency rate` per quoted currency, `N/A` left out,
+/// every other rate written with a trailing zero as the ECB's XML does (`0.87060`).
+pub fn ecb_xml(header: &str, rows: &[String]) -> Vec<u8> {
+    let names: Vec<&str> = header
+        .split(',')
+        .skip(1)
+        .filter(|n| !n.is_empty())
+        .collect();
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gesmes:Envelope xmlns:gesmes=\"http://www.gesmes.org/xml/2002-08-01\" xmlns=\"http://www.ecb.int/vocabulary/2002-08-01/eurofxref\">\n\t<gesmes:subject>Reference rates</gesmes:subject>\n\t<gesmes:Sender>\n\t\t<gesmes:name>European Central Bank</gesmes:name>\n\t</gesmes:Sender>\n\t<Cube>\n",
+    );
+    for row in rows {
+        let f: Vec<&str> = row.split(',').collect();
+        xml.push_str(&format!("\t\t<Cube time=\"{}\">\n", f[0]));
+        for (i, name) in names.iter().enumerate() {
+            let v = f[i + 1];
+            if v == "N/A" || v.is_empty() {
+                continue;
+            }
+            let v = if i % 2 == 0 && v.contains('.') {
+                format!("{v}0")
+            } else {
+                v.to_string()
+            };
+            xml.push_str(&format!("\t\t\t<Cube currency=\"{name}\" rate=\"{v}\"/>\n"));
+        }
+        xml.push_str("\t\t</Cube>\n");
+    }
+    xml.push_str("\t</Cube>\n</gesmes:Envelope>\n");
+    xml.into_bytes()
+}
+
+/// A rate directory in `tmp` holding the shipped table less its `drop` newest rows.
+pub fn fx_dir(tmp: &Tmp, drop: usize) -> PathBuf {
+    let (header, rows) = rate_lines();
+    let dir = tmp.0.join("fx");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = header;
+    text.push('\n');
+    for r in &rows[drop..] {
+        text.push_str(r);
+        text.push('\n');
+    }
+    std::fs::write(dir.join("eurofxref-hist.csv"), text).unwrap();
+    dir
+}
+
+pub const ECB_90D: &str = "/stats/eurofxref/eurofxref-hist-90d.xml";
+pub const ECB_HIST: &str = "/stats/eurofxref/eurofxref-hist.xml";
+
+/// An ECB stand-in answering `ninety` for the 90 days and `history` for the whole
+/// history.
+pub fn ecb_stand_in(ninety: Vec<u8>, history: Vec<u8>) -> StandIn {
+    StandIn::start(move |req, _| match req.path() {
+        ECB_90D => Reply::Full(200, vec![], "text/xml", ninety.clone()),
+        ECB_HIST => Reply::Full(200, vec![], "text/xml", history.clone()),
+        _ => Reply::Full(404, vec![], "text/plain", b"not found".to_vec()),
+    })
+}
