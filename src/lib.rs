@@ -48,6 +48,7 @@ pub mod http;
 pub mod import;
 pub mod json;
 pub mod live;
+pub mod mcp;
 pub(crate) mod mapguard;
 pub(crate) mod net;
 pub mod price;

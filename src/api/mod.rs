@@ -231,6 +231,8 @@ pub struct State {
     body_size_hints: [AtomicUsize; MAX_ROUTES],
     /// The website's rendered pages.
     pub web: crate::web::cache::Site,
+    /// The MCP endpoint's sessions and counters.
+    pub mcp: crate::mcp::Mcp,
     /// Unique per state made in this process: whose answers a thread's
     /// [`answers`] cache holds.
     id: u64,
@@ -260,6 +262,7 @@ impl State {
             streams_per_key: Arc::default(),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
             web: crate::web::cache::Site::default(),
+            mcp: crate::mcp::Mcp::default(),
             remote: None,
             live: None,
             feeds: None,
