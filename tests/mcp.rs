@@ -67,7 +67,13 @@ fn rpc(server: &Server, session: &str, key: Option<&str>, method: &str, params: 
 }
 
 fn call(server: &Server, session: &str, key: &str, tool: &str, args: Value) -> Value {
-    let v = rpc(server, session, Some(key), "tools/call", json!({"name": tool, "arguments": args}));
+    let v = rpc(
+        server,
+        session,
+        Some(key),
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    );
     assert!(v["error"].is_null(), "{tool}: {v}");
     v["result"].clone()
 }
@@ -75,18 +81,73 @@ fn call(server: &Server, session: &str, key: &str, tool: &str, args: Value) -> V
 /// The REST calls each tool stands for, with real arguments of the built-in snapshot.
 fn cases() -> Vec<(&'static str, Value, &'static str, Option<Value>)> {
     vec![
-        ("cheapest", json!({"tlds": "com,dev", "limit": 3}), "GET /api/v1/client/prices/cheapest?tlds=com,dev&limit=3", None),
-        ("cheapest", json!({"tlds": ["com"], "at": "2025-01-01"}), "GET /api/v1/client/prices/cheapest?tlds=com&at=2025-01-01", None),
-        ("prices", json!({"tlds": "com", "registrars": "porkbun,dynadot"}), "GET /api/v1/client/prices?tlds=com&registrars=porkbun,dynadot", None),
-        ("tld_registrars", json!({"tld": "io", "include_prices": true}), "GET /api/v1/client/registrars/tld/io?include_prices=true", None),
-        ("tld_overview", json!({"tld": "dev"}), "GET /api/v1/client/overview/tld/dev", None),
-        ("price_history", json!({"tld": "com", "from": "2024-01-01"}), "GET /api/v1/client/history/tld/com?from=2024-01-01", None),
-        ("tld_catalogue", json!({"q": "app", "limit": 5}), "GET /api/v1/client/tlds?q=app&limit=5", None),
+        (
+            "cheapest",
+            json!({"tlds": "com,dev", "limit": 3}),
+            "GET /api/v1/client/prices/cheapest?tlds=com,dev&limit=3",
+            None,
+        ),
+        (
+            "cheapest",
+            json!({"tlds": ["com"], "at": "2025-01-01"}),
+            "GET /api/v1/client/prices/cheapest?tlds=com&at=2025-01-01",
+            None,
+        ),
+        (
+            "prices",
+            json!({"tlds": "com", "registrars": "porkbun,dynadot"}),
+            "GET /api/v1/client/prices?tlds=com&registrars=porkbun,dynadot",
+            None,
+        ),
+        (
+            "tld_registrars",
+            json!({"tld": "io", "include_prices": true}),
+            "GET /api/v1/client/registrars/tld/io?include_prices=true",
+            None,
+        ),
+        (
+            "tld_overview",
+            json!({"tld": "dev"}),
+            "GET /api/v1/client/overview/tld/dev",
+            None,
+        ),
+        (
+            "price_history",
+            json!({"tld": "com", "from": "2024-01-01"}),
+            "GET /api/v1/client/history/tld/com?from=2024-01-01",
+            None,
+        ),
+        (
+            "tld_catalogue",
+            json!({"q": "app", "limit": 5}),
+            "GET /api/v1/client/tlds?q=app&limit=5",
+            None,
+        ),
         ("registrars", json!({}), "GET /api/v1/registrars", None),
-        ("registrar_prices", json!({"key": "porkbun", "limit": 10}), "GET /api/v1/registrars/porkbun?limit=10", None),
-        ("portfolio_audit", json!({"domains": ["example.com", "shop.example.co.uk"]}), "POST /api/v1/client/portfolio/audit", Some(json!({"domains": ["example.com", "shop.example.co.uk"]}))),
-        ("domains_lookup", json!({"domains": ["example.com", "bücher.de"], "limit": 2}), "POST /api/v1/client/domains/lookup?limit=2", Some(json!({"domains": ["example.com", "bücher.de"]}))),
-        ("domain_search", json!({"q": "coffee shop", "limit": 5}), "GET /api/v1/client/domains/search?q=coffee+shop&limit=5", None),
+        (
+            "registrar_prices",
+            json!({"key": "porkbun", "limit": 10}),
+            "GET /api/v1/registrars/porkbun?limit=10",
+            None,
+        ),
+        (
+            "portfolio_audit",
+            json!({"domains": ["example.com", "shop.example.co.uk"]}),
+            "POST /api/v1/client/portfolio/audit",
+            Some(json!({"domains": ["example.com", "shop.example.co.uk"]})),
+        ),
+        (
+            "domains_lookup",
+            json!({"domains": ["example.com", "bücher.de"], "limit": 2}),
+            "POST /api/v1/client/domains/lookup?limit=2",
+            Some(json!({"domains": ["example.com", "bücher.de"]})),
+        ),
+        (
+            "domain_search",
+            json!({"q": "coffee shop", "limit": 5}),
+            "GET /api/v1/client/domains/search?q=coffee+shop&limit=5",
+            None,
+        ),
     ]
 }
 
@@ -110,7 +171,10 @@ fn every_tool_answers_what_its_rest_request_answers() {
         assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
         assert!(tool["description"].as_str().unwrap().len() > 40);
     }
-    assert!(!names.contains(&"domain_registration"), "no live tools without --live");
+    assert!(
+        !names.contains(&"domain_registration"),
+        "no live tools without --live"
+    );
     for (tool, args, rest, body) in cases() {
         assert!(names.contains(&tool), "{tool} listed");
         let result = call(&server, &session, key, tool, args.clone());
@@ -119,17 +183,32 @@ fn every_tool_answers_what_its_rest_request_answers() {
         let r = server.request(method, target, Some(key), body.as_ref());
         assert_eq!(r.status, 200, "{rest}: {}", r.text());
         let structured = serde_json::to_vec(&result["structuredContent"]).unwrap();
-        assert_eq!(masked(&structured), masked(&r.body), "{tool} {args} vs {rest}");
+        assert_eq!(
+            masked(&structured),
+            masked(&r.body),
+            "{tool} {args} vs {rest}"
+        );
         let text = result["content"][0]["text"].as_str().unwrap();
         assert_eq!(masked(text.as_bytes()), masked(&r.body), "{tool}: the text");
     }
     // A day before any price, asked of both doors: the same problem.
-    let result = call(&server, &session, key, "tld_overview", json!({"tld": "nope-not-a-tld"}));
+    let result = call(
+        &server,
+        &session,
+        key,
+        "tld_overview",
+        json!({"tld": "nope-not-a-tld"}),
+    );
     assert_eq!(result["isError"], true);
     let r = server.get("/api/v1/client/overview/tld/nope-not-a-tld", Some(key));
     assert_eq!(result["structuredContent"], r.json());
     let code = r.json()["code"].as_str().unwrap().to_owned();
-    assert!(result["content"][0]["text"].as_str().unwrap().starts_with(&code));
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(&code)
+    );
     server.stop().unwrap();
 }
 
@@ -139,14 +218,29 @@ fn the_same_key_the_same_rules() {
     let (server, keys) = server(&dir);
     let session = initialize(&server, "2025-06-18");
     // A free key is refused a paid TLD as REST refuses it.
-    let result = call(&server, &session, &keys["free"], "cheapest", json!({"tlds": "club"}));
+    let result = call(
+        &server,
+        &session,
+        &keys["free"],
+        "cheapest",
+        json!({"tlds": "club"}),
+    );
     assert_eq!(result["isError"], true, "{result}");
-    let rest = server.get("/api/v1/client/prices/cheapest?tlds=club", Some(&keys["free"]));
+    let rest = server.get(
+        "/api/v1/client/prices/cheapest?tlds=club",
+        Some(&keys["free"]),
+    );
     let problem = rest.assert_problem(403, "tld_not_in_plan");
     assert_eq!(result["structuredContent"], problem);
     assert_eq!(result["_meta"]["tldsnap.dev/status"], 403);
     // No key: refused as REST refuses it.
-    let v = rpc(&server, &session, None, "tools/call", json!({"name": "cheapest", "arguments": {"tlds": "com"}}));
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "tools/call",
+        json!({"name": "cheapest", "arguments": {"tlds": "com"}}),
+    );
     assert_eq!(v["result"]["structuredContent"]["code"], "missing_api_key");
     // Credits move: the tiny plan has two a month, REST and MCP draw on the same ones.
     let tiny = &keys["tiny"];
@@ -156,15 +250,30 @@ fn the_same_key_the_same_rules() {
     let r = server.get("/api/v1/client/prices/cheapest?tlds=com", Some(tiny));
     assert_eq!(r.header("x-credits-remaining"), Some("0"));
     let third = call(&server, &session, tiny, "cheapest", json!({"tlds": "com"}));
-    assert_eq!(third["structuredContent"]["code"], "credits_exhausted", "{third}");
+    assert_eq!(
+        third["structuredContent"]["code"], "credits_exhausted",
+        "{third}"
+    );
     // Authorization: Bearer is a key too.
     let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cheapest","arguments":{"tlds":"com"}}});
     let auth = format!("Bearer {}", keys["pro"]);
-    let r = post(&server, &[JSON, ACCEPT, ("Mcp-Session-Id", &session), ("Authorization", &auth)], &body.to_string());
+    let r = post(
+        &server,
+        &[
+            JSON,
+            ACCEPT,
+            ("Mcp-Session-Id", &session),
+            ("Authorization", &auth),
+        ],
+        &body.to_string(),
+    );
     assert_eq!(r.json()["result"]["isError"], false, "{}", r.text());
     // Calls are counted per tool.
     let metrics = server.get("/metrics", None).text();
-    assert!(metrics.contains("tldsnap_mcp_tool_calls_total{tool=\"cheapest\",result=\"ok\"} 2"), "{metrics}");
+    assert!(
+        metrics.contains("tldsnap_mcp_tool_calls_total{tool=\"cheapest\",result=\"ok\"} 2"),
+        "{metrics}"
+    );
     server.stop().unwrap();
 }
 
@@ -178,18 +287,46 @@ fn sessions_revisions_and_methods() {
     assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(r.json()["id"], "a");
     let session = initialize(&server, "2025-03-26");
-    assert_eq!(rpc(&server, &session, None, "ping", json!({}))["result"], json!({}));
+    assert_eq!(
+        rpc(&server, &session, None, "ping", json!({}))["result"],
+        json!({})
+    );
     let v = rpc(&server, &session, None, "resources/list", json!({}));
     assert_eq!(v["error"]["code"], -32601);
-    let v = rpc(&server, &session, None, "tools/call", json!({"name": "nope"}));
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "tools/call",
+        json!({"name": "nope"}),
+    );
     assert_eq!(v["error"]["code"], -32602);
-    let v = rpc(&server, &session, None, "tools/call", json!({"name": "cheapest", "arguments": {"tld": "com"}}));
-    assert_eq!(v["error"]["code"], -32602, "an argument the tool does not take");
-    let v = rpc(&server, &session, None, "tools/call", json!({"name": "cheapest", "arguments": [1]}));
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "tools/call",
+        json!({"name": "cheapest", "arguments": {"tld": "com"}}),
+    );
+    assert_eq!(
+        v["error"]["code"], -32602,
+        "an argument the tool does not take"
+    );
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "tools/call",
+        json!({"name": "cheapest", "arguments": [1]}),
+    );
     assert_eq!(v["error"]["code"], -32602);
     // Notifications: 202, no body.
     let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string();
-    let r = post(&server, &[JSON, ACCEPT, ("Mcp-Session-Id", &session)], &note);
+    let r = post(
+        &server,
+        &[JSON, ACCEPT, ("Mcp-Session-Id", &session)],
+        &note,
+    );
     assert_eq!(r.status, 202);
     assert!(r.body.is_empty());
     // A batch, in the revision that has them.
@@ -198,14 +335,22 @@ fn sessions_revisions_and_methods() {
         {"jsonrpc":"2.0","method":"notifications/initialized"},
         {"jsonrpc":"2.0","id":2,"method":"nope"}
     ]);
-    let r = post(&server, &[JSON, ACCEPT, ("Mcp-Session-Id", &session)], &batch.to_string());
+    let r = post(
+        &server,
+        &[JSON, ACCEPT, ("Mcp-Session-Id", &session)],
+        &batch.to_string(),
+    );
     assert_eq!(r.status, 200);
     let answers = r.json();
     assert_eq!(answers.as_array().unwrap().len(), 2, "{answers}");
     assert_eq!(answers[1]["error"]["code"], -32601);
     // Not in the later ones.
     let later = initialize(&server, "2025-11-25");
-    let r = post(&server, &[JSON, ACCEPT, ("Mcp-Session-Id", &later)], &batch.to_string());
+    let r = post(
+        &server,
+        &[JSON, ACCEPT, ("Mcp-Session-Id", &later)],
+        &batch.to_string(),
+    );
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["error"]["code"], -32600);
     // GET offers no stream; DELETE ends the session; then it is not found.
@@ -213,16 +358,25 @@ fn sessions_revisions_and_methods() {
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("POST, DELETE"));
     let del = |id: &str| {
-        let raw = format!("DELETE /mcp HTTP/1.1\r\nHost: t\r\nMcp-Session-Id: {id}\r\nConnection: close\r\n\r\n");
+        let raw = format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: t\r\nMcp-Session-Id: {id}\r\nConnection: close\r\n\r\n"
+        );
         server.send(raw.as_bytes()).unwrap()
     };
     assert_eq!(del(&later).status, 204);
     assert_eq!(del(&later).status, 404);
-    let r = post(&server, &[JSON, ACCEPT, ("Mcp-Session-Id", &later)], &json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string());
+    let r = post(
+        &server,
+        &[JSON, ACCEPT, ("Mcp-Session-Id", &later)],
+        &json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string(),
+    );
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["error"]["code"], -32001);
     server.stop().unwrap();
 }
+
+/// A malformed request: its headers, body, status and JSON-RPC code (0: none).
+type Case<'a> = (Vec<(&'a str, &'a str)>, String, u16, i64);
 
 #[test]
 fn malformed_input_gets_the_specifications_error_on_a_kept_connection() {
@@ -232,10 +386,13 @@ fn malformed_input_gets_the_specifications_error_on_a_kept_connection() {
     let s = session.as_str();
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let big = format!("[{}]", vec![ping; 40].join(","));
-    let long_string = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{}"}}"#, "x".repeat(100_000));
+    let long_string = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"{}"}}"#,
+        "x".repeat(100_000)
+    );
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     // (headers, body, status, JSON-RPC code or 0 for none)
-    let cases: Vec<(Vec<(&str, &str)>, String, u16, i64)> = vec![
+    let cases: Vec<Case> = vec![
         (vec![JSON, ("Mcp-Session-Id", s)], "{".into(), 400, -32700),
         (vec![JSON, ("Mcp-Session-Id", s)], "".into(), 400, -32700),
         (vec![JSON, ("Mcp-Session-Id", s)], "\u{0}".into(), 400, -32700),
@@ -283,7 +440,9 @@ fn malformed_input_gets_the_specifications_error_on_a_kept_connection() {
     }
     // Wrong HTTP methods, on the same connection.
     for method in ["GET", "PUT", "PATCH", "OPTIONS"] {
-        conn.write(format!("{method} /mcp HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n").as_bytes());
+        conn.write(
+            format!("{method} /mcp HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n").as_bytes(),
+        );
         let r = conn.read_response(false).unwrap().expect("an answer");
         assert_eq!(r.status, 405, "{method}");
     }
@@ -335,7 +494,10 @@ fn the_official_python_sdk_lists_and_calls_every_tool() {
         assert_eq!(r.status, 200, "{rest}");
         expected.push(json!({"tool": tool, "arguments": args, "rest": masked(&r.body)}));
     }
-    let refused = server.get("/api/v1/client/prices/cheapest?tlds=club", Some(&keys["free"]));
+    let refused = server.get(
+        "/api/v1/client/prices/cheapest?tlds=club",
+        Some(&keys["free"]),
+    );
     let plan = json!({
         "url": format!("http://{}/mcp", server.addr),
         "key": key,
@@ -353,7 +515,10 @@ fn the_official_python_sdk_lists_and_calls_every_tool() {
         .expect("python runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "mcp_client.py failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "mcp_client.py failed:\n{stdout}\n{stderr}"
+    );
     assert!(stdout.contains("all checks passed"), "{stdout}\n{stderr}");
     eprintln!("{stdout}");
     server.stop().unwrap();

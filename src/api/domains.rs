@@ -17,7 +17,9 @@ use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Request, StatusCode};
 
 use super::body::{CREDITS_COST, Kind, content_kind, names, read_domains, wants_csv, with_cost};
-use super::{Connection, HttpResponse, RequestBody, State, begin, finish_costing, read_body, refuse};
+use super::{
+    Connection, HttpResponse, RequestBody, State, begin, finish_costing, read_body, refuse,
+};
 use crate::audit::LOOKUP_MAX;
 use crate::audit::lookup::{self, LookupRequest};
 use crate::audit::portfolio::{self, InputError, MAX_NAME_FIELD};

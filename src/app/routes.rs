@@ -53,7 +53,13 @@ macro_rules! entry {
         Route::new($index, $path, $allow, false, false).undocumented()
     };
     ($index:expr, $path:literal, $allow:ident, $access:ident) => {
-        Route::new($index, $path, $allow, needs_key!($access), is_page!($access))
+        Route::new(
+            $index,
+            $path,
+            $allow,
+            needs_key!($access),
+            is_page!($access),
+        )
     };
 }
 

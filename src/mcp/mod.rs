@@ -350,17 +350,29 @@ async fn answer(
     let id = object.get("id");
     let id_value = id.filter(|i| valid_id(i)).cloned().unwrap_or(Value::Null);
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Some(error(id_value, code::INVALID_REQUEST, "jsonrpc must be \"2.0\""));
+        return Some(error(
+            id_value,
+            code::INVALID_REQUEST,
+            "jsonrpc must be \"2.0\"",
+        ));
     }
     let Some(method) = object.get("method") else {
         // A response of the client (to nothing this server asked): nothing to answer.
         if id.is_some() && (object.contains_key("result") || object.contains_key("error")) {
             return None;
         }
-        return Some(error(id_value, code::INVALID_REQUEST, "a request needs a method"));
+        return Some(error(
+            id_value,
+            code::INVALID_REQUEST,
+            "a request needs a method",
+        ));
     };
     let Some(method) = method.as_str() else {
-        return Some(error(id_value, code::INVALID_REQUEST, "method must be a string"));
+        return Some(error(
+            id_value,
+            code::INVALID_REQUEST,
+            "method must be a string",
+        ));
     };
     let Some(id) = id else {
         // A notification (`notifications/initialized`, `notifications/cancelled`, ...):
@@ -378,7 +390,11 @@ async fn answer(
         None | Some(Value::Null) => &Value::Null,
         Some(p @ Value::Object(_)) => p,
         Some(_) => {
-            return Some(error(id.clone(), code::INVALID_PARAMS, "params must be an object"));
+            return Some(error(
+                id.clone(),
+                code::INVALID_PARAMS,
+                "params must be an object",
+            ));
         }
     };
     let result = match method {
@@ -407,7 +423,10 @@ async fn call(
     conn: &Connection,
 ) -> Result<Value, (i64, String)> {
     let Some(name) = params["name"].as_str() else {
-        return Err((code::INVALID_PARAMS, "params.name (a string) is required".into()));
+        return Err((
+            code::INVALID_PARAMS,
+            "params.name (a string) is required".into(),
+        ));
     };
     let Some(tool) = tools::find(state, name) else {
         return Err((code::INVALID_PARAMS, format!("unknown tool: {name}")));
@@ -559,7 +578,10 @@ mod tests {
     fn keys_come_from_either_header() {
         let mut h = HeaderMap::new();
         assert!(keys(&h).is_empty());
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer abc"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abc"),
+        );
         assert_eq!(keys(&h), vec![HeaderValue::from_static("abc")]);
         h.insert("x-api-key", HeaderValue::from_static("abc"));
         assert_eq!(keys(&h).len(), 1, "the same key twice is one key");
@@ -573,6 +595,9 @@ mod tests {
     #[test]
     fn public_origin_is_scheme_and_host() {
         assert_eq!(public_origin("https://tldsnap.dev"), "https://tldsnap.dev");
-        assert_eq!(public_origin("https://x.dev:8443/a/b"), "https://x.dev:8443");
+        assert_eq!(
+            public_origin("https://x.dev:8443/a/b"),
+            "https://x.dev:8443"
+        );
     }
 }

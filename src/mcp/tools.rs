@@ -385,7 +385,9 @@ pub async fn call(
     };
     let started = Stamp::now();
     let response = answer(state, request.http, route, &segment, conn, started).await;
-    state.mcp.count(tool_index(tool), response.status().is_success());
+    state
+        .mcp
+        .count(tool_index(tool), response.status().is_success());
     Ok(result(response).await)
 }
 
@@ -463,7 +465,10 @@ fn request(
         .map_err(|e| BadArguments(format!("the arguments make no request: {e}")))?;
     let out = http.headers_mut();
     if has_body {
-        out.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        out.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
     }
     for key in super::keys(headers) {
         out.append("x-api-key", key.clone());
@@ -508,7 +513,11 @@ fn encode(text: &str) -> String {
 
 /// Items encoded and joined with literal commas (a comma inside an item is encoded).
 fn encode_list(items: &[String]) -> String {
-    items.iter().map(|i| encode(i)).collect::<Vec<_>>().join(",")
+    items
+        .iter()
+        .map(|i| encode(i))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The answer of the tool's route to its REST request: the route's own handler.
@@ -590,7 +599,9 @@ async fn result(response: HttpResponse) -> Value {
     let mut meta = Map::new();
     for name in METER {
         if let Some(v) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
-            let value = v.parse::<u64>().map_or_else(|_| Value::from(v), Value::from);
+            let value = v
+                .parse::<u64>()
+                .map_or_else(|_| Value::from(v), Value::from);
             meta.insert(format!("tldsnap.dev/{name}"), value);
         }
     }
@@ -649,7 +660,11 @@ mod tests {
                 let mut names = Vec::new();
                 rewrite(&mut schema.clone(), &mut names);
                 for name in names {
-                    assert!(schema["$defs"].get(&name).is_some(), "{}: {name}", tool.name);
+                    assert!(
+                        schema["$defs"].get(&name).is_some(),
+                        "{}: {name}",
+                        tool.name
+                    );
                 }
             }
         }
