@@ -49,6 +49,7 @@ pub mod import;
 pub mod json;
 pub mod live;
 pub(crate) mod mapguard;
+pub mod mcp;
 pub(crate) mod net;
 pub mod price;
 pub mod query;

@@ -5,7 +5,6 @@
 
 use std::sync::OnceLock;
 
-use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, StatusCode};
 
@@ -77,9 +76,9 @@ pub(super) fn wants_csv(headers: &HeaderMap) -> bool {
 /// or the refusal: not JSON (415), more than [`LOOKUP_MAX_BODY`] bytes (413), not sent
 /// in time (408), more than [`LOOKUP_MAX`] names (400 `too_many_values`), not such a body
 /// (400 `invalid_body`).
-pub(super) async fn read_domains(
+pub(super) async fn read_domains<B: super::RequestBody>(
     state: &State,
-    req: Request<Incoming>,
+    req: Request<B>,
 ) -> Result<Vec<String>, Problem> {
     if !is_json(req.headers()) {
         return Err(Problem::UnsupportedMediaType {

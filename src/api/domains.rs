@@ -13,12 +13,13 @@
 //! (429 `daily_limit`), credits (429), answer. `X-Credits-Cost` on every 200 says what
 //! the answer cost.
 
-use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Request, StatusCode};
 
 use super::body::{CREDITS_COST, Kind, content_kind, names, read_domains, wants_csv, with_cost};
-use super::{Connection, HttpResponse, State, begin, finish_costing, read_body, refuse};
+use super::{
+    Connection, HttpResponse, RequestBody, State, begin, finish_costing, read_body, refuse,
+};
 use crate::audit::LOOKUP_MAX;
 use crate::audit::lookup::{self, LookupRequest};
 use crate::audit::portfolio::{self, InputError, MAX_NAME_FIELD};
@@ -43,9 +44,9 @@ const CSV: HeaderValue = HeaderValue::from_static("text/csv; charset=utf-8");
 const AUDIT_ACCEPTS: &str = "application/json, text/csv";
 
 /// `POST /api/v1/client/portfolio/audit`.
-pub async fn audit(
+pub async fn audit<B: RequestBody>(
     state: &State,
-    req: Request<Incoming>,
+    req: Request<B>,
     route: &'static Route,
     conn: &Connection,
 ) -> HttpResponse {
@@ -110,9 +111,9 @@ pub async fn audit(
 }
 
 /// `POST /api/v1/client/domains/lookup?limit=`.
-pub async fn lookup(
+pub async fn lookup<B: RequestBody>(
     state: &State,
-    req: Request<Incoming>,
+    req: Request<B>,
     route: &'static Route,
     conn: &Connection,
 ) -> HttpResponse {
@@ -150,9 +151,9 @@ pub async fn lookup(
 }
 
 /// `GET /api/v1/client/domains/search?q=&max_price=&types=&limit=`.
-pub async fn search(
+pub async fn search<B: Sync>(
     state: &State,
-    req: &Request<Incoming>,
+    req: &Request<B>,
     route: &'static Route,
     conn: &Connection,
 ) -> HttpResponse {

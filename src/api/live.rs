@@ -23,7 +23,6 @@
 use std::borrow::Cow;
 
 use hyper::Request;
-use hyper::body::Incoming;
 
 use super::body::{CREDITS_COST, read_domains, with_cost};
 use super::{Connection, HttpResponse, State, admit, finish_costing, refuse, with_meter};
@@ -43,9 +42,9 @@ use crate::audit::portfolio::MAX_NAME_FIELD;
 use crate::http::openapi::{DNS_TYPE, problem_response};
 
 /// `GET /api/v1/client/domains/{domain}/rdap`.
-pub async fn rdap(
+pub async fn rdap<B: Sync>(
     state: &State,
-    req: &Request<Incoming>,
+    req: &Request<B>,
     route: &'static Route,
     segment: &str,
     conn: &Connection,
@@ -70,9 +69,9 @@ pub async fn rdap(
 }
 
 /// `GET /api/v1/client/domains/{domain}/status`.
-pub async fn status(
+pub async fn status<B: Sync>(
     state: &State,
-    req: &Request<Incoming>,
+    req: &Request<B>,
     route: &'static Route,
     segment: &str,
     conn: &Connection,
@@ -99,9 +98,9 @@ pub async fn status(
 /// `GET /api/v1/client/domains/{domain}/dns?types=&dnssec=`: the name as given (a
 /// subdomain is its own name here), every type asked at once; with `dnssec=true`, the
 /// resolver's DNSSEC verdict on each.
-pub async fn dns(
+pub async fn dns<B: Sync>(
     state: &State,
-    req: &Request<Incoming>,
+    req: &Request<B>,
     route: &'static Route,
     segment: &str,
     conn: &Connection,
@@ -131,9 +130,9 @@ pub async fn dns(
 
 /// `GET /api/v1/client/domains/{domain}/availability`: always an answer (200) once the
 /// checks pass; a failing witness makes it `unknown`, with the evidence.
-pub async fn availability(
+pub async fn availability<B: Sync>(
     state: &State,
-    req: &Request<Incoming>,
+    req: &Request<B>,
     route: &'static Route,
     segment: &str,
     conn: &Connection,
@@ -156,9 +155,9 @@ pub async fn availability(
 
 /// `GET /api/v1/client/domains/{domain}/tls`: the name as given (a subdomain is its own
 /// host here).
-pub async fn tls(
+pub async fn tls<B: Sync>(
     state: &State,
-    req: &Request<Incoming>,
+    req: &Request<B>,
     route: &'static Route,
     segment: &str,
     conn: &Connection,
@@ -205,9 +204,9 @@ enum BulkAnswer<'a> {
 /// given twice (after normalisation) is answered once, at its first place. Costs the
 /// plan's availability credits per distinct name looked up (at least one), checked
 /// before any lookup is made.
-pub async fn bulk_availability(
+pub async fn bulk_availability<B: super::RequestBody>(
     state: &State,
-    req: Request<Incoming>,
+    req: Request<B>,
     route: &'static Route,
     conn: &Connection,
 ) -> HttpResponse {
@@ -414,9 +413,9 @@ struct Name {
 /// One domain's lookup: the checks in order (module docs); `parse` reads the query
 /// string, then `answer` writes the body of the name.
 #[allow(clippy::too_many_arguments)]
-async fn single<P>(
+async fn single<B: Sync, P>(
     state: &State,
-    req: &Request<Incoming>,
+    req: &Request<B>,
     route: &'static Route,
     segment: &str,
     conn: &Connection,

@@ -35,7 +35,6 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, Response};
 
@@ -59,6 +58,27 @@ pub mod webhooks;
 
 /// The response type of every route.
 pub type HttpResponse = Response<Body>;
+
+/// The body of a request a handler reads: hyper's `Incoming` from a connection, or a
+/// body made in the process (a tool call of [`crate::mcp`], answered by the same
+/// handler as the REST request it stands for).
+pub trait RequestBody:
+    hyper::body::Body<Data = bytes::Bytes, Error: std::error::Error + Send + Sync + 'static>
+    + Send
+    + Sync
+    + Unpin
+    + 'static
+{
+}
+
+impl<B> RequestBody for B where
+    B: hyper::body::Body<Data = bytes::Bytes, Error: std::error::Error + Send + Sync + 'static>
+        + Send
+        + Sync
+        + Unpin
+        + 'static
+{
+}
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
@@ -211,6 +231,8 @@ pub struct State {
     body_size_hints: [AtomicUsize; MAX_ROUTES],
     /// The website's rendered pages.
     pub web: crate::web::cache::Site,
+    /// The MCP endpoint's sessions and counters.
+    pub mcp: crate::mcp::Mcp,
     /// Unique per state made in this process: whose answers a thread's
     /// [`answers`] cache holds.
     id: u64,
@@ -240,6 +262,7 @@ impl State {
             streams_per_key: Arc::default(),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
             web: crate::web::cache::Site::default(),
+            mcp: crate::mcp::Mcp::default(),
             remote: None,
             live: None,
             feeds: None,
@@ -606,8 +629,8 @@ fn with_headers(body: Body, headers: HeaderMap) -> HttpResponse {
 /// one (chunked) is refused as soon as it passes `max`; nothing larger is ever held in
 /// memory. A body still incomplete after `timeout` (a client that stopped sending) is
 /// refused with 408, which closes the connection ([`Config::body_timeout`]).
-pub async fn read_body(
-    req: Request<Incoming>,
+pub async fn read_body<B: RequestBody>(
+    req: Request<B>,
     max: usize,
     timeout: std::time::Duration,
 ) -> Result<(hyper::http::request::Parts, bytes::Bytes), Problem> {

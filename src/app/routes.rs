@@ -28,7 +28,7 @@ use crate::access::plans::Lookup;
 use crate::api::{Connection, HttpResponse, State, Step};
 use crate::api::{catalogue, domains, events, live, ops, prices, webhooks};
 use crate::http::openapi;
-use crate::http::router::{GET, GET_HEAD, GET_HEAD_PATCH_DELETE, GET_HEAD_POST, POST};
+use crate::http::router::{GET, GET_HEAD, GET_HEAD_PATCH_DELETE, GET_HEAD_POST, POST, POST_DELETE};
 use crate::http::router::{Route, Table};
 use crate::query::Shape;
 use crate::time::Stamp;
@@ -44,6 +44,22 @@ macro_rules! needs_key {
     };
     (page) => {
         false
+    };
+}
+
+/// The table entry of a row: a `protocol` row is not described by `/openapi.json`.
+macro_rules! entry {
+    ($index:expr, $path:literal, $allow:ident, protocol) => {
+        Route::new($index, $path, $allow, false, false).undocumented()
+    };
+    ($index:expr, $path:literal, $allow:ident, $access:ident) => {
+        Route::new(
+            $index,
+            $path,
+            $allow,
+            needs_key!($access),
+            is_page!($access),
+        )
     };
 }
 
@@ -85,7 +101,7 @@ macro_rules! routes {
 
         /// The table the request path finds routes in.
         pub static TABLE: Table<ROUTE_COUNT> = Table::new([
-            $(Route::new(RouteId::$id as usize, $path, $allow, needs_key!($access), is_page!($access)),)*
+            $(entry!(RouteId::$id as usize, $path, $allow, $access),)*
         ]);
 
         /// The routes answered without waiting, and their answer; `None` for every other
@@ -382,6 +398,11 @@ routes! {
         later: live::tls(state, &req, route, segment, conn),
         op: live::doc(Lookup::Tls),
     }
+    /// `POST, DELETE /mcp`: the Model Context Protocol endpoint (docs/MCP.md); each tool
+    /// call is admitted and metered as the REST request it stands for.
+    Mcp = "/mcp", POST_DELETE, protocol {
+        later: crate::mcp::handle(state, req, conn),
+    }
 }
 
 #[cfg(test)]
@@ -667,7 +688,7 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         let documented: std::collections::BTreeSet<&str> =
             paths.keys().map(String::as_str).collect();
-        let api = || TABLE.routes().iter().filter(|r| !r.page);
+        let api = || TABLE.routes().iter().filter(|r| r.documented);
         let routed: std::collections::BTreeSet<&str> = api().map(|r| r.path).collect();
         assert_eq!(documented, routed);
         assert!(

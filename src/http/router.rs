@@ -31,6 +31,9 @@ pub struct Route {
     /// A page of the website (HTML, [`crate::web`]), not part of the API: not in
     /// `/openapi.json`.
     pub page: bool,
+    /// Whether `/openapi.json` describes it: every API route, but neither the pages nor
+    /// a protocol of its own (the MCP endpoint, whose tools the document describes).
+    pub documented: bool,
     /// The path split at its parameter.
     template: Template,
     /// The methods of `allow` as bits ([`method_bit`]).
@@ -54,6 +57,9 @@ pub const GET_HEAD_POST: &str = "GET, HEAD, POST";
 /// The methods of one item of a collection.
 pub const GET_HEAD_PATCH_DELETE: &str = "GET, HEAD, PATCH, DELETE";
 
+/// The methods of the MCP endpoint: messages are posted, a session is deleted.
+pub const POST_DELETE: &str = "POST, DELETE";
+
 impl Route {
     /// The entry of the route at `index` of its table, with `path`, `allow` (names among
     /// GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, joined by `", "`: another name fails
@@ -71,9 +77,17 @@ impl Route {
             requires_key,
             allow,
             page,
+            documented: !page,
             template: Template::of(path),
             methods: methods_of(allow),
         }
+    }
+
+    /// The same entry, for a route of a protocol of its own, which `/openapi.json`
+    /// does not describe.
+    pub const fn undocumented(mut self) -> Route {
+        self.documented = false;
+        self
     }
 
     /// Whether the route answers `method` (HEAD wherever GET is).

@@ -1,0 +1,603 @@
+//! The Model Context Protocol endpoint (`/mcp`, docs/MCP.md): the API's read
+//! capabilities as MCP tools, over MCP's Streamable HTTP transport (revision
+//! 2025-11-25, and the older revisions the official SDKs still negotiate).
+//!
+//! # Why not rmcp
+//!
+//! The official Rust SDK's Streamable HTTP server is a tower service meant to be
+//! mounted in axum, with its own session manager, task per session and SSE channels.
+//! Here a request is answered on the connection layer's own task through the route
+//! table ([`crate::app`]), and the tools need nothing the transport would add: every
+//! answer is one JSON document. So the transport is written here, over the existing
+//! connection layer: JSON-RPC 2.0 messages in a POST body, JSON answers (never a
+//! stream, which the transport allows), sessions by `Mcp-Session-Id`
+//! ([`session::Sessions`]). That is a few hundred lines, with no second HTTP stack.
+//!
+//! # The rules
+//!
+//! | request | answer |
+//! |---|---|
+//! | `Origin` present and not this server's (`--public-url`) or a loopback one | 403 |
+//! | `GET /mcp` (no server-to-client stream is offered) | 405, `Allow: POST, DELETE` (the route table) |
+//! | `POST` body not JSON | 400, JSON-RPC `-32700` |
+//! | not a JSON-RPC 2.0 message; a batch where the revision has none, empty or over [`MAX_BATCH`] | 400, `-32600` |
+//! | `initialize` | 200, the result and a new `Mcp-Session-Id` |
+//! | anything else without `Mcp-Session-Id` | 400, `-32600` |
+//! | an `Mcp-Session-Id` that is not open | 404, `-32001` |
+//! | `MCP-Protocol-Version` that is not a supported revision | 400, `-32600` |
+//! | notifications and responses only | 202, no body |
+//! | an unknown method | `-32601`; bad `params`, an unknown tool or arguments that make no request: `-32602` |
+//! | `tools/call` | the tool's REST request answered by its route's handler ([`tools`]); a problem is an `isError` result |
+//! | `DELETE` with an open session | 204, the session ends |
+//!
+//! No answer here is a 5xx, and none closes the connection: a protocol fault is a
+//! JSON-RPC error in a 4xx, as the transport says.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
+
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{Map, Value, json};
+
+use crate::api::{Connection, HttpResponse, State, read_body};
+use crate::http::body::Body;
+use crate::http::problem::Problem;
+
+pub mod session;
+pub mod tools;
+
+/// The revision this server speaks when the client's is not one it knows.
+pub const LATEST: &str = "2025-11-25";
+
+/// The revisions it negotiates, newest first.
+pub const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Most messages in one batch (revisions before 2025-06-18 allow batches): each call
+/// is admitted and metered on its own, so the cap only bounds one body's work.
+pub const MAX_BATCH: usize = 32;
+
+/// Largest body read: a portfolio audit's largest body, in a JSON-RPC envelope.
+pub const MAX_BODY: usize = crate::api::domains::AUDIT_MAX_BODY + 64 * 1024;
+
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+
+/// JSON-RPC 2.0 error codes.
+pub mod code {
+    /// The body is not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// Not a valid JSON-RPC request (or not one this transport takes here).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Bad parameters: missing, of the wrong type, an unknown tool.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The request was refused at the HTTP level (an `Origin`, a missing session).
+    pub const REFUSED: i64 = -32000;
+    /// No open session has the id the request gave.
+    pub const SESSION_NOT_FOUND: i64 = -32001;
+}
+
+/// What the MCP endpoint keeps: its sessions and its counters.
+#[derive(Debug)]
+pub struct Mcp {
+    /// The open sessions.
+    pub sessions: session::Sessions,
+    /// Tool calls per tool, answered (`[i][0]`) and refused (`[i][1]`).
+    calls: Vec<[AtomicU64; 2]>,
+}
+
+impl Default for Mcp {
+    fn default() -> Mcp {
+        Mcp {
+            sessions: session::Sessions::default(),
+            calls: tools::TOOLS.iter().map(|_| Default::default()).collect(),
+        }
+    }
+}
+
+impl Mcp {
+    /// Counts one call of tool `index`, answered or refused.
+    pub fn count(&self, index: usize, ok: bool) {
+        if let Some(c) = self.calls.get(index) {
+            c[usize::from(!ok)].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Calls of tool `index` so far, answered and refused.
+    pub fn calls(&self, index: usize) -> (u64, u64) {
+        self.calls
+            .get(index)
+            .map_or((0, 0), |c| (c[0].load(Relaxed), c[1].load(Relaxed)))
+    }
+
+    /// The Prometheus lines of the endpoint: tool calls by tool and result, open
+    /// sessions.
+    pub fn render(&self, out: &mut String) {
+        use std::fmt::Write;
+        out.push_str("# HELP tldsnap_mcp_tool_calls_total MCP tool calls, by tool and result (ok, or error: an isError result).\n");
+        out.push_str("# TYPE tldsnap_mcp_tool_calls_total counter\n");
+        for (i, tool) in tools::TOOLS.iter().enumerate() {
+            let (ok, error) = self.calls(i);
+            for (result, n) in [("ok", ok), ("error", error)] {
+                if n > 0 {
+                    let _ = writeln!(
+                        out,
+                        "tldsnap_mcp_tool_calls_total{{tool=\"{}\",result=\"{result}\"}} {n}",
+                        tool.name
+                    );
+                }
+            }
+        }
+        out.push_str("# HELP tldsnap_mcp_sessions MCP sessions open.\n");
+        out.push_str("# TYPE tldsnap_mcp_sessions gauge\n");
+        let _ = writeln!(out, "tldsnap_mcp_sessions {}", self.sessions.len());
+    }
+}
+
+/// The API keys of a request: each `X-API-Key`, and the token of an
+/// `Authorization: Bearer` header (two keys in one request are refused as REST
+/// refuses them: 401 `invalid_api_key`).
+pub fn keys(headers: &HeaderMap) -> Vec<HeaderValue> {
+    let mut keys: Vec<HeaderValue> = headers.get_all("x-api-key").iter().cloned().collect();
+    for v in headers.get_all(header::AUTHORIZATION) {
+        let Ok(text) = v.to_str() else { continue };
+        let Some((scheme, token)) = text.split_once(' ') else {
+            continue;
+        };
+        if scheme.eq_ignore_ascii_case("bearer")
+            && let Ok(token) = HeaderValue::from_str(token.trim())
+            && !keys.contains(&token)
+        {
+            keys.push(token);
+        }
+    }
+    keys
+}
+
+/// `POST` and `DELETE /mcp`.
+pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) -> HttpResponse {
+    if !origin_allowed(state, req.headers()) {
+        return http_error(
+            StatusCode::FORBIDDEN,
+            code::REFUSED,
+            "Origin not allowed: only this server's own origin and loopback origins may call it",
+        );
+    }
+    if req.method() == Method::DELETE {
+        return end_session(state, req.headers());
+    }
+    if let Some(version) = req.headers().get(&PROTOCOL_VERSION)
+        && !VERSIONS.iter().any(|v| v.as_bytes() == version.as_bytes())
+    {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_REQUEST,
+            &format!(
+                "unsupported MCP-Protocol-Version {:?}; supported: {}",
+                String::from_utf8_lossy(version.as_bytes()),
+                VERSIONS.join(", ")
+            ),
+        );
+    }
+    if !accepts_json(req.headers()) {
+        return http_error(
+            StatusCode::NOT_ACCEPTABLE,
+            code::INVALID_REQUEST,
+            "the client must accept application/json",
+        );
+    }
+    if !is_json(req.headers()) {
+        return http_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            code::INVALID_REQUEST,
+            "the body must be application/json",
+        );
+    }
+    let (parts, body) = match read_body(req, MAX_BODY, state.config.body_timeout).await {
+        Ok(read) => read,
+        Err(problem) => {
+            let status = problem.status();
+            return http_error(status, code::INVALID_REQUEST, &problem_text(problem));
+        }
+    };
+    let headers = parts.headers;
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                code::PARSE_ERROR,
+                &format!("parse error: {e}"),
+            );
+        }
+    };
+    drop(body);
+    let now_ms = state.access.now_ms();
+    // `initialize` opens a session; everything else names one.
+    if message["method"] == "initialize" {
+        return initialize(state, &message, now_ms);
+    }
+    let version = match headers.get(&SESSION_ID).map(|v| v.to_str()) {
+        None => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_REQUEST,
+                "Mcp-Session-Id is required: initialize first",
+            );
+        }
+        Some(id) => match id.ok().and_then(|id| state.mcp.sessions.touch(id, now_ms)) {
+            Some(version) => version,
+            None => {
+                return http_error(
+                    StatusCode::NOT_FOUND,
+                    code::SESSION_NOT_FOUND,
+                    "session not found: initialize a new one",
+                );
+            }
+        },
+    };
+    let (messages, batch) = match message {
+        Value::Array(items) => {
+            if version >= "2025-06-18" {
+                return http_error(
+                    StatusCode::BAD_REQUEST,
+                    code::INVALID_REQUEST,
+                    &format!("protocol revision {version} has no JSON-RPC batches"),
+                );
+            }
+            if items.is_empty() || items.len() > MAX_BATCH {
+                return http_error(
+                    StatusCode::BAD_REQUEST,
+                    code::INVALID_REQUEST,
+                    &format!("a batch holds 1 to {MAX_BATCH} messages"),
+                );
+            }
+            (items, true)
+        }
+        single => (vec![single], false),
+    };
+    let mut answers = Vec::new();
+    for message in &messages {
+        if let Some(answer) = answer(state, message, &headers, conn).await {
+            answers.push(answer);
+        }
+    }
+    if answers.is_empty() {
+        // Notifications and responses only.
+        return empty(StatusCode::ACCEPTED);
+    }
+    let body = if batch {
+        Value::Array(answers)
+    } else {
+        answers.pop().unwrap_or(Value::Null)
+    };
+    json_response(StatusCode::OK, &body, None)
+}
+
+/// Answers `initialize`: negotiates the revision and opens a session.
+fn initialize(state: &State, message: &Value, now_ms: i64) -> HttpResponse {
+    let id = message.get("id").cloned();
+    let status = StatusCode::OK;
+    let Some(id) = id.filter(valid_id) else {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &error(
+                Value::Null,
+                code::INVALID_REQUEST,
+                "initialize is a request: it needs an id",
+            ),
+            None,
+        );
+    };
+    if message["jsonrpc"] != "2.0" {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &error(id, code::INVALID_REQUEST, "jsonrpc must be \"2.0\""),
+            None,
+        );
+    }
+    let Some(asked) = message["params"]["protocolVersion"].as_str() else {
+        return json_response(
+            status,
+            &error(
+                id,
+                code::INVALID_PARAMS,
+                "params.protocolVersion (a string) is required",
+            ),
+            None,
+        );
+    };
+    let version = VERSIONS
+        .iter()
+        .copied()
+        .find(|v| *v == asked)
+        .unwrap_or(LATEST);
+    let session = state.mcp.sessions.open(version, now_ms);
+    let result = json!({
+        "protocolVersion": version,
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": {
+            "name": "tldsnap",
+            "title": "tldsnap domain prices",
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "instructions": "Domain prices across registrars from tldsnap's snapshot: cheapest registrars per TLD, prices of chosen registrars, history, TLD overviews and the catalogue, a registrar's price list, portfolio audits and domain lookups. TLDs are written without a dot (com, co.uk). Prices are US dollars. Each tool call is metered like a REST request of the same API key (send it as X-API-Key or Authorization: Bearer).",
+    });
+    json_response(
+        status,
+        &json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        HeaderValue::from_str(&session).ok(),
+    )
+}
+
+/// The answer to one message of a session: `None` for a notification or a response.
+async fn answer(
+    state: &State,
+    message: &Value,
+    headers: &HeaderMap,
+    conn: &Connection,
+) -> Option<Value> {
+    let Some(object) = message.as_object() else {
+        return Some(error(
+            Value::Null,
+            code::INVALID_REQUEST,
+            "a message is a JSON object",
+        ));
+    };
+    let id = object.get("id");
+    let id_value = id.filter(|i| valid_id(i)).cloned().unwrap_or(Value::Null);
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some(error(
+            id_value,
+            code::INVALID_REQUEST,
+            "jsonrpc must be \"2.0\"",
+        ));
+    }
+    let Some(method) = object.get("method") else {
+        // A response of the client (to nothing this server asked): nothing to answer.
+        if id.is_some() && (object.contains_key("result") || object.contains_key("error")) {
+            return None;
+        }
+        return Some(error(
+            id_value,
+            code::INVALID_REQUEST,
+            "a request needs a method",
+        ));
+    };
+    let Some(method) = method.as_str() else {
+        return Some(error(
+            id_value,
+            code::INVALID_REQUEST,
+            "method must be a string",
+        ));
+    };
+    let Some(id) = id else {
+        // A notification (`notifications/initialized`, `notifications/cancelled`, ...):
+        // nothing to answer.
+        return None;
+    };
+    if !valid_id(id) {
+        return Some(error(
+            Value::Null,
+            code::INVALID_REQUEST,
+            "id must be a string or an integer",
+        ));
+    }
+    let params = match object.get("params") {
+        None | Some(Value::Null) => &Value::Null,
+        Some(p @ Value::Object(_)) => p,
+        Some(_) => {
+            return Some(error(
+                id.clone(),
+                code::INVALID_PARAMS,
+                "params must be an object",
+            ));
+        }
+    };
+    let result = match method {
+        "ping" => Ok(json!({})),
+        "initialize" => Err((
+            code::INVALID_REQUEST,
+            "the session is initialized already".to_owned(),
+        )),
+        "tools/list" => Ok(json!({
+            "tools": tools::offered(state).map(tools::Tool::listing).collect::<Vec<_>>(),
+        })),
+        "tools/call" => call(state, params, headers, conn).await,
+        other => Err((code::METHOD_NOT_FOUND, format!("method not found: {other}"))),
+    };
+    Some(match result {
+        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        Err((code, message)) => error(id.clone(), code, &message),
+    })
+}
+
+/// `tools/call`: the tool's result, or the JSON-RPC error of bad parameters.
+async fn call(
+    state: &State,
+    params: &Value,
+    headers: &HeaderMap,
+    conn: &Connection,
+) -> Result<Value, (i64, String)> {
+    let Some(name) = params["name"].as_str() else {
+        return Err((
+            code::INVALID_PARAMS,
+            "params.name (a string) is required".into(),
+        ));
+    };
+    let Some(tool) = tools::find(state, name) else {
+        return Err((code::INVALID_PARAMS, format!("unknown tool: {name}")));
+    };
+    let empty = Map::new();
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(a)) => a,
+        Some(_) => {
+            return Err((code::INVALID_PARAMS, "arguments must be an object".into()));
+        }
+    };
+    tools::call(state, tool, arguments, headers, conn)
+        .await
+        .map_err(|tools::BadArguments(why)| (code::INVALID_PARAMS, why))
+}
+
+/// `DELETE /mcp`: ends the session the request names.
+fn end_session(state: &State, headers: &HeaderMap) -> HttpResponse {
+    let Some(id) = headers.get(&SESSION_ID).and_then(|v| v.to_str().ok()) else {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_REQUEST,
+            "Mcp-Session-Id is required",
+        );
+    };
+    if state.mcp.sessions.end(id) {
+        empty(StatusCode::NO_CONTENT)
+    } else {
+        http_error(
+            StatusCode::NOT_FOUND,
+            code::SESSION_NOT_FOUND,
+            "session not found",
+        )
+    }
+}
+
+/// Whether a JSON-RPC id is one this server answers under: a string or an integer.
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
+/// Whether the request's `Origin`, if any, may call: this server's own (`--public-url`)
+/// or a loopback one (a local agent, an inspector). A page of another site the browser
+/// sent here by rebinding a name to this address carries its own origin, refused.
+fn origin_allowed(state: &State, headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    if origin.eq_ignore_ascii_case(public_origin(&state.config.public_url)) {
+        return true;
+    }
+    let Ok(url) = url::Url::parse(origin) else {
+        return false;
+    };
+    if !matches!(url.scheme(), "http" | "https") {
+        return false;
+    }
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        None => false,
+    }
+}
+
+/// The origin (`scheme://host[:port]`) of a URL without a trailing slash.
+fn public_origin(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find('/') {
+        Some(i) => &url[..after_scheme + i],
+        None => url,
+    }
+}
+
+/// Whether `Accept` allows a JSON answer (absent counts as yes).
+fn accepts_json(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(header::ACCEPT).iter().peekable();
+    if values.peek().is_none() {
+        return true;
+    }
+    values.filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').any(|t| {
+            let t = t.split(';').next().unwrap_or_default().trim();
+            t.eq_ignore_ascii_case("application/json")
+                || t == "*/*"
+                || t.eq_ignore_ascii_case("application/*")
+        })
+    })
+}
+
+/// Whether the body is declared JSON (`application/json`, any parameters).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The detail of a problem, for a JSON-RPC error's message.
+fn problem_text(problem: Problem) -> String {
+    let response = problem.into_response();
+    let body: Value = serde_json::from_slice(response.body().bytes()).unwrap_or_default();
+    body["detail"].as_str().unwrap_or("refused").to_owned()
+}
+
+/// A JSON-RPC error response.
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+/// An HTTP refusal with a JSON-RPC error body (id `null`: the request's id is not
+/// known, or not read).
+fn http_error(status: StatusCode, code: i64, message: &str) -> HttpResponse {
+    json_response(status, &error(Value::Null, code, message), None)
+}
+
+/// A JSON answer, with the session's id when one was opened.
+fn json_response(status: StatusCode, body: &Value, session: Option<HeaderValue>) -> HttpResponse {
+    let mut response = Response::new(Body::from(serde_json::to_vec(body).unwrap_or_default()));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Some(id) = session {
+        headers.insert(SESSION_ID, id);
+    }
+    response
+}
+
+/// An answer without a body.
+fn empty(status: StatusCode) -> HttpResponse {
+    let mut response = Response::new(Body::default());
+    *response.status_mut() = status;
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_come_from_either_header() {
+        let mut h = HeaderMap::new();
+        assert!(keys(&h).is_empty());
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abc"),
+        );
+        assert_eq!(keys(&h), vec![HeaderValue::from_static("abc")]);
+        h.insert("x-api-key", HeaderValue::from_static("abc"));
+        assert_eq!(keys(&h).len(), 1, "the same key twice is one key");
+        h.insert("x-api-key", HeaderValue::from_static("xyz"));
+        assert_eq!(keys(&h).len(), 2, "two keys: refused by admission");
+        let mut h = HeaderMap::new();
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert!(keys(&h).is_empty());
+    }
+
+    #[test]
+    fn public_origin_is_scheme_and_host() {
+        assert_eq!(public_origin("https://tldsnap.dev"), "https://tldsnap.dev");
+        assert_eq!(
+            public_origin("https://x.dev:8443/a/b"),
+            "https://x.dev:8443"
+        );
+    }
+}

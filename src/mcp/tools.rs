@@ -1,0 +1,697 @@
+//! The tools: each one a REST operation of the route table, answered by that route's
+//! own handler.
+//!
+//! A tool is a row of [`TOOLS`]: its name, a description written for a model choosing
+//! among tools, and the route it stands for. Everything else comes from that route:
+//!
+//! - **Input schema**: the operation's parameters in the OpenAPI document (the same
+//!   `#/components/parameters/…` the REST endpoint declares, from the endpoint's one
+//!   parameter type in [`crate::http::params`]), its path parameter, and the properties
+//!   of its JSON request body.
+//! - **Output schema**: the operation's 200 `application/json` schema.
+//! - **The call**: the arguments become the REST request they describe (scalars and
+//!   lists of scalars in its query string, the path parameter in its path, the body's
+//!   properties as its JSON body), with the caller's key, and the route's handler
+//!   answers it: the same parameter type reads the same [`Values`], the same checks
+//!   admit the key, count the rate and spend the credits, the same query writes the
+//!   body. A 200's body is the result's `structuredContent`, as it is; any other answer
+//!   is a problem document, which becomes an `isError` result with its `code` and
+//!   `detail`.
+//!
+//! [`Values`]: crate::http::params::Values
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request};
+use serde_json::{Map, Value, json};
+
+use crate::api::{Connection, HttpResponse, State};
+use crate::api::{catalogue, domains, live, prices};
+use crate::app::routes::RouteId;
+use crate::query::Shape;
+use crate::time::Stamp;
+
+/// One tool: a name, what it is for, and the REST route that answers it.
+#[derive(Debug)]
+pub struct Tool {
+    /// The tool's name, as `tools/call` gives it.
+    pub name: &'static str,
+    /// A short title for people.
+    pub title: &'static str,
+    /// What it answers and when to choose it, for a model.
+    pub description: &'static str,
+    /// The route whose handler answers it.
+    pub route: RouteId,
+    /// Whether it asks upstreams at request time (listed only with `serve --live`).
+    pub live: bool,
+}
+
+/// Every tool, in the order `tools/list` gives them.
+pub const TOOLS: &[Tool] = &[
+    Tool {
+        name: "cheapest",
+        title: "Cheapest registrars for TLDs",
+        description: "Rank the registrars that sell each given TLD by first-year registration price (ties: renewal, then key), with renewal, 5-year total and data date. Use it for 'where is .dev cheapest?'. `tlds` is a comma-separated list (up to 100, no dots); `at` (YYYY-MM-DD) answers as of a past day. The plan caps how many sellers are shown.",
+        route: RouteId::ClientCheapest,
+        live: false,
+    },
+    Tool {
+        name: "prices",
+        title: "Prices of chosen registrars",
+        description: "Register, renew and transfer prices of chosen registrars (comma-separated keys in `registrars`; every seller when absent) for each given TLD. Use it to compare specific registrars; `at` answers as of a past day. Unknown TLDs and keys are listed in `stats.not_found`.",
+        route: RouteId::ClientPrices,
+        live: false,
+    },
+    Tool {
+        name: "tld_registrars",
+        title: "Registrars that sell a TLD",
+        description: "Every registrar selling one TLD, by ascending registration price, with each one's website; `include_prices` adds their prices. Use it to list who sells a TLD; for a ranking with totals prefer `cheapest`.",
+        route: RouteId::ClientRegistrars,
+        live: false,
+    },
+    Tool {
+        name: "tld_overview",
+        title: "Overview of a TLD",
+        description: "One TLD at a glance: IANA type and manager, how many registrars sell it, lowest and average register, renew and transfer prices, the cheapest offers. Works for any IANA TLD, sold or not. Use it first when asked about a TLD in general.",
+        route: RouteId::ClientOverview,
+        live: false,
+    },
+    Tool {
+        name: "price_history",
+        title: "Price history of a TLD",
+        description: "Every recorded price change of a TLD per registrar (dated register, renew and transfer prices), optionally for chosen `registrars` and a window `from`..`to` (YYYY-MM-DD). Use it for 'how did .io renewals change?'. For prices on one past day use `cheapest` or `prices` with `at`.",
+        route: RouteId::ClientHistory,
+        live: false,
+    },
+    Tool {
+        name: "tld_catalogue",
+        title: "Search the TLD catalogue",
+        description: "Page through every IANA TLD and priced suffix: filter by a piece of the name (`q`) and IANA `type`, sort by name, cheapest or number of registrars; `cursor` continues a page. Use it to find TLDs matching a theme or budget.",
+        route: RouteId::ClientTlds,
+        live: false,
+    },
+    Tool {
+        name: "registrars",
+        title: "All registrars",
+        description: "Every registrar tldsnap has prices of, with its key, name, website and how many TLDs it sells. Use it to find a registrar's key for the other tools.",
+        route: RouteId::RegistrarList,
+        live: false,
+    },
+    Tool {
+        name: "registrar_prices",
+        title: "A registrar's price list",
+        description: "One registrar (by `key`) and its prices for every TLD it sells, in TLD name order, paged with `limit` and `cursor`. Use it for 'what does Porkbun charge?'.",
+        route: RouteId::Registrar,
+        live: false,
+    },
+    Tool {
+        name: "portfolio_audit",
+        title: "Audit a domain portfolio",
+        description: "For each domain held (`domains`: names, or objects with registrar, renew_price, expires), the yearly price paid now, the cheapest renewal anywhere, the best transfer-then-renew path, the recommendation and yearly and 5-year savings, with totals. Costs one credit per started 100 domains.",
+        route: RouteId::PortfolioAudit,
+        live: false,
+    },
+    Tool {
+        name: "domains_lookup",
+        title: "Cheapest registrars for domain names",
+        description: "For up to 100 full domain names (`domains`), each one's public suffix (co.uk, not uk) and the cheapest registrars of that suffix. Use it when given domain names rather than TLDs. A name that is not a domain is an entry with `error`.",
+        route: RouteId::DomainsLookup,
+        live: false,
+    },
+    Tool {
+        name: "domain_search",
+        title: "Suggest domain names",
+        description: "Candidate domain names for a word or phrase (`q`) across TLDs, under `max_price` and of chosen IANA `types`, each with its cheapest registration. Counts against the plan's daily searches.",
+        route: RouteId::DomainsSearch,
+        live: false,
+    },
+    Tool {
+        name: "domain_registration",
+        title: "Registration data of a domain (live)",
+        description: "Asks the registry now (RDAP, else WHOIS): registrar, creation and expiry dates, name servers, status of one registered `domain`.",
+        route: RouteId::DomainRdap,
+        live: true,
+    },
+    Tool {
+        name: "domain_status",
+        title: "EPP status of a domain (live)",
+        description: "Asks the registry now for a `domain`'s EPP status codes (clientTransferProhibited, redemptionPeriod, ...), each explained.",
+        route: RouteId::DomainStatus,
+        live: true,
+    },
+    Tool {
+        name: "domain_dns",
+        title: "DNS records of a domain (live)",
+        description: "Resolves a `domain`'s DNS records now (A, AAAA, MX, NS, TXT, CNAME, CAA, SOA; `types` to choose).",
+        route: RouteId::DomainDns,
+        live: true,
+    },
+    Tool {
+        name: "domain_availability",
+        title: "Is a domain available (live)",
+        description: "Whether one `domain` can be registered, asked of its registry now, with the cheapest registrars of its suffix.",
+        route: RouteId::DomainAvailability,
+        live: true,
+    },
+    Tool {
+        name: "domains_availability",
+        title: "Are these domains available (live)",
+        description: "Availability of up to 100 `domains` at once, asked of their registries now. Costs the plan's availability credits per distinct name.",
+        route: RouteId::DomainsAvailability,
+        live: true,
+    },
+    Tool {
+        name: "domain_tls",
+        title: "TLS certificate of a domain's website (live)",
+        description: "Connects to https://`domain` now and reports its certificate: issuer, names, validity, days left, whether it verifies.",
+        route: RouteId::DomainTls,
+        live: true,
+    },
+];
+
+/// The tools a server offers: the live ones only when it makes live lookups.
+pub fn offered(state: &State) -> impl Iterator<Item = &'static Tool> {
+    let live = state.live.is_some();
+    TOOLS.iter().filter(move |t| live || !t.live)
+}
+
+/// The tool named `name`, when this server offers it.
+pub fn find(state: &State, name: &str) -> Option<&'static Tool> {
+    offered(state).find(|t| t.name == name)
+}
+
+/// Where each argument of a tool goes in its REST request.
+#[derive(Debug, Default)]
+struct Places {
+    /// The path parameter (`tld`, `key`, `domain`), if the path has one.
+    segment: Option<String>,
+    /// The query parameters.
+    query: Vec<String>,
+    /// The properties of the JSON body.
+    body: Vec<String>,
+}
+
+impl Tool {
+    /// The HTTP method of its operation (the route answers one besides HEAD).
+    fn method(&self) -> Method {
+        if self.route.route().allow == crate::http::router::POST {
+            Method::POST
+        } else {
+            Method::GET
+        }
+    }
+
+    /// The route's operation in the OpenAPI document.
+    fn operation(&self) -> &'static Value {
+        let doc = crate::app::routes::openapi_value();
+        let method = self.method().as_str().to_ascii_lowercase();
+        &doc["paths"][self.route.route().path][method]
+    }
+
+    /// Which arguments go where.
+    fn shape(&self) -> Places {
+        let doc = crate::app::routes::openapi_value();
+        let op = self.operation();
+        let mut shape = Places::default();
+        for p in op["parameters"].as_array().into_iter().flatten() {
+            let p = resolve(doc, p);
+            let name = p["name"].as_str().unwrap_or_default().to_owned();
+            match p["in"].as_str() {
+                Some("path") => shape.segment = Some(name),
+                Some("query") => shape.query.push(name),
+                _ => {}
+            }
+        }
+        if let Some(body) = request_body(doc, op) {
+            shape.body = body["properties"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k.clone())
+                .collect();
+        }
+        shape
+    }
+
+    /// Its input schema: one property per parameter of the operation (path and query,
+    /// each the parameter's own schema and description) and per property of its JSON
+    /// body.
+    pub fn input_schema(&self) -> Value {
+        let doc = crate::app::routes::openapi_value();
+        let op = self.operation();
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for p in op["parameters"].as_array().into_iter().flatten() {
+            let p = resolve(doc, p);
+            if !matches!(p["in"].as_str(), Some("path" | "query")) {
+                continue;
+            }
+            let name = p["name"].as_str().unwrap_or_default().to_owned();
+            let mut schema = p["schema"].clone();
+            if let (Some(s), Some(d)) = (schema.as_object_mut(), p["description"].as_str()) {
+                s.entry("description").or_insert_with(|| d.into());
+            }
+            if p["required"] == true {
+                required.push(Value::from(name.clone()));
+            }
+            properties.insert(name, schema);
+        }
+        if let Some(body) = request_body(doc, op) {
+            for (k, v) in body["properties"].as_object().into_iter().flatten() {
+                properties.insert(k.clone(), v.clone());
+            }
+            for r in body["required"].as_array().into_iter().flatten() {
+                required.push(r.clone());
+            }
+        }
+        let mut schema = json!({
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": false,
+        });
+        if !required.is_empty() {
+            schema["required"] = Value::Array(required);
+        }
+        self_contained(doc, schema)
+    }
+
+    /// Its output schema: the operation's 200 `application/json` schema.
+    pub fn output_schema(&self) -> Option<Value> {
+        let doc = crate::app::routes::openapi_value();
+        let schema = &self.operation()["responses"]["200"]["content"]["application/json"]["schema"];
+        if schema.is_null() {
+            return None;
+        }
+        let mut root = resolve(doc, schema).clone();
+        if root.get("type").is_none() {
+            root["type"] = "object".into();
+        }
+        Some(self_contained(doc, root))
+    }
+
+    /// Its entry in `tools/list`.
+    pub fn listing(&self) -> Value {
+        let mut tool = json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema(),
+            "annotations": {
+                "title": self.title,
+                "readOnlyHint": true,
+                "destructiveHint": false,
+                "idempotentHint": !self.live,
+                "openWorldHint": self.live,
+            },
+        });
+        if let Some(output) = self.output_schema() {
+            tool["outputSchema"] = output;
+        }
+        tool
+    }
+}
+
+/// An object resolved through one `$ref`, or itself.
+fn resolve<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
+    match v["$ref"].as_str().and_then(|r| r.strip_prefix('#')) {
+        Some(pointer) => doc.pointer(pointer).unwrap_or(v),
+        None => v,
+    }
+}
+
+/// The JSON schema of an operation's request body, resolved.
+fn request_body<'a>(doc: &'a Value, op: &'a Value) -> Option<&'a Value> {
+    let schema = &op["requestBody"]["content"]["application/json"]["schema"];
+    (!schema.is_null()).then(|| resolve(doc, schema))
+}
+
+/// `schema` with every `#/components/schemas/X` it reaches, however deep, copied into
+/// its `$defs` and referred to there: a schema a client validates without the OpenAPI
+/// document.
+fn self_contained(doc: &Value, mut schema: Value) -> Value {
+    let mut defs = Map::new();
+    let mut pending = Vec::new();
+    rewrite(&mut schema, &mut pending);
+    while let Some(name) = pending.pop() {
+        if defs.contains_key(&name) {
+            continue;
+        }
+        let mut def = doc["components"]["schemas"][&name].clone();
+        rewrite(&mut def, &mut pending);
+        defs.insert(name, def);
+    }
+    if !defs.is_empty() {
+        schema["$defs"] = Value::Object(defs);
+    }
+    schema
+}
+
+/// Points every component reference of `v` at `#/$defs/`, noting the names.
+fn rewrite(v: &mut Value, names: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get_mut("$ref")
+                && let Some(name) = r.strip_prefix("#/components/schemas/")
+            {
+                names.push(name.to_owned());
+                *r = format!("#/$defs/{name}");
+            }
+            map.values_mut().for_each(|v| rewrite(v, names));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite(v, names)),
+        _ => {}
+    }
+}
+
+/// Arguments that do not make a request of the tool's route: a JSON-RPC `-32602`.
+#[derive(Debug)]
+pub struct BadArguments(pub String);
+
+/// Calls `tool` with `arguments` for the caller whose headers are `headers`: the REST
+/// request they stand for, answered by its route's handler, as a `tools/call` result.
+pub async fn call(
+    state: &State,
+    tool: &'static Tool,
+    arguments: &Map<String, Value>,
+    headers: &HeaderMap,
+    conn: &Connection,
+) -> Result<Value, BadArguments> {
+    let request = request(tool, arguments, headers)?;
+    let route = tool.route.route();
+    let segment = match &request.segment {
+        Some(s) => s.clone(),
+        None => String::new(),
+    };
+    let started = Stamp::now();
+    let response = answer(state, request.http, route, &segment, conn, started).await;
+    state
+        .mcp
+        .count(tool_index(tool), response.status().is_success());
+    Ok(result(response).await)
+}
+
+/// The REST request of a tool call.
+struct Made {
+    http: Request<Full<Bytes>>,
+    /// The raw (percent-encoded) path parameter.
+    segment: Option<String>,
+}
+
+/// Builds the REST request that `arguments` describe.
+fn request(
+    tool: &Tool,
+    arguments: &Map<String, Value>,
+    headers: &HeaderMap,
+) -> Result<Made, BadArguments> {
+    let shape = tool.shape();
+    let route = tool.route.route();
+    let mut query = String::new();
+    let mut body = Map::new();
+    let mut segment = None;
+    for (name, value) in arguments {
+        if shape.segment.as_deref() == Some(name.as_str()) {
+            let text = scalar(name, value)?;
+            if text.is_empty() {
+                return Err(BadArguments(format!("`{name}` must not be empty")));
+            }
+            segment = Some(encode(&text));
+        } else if shape.query.iter().any(|q| q == name) {
+            if value.is_null() {
+                continue;
+            }
+            if !query.is_empty() {
+                query.push('&');
+            }
+            query.push_str(name);
+            query.push('=');
+            query.push_str(&encode_list(&list(name, value)?));
+        } else if shape.body.iter().any(|b| b == name) {
+            body.insert(name.clone(), value.clone());
+        } else {
+            let mut takes: Vec<&str> = shape.segment.iter().map(String::as_str).collect();
+            takes.extend(shape.query.iter().map(String::as_str));
+            takes.extend(shape.body.iter().map(String::as_str));
+            return Err(BadArguments(format!(
+                "{} takes no argument `{name}`; it takes: {}",
+                tool.name,
+                takes.join(", ")
+            )));
+        }
+    }
+    let path = match (&shape.segment, &segment) {
+        (None, _) => route.path.to_owned(),
+        (Some(name), Some(value)) => route.path.replace(&format!("{{{name}}}"), value),
+        (Some(name), None) => {
+            return Err(BadArguments(format!("`{name}` is required")));
+        }
+    };
+    let target = if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{query}")
+    };
+    let method = tool.method();
+    let has_body = !shape.body.is_empty();
+    let bytes = if has_body {
+        Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
+    } else {
+        Bytes::new()
+    };
+    let mut http = Request::builder()
+        .method(method)
+        .uri(&target)
+        .body(Full::new(bytes))
+        .map_err(|e| BadArguments(format!("the arguments make no request: {e}")))?;
+    let out = http.headers_mut();
+    if has_body {
+        out.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    }
+    for key in super::keys(headers) {
+        out.append("x-api-key", key.clone());
+    }
+    Ok(Made { http, segment })
+}
+
+/// A scalar argument as the text of a query value.
+fn scalar(name: &str, value: &Value) -> Result<String, BadArguments> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Number(n) => Ok(n.to_string()),
+        _ => Err(BadArguments(format!(
+            "`{name}` must be a string, a number or a boolean"
+        ))),
+    }
+}
+
+/// An argument as the items of a query value: a scalar, or a list of scalars (joined
+/// with commas, as the REST lists are written).
+fn list(name: &str, value: &Value) -> Result<Vec<String>, BadArguments> {
+    match value {
+        Value::Array(items) => items.iter().map(|v| scalar(name, v)).collect(),
+        v => Ok(vec![scalar(name, v)?]),
+    }
+}
+
+/// `text` percent-encoded for a path segment or query value (everything but the
+/// unreserved characters).
+fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Items encoded and joined with literal commas (a comma inside an item is encoded).
+fn encode_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|i| encode(i))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The answer of the tool's route to its REST request: the route's own handler.
+async fn answer(
+    state: &State,
+    req: Request<Full<Bytes>>,
+    route: &'static crate::http::router::Route,
+    segment: &str,
+    conn: &Connection,
+    started: Stamp,
+) -> HttpResponse {
+    use RouteId as R;
+    match RouteId::of(route) {
+        R::ClientCheapest => {
+            let endpoint = prices::Endpoint::Cheapest(Shape::Client);
+            prices::endpoint(state, &req, route, endpoint, segment, conn, started)
+                .finish(state)
+                .await
+        }
+        R::ClientPrices => {
+            let endpoint = prices::Endpoint::Prices;
+            prices::endpoint(state, &req, route, endpoint, segment, conn, started)
+                .finish(state)
+                .await
+        }
+        R::ClientRegistrars => {
+            let endpoint = prices::Endpoint::Registrars;
+            prices::endpoint(state, &req, route, endpoint, segment, conn, started)
+                .finish(state)
+                .await
+        }
+        R::ClientOverview | R::ClientHistory | R::ClientTlds | R::RegistrarList | R::Registrar => {
+            let endpoint = match RouteId::of(route) {
+                R::ClientOverview => catalogue::Endpoint::Overview,
+                R::ClientHistory => catalogue::Endpoint::History,
+                R::ClientTlds => catalogue::Endpoint::Tlds,
+                R::RegistrarList => catalogue::Endpoint::RegistrarList,
+                _ => catalogue::Endpoint::Registrar,
+            };
+            catalogue::endpoint(state, &req, route, endpoint, segment, conn)
+                .finish(state)
+                .await
+        }
+        R::PortfolioAudit => Box::pin(domains::audit(state, req, route, conn)).await,
+        R::DomainsLookup => Box::pin(domains::lookup(state, req, route, conn)).await,
+        R::DomainsSearch => Box::pin(domains::search(state, &req, route, conn)).await,
+        R::DomainRdap => Box::pin(live::rdap(state, &req, route, segment, conn)).await,
+        R::DomainStatus => Box::pin(live::status(state, &req, route, segment, conn)).await,
+        R::DomainDns => Box::pin(live::dns(state, &req, route, segment, conn)).await,
+        R::DomainAvailability => {
+            Box::pin(live::availability(state, &req, route, segment, conn)).await
+        }
+        R::DomainsAvailability => Box::pin(live::bulk_availability(state, req, route, conn)).await,
+        R::DomainTls => Box::pin(live::tls(state, &req, route, segment, conn)).await,
+        _ => crate::http::problem::Problem::NotFound.into_response(),
+    }
+}
+
+/// The metering headers a tool result repeats in its `_meta`, under
+/// `tldsnap.dev/` and the header's name.
+const METER: [&str; 6] = [
+    "ratelimit-limit",
+    "ratelimit-remaining",
+    "ratelimit-reset",
+    "x-credits-remaining",
+    "x-credits-cost",
+    "x-searches-remaining",
+];
+
+/// A `tools/call` result of the route's answer: a 200's JSON body as
+/// `structuredContent` (and as its text), a problem as an `isError` result naming its
+/// code and detail.
+async fn result(response: HttpResponse) -> Value {
+    let (parts, body) = response.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    let mut meta = Map::new();
+    for name in METER {
+        if let Some(v) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
+            let value = v
+                .parse::<u64>()
+                .map_or_else(|_| Value::from(v), Value::from);
+            meta.insert(format!("tldsnap.dev/{name}"), value);
+        }
+    }
+    let parsed: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if parts.status.is_success() {
+        let mut out = json!({
+            "content": [{ "type": "text", "text": text }],
+            "structuredContent": parsed,
+            "isError": false,
+        });
+        if !meta.is_empty() {
+            out["_meta"] = Value::Object(meta);
+        }
+        return out;
+    }
+    let code = parsed["code"].as_str().unwrap_or("error");
+    let detail = parsed["detail"].as_str().unwrap_or_default();
+    meta.insert("tldsnap.dev/status".into(), parts.status.as_u16().into());
+    json!({
+        "content": [{ "type": "text", "text": format!("{code}: {detail}") }],
+        "structuredContent": parsed,
+        "isError": true,
+        "_meta": meta,
+    })
+}
+
+/// The place of `tool` in [`TOOLS`] (the index of its counters).
+pub fn tool_index(tool: &Tool) -> usize {
+    TOOLS
+        .iter()
+        .position(|t| std::ptr::eq(t, tool))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_object_schemas_without_dangling_references() {
+        for tool in TOOLS {
+            let input = tool.input_schema();
+            assert_eq!(input["type"], "object", "{}", tool.name);
+            assert!(
+                !input["properties"].as_object().unwrap().is_empty()
+                    || tool.route == RouteId::RegistrarList,
+                "{}",
+                tool.name
+            );
+            let output = tool.output_schema().expect(tool.name);
+            assert_eq!(output["type"], "object", "{}", tool.name);
+            for schema in [&input, &output] {
+                let text = schema.to_string();
+                assert!(!text.contains("#/components/"), "{}: {text}", tool.name);
+                let mut names = Vec::new();
+                rewrite(&mut schema.clone(), &mut names);
+                for name in names {
+                    assert!(
+                        schema["$defs"].get(&name).is_some(),
+                        "{}: {name}",
+                        tool.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn arguments_become_the_rest_request() {
+        let tool = TOOLS.iter().find(|t| t.name == "cheapest").unwrap();
+        let args = json!({"tlds": ["com", "dev"], "limit": 2, "include_stale": true});
+        let made = request(tool, args.as_object().unwrap(), &HeaderMap::new()).unwrap();
+        assert_eq!(
+            made.http.uri(),
+            "/api/v1/client/prices/cheapest?include_stale=true&limit=2&tlds=com,dev"
+        );
+        let tool = TOOLS.iter().find(|t| t.name == "tld_overview").unwrap();
+        let args = json!({"tld": "рф"});
+        let made = request(tool, args.as_object().unwrap(), &HeaderMap::new()).unwrap();
+        assert_eq!(made.http.uri(), "/api/v1/client/overview/tld/%D1%80%D1%84");
+        assert!(request(tool, &Map::new(), &HeaderMap::new()).is_err());
+        let args = json!({"tld": "com", "nope": 1});
+        assert!(request(tool, args.as_object().unwrap(), &HeaderMap::new()).is_err());
+        let args = json!({"tld": {"a": 1}});
+        assert!(request(tool, args.as_object().unwrap(), &HeaderMap::new()).is_err());
+        let tool = TOOLS.iter().find(|t| t.name == "domains_lookup").unwrap();
+        let args = json!({"domains": ["example.com"], "limit": 1});
+        let made = request(tool, args.as_object().unwrap(), &HeaderMap::new()).unwrap();
+        assert_eq!(made.http.method(), Method::POST);
+        assert_eq!(made.http.uri(), "/api/v1/client/domains/lookup?limit=1");
+    }
+}

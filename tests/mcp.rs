@@ -1,0 +1,525 @@
+//! The MCP endpoint (`/mcp`) over real sockets on the built-in snapshot: the protocol
+//! (initialize, sessions, revisions, ping, tools/list, tools/call, DELETE), every tool's
+//! structured result against the REST answer for the same key, the plan and credit
+//! rules, malformed input (never a 5xx, never a dropped connection), and the official
+//! Python SDK as a real client (`tests/mcp_client.py`).
+//!
+//! The Python client needs the virtual environment of `tools/mcp-venv` (`mcp` pinned,
+//! which `.ci/run` runs): `TARGET_DIR/mcp-venv`, or the interpreter named by
+//! `TLDSNAP_MCP_PYTHON`. Without it that test fails when `CI` is set, and says loudly
+//! that it did not run otherwise.
+
+mod http_support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use http_support::{Conn, Options, Response, Server, TempDir, mask_elapsed};
+use serde_json::{Value, json};
+
+fn server(dir: &TempDir) -> (Server, BTreeMap<&'static str, String>) {
+    let (keys_path, keys) = dir.keys();
+    let opts = Options {
+        snapshot: None,
+        ..Options::new(Path::new(""), &keys_path)
+    };
+    (Server::start(opts), keys)
+}
+
+/// POSTs `body` to /mcp with `headers`, on a fresh connection.
+fn post(server: &Server, headers: &[(&str, &str)], body: &str) -> Response {
+    let mut raw = String::from("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        raw.push_str(&format!("{k}: {v}\r\n"));
+    }
+    raw.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    server.send(raw.as_bytes()).expect("an answer")
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+/// Opens a session; returns its id.
+fn initialize(server: &Server, version: &str) -> String {
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name":"t","version":"1"}}});
+    let r = post(server, &[JSON, ACCEPT], &body.to_string());
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["result"]["protocolVersion"], version);
+    assert!(v["result"]["capabilities"]["tools"].is_object());
+    r.header("mcp-session-id").expect("a session id").to_owned()
+}
+
+/// One request of a session: its JSON-RPC answer.
+fn rpc(server: &Server, session: &str, key: Option<&str>, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc":"2.0","id":7,"method":method,"params":params});
+    let mut headers = vec![JSON, ACCEPT, ("Mcp-Session-Id", session)];
+    if let Some(k) = key {
+        headers.push(("X-API-Key", k));
+    }
+    let r = post(server, &headers, &body.to_string());
+    assert_eq!(r.status, 200, "{method}: {}", r.text());
+    let v = r.json();
+    assert_eq!(v["id"], 7);
+    v
+}
+
+fn call(server: &Server, session: &str, key: &str, tool: &str, args: Value) -> Value {
+    let v = rpc(
+        server,
+        session,
+        Some(key),
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    );
+    assert!(v["error"].is_null(), "{tool}: {v}");
+    v["result"].clone()
+}
+
+/// The REST calls each tool stands for, with real arguments of the built-in snapshot.
+fn cases() -> Vec<(&'static str, Value, &'static str, Option<Value>)> {
+    vec![
+        (
+            "cheapest",
+            json!({"tlds": "com,dev", "limit": 3}),
+            "GET /api/v1/client/prices/cheapest?tlds=com,dev&limit=3",
+            None,
+        ),
+        (
+            "cheapest",
+            json!({"tlds": ["com"], "at": "2025-01-01"}),
+            "GET /api/v1/client/prices/cheapest?tlds=com&at=2025-01-01",
+            None,
+        ),
+        (
+            "prices",
+            json!({"tlds": "com", "registrars": "porkbun,dynadot"}),
+            "GET /api/v1/client/prices?tlds=com&registrars=porkbun,dynadot",
+            None,
+        ),
+        (
+            "tld_registrars",
+            json!({"tld": "io", "include_prices": true}),
+            "GET /api/v1/client/registrars/tld/io?include_prices=true",
+            None,
+        ),
+        (
+            "tld_overview",
+            json!({"tld": "dev"}),
+            "GET /api/v1/client/overview/tld/dev",
+            None,
+        ),
+        (
+            "price_history",
+            json!({"tld": "com", "from": "2024-01-01"}),
+            "GET /api/v1/client/history/tld/com?from=2024-01-01",
+            None,
+        ),
+        (
+            "tld_catalogue",
+            json!({"q": "app", "limit": 5}),
+            "GET /api/v1/client/tlds?q=app&limit=5",
+            None,
+        ),
+        ("registrars", json!({}), "GET /api/v1/registrars", None),
+        (
+            "registrar_prices",
+            json!({"key": "porkbun", "limit": 10}),
+            "GET /api/v1/registrars/porkbun?limit=10",
+            None,
+        ),
+        (
+            "portfolio_audit",
+            json!({"domains": ["example.com", "shop.example.co.uk"]}),
+            "POST /api/v1/client/portfolio/audit",
+            Some(json!({"domains": ["example.com", "shop.example.co.uk"]})),
+        ),
+        (
+            "domains_lookup",
+            json!({"domains": ["example.com", "bücher.de"], "limit": 2}),
+            "POST /api/v1/client/domains/lookup?limit=2",
+            Some(json!({"domains": ["example.com", "bücher.de"]})),
+        ),
+        (
+            "domain_search",
+            json!({"q": "coffee shop", "limit": 5}),
+            "GET /api/v1/client/domains/search?q=coffee+shop&limit=5",
+            None,
+        ),
+    ]
+}
+
+/// A body with `time_elapsed` masked, as JSON.
+fn masked(body: &[u8]) -> Value {
+    serde_json::from_str(&mask_elapsed(body)).expect("JSON")
+}
+
+#[test]
+fn every_tool_answers_what_its_rest_request_answers() {
+    let dir = TempDir::new("mcp-tools");
+    let (server, keys) = server(&dir);
+    let key = &keys["unlimited"];
+    let session = initialize(&server, "2025-11-25");
+    let listed = rpc(&server, &session, None, "tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for tool in tools {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
+        assert!(tool["description"].as_str().unwrap().len() > 40);
+    }
+    assert!(
+        !names.contains(&"domain_registration"),
+        "no live tools without --live"
+    );
+    for (tool, args, rest, body) in cases() {
+        assert!(names.contains(&tool), "{tool} listed");
+        let result = call(&server, &session, key, tool, args.clone());
+        assert_eq!(result["isError"], false, "{tool} {args}: {result}");
+        let (method, target) = rest.split_once(' ').unwrap();
+        let r = server.request(method, target, Some(key), body.as_ref());
+        assert_eq!(r.status, 200, "{rest}: {}", r.text());
+        let structured = serde_json::to_vec(&result["structuredContent"]).unwrap();
+        assert_eq!(
+            masked(&structured),
+            masked(&r.body),
+            "{tool} {args} vs {rest}"
+        );
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert_eq!(masked(text.as_bytes()), masked(&r.body), "{tool}: the text");
+    }
+    // A day before any price, asked of both doors: the same problem.
+    let result = call(
+        &server,
+        &session,
+        key,
+        "tld_overview",
+        json!({"tld": "nope-not-a-tld"}),
+    );
+    assert_eq!(result["isError"], true);
+    let r = server.get("/api/v1/client/overview/tld/nope-not-a-tld", Some(key));
+    assert_eq!(result["structuredContent"], r.json());
+    let code = r.json()["code"].as_str().unwrap().to_owned();
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(&code)
+    );
+    server.stop().unwrap();
+}
+
+#[test]
+fn the_same_key_the_same_rules() {
+    let dir = TempDir::new("mcp-rules");
+    let (server, keys) = server(&dir);
+    let session = initialize(&server, "2025-06-18");
+    // A free key is refused a paid TLD as REST refuses it.
+    let result = call(
+        &server,
+        &session,
+        &keys["free"],
+        "cheapest",
+        json!({"tlds": "club"}),
+    );
+    assert_eq!(result["isError"], true, "{result}");
+    let rest = server.get(
+        "/api/v1/client/prices/cheapest?tlds=club",
+        Some(&keys["free"]),
+    );
+    let problem = rest.assert_problem(403, "tld_not_in_plan");
+    assert_eq!(result["structuredContent"], problem);
+    assert_eq!(result["_meta"]["tldsnap.dev/status"], 403);
+    // No key: refused as REST refuses it.
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "tools/call",
+        json!({"name": "cheapest", "arguments": {"tlds": "com"}}),
+    );
+    assert_eq!(v["result"]["structuredContent"]["code"], "missing_api_key");
+    // Credits move: the tiny plan has two a month, REST and MCP draw on the same ones.
+    let tiny = &keys["tiny"];
+    let first = call(&server, &session, tiny, "cheapest", json!({"tlds": "com"}));
+    assert_eq!(first["isError"], false);
+    assert_eq!(first["_meta"]["tldsnap.dev/x-credits-remaining"], 1);
+    let r = server.get("/api/v1/client/prices/cheapest?tlds=com", Some(tiny));
+    assert_eq!(r.header("x-credits-remaining"), Some("0"));
+    let third = call(&server, &session, tiny, "cheapest", json!({"tlds": "com"}));
+    assert_eq!(
+        third["structuredContent"]["code"], "credits_exhausted",
+        "{third}"
+    );
+    // Authorization: Bearer is a key too.
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cheapest","arguments":{"tlds":"com"}}});
+    let auth = format!("Bearer {}", keys["pro"]);
+    let r = post(
+        &server,
+        &[
+            JSON,
+            ACCEPT,
+            ("Mcp-Session-Id", &session),
+            ("Authorization", &auth),
+        ],
+        &body.to_string(),
+    );
+    assert_eq!(r.json()["result"]["isError"], false, "{}", r.text());
+    // Calls are counted per tool.
+    let metrics = server.get("/metrics", None).text();
+    assert!(
+        metrics.contains("tldsnap_mcp_tool_calls_total{tool=\"cheapest\",result=\"ok\"} 2"),
+        "{metrics}"
+    );
+    server.stop().unwrap();
+}
+
+#[test]
+fn sessions_revisions_and_methods() {
+    let dir = TempDir::new("mcp-protocol");
+    let (server, _) = server(&dir);
+    // An unknown revision is answered with the latest.
+    let body = json!({"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let r = post(&server, &[JSON, ACCEPT], &body.to_string());
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(r.json()["id"], "a");
+    let session = initialize(&server, "2025-03-26");
+    assert_eq!(
+        rpc(&server, &session, None, "ping", json!({}))["result"],
+        json!({})
+    );
+    let v = rpc(&server, &session, None, "resources/list", json!({}));
+    assert_eq!(v["error"]["code"], -32601);
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "tools/call",
+        json!({"name": "nope"}),
+    );
+    assert_eq!(v["error"]["code"], -32602);
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "tools/call",
+        json!({"name": "cheapest", "arguments": {"tld": "com"}}),
+    );
+    assert_eq!(
+        v["error"]["code"], -32602,
+        "an argument the tool does not take"
+    );
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "tools/call",
+        json!({"name": "cheapest", "arguments": [1]}),
+    );
+    assert_eq!(v["error"]["code"], -32602);
+    // Notifications: 202, no body.
+    let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string();
+    let r = post(
+        &server,
+        &[JSON, ACCEPT, ("Mcp-Session-Id", &session)],
+        &note,
+    );
+    assert_eq!(r.status, 202);
+    assert!(r.body.is_empty());
+    // A batch, in the revision that has them.
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"ping"},
+        {"jsonrpc":"2.0","method":"notifications/initialized"},
+        {"jsonrpc":"2.0","id":2,"method":"nope"}
+    ]);
+    let r = post(
+        &server,
+        &[JSON, ACCEPT, ("Mcp-Session-Id", &session)],
+        &batch.to_string(),
+    );
+    assert_eq!(r.status, 200);
+    let answers = r.json();
+    assert_eq!(answers.as_array().unwrap().len(), 2, "{answers}");
+    assert_eq!(answers[1]["error"]["code"], -32601);
+    // Not in the later ones.
+    let later = initialize(&server, "2025-11-25");
+    let r = post(
+        &server,
+        &[JSON, ACCEPT, ("Mcp-Session-Id", &later)],
+        &batch.to_string(),
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], -32600);
+    // GET offers no stream; DELETE ends the session; then it is not found.
+    let r = server.get("/mcp", None);
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("allow"), Some("POST, DELETE"));
+    let del = |id: &str| {
+        let raw = format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: t\r\nMcp-Session-Id: {id}\r\nConnection: close\r\n\r\n"
+        );
+        server.send(raw.as_bytes()).unwrap()
+    };
+    assert_eq!(del(&later).status, 204);
+    assert_eq!(del(&later).status, 404);
+    let r = post(
+        &server,
+        &[JSON, ACCEPT, ("Mcp-Session-Id", &later)],
+        &json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string(),
+    );
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"]["code"], -32001);
+    server.stop().unwrap();
+}
+
+/// A malformed request: its headers, body, status and JSON-RPC code (0: none).
+type Case<'a> = (Vec<(&'a str, &'a str)>, String, u16, i64);
+
+#[test]
+fn malformed_input_gets_the_specifications_error_on_a_kept_connection() {
+    let dir = TempDir::new("mcp-malformed");
+    let (server, _) = server(&dir);
+    let session = initialize(&server, "2025-11-25");
+    let s = session.as_str();
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let big = format!("[{}]", vec![ping; 40].join(","));
+    let long_string = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"{}"}}"#,
+        "x".repeat(100_000)
+    );
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    // (headers, body, status, JSON-RPC code or 0 for none)
+    let cases: Vec<Case> = vec![
+        (vec![JSON, ("Mcp-Session-Id", s)], "{".into(), 400, -32700),
+        (vec![JSON, ("Mcp-Session-Id", s)], "".into(), 400, -32700),
+        (vec![JSON, ("Mcp-Session-Id", s)], "\u{0}".into(), 400, -32700),
+        (vec![JSON, ("Mcp-Session-Id", s)], deep, 400, -32700),
+        (vec![JSON, ("Mcp-Session-Id", s)], "7".into(), 200, -32600),
+        (vec![JSON, ("Mcp-Session-Id", s)], "[]".into(), 400, -32600),
+        (vec![JSON, ("Mcp-Session-Id", s)], big, 400, -32600),
+        (vec![JSON, ("Mcp-Session-Id", s)], r#"{"id":1,"method":"ping"}"#.into(), 200, -32600),
+        (vec![JSON, ("Mcp-Session-Id", s)], r#"{"jsonrpc":"2.0","id":1,"method":7}"#.into(), 200, -32600),
+        (vec![JSON, ("Mcp-Session-Id", s)], r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#.into(), 200, -32600),
+        (vec![JSON, ("Mcp-Session-Id", s)], r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#.into(), 200, -32600),
+        (vec![JSON, ("Mcp-Session-Id", s)], r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#.into(), 200, -32602),
+        (vec![JSON, ("Mcp-Session-Id", s)], r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#.into(), 200, -32602),
+        (vec![JSON, ("Mcp-Session-Id", s)], r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cheapest","arguments":{"tlds":{"x":1}}}}"#.into(), 200, -32602),
+        (vec![JSON, ("Mcp-Session-Id", s)], long_string, 200, -32601),
+        (vec![JSON, ("Mcp-Session-Id", s)], r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#.into(), 200, 0),
+        (vec![JSON, ("Mcp-Session-Id", s)], r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#.into(), 200, -32602),
+        (vec![JSON], ping.into(), 400, -32600),
+        (vec![JSON, ("Mcp-Session-Id", "nope")], ping.into(), 404, -32001),
+        (vec![JSON, ("Mcp-Session-Id", s), ("MCP-Protocol-Version", "2030-01-01")], ping.into(), 400, -32600),
+        (vec![("Content-Type", "text/plain"), ("Mcp-Session-Id", s)], ping.into(), 415, -32600),
+        (vec![JSON, ("Accept", "text/html"), ("Mcp-Session-Id", s)], ping.into(), 406, -32600),
+        (vec![JSON, ("Origin", "https://evil.example"), ("Mcp-Session-Id", s)], ping.into(), 403, -32000),
+        (vec![JSON, ("Origin", "http://localhost:6274"), ("Mcp-Session-Id", s)], ping.into(), 200, 0),
+        (vec![JSON, ("Origin", "https://tldsnap.test"), ("Mcp-Session-Id", s)], ping.into(), 200, 0),
+    ];
+    // All on one kept connection: none of them closes it.
+    let mut conn = Conn::open(server.addr);
+    for (headers, body, status, code) in &cases {
+        let mut raw = String::from("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+        for (k, v) in headers {
+            raw.push_str(&format!("{k}: {v}\r\n"));
+        }
+        raw.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        conn.write(raw.as_bytes());
+        let r = conn
+            .read_response(false)
+            .expect("no I/O error")
+            .unwrap_or_else(|| panic!("the connection closed after {body:.60}"));
+        let what = format!("{headers:?} {body:.60}: {} {}", r.status, r.text());
+        assert_eq!(r.status, *status, "{what}");
+        if *code != 0 {
+            assert_eq!(r.json()["error"]["code"], *code, "{what}");
+        }
+    }
+    // Wrong HTTP methods, on the same connection.
+    for method in ["GET", "PUT", "PATCH", "OPTIONS"] {
+        conn.write(
+            format!("{method} /mcp HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n").as_bytes(),
+        );
+        let r = conn.read_response(false).unwrap().expect("an answer");
+        assert_eq!(r.status, 405, "{method}");
+    }
+    server.stop().unwrap();
+}
+
+/// The interpreter of `tools/mcp-venv`, or why the test cannot run.
+fn python() -> Option<PathBuf> {
+    let candidate = std::env::var_os("TLDSNAP_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .parent()
+                .expect("the target directory")
+                .join("mcp-venv/bin/python")
+        });
+    let works = Command::new(&candidate)
+        .args(["-c", "import mcp.client.streamable_http"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if works {
+        return Some(candidate);
+    }
+    let what = format!(
+        "{} cannot import mcp: run tools/mcp-venv (it installs the pinned mcp from PyPI \
+         into the target directory), or set TLDSNAP_MCP_PYTHON",
+        candidate.display()
+    );
+    if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
+        panic!("CI is set and the MCP client test cannot run: {what}");
+    }
+    eprintln!("\n*** MCP PYTHON CLIENT TEST NOT RUN: {what}. In CI this fails. ***\n");
+    None
+}
+
+#[test]
+fn the_official_python_sdk_lists_and_calls_every_tool() {
+    let Some(python) = python() else { return };
+    let dir = TempDir::new("mcp-python");
+    let (server, keys) = server(&dir);
+    // The REST answers, for the same key, that the client's results must equal.
+    let key = &keys["unlimited"];
+    let mut expected = Vec::new();
+    for (tool, args, rest, body) in cases() {
+        let (method, target) = rest.split_once(' ').unwrap();
+        let r = server.request(method, target, Some(key), body.as_ref());
+        assert_eq!(r.status, 200, "{rest}");
+        expected.push(json!({"tool": tool, "arguments": args, "rest": masked(&r.body)}));
+    }
+    let refused = server.get(
+        "/api/v1/client/prices/cheapest?tlds=club",
+        Some(&keys["free"]),
+    );
+    let plan = json!({
+        "url": format!("http://{}/mcp", server.addr),
+        "key": key,
+        "free_key": keys["free"],
+        "tiny_key": keys["tiny"],
+        "calls": expected,
+        "refused": refused.json(),
+    });
+    let plan_path = dir.path("plan.json");
+    std::fs::write(&plan_path, plan.to_string()).unwrap();
+    let out = Command::new(python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py"))
+        .arg(&plan_path)
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "mcp_client.py failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("all checks passed"), "{stdout}\n{stderr}");
+    eprintln!("{stdout}");
+    server.stop().unwrap();
+}
