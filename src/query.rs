@@ -541,21 +541,7 @@ pub fn cheapest_entries_in(
     }
     let fx = how.money.fx;
     let visible = sight.shown(snap.span_str(&t.name), t.sellers.to_native() as usize);
-    let first = t.first_offer.to_native() as usize;
-    let order: &[_] = match how.ranking {
-        Ranking::Register => &[],
-        Ranking::Renew => &snap.rankings[0][first..first + t.sellers.to_native() as usize],
-        Ranking::Total3Year => &snap.rankings[1][first..first + t.sellers.to_native() as usize],
-        Ranking::Total5Year => &snap.rankings[2][first..first + t.sellers.to_native() as usize],
-    };
-    let positions = (first..first + visible)
-        .filter(|_| how.ranking == Ranking::Register)
-        .chain(
-            order
-                .iter()
-                .map(|p| p.to_native() as usize)
-                .filter(|p| *p < first + visible),
-        );
+    let positions = ranked_positions(snap, t, visible, how.ranking);
     let mut stale = 0;
     let mut rank = 0;
     for o in positions.map(|p| &snap.offers[p]) {
@@ -1155,11 +1141,47 @@ pub fn tld_offers<'s>(
     fresh: Freshness,
     sight: Sight,
 ) -> Option<view::TldOffers<'s>> {
+    tld_offers_in(snap, tld, fresh, sight, Ranking::Register)
+}
+
+/// The positions of the first `visible` sellers of `t` (the plan's cut, by first-year
+/// price) in the order of `ranking`, from the stored ranking: no sort.
+fn ranked_positions<'s>(
+    snap: &'s ArchivedSnapshotData,
+    t: &ArchivedTld,
+    visible: usize,
+    ranking: Ranking,
+) -> impl Iterator<Item = usize> + 's {
+    let first = t.first_offer.to_native() as usize;
+    let sellers = t.sellers.to_native() as usize;
+    let order: &'s [_] = match ranking {
+        Ranking::Register => &[],
+        Ranking::Renew => &snap.rankings[0][first..first + sellers],
+        Ranking::Total3Year => &snap.rankings[1][first..first + sellers],
+        Ranking::Total5Year => &snap.rankings[2][first..first + sellers],
+    };
+    let stored = ranking == Ranking::Register;
+    (first..first + visible).filter(move |_| stored).chain(
+        order
+            .iter()
+            .map(|p| p.to_native() as usize)
+            .filter(move |p| *p < first + visible),
+    )
+}
+
+/// [`tld_offers`] with the offers in the order of `ranking`.
+pub fn tld_offers_in<'s>(
+    snap: &'s ArchivedSnapshotData,
+    tld: &str,
+    fresh: Freshness,
+    sight: Sight,
+    ranking: Ranking,
+) -> Option<view::TldOffers<'s>> {
     let t = snap.tld(tld)?;
     let sellers = t.sellers.to_native() as usize;
     let visible = sight.shown(tld, sellers);
-    let offers = sellers_of(snap, t)[..visible]
-        .iter()
+    let offers = ranked_positions(snap, t, visible, ranking)
+        .map(|p| &snap.offers[p])
         .map(|o| {
             let reg = &snap.registrars[o.registrar.to_native() as usize];
             let ms = o.updated_ms.to_native();
@@ -1174,6 +1196,7 @@ pub fn tld_offers<'s>(
                 updated_ms: ms,
                 stale: fresh.is_stale(ms),
                 original: view::QuotedPrices::of(snap, o),
+                terms: o.terms(),
             }
         })
         .collect();

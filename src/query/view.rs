@@ -548,12 +548,20 @@ pub struct Offered<'s> {
     pub stale: bool,
     /// The prices as quoted, when not quoted in USD.
     pub original: Option<QuotedPrices<'s>>,
+    /// What the registrar's list says beside the prices: a promotion's regular
+    /// first-year price, the ICANN fee.
+    pub terms: crate::snapshot::schema::OfferTerms,
 }
 
 impl Offered<'_> {
     /// The first year and four renewals.
     pub fn total_5_year(&self) -> Option<u64> {
         Some(self.prices.register? + 4 * self.prices.renew?)
+    }
+
+    /// The first year and two renewals.
+    pub fn total_3_year(&self) -> Option<u64> {
+        Some(self.prices.register? + 2 * self.prices.renew?)
     }
 }
 
