@@ -23,6 +23,7 @@
 
 mod at;
 mod catalogue;
+pub mod export;
 pub mod money;
 mod suggest;
 pub mod view;

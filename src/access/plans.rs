@@ -1,16 +1,18 @@
 //! Plans: what a caller may use (docs/METERING.md, "Plans").
 //!
-//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day | events | webhooks |
-//! |---|---|---|---|---|---|---|---|---|
-//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 | 500 domains | 5 | no | no |
-//! | basic | 1,000 | 5 / 20 | all | 5 | 1,000 domains | unlimited | yes | no |
-//! | pro | 10,000 | 20 / 100 | all | all | 2,000 domains | unlimited | yes | 10 subscriptions |
-//! | enterprise | 1,000,000 | 100 / 1000 | all | all | 10,000 domains | unlimited | yes | 100 subscriptions |
-//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 | 500 domains | 5 | no | no |
+//! | plan | credits/month | rate (sustained/burst per s) | TLDs | registrar list | audit | searches/day | events | webhooks | export |
+//! |---|---|---|---|---|---|---|---|---|---|
+//! | free | 50 | 1 / 5 | the 22 free TLDs | 5 | 500 domains | 5 | no | no | no |
+//! | basic | 1,000 | 5 / 20 | all | 5 | 1,000 domains | unlimited | yes | no | no |
+//! | pro | 10,000 | 20 / 100 | all | all | 2,000 domains | unlimited | yes | 10 subscriptions | yes |
+//! | enterprise | 1,000,000 | 100 / 1000 | all | all | 10,000 domains | unlimited | yes | 100 subscriptions | yes |
+//! | public | none (unmetered) | 10 / 20 per client address | the 22 free TLDs | 5 | 500 domains | 5 | no | no | no |
 //!
 //! "events" is the price-change events (polling and streaming, `docs/EVENTS.md`): every
 //! paid plan has them. "webhooks" is how many webhook subscriptions a key may have: the
 //! server does the delivering, retrying and keeping of state, so it starts at Pro.
+//! "export" is the whole price grid as CSV (`GET /api/v1/client/export`): the plans that
+//! see every seller of every TLD have it, since an export is the grid they see.
 //!
 //! Live lookups (`docs/LIVE.md`) and their credits per lookup ([`LiveCosts`]): free has
 //! availability (1 per name) and status (1); basic, pro and enterprise have every lookup:
@@ -69,6 +71,8 @@ pub struct Plan {
     pub events: bool,
     /// Most webhook subscriptions per key: `Some(0)` none, `None` unlimited.
     pub webhooks: Option<u32>,
+    /// Whether the plan may export the price grid (`GET /api/v1/client/export`).
+    pub export: bool,
     /// The live lookups the plan may make and their credits (`docs/LIVE.md`).
     pub live: LiveCosts,
 }
@@ -164,6 +168,12 @@ fn default_events(name: &str) -> bool {
     matches!(name, "basic" | "pro" | "enterprise")
 }
 
+/// Whether a plan the plans file does not say it for may export the price grid: the
+/// default plan of the same name's (pro and enterprise), else none.
+fn default_export(name: &str) -> bool {
+    matches!(name, "pro" | "enterprise")
+}
+
 /// Webhook subscriptions of a plan the plans file does not say it for: the default
 /// plan of the same name's (pro 10, enterprise 100), else none.
 fn default_webhooks(name: &str) -> Option<u32> {
@@ -218,6 +228,7 @@ impl Plan {
             events: default_events(name),
             live: default_live(name),
             webhooks: default_webhooks(name),
+            export: default_export(name),
         }
     }
 }
@@ -254,7 +265,7 @@ impl Default for Plans {
     }
 }
 
-const FIELDS: [&str; 10] = [
+const FIELDS: [&str; 11] = [
     "credits_per_month",
     "rate_per_second",
     "burst",
@@ -265,15 +276,17 @@ const FIELDS: [&str; 10] = [
     "events",
     "live",
     "webhooks",
+    "export",
 ];
 
 /// The fields a plan in a plans file may leave out (files written before the audit's limits existed).
-const OPTIONAL_FIELDS: [&str; 5] = [
+const OPTIONAL_FIELDS: [&str; 6] = [
     "audit_limit",
     "searches_per_day",
     "events",
     "live",
     "webhooks",
+    "export",
 ];
 
 /// Most credits one live lookup may cost.
@@ -283,8 +296,8 @@ impl Plans {
     /// The default plans with the plans named in the JSON file at `path` replaced (or
     /// added). Every field of a named plan is required but `audit_limit` (most domains
     /// per portfolio audit, at least 1), `searches_per_day` (`null`: unlimited),
-    /// `events` (`true` or `false`) and `webhooks` (subscriptions per key, 0: none,
-    /// `null`: unlimited; needs `events`), which default to the default plan of the
+    /// `events` (`true` or `false`), `webhooks` (subscriptions per key, 0: none,
+    /// `null`: unlimited; needs `events`) and `export` (`true` or `false`), which default to the default plan of the
     /// same name's, else the free plan's; `null` means unlimited:
     ///
     /// ```json
@@ -400,6 +413,11 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         Some(serde_json::Value::Bool(b)) => *b,
         Some(_) => return Err("field \"events\" must be true or false".into()),
     };
+    let export = match obj.get("export") {
+        None => default_export(name),
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(_) => return Err("field \"export\" must be true or false".into()),
+    };
     let live = match obj.get("live") {
         None => default_live(name),
         Some(v) => parse_live(v)?,
@@ -479,6 +497,7 @@ fn parse_plan(name: &str, body: &serde_json::Value) -> Result<Plan, String> {
         audit_limit,
         searches_per_day,
         events,
+        export,
         live,
         webhooks,
     })

@@ -51,6 +51,7 @@ pub(crate) mod body;
 pub(crate) mod catalogue;
 pub(crate) mod domains;
 pub(crate) mod events;
+pub(crate) mod export;
 pub(crate) mod live;
 pub(crate) mod ops;
 pub(crate) mod prices;

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::access::plans::Lookup;
 use crate::api::{Connection, HttpResponse, State, Step};
-use crate::api::{catalogue, domains, events, live, ops, prices, webhooks};
+use crate::api::{catalogue, domains, events, export, live, ops, prices, webhooks};
 use crate::http::openapi;
 use crate::http::router::{GET, GET_HEAD, GET_HEAD_PATCH_DELETE, GET_HEAD_POST, POST, POST_DELETE};
 use crate::http::router::{Route, Table};
@@ -337,6 +337,11 @@ routes! {
     /// `GET /docs/api`: the API reference, for people.
     ApiReference = "/docs/api", GET_HEAD, page {
         now: web::answer_now(state, req, route, PageKind::Reference(openapi_value()), conn).map(Step::Done),
+    }
+    /// `GET /api/v1/client/export`
+    ClientExport = "/api/v1/client/export", GET, key {
+        later: export::handle(state, &req, route, conn),
+        op: export::doc(),
     }
     /// `GET /api/v1/client/events`
     ClientEvents = "/api/v1/client/events", GET_HEAD, key {

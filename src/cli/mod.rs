@@ -6,6 +6,7 @@ mod audit;
 mod build;
 mod collect;
 mod diff;
+mod export;
 mod import;
 mod inspect;
 mod keys;
@@ -41,6 +42,8 @@ enum Command {
     Inspect(inspect::Args),
     /// List the price-change events between two snapshots.
     Diff(diff::Args),
+    /// Write the price grid as CSV, as `GET /api/v1/client/export` answers it.
+    Export(export::Args),
     /// Print the body the API would serve for a query (from the built-in real data, or
     /// --snapshot FILE).
     #[command(subcommand)]
@@ -66,6 +69,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Publish(args) => publish::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Export(args) => export::run(args),
         Command::Query(cmd) => query::run(cmd),
         Command::Serve(args) => serve::run(*args),
         Command::Keys(cmd) => keys::run(cmd),

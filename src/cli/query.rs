@@ -192,7 +192,8 @@ impl Common {
         ))
     }
 
-    fn open(&self) -> Result<(Snapshot, Option<Tier>), CliError> {
+    /// The snapshot (`--snapshot`, or the built-in one) and the plan `--tier` names.
+    pub(super) fn open(&self) -> Result<(Snapshot, Option<Tier>), CliError> {
         let plans = match &self.plans {
             Some(path) => Plans::load(path)?,
             None => Plans::default(),
@@ -215,7 +216,7 @@ impl Common {
 }
 
 /// The HTTP parameter rules (`tldsnap::http::params`), with a problem as the error.
-fn param<T>(r: Result<T, Problem>) -> Result<T, CliError> {
+pub(super) fn param<T>(r: Result<T, Problem>) -> Result<T, CliError> {
     r.map_err(|p| p.detail().into())
 }
 
@@ -234,12 +235,13 @@ fn public_url(raw: &str) -> Result<&str, CliError> {
 }
 
 /// What the plan (if any) shows; without a plan no rule applies.
-fn sight(plan: Option<&(Plans, std::sync::Arc<Plan>)>) -> Sight {
+/// What `--tier`'s plan shows (everything without one).
+pub(super) fn sight(plan: Option<&(Plans, std::sync::Arc<Plan>)>) -> Sight {
     plan.map_or(Sight::ALL, |(_, p)| p.sight())
 }
 
 /// The API's plan check ([`Problem::tld_not_in_plan`]); without a plan no rule applies.
-fn check_plan(
+pub(super) fn check_plan(
     plan: Option<&(Plans, std::sync::Arc<Plan>)>,
     tlds: &[String],
 ) -> Result<(), CliError> {

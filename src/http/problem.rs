@@ -142,6 +142,8 @@ kinds! {
     CursorExpired: GONE, "cursor_expired", "Cursor expired";
     /// The caller's plan has no webhook subscriptions.
     WebhooksNotInPlan: FORBIDDEN, "webhooks_not_in_plan", "Webhooks not in plan";
+    /// The caller's plan may not export the price grid.
+    ExportNotInPlan: FORBIDDEN, "export_not_in_plan", "Export not in plan";
     /// The key has as many webhook subscriptions as its plan allows.
     WebhookLimit: FORBIDDEN, "webhook_limit", "Webhook limit reached";
     /// The key has no webhook subscription with this id.
@@ -444,6 +446,13 @@ pub enum Problem {
         /// The plans in force that include them.
         including: Vec<String>,
     },
+    /// 403 `export_not_in_plan`: the caller's plan may not export the price grid.
+    ExportNotInPlan {
+        /// The caller's plan.
+        plan: String,
+        /// The plans in force that include it.
+        including: Vec<String>,
+    },
     /// 403 `webhook_limit`: the key has as many webhook subscriptions as its plan allows.
     WebhookLimit {
         /// The caller's plan.
@@ -551,6 +560,7 @@ impl Problem {
             Problem::EventsUnavailable => Kind::EventsUnavailable,
             Problem::CursorExpired { .. } => Kind::CursorExpired,
             Problem::WebhooksNotInPlan { .. } => Kind::WebhooksNotInPlan,
+            Problem::ExportNotInPlan { .. } => Kind::ExportNotInPlan,
             Problem::WebhookLimit { .. } => Kind::WebhookLimit,
             Problem::UnknownWebhook { .. } => Kind::UnknownWebhook,
             Problem::InvalidWebhookUrl { .. } => Kind::InvalidWebhookUrl,
@@ -718,6 +728,11 @@ impl Problem {
                  streaming come with every plan that includes events)",
                 or_none(including)
             ),
+            Problem::ExportNotInPlan { plan, including } => format!(
+                "the {plan} plan does not include the price grid export; these plans do: {} \
+                 (the price endpoints answer up to 100 TLDs a request on every plan)",
+                or_none(including)
+            ),
             Problem::WebhookLimit { plan, limit } => format!(
                 "this key has the {limit} webhook subscriptions the {plan} plan allows; delete \
                  one, or use a plan that allows more"
@@ -878,7 +893,8 @@ impl Problem {
                 num("after", *after, &mut out);
                 num("oldest_id", *oldest, &mut out);
             }
-            Problem::WebhooksNotInPlan { plan, including } => {
+            Problem::WebhooksNotInPlan { plan, including }
+            | Problem::ExportNotInPlan { plan, including } => {
                 member("plan", &mut out);
                 write_str(plan, &mut out);
                 member("plans_including", &mut out);
@@ -1217,6 +1233,10 @@ mod tests {
             Problem::WebhooksNotInPlan {
                 plan: "basic".into(),
                 including: vec![],
+            },
+            Problem::ExportNotInPlan {
+                plan: "basic".into(),
+                including: vec!["pro".into()],
             },
             Problem::WebhookLimit {
                 plan: "pro".into(),

@@ -548,7 +548,31 @@ impl Conn {
             headers,
             body: Vec::new(),
         };
-        if !head_only {
+        // A streamed answer that ends (an export) is read whole; an event stream, which
+        // does not end, is left to the caller to read.
+        let chunked = response
+            .header("transfer-encoding")
+            .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+            && !response
+                .header("content-type")
+                .is_some_and(|t| t.starts_with("text/event-stream"));
+        if head_only || status == 304 {
+        } else if chunked {
+            // A streamed answer: chunk sizes in hex, each chunk, then a zero-size chunk.
+            loop {
+                let mut size = String::new();
+                self.stream.read_line(&mut size)?;
+                let size =
+                    usize::from_str_radix(size.trim_end().split(';').next().unwrap_or(""), 16)
+                        .expect("a chunk size");
+                let mut chunk = vec![0; size + 2];
+                self.stream.read_exact(&mut chunk)?;
+                if size == 0 {
+                    break;
+                }
+                response.body.extend_from_slice(&chunk[..size]);
+            }
+        } else {
             let len: usize = response
                 .header("content-length")
                 .map_or(0, |v| v.parse().unwrap());

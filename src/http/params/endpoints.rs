@@ -137,6 +137,34 @@ impl<'a> CheapestParams<'a> {
     }
 }
 
+/// The parameters of the price grid export (`/api/v1/client/export`, `tldsnap export`).
+#[derive(Debug)]
+pub struct ExportParams<'a> {
+    /// The TLDs to export; `None`: every TLD the plan shows.
+    pub tlds: Option<List<'a>>,
+    /// The currency of the amounts; `None`: USD.
+    pub currency: Option<String>,
+}
+
+impl<'a> ExportParams<'a> {
+    /// The query parameters, in the order [`ExportParams::from_values`] takes them.
+    pub const NAMES: [&'static str; 2] = ["tlds", "currency"];
+    /// Their OpenAPI parameter components.
+    pub const COMPONENTS: [&'static str; 2] = ["export_tlds", "currency"];
+
+    /// Checks the values of [`ExportParams::NAMES`].
+    pub fn from_values(values: &'a Values<'_, 2>) -> Result<ExportParams<'a>, Problem> {
+        let [tlds_v, currency_v] = values;
+        Ok(ExportParams {
+            tlds: match tlds_v.as_deref() {
+                None => None,
+                Some(v) => Some(tlds(Some(v))?),
+            },
+            currency: currency(currency_v.as_deref())?,
+        })
+    }
+}
+
 /// The parameters of the prices endpoints (`/api/v1/client/prices`, the public
 /// variants, `tldsnap query prices`).
 #[derive(Debug)]
