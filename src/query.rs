@@ -33,8 +33,8 @@ mod agreement;
 
 pub use catalogue::{
     CatalogueRequest, CatalogueSort, Cursor, CursorError, DEFAULT_PAGE, MAX_PAGE, RegistrarRequest,
-    TYPES, catalogue, catalogue_view, registrar, registrar_view, registrars_list, registrars_view,
-    tld_facts,
+    TYPES, catalogue, catalogue_view, registrar, registrar_in, registrar_view, registrars_list,
+    registrars_view, tld_facts,
 };
 pub use money::{Money, money};
 pub use suggest::close_names;
@@ -1368,6 +1368,17 @@ pub fn overview(
     req: &OverviewRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    overview_in(snap, req, Money::USD, out)
+}
+
+/// [`overview`] with the prices in another currency.
+pub fn overview_in(
+    snap: &ArchivedSnapshotData,
+    req: &OverviewRequest<'_>,
+    money: Money<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    let fx = money.fx;
     out.clear();
     let v = overview_view(snap, req)?;
     out.push(b'{');
@@ -1375,19 +1386,23 @@ pub fn overview(
     out.extend_from_slice(b",\"registrar_count\":");
     write_int(v.registrar_count as u64, out);
     out.extend_from_slice(b",\"avg_prices\":");
-    v.avg_prices.write(out);
+    v.avg_prices.write(fx, out);
     out.extend_from_slice(b",\"cheapest_register\":");
-    view::Pick::write(v.cheapest_register.as_ref(), out);
+    view::Pick::write(v.cheapest_register.as_ref(), fx, out);
     out.extend_from_slice(b",\"lowest_renew\":");
-    view::Pick::write(v.lowest_renew.as_ref(), out);
+    view::Pick::write(v.lowest_renew.as_ref(), fx, out);
     out.extend_from_slice(b",\"lowest_5_year\":");
-    view::Pick::write(v.lowest_5_year.as_ref(), out);
+    view::Pick::write(v.lowest_5_year.as_ref(), fx, out);
     if v.stale_count > 0 {
         out.extend_from_slice(b",\"stale_count\":");
         write_int(v.stale_count as u64, out);
     }
     if !v.members_only.is_empty() {
         view::write_members_only(&v.members_only, out);
+    }
+    if !money.is_usd() {
+        out.push(b',');
+        money.write_member(out);
     }
     out.push(b'}');
     Ok(())
@@ -1499,6 +1514,18 @@ pub fn history(
     req: &HistoryRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    history_in(snap, req, Money::USD, out)
+}
+
+/// [`history`] with the prices in another currency (each converted at the rate of the
+/// snapshot's data date, like every other answer: a conversion, not a past rate).
+pub fn history_in(
+    snap: &ArchivedSnapshotData,
+    req: &HistoryRequest<'_>,
+    money: Money<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    let fx = money.fx;
     out.clear();
     let h = history_view(snap, req)?;
     out.extend_from_slice(b"{\"tld\":");
@@ -1517,7 +1544,7 @@ pub fn history(
         view::Coverage::write(r.coverage, out);
         out.extend_from_slice(b",\"price_at_from\":");
         match &r.price_at_from {
-            Some(c) => c.write(out),
+            Some(c) => c.write(fx, out),
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"changes\":[");
@@ -1525,7 +1552,7 @@ pub fn history(
             if i > 0 {
                 out.push(b',');
             }
-            c.write(out);
+            c.write(fx, out);
         }
         out.extend_from_slice(b"]}");
     }
@@ -1534,6 +1561,10 @@ pub fn history(
         out.extend_from_slice(b",\"not_found\":{\"registrars\":");
         write_str_list(&h.unknown_registrars, out);
         out.push(b'}');
+    }
+    if !money.is_usd() {
+        out.push(b',');
+        money.write_member(out);
     }
     out.push(b'}');
     Ok(())

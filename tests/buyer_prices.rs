@@ -304,6 +304,52 @@ fn conversions_equal_a_recomputation_from_the_ecb_table_and_never_reorder() {
     }
     assert!(checked >= 1000, "{checked} prices checked");
 
+    // The overview, the history and a registrar's price list convert the same way.
+    let gbp = rates["GBP"];
+    let to_gbp = |v: &Value| {
+        convert(
+            (v.as_f64().unwrap() * 100.0).round() as u64,
+            usd,
+            gbp,
+            false,
+        )
+    };
+    let (o_usd, o_gbp) = (
+        query(&["overview", "--tld", "com"]),
+        query(&["overview", "--tld", "com", "--currency", "GBP"]),
+    );
+    for pick in ["cheapest_register", "lowest_renew", "lowest_5_year"] {
+        assert_eq!(
+            json_cents(&o_gbp[pick]["price"]),
+            to_gbp(&o_usd[pick]["price"]),
+            "{pick}"
+        );
+        assert_eq!(o_gbp[pick]["registrar_key"], o_usd[pick]["registrar_key"]);
+    }
+    assert_eq!(o_gbp["currency"]["rate_date"], rate_day.as_str());
+    let (h_usd, h_gbp) = (
+        query(&["history", "--tld", "io"]),
+        query(&["history", "--tld", "io", "--currency", "GBP"]),
+    );
+    let mut changes = 0;
+    for (key, r) in h_usd["history"].as_object().unwrap() {
+        for (a, b) in r["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(h_gbp["history"][key]["changes"].as_array().unwrap())
+        {
+            if a["register_price"].is_number() {
+                assert_eq!(
+                    json_cents(&b["register_price"]),
+                    to_gbp(&a["register_price"])
+                );
+                changes += 1;
+            }
+        }
+    }
+    assert!(changes > 10, "{changes}");
+
     // A ranking is the same in every currency the snapshot has.
     let ranking = |body: &Value| -> Vec<(String, Vec<String>)> {
         body["results"]

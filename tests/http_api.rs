@@ -572,10 +572,11 @@ fn openapi_document_matches_the_router() {
         }
         let target = format!("{concrete}?tlds=com&q=bestshop");
         let r = f.server.get(&target, Some(key));
-        // The test plan `unlimited` has no price-change events and, of the live lookups,
-        // the free plan's (403, documented); this server makes no live lookups (404
-        // live_unavailable, documented).
+        // The test plan `unlimited` has no price-change events, no export and, of the
+        // live lookups, the free plan's (403, documented); this server makes no live
+        // lookups (404 live_unavailable, documented).
         let expected = if path.starts_with("/api/v1/client/events")
+            || path == "/api/v1/client/export"
             || path.ends_with("/rdap")
             || path.ends_with("/dns")
             || path.ends_with("/tls")

@@ -90,6 +90,7 @@ fn answer(
             let tld = params::path_tld(segment)?;
             let values = params::pick(query, HistoryParams::NAMES)?;
             let p = HistoryParams::from_values(&values)?;
+            let money = super::prices::money_of(data, p.currency.as_deref())?;
             check_plan(state, caller, std::slice::from_ref(&tld))?;
             let keys = p.registrars.as_deref().map(super::prices::as_strs);
             let req = HistoryRequest {
@@ -99,18 +100,19 @@ fn answer(
                 to: p.to,
                 sight: caller.sight(),
             };
-            query::history(data, &req, out).map_err(Problem::from_query)
+            query::history_in(data, &req, money, out).map_err(Problem::from_query)
         }
         Endpoint::Overview => {
             let tld = params::path_tld(segment)?;
             let values = params::pick(query, OverviewParams::NAMES)?;
             let p = OverviewParams::from_values(&values)?;
+            let money = super::prices::money_of(data, p.currency.as_deref())?;
             let req = OverviewRequest {
                 tld: &tld,
                 fresh: super::prices::freshness(state, caller, p.fresh),
                 sight: caller.sight(),
             };
-            query::overview(data, &req, out).map_err(Problem::from_query)
+            query::overview_in(data, &req, money, out).map_err(Problem::from_query)
         }
         Endpoint::Tlds => {
             let values = params::pick(query, CatalogueParams::NAMES)?;
@@ -126,6 +128,7 @@ fn answer(
             let key = params::path_registrar(segment)?;
             let values = params::pick(query, RegistrarParams::NAMES)?;
             let p = RegistrarParams::from_values(&values)?;
+            let money = super::prices::money_of(data, p.currency.as_deref())?;
             let req = RegistrarRequest {
                 key: &key,
                 limit: p.limit,
@@ -134,7 +137,7 @@ fn answer(
                 public_url: &state.config.public_url,
                 snapshot: snapshot_id(loaded),
             };
-            query::registrar(data, &req, out).map_err(Problem::from_query)
+            query::registrar_in(data, &req, money, out).map_err(Problem::from_query)
         }
     }
 }

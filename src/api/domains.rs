@@ -24,7 +24,7 @@ use crate::audit::LOOKUP_MAX;
 use crate::audit::lookup::{self, LookupRequest};
 use crate::audit::portfolio::{self, InputError, MAX_NAME_FIELD};
 use crate::audit::search::{self, SearchRequest};
-use crate::http::params::{self, LookupParams, SearchParams};
+use crate::http::params::{self, AuditParams, LookupParams, SearchParams};
 use crate::http::problem::{Problem, echo};
 use crate::http::router::Route;
 use serde_json::{Value, json};
@@ -54,6 +54,15 @@ pub async fn audit<B: RequestBody>(
         Ok(begun) => begun,
         Err(response) => return response,
     };
+    let currency = match params::pick(req.uri().query(), AuditParams::NAMES)
+        .and_then(|values| AuditParams::from_values(&values))
+    {
+        Ok(p) => p.currency,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    if let Err(problem) = super::prices::money_of(loaded.snapshot.data(), currency.as_deref()) {
+        return refuse(problem, &caller);
+    }
     let Some(kind) = content_kind(req.headers()) else {
         return refuse(
             Problem::UnsupportedMediaType {
@@ -94,10 +103,13 @@ pub async fn audit<B: RequestBody>(
     );
     let credits = parsed.holdings.len().div_ceil(DOMAINS_PER_CREDIT).max(1) as u64;
     let mut out = state.body_buffer(route);
+    // Checked above: a currency the snapshot has.
+    let money =
+        super::prices::money_of(data, currency.as_deref()).unwrap_or(crate::query::Money::USD);
     if csv_out {
-        portfolio::write_csv(data, &answer, &mut out);
+        portfolio::write_csv_in(data, &answer, money.fx, &mut out);
     } else {
-        portfolio::write_json(data, &answer, Some(caller.tier()), &mut out);
+        portfolio::write_json_in(data, &answer, Some(caller.tier()), money, &mut out);
     }
     let mut response = finish_costing(state, route, caller, out, credits).await;
     if response.status() == StatusCode::OK {
@@ -250,6 +262,7 @@ pub(crate) fn audit_doc() -> Value {
         "summary": "Portfolio audit",
         "description": "For each domain of a portfolio: its public suffix, the yearly price paid now (stated, or tldsnap's price at the stated registrar), the cheapest renewal anywhere, the cheapest transfer-then-renew path, the recommendation, yearly and 5-year savings and flags; totals and a per-registrar breakdown. Names that are not domain names are entries with `error: invalid_name`; duplicates are answered once with a `count`. The plan's audit limit (free 500, basic 1,000, pro 2,000, enterprise 10,000) is checked before any work: over it is 413 `too_many_domains`. Costs one credit per started 100 entries (header `X-Credits-Cost`). `Accept: text/csv` answers the per-domain rows as CSV. See docs/AUDIT.md.",
         "security": keyed(),
+        "parameters": crate::http::openapi::refs(&AuditParams::COMPONENTS),
         "requestBody": {
             "required": true,
             "description": "At most 4 MiB.",

@@ -42,7 +42,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use super::names::{NameError, Names};
 use super::{echo, is_renewal_trap, transfer_five_year};
 use crate::json;
-use crate::price::{self, write_cents, write_opt_cents};
+use crate::price::{self, Fx, write_cents, write_opt_cents};
 use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, NONE};
@@ -791,26 +791,26 @@ fn registrar_of<'s>(snap: &'s ArchivedSnapshotData, o: &ArchivedOffer) -> (&'s s
     (snap.span_str(&r.key), snap.span(&r.name_json))
 }
 
-fn write_sums(s: &Sums, out: &mut Vec<u8>) {
+fn write_sums(s: &Sums, fx: Fx, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\"domains\":");
     json::write_int(s.domains, out);
     out.extend_from_slice(b",\"priced_domains\":");
     json::write_int(s.priced, out);
     out.extend_from_slice(b",\"current_yearly\":");
-    write_cents(s.current_yearly, out);
+    write_cents(fx.amount(s.current_yearly), out);
     out.extend_from_slice(b",\"optimal_yearly\":");
-    write_cents(s.optimal_yearly, out);
+    write_cents(fx.amount(s.optimal_yearly), out);
     out.extend_from_slice(b",\"savings_per_year\":");
-    write_cents(s.savings_per_year, out);
+    write_cents(fx.amount(s.savings_per_year), out);
     out.extend_from_slice(b",\"savings_5_year\":");
-    write_cents(s.savings_5_year, out);
+    write_cents(fx.amount(s.savings_5_year), out);
 }
 
 fn opt_cents(c: Option<u32>) -> Option<u64> {
     c.map(u64::from)
 }
 
-fn write_row(snap: &ArchivedSnapshotData, row: &Row, out: &mut Vec<u8>) {
+fn write_row(snap: &ArchivedSnapshotData, row: &Row, fx: Fx, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"input\":");
     json::write_str(&row.input, out);
     let d = match &row.outcome {
@@ -835,7 +835,7 @@ fn write_row(snap: &ArchivedSnapshotData, row: &Row, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"expires\":");
     write_opt_date(d.expires, out);
     out.extend_from_slice(b",\"current_price\":");
-    write_opt_cents(opt_cents(d.current), out);
+    write_opt_cents(opt_cents(d.current).map(|c| fx.amount(c)), out);
     out.extend_from_slice(b",\"price_source\":");
     json::write_opt_str(
         d.price_source.map(|p| match p {
@@ -854,7 +854,8 @@ fn write_row(snap: &ArchivedSnapshotData, row: &Row, out: &mut Vec<u8>) {
             out.extend_from_slice(b",\"registrar_name\":");
             out.extend_from_slice(name);
             out.extend_from_slice(b",\"renew_price\":");
-            write_cents(u64::from(o.renew.to_native()), out);
+            write_cents(fx.amount(u64::from(o.renew.to_native())), out);
+            crate::snapshot::render::terms(o.terms(), fx, out);
             out.push(b'}');
         }
         None => out.extend_from_slice(b"null"),
@@ -869,11 +870,12 @@ fn write_row(snap: &ArchivedSnapshotData, row: &Row, out: &mut Vec<u8>) {
             out.extend_from_slice(b",\"registrar_name\":");
             out.extend_from_slice(name);
             out.extend_from_slice(b",\"transfer_price\":");
-            write_cents(u64::from(o.transfer.to_native()), out);
+            write_cents(fx.amount(u64::from(o.transfer.to_native())), out);
             out.extend_from_slice(b",\"renew_price\":");
-            write_cents(u64::from(o.renew.to_native()), out);
+            write_cents(fx.amount(u64::from(o.renew.to_native())), out);
             out.extend_from_slice(b",\"total_cost_5_year\":");
-            write_cents(cost, out);
+            write_cents(fx.amount(cost), out);
+            crate::snapshot::render::terms(o.terms(), fx, out);
             out.push(b'}');
         }
         None => out.extend_from_slice(b"null"),
@@ -881,11 +883,11 @@ fn write_row(snap: &ArchivedSnapshotData, row: &Row, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"recommendation\":");
     json::write_opt_str(d.recommendation.map(recommendation_str), out);
     out.extend_from_slice(b",\"optimal_price\":");
-    write_opt_cents(opt_cents(d.optimal), out);
+    write_opt_cents(opt_cents(d.optimal).map(|c| fx.amount(c)), out);
     out.extend_from_slice(b",\"savings_per_year\":");
-    write_opt_cents(d.savings_per_year, out);
+    write_opt_cents(d.savings_per_year.map(|c| fx.amount(c)), out);
     out.extend_from_slice(b",\"savings_5_year\":");
-    write_opt_cents(d.savings_5_year, out);
+    write_opt_cents(d.savings_5_year.map(|c| fx.amount(c)), out);
     out.extend_from_slice(b",\"flags\":[");
     for (i, f) in d.flags.iter().enumerate() {
         if i > 0 {
@@ -911,6 +913,19 @@ pub fn write_json(
     tier: Option<&str>,
     out: &mut Vec<u8>,
 ) {
+    write_json_in(snap, audit, tier, crate::query::Money::USD, out)
+}
+
+/// [`write_json`] with every amount in another currency (converted at the snapshot's
+/// rate) and `meta.currency` saying so.
+pub fn write_json_in(
+    snap: &ArchivedSnapshotData,
+    audit: &Audit,
+    tier: Option<&str>,
+    money: crate::query::Money<'_>,
+    out: &mut Vec<u8>,
+) {
+    let fx = money.fx;
     out.clear();
     out.reserve(audit.rows.len() * 480 + 512);
     out.extend_from_slice(b"{\"domains\":[");
@@ -918,10 +933,10 @@ pub fn write_json(
         if i > 0 {
             out.push(b',');
         }
-        write_row(snap, row, out);
+        write_row(snap, row, fx, out);
     }
     out.extend_from_slice(b"],\"totals\":{");
-    write_sums(&audit.totals, out);
+    write_sums(&audit.totals, fx, out);
     out.extend_from_slice(b"},\"by_registrar\":[");
     for (i, (key, sums)) in audit.by_registrar.iter().enumerate() {
         if i > 0 {
@@ -935,7 +950,7 @@ pub fn write_json(
             None => out.extend_from_slice(b"null"),
         }
         out.push(b',');
-        write_sums(sums, out);
+        write_sums(sums, fx, out);
         out.push(b'}');
     }
     out.extend_from_slice(b"],\"flags\":{");
@@ -969,6 +984,10 @@ pub fn write_json(
         }
         out.push(b']');
     }
+    if !money.is_usd() {
+        out.push(b',');
+        money.write_member(out);
+    }
     out.extend_from_slice(b"}}");
 }
 
@@ -988,6 +1007,11 @@ fn csv_safe(s: &str) -> std::borrow::Cow<'_, str> {
 /// Writes the per-domain rows as CSV ([`CSV_HEADER`]; `flags` joined by `;`), in the
 /// order of the JSON answer. Clears `out` first.
 pub fn write_csv(snap: &ArchivedSnapshotData, audit: &Audit, out: &mut Vec<u8>) {
+    write_csv_in(snap, audit, Fx::USD, out)
+}
+
+/// [`write_csv`] with every amount converted by `fx`.
+pub fn write_csv_in(snap: &ArchivedSnapshotData, audit: &Audit, fx: Fx, out: &mut Vec<u8>) {
     out.clear();
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
@@ -1006,7 +1030,7 @@ pub fn write_csv(snap: &ArchivedSnapshotData, audit: &Audit, out: &mut Vec<u8>) 
     w.write_record(None::<&[u8]>).expect("write to memory");
     let decimal = |c: Option<u64>, cell: &mut Vec<u8>| {
         if let Some(c) = c {
-            price::write_decimal(c, cell);
+            price::write_decimal(fx.amount(c), cell);
         }
     };
     for row in &audit.rows {

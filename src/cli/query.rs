@@ -86,6 +86,9 @@ pub enum Command {
         /// The TLD.
         #[arg(long)]
         tld: String,
+        /// Show the prices in this currency (ISO 4217, an ECB reference rate) [default: USD].
+        #[arg(long)]
+        currency: Option<String>,
     },
     /// Price history of a TLD per registrar.
     History {
@@ -103,6 +106,9 @@ pub enum Command {
         /// Last day, YYYY-MM-DD.
         #[arg(long)]
         to: Option<String>,
+        /// Show the prices in this currency (ISO 4217, an ECB reference rate) [default: USD].
+        #[arg(long)]
+        currency: Option<String>,
     },
     /// One page of the TLD catalogue (`/api/v1/client/tlds`).
     Tlds {
@@ -149,6 +155,9 @@ pub enum Command {
         /// Base of `website_url`.
         #[arg(long, default_value = tldsnap::query::DEFAULT_PUBLIC_URL)]
         public_url: String,
+        /// Show the prices in this currency (ISO 4217, an ECB reference rate) [default: USD].
+        #[arg(long)]
+        currency: Option<String>,
     },
 }
 
@@ -220,6 +229,17 @@ pub(super) fn param<T>(r: Result<T, Problem>) -> Result<T, CliError> {
     r.map_err(|p| p.detail().into())
 }
 
+/// The money of a `--currency` flag (USD without one), as the API's `currency`.
+fn money_flag<'s>(
+    snap: &'s Snapshot,
+    currency: Option<&str>,
+) -> Result<query::Money<'s>, CliError> {
+    Ok(match currency {
+        Some(c) => query::money(snap.data(), c)?,
+        None => query::Money::USD,
+    })
+}
+
 fn one_tld(raw: &str) -> Result<String, CliError> {
     Ok(param(params::path_tld(raw))?.into_owned())
 }
@@ -277,10 +297,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             ]);
             let p = param(CheapestParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
-            let money = match &p.currency {
-                Some(c) => query::money(snap.data(), c)?,
-                None => query::Money::USD,
-            };
+            let money = money_flag(&snap, p.currency.as_deref())?;
             let tlds: Vec<String> = p.tlds.iter().map(|t| t.to_string()).collect();
             check_plan(plan.as_ref(), &tlds)?;
             let names: Vec<&str> = tlds.iter().map(String::as_str).collect();
@@ -318,10 +335,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             ]);
             let p = param(PricesParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
-            let money = match &p.currency {
-                Some(c) => query::money(snap.data(), c)?,
-                None => query::Money::USD,
-            };
+            let money = money_flag(&snap, p.currency.as_deref())?;
             let started = tldsnap::time::Stamp::now();
             let tlds: Vec<String> = p.tlds.iter().map(|t| t.to_string()).collect();
             check_plan(plan.as_ref(), &tlds)?;
@@ -351,10 +365,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
         } => {
             let (snap, plan) = common.open()?;
             let currency = param(params::currency(currency.as_deref()))?;
-            let money = match &currency {
-                Some(c) => query::money(snap.data(), c)?,
-                None => query::Money::USD,
-            };
+            let money = money_flag(&snap, currency.as_deref())?;
             let tld = one_tld(&tld)?;
             check_plan(plan.as_ref(), std::slice::from_ref(&tld))?;
             let req = RegistrarsRequest {
@@ -366,15 +377,20 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             };
             query::registrars_in(snap.data(), &req, money, &mut out)?;
         }
-        Command::Overview { common, tld } => {
+        Command::Overview {
+            common,
+            tld,
+            currency,
+        } => {
             let (snap, plan) = common.open()?;
+            let money = money_flag(&snap, currency.as_deref())?;
             let tld = one_tld(&tld)?;
             let req = OverviewRequest {
                 tld: &tld,
                 fresh: common.fresh()?,
                 sight: sight(plan.as_ref()),
             };
-            query::overview(snap.data(), &req, &mut out)?;
+            query::overview_in(snap.data(), &req, money, &mut out)?;
         }
         Command::History {
             common,
@@ -382,10 +398,17 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             registrars,
             from,
             to,
+            currency,
         } => {
-            let values = params::values_of([registrars.as_deref(), from.as_deref(), to.as_deref()]);
+            let values = params::values_of([
+                registrars.as_deref(),
+                from.as_deref(),
+                to.as_deref(),
+                currency.as_deref(),
+            ]);
             let p = param(HistoryParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
+            let money = money_flag(&snap, p.currency.as_deref())?;
             let tld = one_tld(&tld)?;
             check_plan(plan.as_ref(), std::slice::from_ref(&tld))?;
             let key_refs: Option<Vec<&str>> = p
@@ -399,7 +422,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 to: p.to,
                 sight: sight(plan.as_ref()),
             };
-            query::history(snap.data(), &req, &mut out)?;
+            query::history_in(snap.data(), &req, money, &mut out)?;
         }
         Command::Tlds {
             common,
@@ -434,11 +457,14 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             limit,
             cursor,
             public_url: url,
+            currency,
         } => {
             let key = param(params::path_registrar(&key))?.into_owned();
-            let values = params::values_of([limit.as_deref(), cursor.as_deref()]);
+            let values =
+                params::values_of([limit.as_deref(), cursor.as_deref(), currency.as_deref()]);
             let p = param(RegistrarParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
+            let money = money_flag(&snap, p.currency.as_deref())?;
             let req = RegistrarRequest {
                 key: &key,
                 limit: p.limit,
@@ -447,7 +473,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 public_url: public_url(&url)?,
                 snapshot: snap.header().content_hash as u64,
             };
-            query::registrar(snap.data(), &req, &mut out)?;
+            query::registrar_in(snap.data(), &req, money, &mut out)?;
         }
     }
     out.push(b'\n');

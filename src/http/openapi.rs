@@ -413,6 +413,20 @@ fn add_terms_and_currency(schemas: &mut Value) {
         &member,
     );
     add(&mut schemas["Registrars"]["properties"], &member);
+    let audit_domain = &mut schemas["AuditDomain"]["properties"];
+    add(&mut audit_domain["cheapest_renewal"]["properties"], &terms);
+    add(&mut audit_domain["best_transfer"]["properties"], &terms);
+    add(
+        &mut schemas["SearchAnswer"]["properties"]["results"]["items"]["properties"],
+        &terms,
+    );
+    add(
+        &mut schemas["AuditAnswer"]["properties"]["meta"]["properties"],
+        &member,
+    );
+    add(&mut schemas["Overview"]["properties"], &member);
+    add(&mut schemas["History"]["properties"], &member);
+    add(&mut schemas["PageMeta"]["properties"], &member);
 }
 
 fn price() -> Value {
@@ -535,6 +549,7 @@ fn domain_schemas() -> Value {
 fn components() -> Value {
     let mut doc = components_base();
     define(&mut doc["schemas"], domain_schemas());
+    add_terms_and_currency(&mut doc["schemas"]);
     doc
 }
 
@@ -788,7 +803,6 @@ fn components_base() -> Value {
     for part in ["parameters", "responses", "schemas"] {
         define(&mut c[part], live[part].clone());
     }
-    add_terms_and_currency(&mut c["schemas"]);
     c
 }
 

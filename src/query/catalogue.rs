@@ -22,6 +22,7 @@ use super::view::{
 };
 use super::{QueryError, Sight, write_int};
 use crate::json;
+use crate::price::Fx;
 use crate::price::write_opt_cents;
 use crate::snapshot::schema::{ArchivedCatalogueEntry, NONE};
 use crate::snapshot::{ArchivedSnapshotData, name_hash};
@@ -306,7 +307,7 @@ fn write_entry(e: &CatalogueEntry<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"avg_register_price\":");
     write_opt_cents(e.avg_register_price, out);
     out.extend_from_slice(b",\"cheapest_register\":");
-    Pick::write(e.cheapest_register.as_ref(), out);
+    Pick::write(e.cheapest_register.as_ref(), Fx::USD, out);
     if !e.members_only.is_empty() {
         write_members_only(e.members_only, out);
     }
@@ -517,6 +518,16 @@ pub fn registrar(
     req: &RegistrarRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    registrar_in(snap, req, super::Money::USD, out)
+}
+
+/// [`registrar`] with the prices in another currency.
+pub fn registrar_in(
+    snap: &ArchivedSnapshotData,
+    req: &RegistrarRequest<'_>,
+    money: super::Money<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
     out.clear();
     let page = registrar_view(snap, req)?;
     page.registrar.write(req.public_url, out);
@@ -528,7 +539,7 @@ pub fn registrar(
         out.extend_from_slice(b"{\"tld\":");
         json::write_str(p.tld, out);
         out.push(b',');
-        p.prices.write_price_fields(out);
+        p.prices.write_price_fields(money.fx, out);
         out.extend_from_slice(b",\"last_updated\":\"");
         time::write_iso_millis(p.updated_ms, out);
         out.push(b'"');
@@ -542,6 +553,10 @@ pub fn registrar(
     out.extend_from_slice(b",\"limit\":");
     write_int(page.limit as u64, out);
     write_next(page.next_cursor, out);
+    if !money.is_usd() {
+        out.push(b',');
+        money.write_member(out);
+    }
     out.extend_from_slice(b"}}");
     Ok(())
 }

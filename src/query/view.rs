@@ -15,7 +15,7 @@ use smallvec::SmallVec;
 
 use super::{CatalogueSort, Cursor, Freshness};
 use crate::json::{self, write_int};
-use crate::price::{offered, write_opt_cents, write_triple};
+use crate::price::{Fx, offered, write_opt_cents, write_triple_in};
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::render;
 use crate::snapshot::schema::{
@@ -55,21 +55,23 @@ impl Triple {
         )
     }
 
-    /// `{"register":..,"renew":..,"transfer":..}` ([`crate::price::write_triple`]).
-    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+    /// `{"register":..,"renew":..,"transfer":..}` ([`crate::price::write_triple`]),
+    /// converted by `fx`.
+    pub(crate) fn write(&self, fx: Fx, out: &mut Vec<u8>) {
         let (register, renew, transfer) = self.coded();
-        write_triple(register, renew, transfer, out);
+        write_triple_in(fx, register, renew, transfer, out);
     }
 
     /// `"register_price":..,"renew_price":..,"transfer_price":..`: the fields of a dated
-    /// price record (a change, a registrar's price of a TLD).
-    pub(crate) fn write_price_fields(&self, out: &mut Vec<u8>) {
+    /// price record (a change, a registrar's price of a TLD), converted by `fx`.
+    pub(crate) fn write_price_fields(&self, fx: Fx, out: &mut Vec<u8>) {
+        let amount = |c: Option<u64>| c.map(|c| fx.amount(c));
         out.extend_from_slice(b"\"register_price\":");
-        write_opt_cents(self.register, out);
+        write_opt_cents(amount(self.register), out);
         out.extend_from_slice(b",\"renew_price\":");
-        write_opt_cents(self.renew, out);
+        write_opt_cents(amount(self.renew), out);
         out.extend_from_slice(b",\"transfer_price\":");
-        write_opt_cents(self.transfer, out);
+        write_opt_cents(amount(self.transfer), out);
     }
 }
 
@@ -221,13 +223,13 @@ impl<'s> Pick<'s> {
     /// `{"price":..,"registrar_key":..,"registrar_name":..}`, with
     /// `"original_price":{"currency":..,"price":..,"rate_date":..}` when quoted in
     /// another currency, closed by [`render::age`]; `null` for no pick.
-    pub(crate) fn write(pick: Option<&Pick<'_>>, out: &mut Vec<u8>) {
+    pub(crate) fn write(pick: Option<&Pick<'_>>, fx: Fx, out: &mut Vec<u8>) {
         let Some(p) = pick else {
             out.extend_from_slice(b"null");
             return;
         };
         out.extend_from_slice(b"{\"price\":");
-        write_opt_cents(p.price, out);
+        write_opt_cents(p.price.map(|c| fx.amount(c)), out);
         out.extend_from_slice(b",\"registrar_key\":");
         json::write_str(p.registrar_key, out);
         out.extend_from_slice(b",\"registrar_name\":");
@@ -475,11 +477,11 @@ impl Change {
     }
 
     /// `{"date":"YYYY-MM-DD","register_price":..,"renew_price":..,"transfer_price":..}`.
-    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write(&self, fx: Fx, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"date\":\"");
         time::write_date(self.date, out);
         out.extend_from_slice(b"\",");
-        self.prices.write_price_fields(out);
+        self.prices.write_price_fields(fx, out);
         out.push(b'}');
     }
 }

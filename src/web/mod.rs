@@ -1019,7 +1019,7 @@ fn render(
         PageKind::Registrar => {
             // The page's own length, not the API's `limit`: only the cursor is read.
             let [cursor] = params::pick(query, ["cursor"]).map_err(bad_request)?;
-            let values = [None, non_empty(cursor)];
+            let values = [None, non_empty(cursor), None];
             let cursor = RegistrarParams::from_values(&values)
                 .map_err(bad_request)?
                 .cursor;

@@ -165,6 +165,29 @@ impl<'a> ExportParams<'a> {
     }
 }
 
+/// The query parameters of the portfolio audit (`POST /api/v1/client/portfolio/audit`;
+/// the portfolio comes in the body).
+#[derive(Debug)]
+pub struct AuditParams {
+    /// The currency of the amounts; `None`: USD.
+    pub currency: Option<String>,
+}
+
+impl AuditParams {
+    /// The query parameters, in the order [`AuditParams::from_values`] takes them.
+    pub const NAMES: [&'static str; 1] = ["currency"];
+    /// Their OpenAPI parameter components.
+    pub const COMPONENTS: [&'static str; 1] = Self::NAMES;
+
+    /// Checks the values of [`AuditParams::NAMES`].
+    pub fn from_values(values: &Values<'_, 1>) -> Result<AuditParams, Problem> {
+        let [currency_v] = values;
+        Ok(AuditParams {
+            currency: currency(currency_v.as_deref())?,
+        })
+    }
+}
+
 /// The parameters of the prices endpoints (`/api/v1/client/prices`, the public
 /// variants, `tldsnap query prices`).
 #[derive(Debug)]
@@ -244,22 +267,25 @@ pub struct HistoryParams<'a> {
     pub from: Option<i64>,
     /// The window's last day; `None`: open.
     pub to: Option<i64>,
+    /// The currency of the prices; `None`: USD.
+    pub currency: Option<String>,
 }
 
 impl<'a> HistoryParams<'a> {
     /// The query parameters, in the order [`HistoryParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 3] = ["registrars", "from", "to"];
+    pub const NAMES: [&'static str; 4] = ["registrars", "from", "to", "currency"];
     /// Their OpenAPI parameter components.
-    pub const COMPONENTS: [&'static str; 3] = Self::NAMES;
+    pub const COMPONENTS: [&'static str; 4] = Self::NAMES;
 
     /// Checks the values of [`HistoryParams::NAMES`].
-    pub fn from_values(values: &'a Values<'_, 3>) -> Result<HistoryParams<'a>, Problem> {
-        let [registrars_v, from, to] = values;
+    pub fn from_values(values: &'a Values<'_, 4>) -> Result<HistoryParams<'a>, Problem> {
+        let [registrars_v, from, to, currency_v] = values;
         let (from, to) = window(from.as_deref(), to.as_deref())?;
         Ok(HistoryParams {
             registrars: registrars(registrars_v.as_deref())?,
             from,
             to,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 }
@@ -270,19 +296,22 @@ impl<'a> HistoryParams<'a> {
 pub struct OverviewParams {
     /// The staleness rule asked for.
     pub fresh: FreshnessParams,
+    /// The currency of the prices; `None`: USD.
+    pub currency: Option<String>,
 }
 
 impl OverviewParams {
     /// The query parameters, in the order [`OverviewParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 2] = ["max_age_days", "include_stale"];
+    pub const NAMES: [&'static str; 3] = ["max_age_days", "include_stale", "currency"];
     /// Their OpenAPI parameter components.
-    pub const COMPONENTS: [&'static str; 2] = Self::NAMES;
+    pub const COMPONENTS: [&'static str; 3] = Self::NAMES;
 
     /// Checks the values of [`OverviewParams::NAMES`].
-    pub fn from_values(values: &Values<'_, 2>) -> Result<OverviewParams, Problem> {
-        let [max_age, include_stale] = values;
+    pub fn from_values(values: &Values<'_, 3>) -> Result<OverviewParams, Problem> {
+        let [max_age, include_stale, currency_v] = values;
         Ok(OverviewParams {
             fresh: FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 }
@@ -347,20 +376,23 @@ pub struct RegistrarParams {
     pub limit: usize,
     /// Where the page starts; `None`: the first page.
     pub cursor: Option<Cursor>,
+    /// The currency of the prices; `None`: USD.
+    pub currency: Option<String>,
 }
 
 impl RegistrarParams {
     /// The query parameters, in the order [`RegistrarParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 2] = ["limit", "cursor"];
+    pub const NAMES: [&'static str; 3] = ["limit", "cursor", "currency"];
     /// Their OpenAPI parameter components.
-    pub const COMPONENTS: [&'static str; 2] = ["page_limit", "cursor"];
+    pub const COMPONENTS: [&'static str; 3] = ["page_limit", "cursor", "currency"];
 
     /// Checks the values of [`RegistrarParams::NAMES`].
-    pub fn from_values(values: &Values<'_, 2>) -> Result<RegistrarParams, Problem> {
-        let [limit_v, cursor_v] = values;
+    pub fn from_values(values: &Values<'_, 3>) -> Result<RegistrarParams, Problem> {
+        let [limit_v, cursor_v, currency_v] = values;
         Ok(RegistrarParams {
             limit: page_limit(limit_v.as_deref())?,
             cursor: cursor(cursor_v.as_deref())?,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 }

@@ -26,9 +26,9 @@ use crate::query::{self, CatalogueSort, Cursor};
 use crate::tld;
 
 pub use endpoints::{
-    CatalogueParams, CheapestParams, DnsParams, EventsParams, ExportParams, FreshnessParams,
-    HistoryParams, LookupParams, OverviewParams, PricesParams, RegistrarParams, RegistrarsParams,
-    SearchParams, Values, values_of,
+    AuditParams, CatalogueParams, CheapestParams, DnsParams, EventsParams, ExportParams,
+    FreshnessParams, HistoryParams, LookupParams, OverviewParams, PricesParams, RegistrarParams,
+    RegistrarsParams, SearchParams, Values, values_of,
 };
 
 /// The values of a list parameter (`tlds`, `registrars`): up to 8 are kept inline, so
