@@ -21,6 +21,10 @@ WORKLOADS = {
     "history": "history, com, every registrar, whole range",
     "overview": "overview, com",
     "tldpage": "web page /tld/com with its chart",
+    "cheapest1sort": "cheapest, 1 TLD, limit 5, sort=total_3_year",
+    "cheapest1eur": "cheapest, 1 TLD, limit 5, currency=EUR",
+    "public1eur": "cheapest, 1 TLD, limit 5, public, currency=EUR, no key",
+    "export": "export, com's rows as CSV",
 }
 SERVERS = ["tldsnap", "hyperct", "hyper", "nginx"]
 DATASETS = ["real", "s", "l"]

@@ -7,7 +7,8 @@
 
 # The workloads, in the order a full run measures them.
 WORKLOAD_NAMES=(cheapest1 public1 credits1 cheapest10 prices3x3 prices10 registrars history overview catalogue
-    registrarlist registrar events tldpage home cataloguepage registrarpage apireference)
+    registrarlist registrar events tldpage home cataloguepage registrarpage apireference
+    cheapest1sort cheapest1eur public1eur export)
 
 # wl_path WORKLOAD REGISTRARS: the path and query its requests ask for (REGISTRARS: the
 # three registrar keys of prices3x3, comma-separated; the first is also the registrar
@@ -44,6 +45,13 @@ wl_path() {
         registrarpage) echo "/registrars/${2%%,*}" ;;
         # The API reference page, drawn from the OpenAPI document.
         apireference) echo "/docs/api" ;;
+        # cheapest-1 ranked by the 3-year cost (a stored ranking, entries written from
+        # their prices), and in euros (every price converted); the public one in euros.
+        cheapest1sort) echo "/api/v1/client/prices/cheapest?tlds=com&limit=5&sort=total_3_year" ;;
+        cheapest1eur) echo "/api/v1/client/prices/cheapest?tlds=com&limit=5&currency=EUR" ;;
+        public1eur) echo "/api/v1/prices/cheapest?tlds=com&limit=5&currency=EUR" ;;
+        # com's rows of the price grid as CSV (streamed, one chunk).
+        export) echo "/api/v1/client/export?tlds=com" ;;
         *) return 1 ;;
     esac
 }
@@ -53,7 +61,7 @@ wl_path() {
 # gets none).
 wl_header() {
     case $1 in
-        public1) ;;
+        public1 | public1eur) ;;
         credits1) printf '%s' "$METERED_HEADER" ;;
         *) printf '%s' "$HEADER" ;;
     esac
