@@ -328,7 +328,11 @@ fn every_request_example_of_the_docs_prints_what_the_docs_show() {
                 if shown.is_empty() {
                     // A new example: its output goes right after its command.
                     let line = format!("$ {}\n", ex.command);
-                    assert!(text.contains(&line), "{}: the command is not in the file as it is", ex.place);
+                    assert!(
+                        text.contains(&line),
+                        "{}: the command is not in the file as it is",
+                        ex.place
+                    );
                     text = text.replacen(&line, &format!("{line}{}\n", printed.trim_end()), 1);
                     continue;
                 }
