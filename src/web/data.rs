@@ -5,7 +5,9 @@
 //! their JSON from the same views, and [`query::tld_offers`] reads the stored ranking
 //! the price endpoints copy, through the same rules (a test holds the two together).
 //! The web room computes no price, average, rank or total of its own, so a page and the
-//! API never disagree. This module puts together what a page needs of several views;
+//! API never disagree: a ranking is a stored one ([`query::tld_offers_in`]), and a price
+//! in another currency is converted and a total summed by the API's rule
+//! ([`super::format::Cash`]). This module puts together what a page needs of several views;
 //! the pages that show one view take it from the query layer as it is.
 
 use super::format::Cash;

@@ -16,10 +16,11 @@
 //! request path calls: static files first (no limit, they are immutable), then the
 //! per-address rate limit of the public API (page views spend no credits), the
 //! snapshot, the viewer (session cookie → key id and generation → plan, checked against
-//! the sign-outs and the keys in force on every request), then the page. Pages that
-//! depend only on the path, the snapshot and the viewer's plan are rendered once and
-//! served from `cache`; their `ETag` is made of the snapshot's content hash, the
-//! viewer's plan and the assets' version, so `If-None-Match` is answered 304 before any
+//! the sign-outs and the keys in force on every request), then the page. Price pages are
+//! shown in a currency (`?currency=`, else the `tldsnap_currency` cookie, else USD).
+//! Pages that depend only on the path, the snapshot, the viewer's plan and the currency
+//! are rendered once and served from `cache`; their `ETag` is made of the snapshot's
+//! content hash, the viewer's plan and currency and the assets' version, so `If-None-Match` is answered 304 before any
 //! rendering, and their headers are made once per thread for a snapshot and plan
 //! (`Heads`), not per request.
 
