@@ -767,3 +767,407 @@ fn a_registrar_line_ends_where_its_data_ends_and_old_prices_are_marked() {
     );
     assert!(got < x_hi - 50.0, "{got} vs {x_hi}");
 }
+
+/// The real server on the built-in data (the shipped price source, its promotions,
+/// ICANN fees and ECB rates).
+fn real_fixture() -> Fixture {
+    let dir = TempDir::new("web-real");
+    let (keys_path, keys) = dir.keys();
+    let mut opts = Options::new(&dir.path("unused.snap"), &keys_path);
+    opts.snapshot = None;
+    opts.plans = TEST_PLANS_OPEN_PUBLIC;
+    let server = Server::start(opts);
+    Fixture {
+        _dir: dir,
+        server,
+        keys,
+        keys_path,
+    }
+}
+
+/// The first `limit` cheapest entries of the public API for `tld` and `query`
+/// (`&sort=..`), stale ones included.
+fn api_cheapest(s: &Server, tld: &str, limit: usize, query: &str) -> Vec<serde_json::Value> {
+    let r = s.get(
+        &format!("/api/v1/prices/cheapest?tlds={tld}&include_stale=true&limit={limit}{query}"),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["results"][tld]["cheapest_register"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The table of a page whose `<table` tag carries `marker` (`id="prices"`), to its end.
+fn table<'a>(body: &'a str, marker: &str) -> &'a str {
+    let start = body.find(marker).unwrap_or_else(|| panic!("no {marker}"));
+    let end = body[start..].find("</table>").unwrap() + start;
+    &body[start..end]
+}
+
+/// The rows of a table, each from `<tr>` to `</tr>`, the header's left out.
+fn body_rows(table: &str) -> Vec<&str> {
+    let tbody = &table[table.find("<tbody>").unwrap()..];
+    tbody
+        .split("<tr>")
+        .skip(1)
+        .map(|r| &r[..r.find("</tr>").unwrap()])
+        .collect()
+}
+
+/// The registrar named by a row of a TLD page's table.
+fn row_registrar(row: &str) -> &str {
+    let a = row.find("<a href=\"/registrars/").unwrap();
+    let name = &row[a..];
+    let name = &name[name.find('>').unwrap() + 1..];
+    &name[..name.find("</a>").unwrap()]
+}
+
+/// `amount` (a JSON number of yen) as the page writes it: `¥1,234`.
+fn yen(v: &serde_json::Value) -> String {
+    let n = v.as_f64().unwrap();
+    assert_eq!(n.fract(), 0.0, "a yen amount has no decimals: {n}");
+    let digits = (n as u64).to_string();
+    let mut out = String::from("¥");
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[test]
+fn promotions_are_marked_with_their_regular_price_and_the_icann_fee_is_stated() {
+    let f = real_fixture();
+    let s = &f.server;
+    let pro = &f.keys["pro"];
+    // .net's Namecheap offer is a promotion (every seller: a pro member's page).
+    let api = s.get(
+        "/api/v1/client/prices?tlds=net&registrars=namecheap",
+        Some(pro),
+    );
+    let offer = &api.json()["results"]["net"]["namecheap"];
+    assert_eq!(offer["promotion"], true, "{offer}");
+    let regular = dollars(&offer["regular_register_price"]);
+    let first = dollars(&offer["register_price"]);
+    let cookies = sign_in(s, pro);
+    let body = html(&page(s, "/tld/net", Some(&cookies)));
+    let rows = body_rows(table(&body, "id=\"prices\""));
+    let row = rows
+        .iter()
+        .find(|r| row_registrar(r) == "Namecheap")
+        .expect("a Namecheap row");
+    assert!(
+        row.contains(&format!(
+            "{first} <span class=\"promo\"><abbr title=\"A promotional first-year price; the regular first-year price is {regular}\">Promo</abbr>, regular {regular}</span>"
+        )),
+        "{row}"
+    );
+    // Every other row is marked exactly when the API says it is a promotion.
+    let every = s.get("/api/v1/client/prices?tlds=net", Some(pro)).json();
+    for row in &rows {
+        let name = row_registrar(row);
+        let key = row[row.find("/registrars/").unwrap() + 12..]
+            .split('"')
+            .next()
+            .unwrap();
+        let promo = every["results"]["net"][key]["promotion"] == true;
+        assert_eq!(row.contains("Promo</abbr>"), promo, "{name}");
+    }
+    // The ICANN fee, where a list states it: Cloudflare's .com prices include it.
+    let cf = &s
+        .get(
+            "/api/v1/client/prices?tlds=com&registrars=cloudflare",
+            Some(pro),
+        )
+        .json()["results"]["com"]["cloudflare"];
+    assert_eq!(cf["icann_fee_included"], true, "{cf}");
+    let body = html(&page(s, "/tld/com", Some(&cookies)));
+    let rows = body_rows(table(&body, "id=\"prices\""));
+    let row = rows
+        .iter()
+        .find(|r| row_registrar(r) == "Cloudflare")
+        .unwrap();
+    assert!(
+        row.contains(&format!(
+            "<span class=\"fee\">ICANN fee {} included</span>",
+            dollars(&cf["icann_fee"])
+        )),
+        "{row}"
+    );
+    assert!(body.contains("says whether its prices include it"));
+    // A visitor's pages: .app's Namecheap offer on the TLD page and on the registrar's
+    // price list.
+    let app = &s
+        .get("/api/v1/prices?tlds=app&registrars=namecheap", None)
+        .json()["results"]["app"]["namecheap"];
+    assert_eq!(app["promotion"], true, "{app}");
+    let mark = format!(
+        "{} <span class=\"promo\"><abbr title=\"A promotional first-year price; the regular first-year price is {regular}\">Promo</abbr>, regular {regular}</span>",
+        dollars(&app["register_price"]),
+        regular = dollars(&app["regular_register_price"])
+    );
+    let body = html(&page(s, "/tld/app", None));
+    assert!(body.contains(&mark), "the TLD page");
+    let body = html(&page(s, "/registrars/namecheap", None));
+    let row = body_rows(table(&body, "<table"))
+        .into_iter()
+        .find(|r| r.contains("href=\"/tld/app\""))
+        .unwrap();
+    assert!(row.contains(&mark), "the registrar's page: {row}");
+    // The home page marks a free TLD's cheapest registration when it is a promotion.
+    let home = html(&page(s, "/", None));
+    let rows = body_rows(table(&home, "id=\"free\""));
+    for tld in tldsnap::tld::FREE_TLDS {
+        let first = &api_cheapest(s, tld, 1, "")[0];
+        let row = rows
+            .iter()
+            .find(|r| r.contains(&format!("href=\"/tld/{tld}\"")))
+            .unwrap();
+        assert_eq!(
+            row.contains("Promo</abbr>"),
+            first.get("promotion") == Some(&serde_json::Value::Bool(true)),
+            "{tld}: {first} / {row}"
+        );
+    }
+}
+
+#[test]
+fn a_tld_page_ranks_by_first_year_renewal_3_or_5_years_as_the_api_does() {
+    let f = real_fixture();
+    let s = &f.server;
+    for (sort, label) in [
+        ("register", "First year"),
+        ("renew", "Renewal"),
+        ("total_3_year", "3 years"),
+        ("total_5_year", "5 years"),
+    ] {
+        let target = format!("/tld/net?sort={sort}");
+        let r = page(s, &target, None);
+        assert_eq!(r.status, 200, "{target}");
+        let body = html(&r);
+        let rows = body_rows(table(&body, "id=\"prices\""));
+        let names: Vec<&str> = rows.iter().map(|r| row_registrar(r)).collect();
+        let api = api_cheapest(s, "net", 100, &format!("&sort={sort}"));
+        let expected: Vec<&str> = api
+            .iter()
+            .map(|e| e["registrar_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, expected, "{sort}");
+        // Both totals in every row, as the API sums them.
+        for (row, e) in rows.iter().zip(&api) {
+            for total in ["total_cost_3_year", "total_cost_5_year"] {
+                assert!(
+                    row.contains(&format!(">{}</td>", dollars(&e[total]))),
+                    "{sort} {total}: {row}"
+                );
+            }
+        }
+        // The current choice is marked.
+        let nav = &body[body.find("<nav class=\"ranking\"").unwrap()..];
+        let nav = &nav[..nav.find("</nav>").unwrap()];
+        assert_eq!(nav.matches("aria-current").count(), 1, "{nav}");
+        assert!(
+            nav.contains(&format!("aria-current=\"true\">{label}</a>")),
+            "{sort}: {nav}"
+        );
+    }
+    // The first-year ranking is the bare page; a bad ranking is the 400 page.
+    assert_eq!(
+        body_rows(table(&html(&page(s, "/tld/net", None)), "id=\"prices\"")),
+        body_rows(table(
+            &html(&page(s, "/tld/net?sort=register", None)),
+            "id=\"prices\""
+        ))
+    );
+    let bad = page(s, "/tld/net?sort=cheapest", None);
+    assert_eq!(bad.status, 400);
+    assert!(html(&bad).contains("<h1>Bad request</h1>"));
+}
+
+#[test]
+fn prices_are_shown_in_the_chosen_currency_kept_in_a_cookie() {
+    let f = real_fixture();
+    let s = &f.server;
+    let usd = page(s, "/tld/com", None);
+    assert!(set_cookie(&usd, "tldsnap_currency").is_none());
+    assert!(html(&usd).contains("Prices in <strong>US dollars</strong>."));
+    // ?currency=JPY: every price in yen, without decimals, at the API's conversion.
+    let jpy = page(s, "/tld/com?currency=jpy", None);
+    assert_eq!(jpy.status, 200);
+    let kept = set_cookie(&jpy, "tldsnap_currency").expect("the choice is kept");
+    assert!(kept.starts_with("tldsnap_currency=JPY;"), "{kept}");
+    for attr in ["Path=/", "Max-Age=31536000", "SameSite=Lax"] {
+        assert!(kept.contains(attr), "{kept}");
+    }
+    let body = html(&jpy);
+    let api = s
+        .get(
+            "/api/v1/prices/cheapest?tlds=com&currency=JPY&include_stale=true&limit=100",
+            None,
+        )
+        .json();
+    let rate_date = api["meta"]["currency"]["rate_date"].as_str().unwrap();
+    assert!(
+        body.contains(&format!(
+            "Prices in <strong>JPY</strong>, converted from US dollars at the ECB euro reference rates of {rate_date}."
+        )),
+        "the rate date"
+    );
+    let rows = body_rows(table(&body, "id=\"prices\""));
+    let entries = api["results"]["com"]["cheapest_register"]
+        .as_array()
+        .unwrap();
+    assert_eq!(rows.len(), entries.len());
+    for (row, e) in rows.iter().zip(entries) {
+        for field in [
+            "register_price",
+            "renew_price",
+            "total_cost_3_year",
+            "total_cost_5_year",
+        ] {
+            assert!(
+                row.contains(&yen(&e[field])),
+                "{field}: {} in {row}",
+                yen(&e[field])
+            );
+        }
+        assert!(!row.contains('$'), "{row}");
+    }
+    let cells = table(&body, "id=\"prices\"");
+    assert!(
+        !cells.split('¥').skip(1).any(|t| {
+            let n: String = t
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
+                .collect();
+            n.contains('.')
+        }),
+        "no decimals in yen"
+    );
+    // The cookie alone: the next page is in yen too, without a new cookie.
+    let cookie = cookie_pair(kept);
+    let again = page(s, "/tld/com", Some(&cookie));
+    assert!(set_cookie(&again, "tldsnap_currency").is_none());
+    assert!(html(&again).contains("Prices in <strong>JPY</strong>"));
+    let home = html(&page(s, "/", Some(&cookie)));
+    assert!(home.contains("<option value=\"JPY\" selected>JPY</option>"));
+    // ?currency= overrides the cookie (and becomes the kept choice).
+    let eur = page(s, "/tld/com?currency=EUR", Some(&cookie));
+    assert!(html(&eur).contains("Prices in <strong>EUR</strong>"));
+    assert!(
+        set_cookie(&eur, "tldsnap_currency")
+            .unwrap()
+            .starts_with("tldsnap_currency=EUR;")
+    );
+    // A cached page never reaches a visitor of another currency, and the tags differ.
+    let plain = page(s, "/tld/com", None);
+    assert_eq!(
+        plain.body, usd.body,
+        "the USD page, after the yen one was cached"
+    );
+    assert_ne!(again.header("etag"), usd.header("etag"));
+    let r = request(
+        s,
+        "GET",
+        "/tld/com",
+        &[
+            ("If-None-Match", usd.header("etag").unwrap()),
+            ("Cookie", &cookie),
+        ],
+        "",
+    );
+    assert_eq!(r.status, 200, "the USD tag does not validate the yen page");
+    let r = request(
+        s,
+        "GET",
+        "/tld/com",
+        &[
+            ("If-Modified-Since", usd.header("last-modified").unwrap()),
+            ("Cookie", &cookie),
+        ],
+        "",
+    );
+    assert_eq!(
+        r.status, 200,
+        "a date alone does not validate a chosen currency"
+    );
+    // A bad cookie is USD, never an error.
+    for bad in [
+        "tldsnap_currency=XYZ",
+        "tldsnap_currency=%3Cb%3E",
+        "tldsnap_currency=",
+    ] {
+        let r = page(s, "/tld/com", Some(bad));
+        assert_eq!(r.status, 200, "{bad}");
+        assert_eq!(r.body, usd.body, "{bad}");
+    }
+    // A bad ?currency= is the 400 page every bad parameter gets.
+    for bad in ["XYZ", "EURO", "12"] {
+        let r = page(s, &format!("/tld/com?currency={bad}"), None);
+        assert_eq!(r.status, 400, "{bad}");
+        let body = html(&r);
+        assert!(body.contains("<h1>Bad request</h1>"), "{bad}");
+        assert!(body.contains("currency"), "{bad}");
+        assert!(set_cookie(&r, "tldsnap_currency").is_none());
+    }
+    // Every price page offers the choice and converts.
+    for target in [
+        "/",
+        "/tlds?sort=cheapest",
+        "/registrars/namecheap",
+        "/tld/net",
+    ] {
+        let body = html(&page(s, target, Some("tldsnap_currency=EUR")));
+        assert!(
+            body.contains("<select id=\"currency\" name=\"currency\">"),
+            "{target}"
+        );
+        assert!(body.contains("Prices in <strong>EUR</strong>"), "{target}");
+        assert!(body.contains('€'), "{target}");
+    }
+}
+
+#[test]
+fn the_home_page_shows_the_cheapest_three_years_beside_the_first_year() {
+    let f = real_fixture();
+    let s = &f.server;
+    for currency in ["USD", "EUR"] {
+        let body = html(&page(s, &format!("/?currency={currency}"), None));
+        let rows = body_rows(table(&body, "id=\"free\""));
+        assert_eq!(rows.len(), tldsnap::tld::FREE_TLDS.len());
+        for tld in tldsnap::tld::FREE_TLDS {
+            let row = rows
+                .iter()
+                .find(|r| r.contains(&format!("href=\"/tld/{tld}\"")))
+                .unwrap();
+            let query = format!("&sort=total_3_year&currency={currency}");
+            let three = &api_cheapest(s, tld, 1, &query)[0];
+            let first = &api_cheapest(s, tld, 1, &format!("&currency={currency}"))[0];
+            let money = |v: &serde_json::Value| match currency {
+                "USD" => dollars(v),
+                _ => dollars(v).replace('$', "€"),
+            };
+            let cells: Vec<&str> = row.split("<td").skip(1).collect();
+            assert!(
+                cells[0].contains(&money(&first["register_price"])),
+                "{tld}: {row}"
+            );
+            assert!(
+                cells[1].contains(first["registrar_name"].as_str().unwrap()),
+                "{tld}"
+            );
+            assert!(
+                cells[2].contains(&format!(">{}</td>", money(&three["total_cost_3_year"]))),
+                "{tld}: {three} / {row}"
+            );
+            assert!(
+                cells[3].contains(three["registrar_name"].as_str().unwrap()),
+                "{tld}"
+            );
+        }
+    }
+}

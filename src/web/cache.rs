@@ -1,5 +1,6 @@
 //! Rendered pages, kept per snapshot: a page that does not depend on the request beyond
-//! its path and the viewer's plan is rendered once and then served as shared bytes (and
+//! its path and the viewer's plan and currency (the key holds all three, so a visitor's
+//! choice of currency never reaches another's page) is rendered once and then served as shared bytes (and
 //! compressed once, the first time a client accepts gzip).
 //!
 //! Sixteen shards, each a small mutex held for one hash lookup. A shard that sees a new

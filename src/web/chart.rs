@@ -20,7 +20,7 @@ use std::fmt::Write;
 use maud::{Markup, html};
 
 use super::data::Series;
-use super::format::usd_cents;
+use super::format::Cash;
 use crate::time;
 
 /// Line colours, each at least 3:1 against white.
@@ -226,14 +226,15 @@ fn x_label(day: i64, years_only: bool, span: i64) -> String {
 
 /// The chart of `lines`, from the first change to `end` (the day after the data date),
 /// drawn for both screen sizes. `id` makes the element ids unique on the page.
-pub fn render(tld: &str, lines: &[Line<'_>], end: i64) -> Markup {
+/// The prices of `lines` are in the currency of `cash`.
+pub fn render(tld: &str, lines: &[Line<'_>], end: i64, cash: Cash<'_>) -> Markup {
     html! {
-        (draw(tld, lines, end, &NARROW, "narrow"))
-        (draw(tld, lines, end, &WIDE, "wide"))
+        (draw(tld, lines, end, &NARROW, "narrow", cash))
+        (draw(tld, lines, end, &WIDE, "wide", cash))
     }
 }
 
-fn draw(tld: &str, lines: &[Line<'_>], end: i64, f: &Frame, size: &str) -> Markup {
+fn draw(tld: &str, lines: &[Line<'_>], end: i64, f: &Frame, size: &str, cash: Cash<'_>) -> Markup {
     let first = lines
         .iter()
         .filter_map(|l| l.treads.first().map(|t| t.from))
@@ -269,7 +270,10 @@ fn draw(tld: &str, lines: &[Line<'_>], end: i64, f: &Frame, size: &str) -> Marku
         svg class={ "chart chart-" (size) } xmlns="http://www.w3.org/2000/svg"
             viewBox={ "0 0 " (f.width) " " (f.height) } role="img"
             aria-labelledby={ (title_id) " " (desc_id) } data-lines=(n) {
-            title id=(title_id) { "Registration price of ." (tld) " by registrar over time" }
+            title id=(title_id) {
+                "Registration price of ." (tld) " by registrar over time"
+                @if !cash.is_usd() { ", in " (cash.code()) }
+            }
             desc id=(desc_id) {
                 (n) " registrars; step lines from " (time::date_string(lo)) " to "
                 (time::date_string(hi - 1)) ". The table below the chart lists every change."
@@ -279,7 +283,7 @@ fn draw(tld: &str, lines: &[Line<'_>], end: i64, f: &Frame, size: &str) -> Marku
                     line x1=(f.left) x2=(f.width - f.right) y1=(fix(y(c))) y2=(fix(y(c)))
                         stroke="#d0d0d0" stroke-width="1" {}
                     text x=(f.left - 6.0) y=(fix(y(c) + f.font * 0.35)) text-anchor="end" {
-                        (usd_cents(c, step.is_multiple_of(100)))
+                        (cash.axis_label(c, step.is_multiple_of(100)))
                     }
                 }
                 @for day in &ticks {
@@ -301,7 +305,7 @@ fn draw(tld: &str, lines: &[Line<'_>], end: i64, f: &Frame, size: &str) -> Marku
                         title {
                             (line.series.name)
                             @if let Some((c, from)) = last {
-                                ": " (usd_cents(c, false)) " since " (time::date_string(from))
+                                ": " (cash.amount(c, false)) " since " (time::date_string(from))
                             }
                         }
                     }

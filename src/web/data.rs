@@ -5,18 +5,22 @@
 //! their JSON from the same views, and [`query::tld_offers`] reads the stored ranking
 //! the price endpoints copy, through the same rules (a test holds the two together).
 //! The web room computes no price, average, rank or total of its own, so a page and the
-//! API never disagree. This module puts together what a page needs of several views;
+//! API never disagree: a ranking is a stored one ([`query::tld_offers_in`]), and a price
+//! in another currency is converted and a total summed by the API's rule
+//! ([`super::format::Cash`]). This module puts together what a page needs of several views;
 //! the pages that show one view take it from the query layer as it is.
 
-use crate::query::view::{Change, Offered, Overview};
-use crate::query::{self, Freshness, HistoryRequest, OverviewRequest, QueryError};
+use super::format::Cash;
+use crate::query::view::{Change, Offered, Overview, RegistrarPage, Triple};
+use crate::query::{self, Freshness, HistoryRequest, OverviewRequest, QueryError, Ranking};
 use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
+use crate::snapshot::schema::OfferTerms;
 
 /// One row of a TLD's registrar table.
 #[derive(Debug, Clone)]
 pub struct Row<'s> {
-    /// Rank by registration price (1 = cheapest).
+    /// Rank in the page's ranking (1 = cheapest).
     pub rank: usize,
     /// The seller and its prices.
     pub offer: Offered<'s>,
@@ -43,12 +47,17 @@ pub struct TldPage<'s> {
     pub overview: Overview<'s>,
     /// Whether this viewer sees the TLD's prices (free TLD, or a plan with all TLDs).
     pub prices_shown: bool,
-    /// The sellers this viewer sees, cheapest first.
+    /// The ranking the sellers are listed in.
+    pub ranking: Ranking,
+    /// The sellers this viewer sees, cheapest first by `ranking`.
     pub rows: Vec<Row<'s>>,
+    /// What the cheapest registration's list says beside its price (its promotion).
+    pub cheapest_terms: OfferTerms,
     /// How many sellers this viewer does not see (their names and prices are for
     /// members of a plan that shows them).
     pub hidden: usize,
-    /// Price history per registrar this viewer sees (empty when prices are not shown).
+    /// Price history per registrar this viewer sees (empty when prices are not shown),
+    /// in the page's currency.
     pub history: Vec<Series<'s>>,
     /// The snapshot's data date, `YYYY-MM-DD`.
     pub data_date: String,
@@ -61,11 +70,15 @@ pub fn data_date(snap: &ArchivedSnapshotData) -> String {
 
 /// The page of `tld` (canonical) as a viewer who sees `sight` sees it: every view
 /// asked with the viewer's sight, so that the page shows what the API shows that plan.
+/// The sellers are in the stored order of `ranking` ([`query::tld_offers_in`]); the
+/// history's prices are in the currency of `cash`.
 pub fn tld_page<'s>(
     snap: &'s ArchivedSnapshotData,
     tld: &str,
     sight: Sight,
     fresh: Freshness,
+    ranking: Ranking,
+    cash: Cash<'_>,
 ) -> Result<TldPage<'s>, QueryError> {
     let overview = query::overview_view(snap, &OverviewRequest { tld, fresh, sight })?;
     let prices_shown = sight.price_shown(tld);
@@ -76,7 +89,7 @@ pub fn tld_page<'s>(
             include_stale: true,
             ..fresh
         };
-        if let Some(offers) = query::tld_offers(snap, tld, every, sight) {
+        if let Some(offers) = query::tld_offers_in(snap, tld, every, sight, ranking) {
             rows = offers
                 .ranked()
                 .enumerate()
@@ -103,23 +116,62 @@ pub fn tld_page<'s>(
             .map(|r| Series {
                 key: r.key,
                 name: r.name,
-                changes: r.changes().collect(),
+                changes: r
+                    .changes()
+                    .map(|c| Change {
+                        prices: converted(cash, c.prices),
+                        ..c
+                    })
+                    .collect(),
                 last_seen: r.coverage.map(|c| c.last),
             })
             .collect();
     }
+    let cheapest_terms = overview
+        .cheapest_register
+        .as_ref()
+        .map_or(OfferTerms::NONE, |p| terms_of(snap, tld, p.registrar_key));
     Ok(TldPage {
         overview,
         prices_shown,
+        ranking,
         rows,
+        cheapest_terms,
         hidden,
         history,
         data_date: data_date(snap),
     })
 }
 
-/// A TLD's cheapest registration as a viewer sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Prices in the currency of `cash`.
+fn converted(cash: Cash<'_>, p: Triple) -> Triple {
+    Triple {
+        register: p.register.map(|c| cash.convert(c)),
+        renew: p.renew.map(|c| cash.convert(c)),
+        transfer: p.transfer.map(|c| cash.convert(c)),
+    }
+}
+
+/// What the list of `registrar_key` says beside its price of `tld` (a promotion's
+/// regular first-year price, the ICANN fee), as stored with the offer; nothing when it
+/// has no offer.
+pub fn terms_of(snap: &ArchivedSnapshotData, tld: &str, registrar_key: &str) -> OfferTerms {
+    snap.tld(tld)
+        .zip(snap.registrar_index(registrar_key))
+        .and_then(|(t, r)| snap.offer_of(t, r))
+        .map_or(OfferTerms::NONE, |o| o.terms())
+}
+
+/// The terms of each price of a registrar's page, in its order.
+pub fn registrar_terms(snap: &ArchivedSnapshotData, page: &RegistrarPage<'_>) -> Vec<OfferTerms> {
+    page.prices
+        .iter()
+        .map(|p| terms_of(snap, p.tld, page.registrar.key))
+        .collect()
+}
+
+/// A TLD's cheapest registration and cheapest three years as a viewer sees them.
+#[derive(Debug, Clone)]
 pub struct Cheapest<'s> {
     /// The TLD.
     pub tld: &'s str,
@@ -129,11 +181,16 @@ pub struct Cheapest<'s> {
     pub registrar_name: &'s str,
     /// Selling registrars.
     pub registrar_count: usize,
+    /// What the cheapest registration's list says beside its price (its promotion).
+    pub terms: OfferTerms,
+    /// The first seller of the three-year ranking (first year and two renewals).
+    pub three_year: Option<Offered<'s>>,
 }
 
 /// The cheapest registration of each of `tlds` that the snapshot prices, in their
 /// order, as the cheapest ranking shows a viewer who sees `sight` (the first ranked
-/// seller). None of them priced is the cheapest query's unknown TLDs.
+/// seller), with the first seller of the stored three-year ranking. None of them
+/// priced is the cheapest query's unknown TLDs.
 pub fn cheapest_of<'s>(
     snap: &'s ArchivedSnapshotData,
     tlds: &[&str],
@@ -145,11 +202,16 @@ pub fn cheapest_of<'s>(
         .filter_map(|tld| query::tld_offers(snap, tld, fresh, sight))
         .map(|offers| {
             let first = offers.ranked().next();
+            let three_year =
+                query::tld_offers_in(snap, offers.tld, fresh, sight, Ranking::Total3Year)
+                    .and_then(|o| o.ranked().next().copied());
             Cheapest {
                 tld: offers.tld,
                 price: first.and_then(|o| o.prices.register),
                 registrar_name: first.map_or("", |o| o.registrar_name),
                 registrar_count: offers.registrar_count,
+                terms: first.map_or(OfferTerms::NONE, |o| o.terms),
+                three_year,
             }
         })
         .collect();

@@ -16,10 +16,11 @@
 //! request path calls: static files first (no limit, they are immutable), then the
 //! per-address rate limit of the public API (page views spend no credits), the
 //! snapshot, the viewer (session cookie → key id and generation → plan, checked against
-//! the sign-outs and the keys in force on every request), then the page. Pages that
-//! depend only on the path, the snapshot and the viewer's plan are rendered once and
-//! served from `cache`; their `ETag` is made of the snapshot's content hash, the
-//! viewer's plan and the assets' version, so `If-None-Match` is answered 304 before any
+//! the sign-outs and the keys in force on every request), then the page. Price pages are
+//! shown in a currency (`?currency=`, else the `tldsnap_currency` cookie, else USD).
+//! Pages that depend only on the path, the snapshot, the viewer's plan and the currency
+//! are rendered once and served from `cache`; their `ETag` is made of the snapshot's
+//! content hash, the viewer's plan and currency and the assets' version, so `If-None-Match` is answered 304 before any
 //! rendering, and their headers are made once per thread for a snapshot and plan
 //! (`Heads`), not per request.
 
@@ -47,11 +48,13 @@ use crate::http::body::Body;
 use crate::http::params::{self, CatalogueParams, RegistrarParams};
 use crate::http::problem::Problem;
 use crate::http::router::Route;
-use crate::query::{QueryError, RegistrarRequest};
+use crate::query::{QueryError, Ranking, RegistrarRequest};
 use crate::snapshot::ArchivedSnapshotData;
+use crate::snapshot::schema::OfferTerms;
 use crate::store::Loaded;
 pub use cache::Site;
 use cache::{Page, gzip};
+use format::Cash;
 use pages::{CatalogueFilters, Chrome, SignIn, Viewer};
 use session::{SESSION_SECS, Secret, Session, csrf_cookie, session_cookie};
 
@@ -419,6 +422,8 @@ pub async fn not_found(state: &State, req: Request<Incoming>, conn: &Connection)
         viewer: &visit.viewer,
         data_date: &date,
         path,
+        cash: Cash::USD,
+        currencies: &[],
     };
     let markup = pages::not_found(&chrome, None, &close);
     html_response(StatusCode::NOT_FOUND, markup.into_string().into(), gz, &[])
@@ -444,6 +449,8 @@ fn simple_page(status: StatusCode, title: &str, detail: &str, gz: bool) -> HttpR
         viewer: &viewer,
         data_date: "unknown",
         path: "/",
+        cash: Cash::USD,
+        currencies: &[],
     };
     html_response(
         status,
@@ -549,10 +556,14 @@ pub fn etag_matches(if_none_match: &str, etag: &str) -> bool {
 }
 
 /// The `ETag` of every cacheable page of this snapshot, on this day (`generation`:
-/// [`State::generation`]), for this viewer.
-fn page_etag(generation: u128, viewer: &Viewer) -> String {
+/// [`State::generation`]), for this viewer, in this currency.
+fn page_etag(generation: u128, viewer: &Viewer, currency: &str) -> String {
     let hash = generation;
-    let who = format!("{}:{}", viewer.signed_in, viewer.plan);
+    let who = if currency == "USD" {
+        format!("{}:{}", viewer.signed_in, viewer.plan)
+    } else {
+        format!("{}:{}:{currency}", viewer.signed_in, viewer.plan)
+    };
     format!(
         "W/\"{:016x}-{:08x}-{}\"",
         hash as u64,
@@ -570,6 +581,7 @@ struct Heads {
     loaded_at_ms: i64,
     signed_in: bool,
     plan: String,
+    currency: String,
     etag: String,
     last_modified: String,
     /// A 200's headers: without, then with `Content-Encoding: gzip`.
@@ -577,8 +589,8 @@ struct Heads {
 }
 
 impl Heads {
-    fn new(loaded: &Loaded, viewer: &Viewer, generation: u128) -> Heads {
-        let etag = page_etag(generation, viewer);
+    fn new(loaded: &Loaded, viewer: &Viewer, generation: u128, currency: &str) -> Heads {
+        let etag = page_etag(generation, viewer, currency);
         let last_modified = crate::time::http_date(loaded.loaded_at_ms);
         let mut plain = HeaderMap::with_capacity(9);
         html_headers(&mut plain);
@@ -599,15 +611,21 @@ impl Heads {
             loaded_at_ms: loaded.loaded_at_ms,
             signed_in: viewer.signed_in,
             plan: viewer.plan.to_string(),
+            currency: currency.to_owned(),
             etag,
             last_modified,
             ok: [plain, gzip],
         }
     }
 
-    /// Those of `loaded` on the day of `generation` for `viewer`: the ones this thread
-    /// made last if they are these.
-    fn of(loaded: &Loaded, viewer: &Viewer, generation: u128) -> std::rc::Rc<Heads> {
+    /// Those of `loaded` on the day of `generation` for `viewer` in `currency`: the ones
+    /// this thread made last if they are these.
+    fn of(
+        loaded: &Loaded,
+        viewer: &Viewer,
+        generation: u128,
+        currency: &str,
+    ) -> std::rc::Rc<Heads> {
         thread_local! {
             static LAST: std::cell::RefCell<Option<std::rc::Rc<Heads>>> =
                 const { std::cell::RefCell::new(None) };
@@ -619,18 +637,93 @@ impl Heads {
                     if h.generation == generation
                         && h.loaded_at_ms == loaded.loaded_at_ms
                         && h.signed_in == viewer.signed_in
-                        && *h.plan == *viewer.plan =>
+                        && *h.plan == *viewer.plan
+                        && h.currency == currency =>
                 {
                     std::rc::Rc::clone(h)
                 }
                 _ => {
-                    let h = std::rc::Rc::new(Heads::new(loaded, viewer, generation));
+                    let h = std::rc::Rc::new(Heads::new(loaded, viewer, generation, currency));
                     *last = Some(std::rc::Rc::clone(&h));
                     h
                 }
             }
         })
     }
+}
+
+/// The currency cookie: the code of the currency the price pages are shown in.
+pub const CURRENCY_COOKIE: &str = "tldsnap_currency";
+/// How long the currency cookie is kept: a year.
+const CURRENCY_SECS: i64 = 365 * 24 * 60 * 60;
+
+/// The pages that show prices, and so offer the currency choice.
+fn shows_prices(page: PageKind) -> bool {
+    matches!(
+        page,
+        PageKind::Home | PageKind::Tld | PageKind::Catalogue | PageKind::Registrar
+    )
+}
+
+/// The currency a price page is shown in.
+struct Choice<'s> {
+    cash: Cash<'s>,
+    /// A cookie or `?currency=` named a currency (not left to the default).
+    chosen: bool,
+    /// The currency to keep in the cookie: `?currency=` named one the cookie does not
+    /// hold.
+    keep: Option<String>,
+}
+
+impl Choice<'static> {
+    const USD: Choice<'static> = Choice {
+        cash: Cash::USD,
+        chosen: false,
+        keep: None,
+    };
+}
+
+/// `?currency=` (checked as the API checks it: a bad code is a 400 page), else the
+/// currency cookie (a value that is not a currency of the snapshot is USD), else USD.
+fn currency_choice<'s>(
+    snap: &'s ArchivedSnapshotData,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    sent: Sent,
+) -> Result<Choice<'s>, Failure> {
+    let kept = if sent.has(Sent::COOKIE) {
+        cookie(headers, CURRENCY_COOKIE)
+    } else {
+        None
+    };
+    let [asked] = params::pick(query, ["currency"]).map_err(bad_request)?;
+    if let Some(asked) = non_empty(asked) {
+        let code = params::currency(Some(&asked))
+            .map_err(bad_request)?
+            .unwrap_or_default();
+        let money = crate::query::money(snap, &code).map_err(data_failure)?;
+        let keep = (kept != Some(money.code())).then(|| money.code().to_owned());
+        return Ok(Choice {
+            cash: Cash::new(money),
+            chosen: true,
+            keep,
+        });
+    }
+    let money = kept
+        .and_then(|v| params::currency(Some(v)).ok().flatten())
+        .and_then(|code| crate::query::money(snap, &code).ok());
+    Ok(Choice {
+        cash: money.map_or(Cash::USD, Cash::new),
+        chosen: kept.is_some(),
+        keep: None,
+    })
+}
+
+/// The ranking of a TLD page: `?sort=`, checked as the API's cheapest endpoints check
+/// it.
+fn tld_ranking(query: Option<&str>) -> Result<Ranking, Failure> {
+    let [sort] = params::pick(query, ["sort"]).map_err(bad_request)?;
+    params::ranking(non_empty(sort).as_deref()).map_err(bad_request)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -646,26 +739,26 @@ fn answer_page(
     let path = req.uri().path();
     let query = req.uri().query();
     let snap = loaded.snapshot.data();
-    // The data's date is only shown: made when a page is drawn.
+    // The data's date and the currency list are only shown: made when a page is drawn.
     let date = std::cell::OnceCell::new();
-    let chrome = || Chrome {
-        viewer: &visit.viewer,
-        data_date: date.get_or_init(|| data::data_date(snap)),
-        path,
+    let currencies = std::cell::OnceCell::new();
+    let offers_choice = shows_prices(page);
+    let chrome = || {
+        let list: &[&str] = if offers_choice {
+            currencies.get_or_init(|| crate::query::money::currencies(snap).collect::<Vec<_>>())
+        } else {
+            &[]
+        };
+        Chrome {
+            viewer: &visit.viewer,
+            data_date: date.get_or_init(|| data::data_date(snap)),
+            path,
+            cash: Cash::USD,
+            currencies: list,
+        }
     };
     // Canonical names first: a redirect depends on the path alone.
     let segment = route.segment(path);
-    // Pages mark stale prices, which depend on the day: kept pages and their ETag are
-    // the day's.
-    let content_hash = state.generation(loaded, state.access.now_ms());
-    let heads = Heads::of(loaded, &visit.viewer, content_hash);
-    let (etag, last_modified) = (&heads.etag, &heads.last_modified);
-    // Only the catalogue and a registrar's pages read their query string.
-    let key_query = match page {
-        PageKind::Catalogue | PageKind::Registrar => query.unwrap_or(""),
-        _ => "",
-    };
-    let key = CacheKey::of(&visit.viewer, path, key_query);
     // A redirect or a 404 is decided before the conditional check, so a 304 is only
     // ever sent for a page that exists.
     let precheck = match page {
@@ -678,20 +771,86 @@ fn answer_page(
         Ok(None) => {}
         Err(outcome) => return finish_failure(&chrome(), outcome, gz, visit, snap),
     }
+    // The page's currency and (of a TLD page) ranking: a bad value is a 400 page.
+    let choice = if offers_choice {
+        currency_choice(snap, query, req.headers(), visit.sent)
+    } else {
+        Ok(Choice::USD)
+    };
+    let ranking = match page {
+        PageKind::Tld => tld_ranking(query),
+        _ => Ok(Ranking::Register),
+    };
+    let (choice, ranking) = match (choice, ranking) {
+        (Ok(c), Ok(r)) => (c, r),
+        (Err(f), _) | (_, Err(f)) => {
+            return finish_failure(&chrome(), f, gz, visit, snap);
+        }
+    };
+    let mut response = answer_in(
+        state, req, page, segment, loaded, visit, gz, &choice, ranking, &chrome,
+    );
+    if let Some(code) = &choice.keep {
+        add_cookie(
+            &mut response,
+            &session::set_cookie(CURRENCY_COOKIE, code, CURRENCY_SECS, visit.secure),
+        );
+    }
+    response
+}
+
+/// [`answer_page`] once the page's currency and ranking are known: the cached page, a
+/// 304, or the page rendered (and cached).
+#[allow(clippy::too_many_arguments)]
+fn answer_in<'c>(
+    state: &State,
+    req: &Request<Incoming>,
+    page: PageKind,
+    segment: &str,
+    loaded: &Arc<Loaded>,
+    visit: &Visit,
+    gz: bool,
+    choice: &Choice<'c>,
+    ranking: Ranking,
+    chrome: &dyn Fn() -> Chrome<'c>,
+) -> HttpResponse {
+    let path = req.uri().path();
+    let query = req.uri().query();
+    let snap = loaded.snapshot.data();
+    let code = choice.cash.code();
+    // Pages mark stale prices, which depend on the day: kept pages and their ETag are
+    // the day's.
+    let content_hash = state.generation(loaded, state.access.now_ms());
+    let heads = Heads::of(loaded, &visit.viewer, content_hash, code);
+    let (etag, last_modified) = (&heads.etag, &heads.last_modified);
+    // The catalogue and a registrar's pages key on their query string; a TLD page on
+    // its ranking; every page on its currency.
+    let key_query = match page {
+        PageKind::Catalogue | PageKind::Registrar => query.unwrap_or(""),
+        PageKind::Tld if ranking != Ranking::Register => ranking.name(),
+        _ => "",
+    };
+    let key = CacheKey::of(&visit.viewer, code, path, key_query);
+    // `If-Modified-Since` alone cannot tell currencies apart: honoured for the default.
+    let by_date = !choice.chosen;
     let cached = state.web.cache.get(content_hash, key.as_str());
     if (cached.is_some()
         || matches!(
             page,
             PageKind::Home | PageKind::Registrars | PageKind::Reference(_)
         ))
-        && let Some(r) = not_modified(req, etag, last_modified, visit)
+        && let Some(r) = not_modified(req, etag, last_modified, visit, by_date)
     {
         return r;
     }
     let page = match cached {
         Some(p) => p,
         None => {
-            let outcome = render(state, page, segment, query, snap, &chrome(), loaded);
+            let chrome = Chrome {
+                cash: choice.cash,
+                ..chrome()
+            };
+            let outcome = render(state, page, segment, query, ranking, snap, &chrome, loaded);
             match outcome {
                 Ok(Outcome::Cacheable(markup)) => {
                     let p = Arc::new(Page::new(markup.into_string()));
@@ -699,7 +858,7 @@ fn answer_page(
                         .web
                         .cache
                         .insert(content_hash, key.as_str().to_owned(), Arc::clone(&p));
-                    if let Some(r) = not_modified(req, etag, last_modified, visit) {
+                    if let Some(r) = not_modified(req, etag, last_modified, visit, by_date) {
                         return r;
                     }
                     p
@@ -708,7 +867,7 @@ fn answer_page(
                     return html_response(status, markup.into_string().into(), gz, &[]);
                 }
                 Ok(Outcome::Redirect(status, to)) => return redirect(status, &to),
-                Err(f) => return finish_failure(&chrome(), f, gz, visit, snap),
+                Err(f) => return finish_failure(&chrome, f, gz, visit, snap),
             }
         }
     };
@@ -723,13 +882,15 @@ fn answer_page(
 }
 
 /// A 304 when the client already has this page: `If-None-Match` with our `ETag`, or
-/// (without `If-None-Match`, and only for visitors, whose page cannot change with a
-/// sign-in) `If-Modified-Since` equal to our `Last-Modified`.
+/// (without `If-None-Match`, only for visitors, whose page cannot change with a
+/// sign-in, and only when `by_date`: no currency was chosen) `If-Modified-Since` equal
+/// to our `Last-Modified`.
 fn not_modified(
     req: &Request<Incoming>,
     etag: &str,
     last_modified: &str,
     visit: &Visit,
+    by_date: bool,
 ) -> Option<HttpResponse> {
     if !visit.sent.has(Sent::CONDITIONAL) {
         return None;
@@ -738,7 +899,8 @@ fn not_modified(
     let hit = match headers.get(header::IF_NONE_MATCH) {
         Some(v) => v.to_str().is_ok_and(|v| etag_matches(v, etag)),
         None => {
-            !visit.viewer.signed_in
+            by_date
+                && !visit.viewer.signed_in
                 && !visit.clear_session
                 && headers
                     .get(header::IF_MODIFIED_SINCE)
@@ -825,7 +987,8 @@ fn non_empty(v: Option<std::borrow::Cow<'_, str>>) -> Option<std::borrow::Cow<'_
     v.filter(|s| !s.trim().is_empty())
 }
 
-/// The cache key of a page (the viewer's plan, the path, the query it reads), written
+/// The cache key of a page (the viewer's plan, the currency, the path, the query it
+/// reads), written
 /// into a buffer this thread keeps (given back when the key is dropped), so that
 /// looking a page up allocates nothing.
 struct CacheKey(String);
@@ -835,11 +998,13 @@ thread_local! {
 }
 
 impl CacheKey {
-    fn of(viewer: &Viewer, path: &str, query: &str) -> CacheKey {
+    fn of(viewer: &Viewer, currency: &str, path: &str, query: &str) -> CacheKey {
         let mut key = KEY_BUFFER.take();
         key.clear();
         key.push_str(if viewer.signed_in { "true:" } else { "false:" });
         key.push_str(&viewer.plan);
+        key.push('|');
+        key.push_str(currency);
         key.push('|');
         key.push_str(path);
         key.push('?');
@@ -914,17 +1079,33 @@ fn warm_one(state: &State, loaded: &Loaded, page: PageKind, path: &str, segment:
     let snap = loaded.snapshot.data();
     let content_hash = state.generation(loaded, state.access.now_ms());
     let viewer = Viewer::of(&state.access.plans().public(), false);
-    let key = CacheKey::of(&viewer, path, "");
+    let key = CacheKey::of(&viewer, "USD", path, "");
     if state.web.cache.get(content_hash, key.as_str()).is_some() {
         return false;
     }
     let date = data::data_date(snap);
+    let currencies: Vec<&str> = if shows_prices(page) {
+        crate::query::money::currencies(snap).collect()
+    } else {
+        Vec::new()
+    };
     let chrome = Chrome {
         viewer: &viewer,
         data_date: &date,
         path,
+        cash: Cash::USD,
+        currencies: &currencies,
     };
-    match render(state, page, segment, None, snap, &chrome, loaded) {
+    match render(
+        state,
+        page,
+        segment,
+        None,
+        Ranking::Register,
+        snap,
+        &chrome,
+        loaded,
+    ) {
         Ok(Outcome::Cacheable(markup)) => {
             let page = Arc::new(Page::new(markup.into_string()));
             state
@@ -937,11 +1118,13 @@ fn warm_one(state: &State, loaded: &Loaded, page: PageKind, path: &str, segment:
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn render(
     state: &State,
     page: PageKind,
     segment: &str,
     query: Option<&str>,
+    ranking: Ranking,
     snap: &ArchivedSnapshotData,
     chrome: &Chrome<'_>,
     loaded: &Loaded,
@@ -973,14 +1156,20 @@ fn render(
             )))
         }
         PageKind::Tld => {
-            let page = data::tld_page(snap, segment, sight, state.freshness(false)).map_err(
-                |e| match e {
-                    QueryError::UnknownTlds(_) => {
-                        Failure::new(StatusCode::NOT_FOUND, &format!(".{segment}"), "unknown")
-                    }
-                    other => data_failure(other),
-                },
-            )?;
+            let page = data::tld_page(
+                snap,
+                segment,
+                sight,
+                state.freshness(false),
+                ranking,
+                chrome.cash,
+            )
+            .map_err(|e| match e {
+                QueryError::UnknownTlds(_) => {
+                    Failure::new(StatusCode::NOT_FOUND, &format!(".{segment}"), "unknown")
+                }
+                other => data_failure(other),
+            })?;
             let end = crate::time::parse_date(&page.data_date).unwrap_or(0) + 1;
             Ok(Outcome::Cacheable(pages::tld(chrome, &page, end)))
         }
@@ -1004,10 +1193,20 @@ fn render(
                 limit: p.limit,
                 paged: p.cursor.is_some(),
             };
+            let terms: Vec<_> = page
+                .tlds
+                .iter()
+                .map(|e| {
+                    e.cheapest_register.as_ref().map_or(OfferTerms::NONE, |p| {
+                        data::terms_of(snap, e.facts.tld, p.registrar_key)
+                    })
+                })
+                .collect();
             Ok(Outcome::Cacheable(pages::catalogue(
                 chrome,
                 &filters,
                 &page,
+                &terms,
                 exact.map(|f| (f.tld, f.unicode)),
             )))
         }
@@ -1045,10 +1244,14 @@ fn render(
                 }
                 Err(e) => return Err(data_failure(e)),
             };
+            let terms = data::registrar_terms(snap, &page);
+            let cursor_text = cursor.map(|c| c.to_string());
             Ok(Outcome::Cacheable(pages::registrar(
                 chrome,
                 &page,
+                &terms,
                 cursor.is_some(),
+                cursor_text.as_deref(),
             )))
         }
         _ => Ok(Outcome::Private(
@@ -1082,6 +1285,8 @@ fn signin_get(
         viewer: &visit.viewer,
         data_date: &date,
         path: req.uri().path(),
+        cash: Cash::USD,
+        currencies: &[],
     };
     let secret = &state.config.session_secret;
     let (nonce, new_cookie) = match &visit.csrf_nonce {
@@ -1237,6 +1442,8 @@ impl Posted {
                     viewer: &visit.viewer,
                     data_date: &date,
                     path: &path,
+                    cash: Cash::USD,
+                    currencies: &[],
                 };
                 Err(html_response(
                     f.status,
@@ -1255,6 +1462,8 @@ impl Posted {
             viewer: &visit.viewer,
             data_date: &self.date,
             path: &self.path,
+            cash: Cash::USD,
+            currencies: &[],
         }
     }
 }
@@ -1374,10 +1583,13 @@ mod tests {
             (&member, "/tlds", "q=co&sort=price"),
             (&visitor, "/registrars/namecheap", "cursor=abc"),
         ] {
-            let expected = format!("{}:{}|{}?{}", viewer.signed_in, viewer.plan, path, query);
+            let expected = format!(
+                "{}:{}|EUR|{}?{}",
+                viewer.signed_in, viewer.plan, path, query
+            );
             // Twice: the second key is written into the first one's buffer.
             for _ in 0..2 {
-                assert_eq!(CacheKey::of(viewer, path, query).as_str(), expected);
+                assert_eq!(CacheKey::of(viewer, "EUR", path, query).as_str(), expected);
             }
         }
     }

@@ -8,12 +8,13 @@ use maud::{DOCTYPE, Markup, html};
 use super::assets::assets;
 use super::chart;
 use super::data::{Cheapest, Row, TldPage};
-use super::format::{count, money, query_value, usd_cents};
+use super::format::{Cash, count, money, query_value};
 use crate::query::view::{
     CatalogueEntry, CataloguePage, Pick, QuotedPrices, RegistrarFacts, RegistrarPage,
 };
-use crate::query::{CatalogueSort, TYPES};
+use crate::query::{CatalogueSort, Ranking, TYPES};
 use crate::sight::Sight;
+use crate::snapshot::schema::{NONE, OfferTerms};
 use crate::time;
 
 /// Who is looking, as far as a page's content goes.
@@ -52,6 +53,10 @@ pub struct Chrome<'a> {
     pub data_date: &'a str,
     /// The path of this page (for the sign-in link's way back).
     pub path: &'a str,
+    /// The currency prices are shown in.
+    pub cash: Cash<'a>,
+    /// The currencies a price page offers to show (empty: no choice on this page).
+    pub currencies: &'a [&'a str],
 }
 
 fn signin_href(path: &str) -> String {
@@ -97,7 +102,7 @@ pub fn layout(chrome: &Chrome<'_>, title: &str, content: Markup) -> Markup {
                 }
                 main #main { (content) }
                 footer {
-                    "Prices as registrars publish them, in US dollars; data as of "
+                    "Prices as registrars publish them, in US dollars unless a page says otherwise; data as of "
                     (chrome.data_date) ". The same data as JSON: "
                     a href="/docs/api" { "the API" } ", described by "
                     a href="/openapi.json" { "its OpenAPI document" } "."
@@ -118,14 +123,92 @@ fn members(viewer: &Viewer, path: &str) -> Markup {
     }
 }
 
-/// A price in cents.
-fn price(cents: Option<u64>) -> Markup {
+/// A price in USD cents, in the page's currency.
+fn price(cash: &Cash<'_>, cents: Option<u64>) -> Markup {
+    amount(cash, cents.map(|c| cash.convert(c)))
+}
+
+/// An amount already in hundredths of the page's currency (a converted total, a
+/// converted history).
+fn amount(cash: &Cash<'_>, hundredths: Option<u64>) -> Markup {
     html! {
-        @match cents {
-            Some(c) => (usd_cents(c, false)),
+        @match hundredths {
+            Some(c) => (cash.amount(c, false)),
             None => span.muted title="Not offered" { "—" },
         }
     }
+}
+
+/// A first-year price; a promotion is marked as one, with the regular first-year price
+/// beside it (in words, not by colour).
+fn first_year(cash: &Cash<'_>, cents: Option<u64>, terms: &OfferTerms) -> Markup {
+    html! {
+        (price(cash, cents))
+        @if cents.is_some() && terms.promotion() {
+            @let regular = cash.price(u64::from(terms.regular_register));
+            " " span.promo {
+                abbr title={ "A promotional first-year price; the regular first-year price is " (regular) } { "Promo" }
+                ", regular " (regular)
+            }
+        }
+    }
+}
+
+/// Whether the prices include the ICANN fee, where the registrar's list states the fee.
+fn icann_fee(cash: &Cash<'_>, terms: &OfferTerms) -> Markup {
+    html! {
+        @if terms.icann_fee != NONE {
+            @let fee = cash.price(u64::from(terms.icann_fee));
+            " " span.fee {
+                @if terms.icann_fee_included { "ICANN fee " (fee) " included" } @else { "plus ICANN fee " (fee) }
+            }
+        }
+    }
+}
+
+/// The line naming the currency of the prices and the rate date, and the form that
+/// chooses the currency (a GET of this page; `keep` are the page's other parameters).
+fn currency_bar(chrome: &Chrome<'_>, keep: &[(&str, String)]) -> Markup {
+    let code = chrome.cash.code();
+    html! {
+        div.currency-bar {
+            p.muted #currency-note {
+                @match chrome.cash.money.rate_day() {
+                    Some(day) => {
+                        "Prices in " strong { (code) } ", converted from US dollars at the ECB euro reference rates of "
+                        (time::date_string(day)) "."
+                    }
+                    None => { "Prices in " strong { "US dollars" } "." }
+                }
+            }
+            @if !chrome.currencies.is_empty() {
+                form.inline.currency method="get" action=(chrome.path) {
+                    @for (name, value) in keep {
+                        input type="hidden" name=(name) value=(value);
+                    }
+                    div {
+                        label for="currency" { "Currency" }
+                        select #currency name="currency" {
+                            @for c in chrome.currencies {
+                                option value=(c) selected[*c == code] { (c) }
+                            }
+                        }
+                    }
+                    button type="submit" { "Show prices" }
+                }
+            }
+        }
+    }
+}
+
+/// How a pick's price is shown.
+enum PickPrice<'t> {
+    /// A price, converted.
+    Plain,
+    /// A first-year price with its offer's terms.
+    FirstYear(&'t OfferTerms),
+    /// A total already in the page's currency (the sum of converted prices).
+    Total(Option<u64>),
 }
 
 /// A price in cents, as the sort key of its cell.
@@ -156,18 +239,24 @@ fn tld_link(name: &str, unicode: &str) -> Markup {
 fn average(v: Option<u64>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
     match v {
         None if hidden => members(chrome.viewer, chrome.path),
-        v => price(v),
+        v => price(&chrome.cash, v),
     }
 }
 
-fn pick(p: &Option<Pick<'_>>, hidden: bool, chrome: &Chrome<'_>) -> Markup {
+fn pick(p: &Option<Pick<'_>>, hidden: bool, chrome: &Chrome<'_>, how: PickPrice<'_>) -> Markup {
+    let cash = &chrome.cash;
     html! {
         @if hidden {
             (members(chrome.viewer, chrome.path))
         } @else {
             @match p {
                 Some(p) => {
-                    (price(p.price)) " at "
+                    @match how {
+                        PickPrice::Plain => (price(cash, p.price)),
+                        PickPrice::FirstYear(terms) => (first_year(cash, p.price, terms)),
+                        PickPrice::Total(total) => (amount(cash, total.or(p.price.map(|c| cash.convert(c))))),
+                    }
+                    " at "
                     a href={ "/registrars/" (p.registrar_key) } { (p.registrar_name) }
                     @if let Some(o) = &p.original {
                         @if let Some(amount) = o.price {
@@ -190,6 +279,7 @@ pub fn home(
     catalogue_size: usize,
     registrar_count: usize,
 ) -> Markup {
+    let cash = &chrome.cash;
     let content = html! {
         h1 { "Domain prices across registrars" }
         p.lead {
@@ -209,21 +299,29 @@ pub fn home(
             button type="submit" { "Search" }
         }
         h2 { "The 22 free TLDs" }
-        p { "Their prices are open to everyone. Every other TLD shows its registrar count and averages to all, and its prices to members." }
+        p { "Their prices are open to everyone. Every other TLD shows its registrar count and averages to all, and its prices to members. "
+            "The 3-year cost is the first year and two renewals, at the registrar where it is lowest." }
+        (currency_bar(chrome, &[]))
         div.table-wrap {
-            table.sortable {
+            table.sortable #free {
                 thead { tr {
                     th scope="col" { "TLD" }
                     th.num scope="col" { "Cheapest registration" }
                     th scope="col" { "Registrar" }
+                    th.num scope="col" { "Cheapest 3 years" }
+                    th scope="col" { "3-year registrar" }
                     th.num scope="col" { "Registrars" }
                 } }
                 tbody {
                     @for c in free {
+                        @let three = c.three_year.as_ref();
+                        @let three_total = three.and_then(|o| cash.total(o.prices.register, o.prices.renew, 2));
                         tr {
                             th scope="row" { a href={ "/tld/" (c.tld) } { "." (c.tld) } }
-                            td.num data-value=(value_attr(c.price)) { (price(c.price)) }
+                            td.num data-value=(value_attr(c.price)) { (first_year(cash, c.price, &c.terms)) }
                             td { (c.registrar_name) }
+                            td.num data-value=(value_attr(three_total)) { (amount(cash, three_total)) }
+                            td { @if let Some(o) = three { (o.registrar_name) } }
                             td.num data-value=(c.registrar_count) { (c.registrar_count) }
                         }
                     }
@@ -255,13 +353,56 @@ fn trap(row: &Row<'_>) -> bool {
     }
 }
 
+/// What each ranking of the TLD page is called on its link.
+fn ranking_label(r: Ranking) -> &'static str {
+    match r {
+        Ranking::Register => "First year",
+        Ranking::Renew => "Renewal",
+        Ranking::Total3Year => "3 years",
+        Ranking::Total5Year => "5 years",
+    }
+}
+
+/// What the table of a ranking lists first.
+fn ranking_lead(r: Ranking) -> &'static str {
+    match r {
+        Ranking::Register => "Cheapest first registration first.",
+        Ranking::Renew => "Cheapest renewal first.",
+        Ranking::Total3Year => "Cheapest 3 years first.",
+        Ranking::Total5Year => "Cheapest 5 years first.",
+    }
+}
+
+/// The TLD page's address in ranking `r` (the first-year ranking is the bare page).
+fn ranking_href(tld: &str, r: Ranking) -> String {
+    match r {
+        Ranking::Register => format!("/tld/{tld}"),
+        r => format!("/tld/{tld}?sort={}", r.name()),
+    }
+}
+
 /// `/tld/{tld}`.
 pub fn tld(chrome: &Chrome<'_>, page: &TldPage<'_>, data_end: i64) -> Markup {
+    let cash = &chrome.cash;
     let o = &page.overview;
     let f = &o.facts;
     let hidden = |field: &str| o.hides(field);
     let lines = chart::lines(&page.history, data_end);
     let any_trap = page.rows.iter().any(trap);
+    let any_fee = page.rows.iter().any(|r| r.offer.terms.icann_fee != NONE);
+    let any_promo = page.rows.iter().any(|r| r.offer.terms.promotion());
+    // The lowest 5-year cost in the page's currency as its seller's row sums it.
+    let lowest_5 = o.lowest_5_year.as_ref().and_then(|p| {
+        let row = page
+            .rows
+            .iter()
+            .find(|r| r.offer.registrar_key == p.registrar_key)?;
+        cash.total(row.offer.prices.register, row.offer.prices.renew, 4)
+    });
+    let keep: Vec<(&str, String)> = match page.ranking {
+        Ranking::Register => Vec::new(),
+        r => vec![("sort", r.name().to_owned())],
+    };
     let content = html! {
         h1 {
             "." (f.unicode)
@@ -278,6 +419,7 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage<'_>, data_end: i64) -> Markup {
                 }
             }
         }
+        (currency_bar(chrome, &keep))
         dl.facts {
             dt { "Type" } dd { (f.kind.unwrap_or("unknown")) }
             dt { "Manager" } dd { (f.manager.unwrap_or("unknown")) }
@@ -286,9 +428,9 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage<'_>, data_end: i64) -> Markup {
             dt { "Average registration" } dd { (average(o.avg_prices.register, hidden("avg_prices"), chrome)) }
             dt { "Average renewal" } dd { (average(o.avg_prices.renew, hidden("avg_prices"), chrome)) }
             dt { "Average transfer" } dd { (average(o.avg_prices.transfer, hidden("avg_prices"), chrome)) }
-            dt { "Cheapest registration" } dd { (pick(&o.cheapest_register, hidden("cheapest_register"), chrome)) }
-            dt { "Lowest renewal" } dd { (pick(&o.lowest_renew, hidden("lowest_renew"), chrome)) }
-            dt { "Lowest 5-year cost" } dd { (pick(&o.lowest_5_year, hidden("lowest_5_year"), chrome)) }
+            dt { "Cheapest registration" } dd { (pick(&o.cheapest_register, hidden("cheapest_register"), chrome, PickPrice::FirstYear(&page.cheapest_terms))) }
+            dt { "Lowest renewal" } dd { (pick(&o.lowest_renew, hidden("lowest_renew"), chrome, PickPrice::Plain)) }
+            dt { "Lowest 5-year cost" } dd { (pick(&o.lowest_5_year, hidden("lowest_5_year"), chrome, PickPrice::Total(lowest_5))) }
             dt { "Data as of" } dd { (page.data_date) }
         }
         h2 #registrars { "Registrars" }
@@ -296,21 +438,41 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage<'_>, data_end: i64) -> Markup {
             p { "No registrar sells ." (f.unicode) " in this data." }
         }
         @if !page.rows.is_empty() {
-            p.muted {
-                "Cheapest first registration first. The 5-year cost is the first year and four renewals."
+            nav.ranking aria-label="Order of the registrars" {
+                span.label { "Order by" }
+                ul {
+                    @for r in Ranking::ALL {
+                        li {
+                            a href=(ranking_href(f.tld, r)) aria-current=[(r == page.ranking).then_some("true")] {
+                                (ranking_label(r))
+                            }
+                        }
+                    }
+                }
+            }
+            p.muted #ranking-note {
+                (ranking_lead(page.ranking))
+                " The 3- and 5-year costs are the first year and two or four renewals."
+                @if any_promo {
+                    " " span.promo { "Promo" } " marks a promotional first-year price, with the regular one beside it."
+                }
+                @if any_fee {
+                    " Where a registrar states the ICANN fee, the first-year cell says whether its prices include it."
+                }
                 @if any_trap {
                     " " span.trap { "Renewal trap" }
                     " marks a renewal at least twice the first year."
                 }
             }
             div.table-wrap {
-                table.sortable #prices {
+                table.sortable #prices data-ranking=(page.ranking.name()) {
                     thead { tr {
                         th.num scope="col" { "Rank" }
                         th scope="col" { "Registrar" }
                         th.num scope="col" { "Register" }
                         th.num scope="col" { "Renew" }
                         th.num scope="col" { "Transfer" }
+                        th.num scope="col" { "3 years" }
                         th.num scope="col" { "5 years" }
                         th scope="col" { "Price date" }
                     } }
@@ -323,13 +485,17 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage<'_>, data_end: i64) -> Markup {
                                     a href={ "/registrars/" (offer.registrar_key) } { (offer.registrar_name) }
                                     @if let Some(orig) = &offer.original { br; (original(orig)) }
                                 }
-                                td.num data-value=(value_attr(offer.prices.register)) { (price(offer.prices.register)) }
+                                td.num data-value=(value_attr(offer.prices.register)) {
+                                    (first_year(cash, offer.prices.register, &offer.terms))
+                                    (icann_fee(cash, &offer.terms))
+                                }
                                 td.num data-value=(value_attr(offer.prices.renew)) {
-                                    (price(offer.prices.renew))
+                                    (price(cash, offer.prices.renew))
                                     @if trap(row) { " " span.trap title="Renewal costs at least twice the first year" { "Renewal trap" } }
                                 }
-                                td.num data-value=(value_attr(offer.prices.transfer)) { (price(offer.prices.transfer)) }
-                                td.num data-value=(value_attr(offer.total_5_year())) { (price(offer.total_5_year())) }
+                                td.num data-value=(value_attr(offer.prices.transfer)) { (price(cash, offer.prices.transfer)) }
+                                td.num data-value=(value_attr(offer.total_3_year())) { (amount(cash, cash.total(offer.prices.register, offer.prices.renew, 2))) }
+                                td.num data-value=(value_attr(offer.total_5_year())) { (amount(cash, cash.total(offer.prices.register, offer.prices.renew, 4))) }
                                 td {
                                     (day_of(offer.updated_ms))
                                     @if offer.stale { " " span.stale title="This registrar's prices have not been seen for longer than the server's age limit: they may no longer hold" { "Old price" } }
@@ -362,7 +528,7 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage<'_>, data_end: i64) -> Markup {
         } @else {
             p.muted { "Registration price per registrar: each step is a price change, each dot the day a price was first seen." }
             figure.chart-box {
-                (chart::render(f.tld, &lines, data_end))
+                (chart::render(f.tld, &lines, data_end, *cash))
             }
             ul.legend aria-label="Legend" {
                 @for line in &lines {
@@ -393,9 +559,9 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage<'_>, data_end: i64) -> Markup {
                                     tr {
                                         th scope="row" { (s.name) }
                                         td { (time::date_string(c.date)) }
-                                        td.num data-value=(value_attr(c.prices.register)) { (price(c.prices.register)) }
-                                        td.num data-value=(value_attr(c.prices.renew)) { (price(c.prices.renew)) }
-                                        td.num data-value=(value_attr(c.prices.transfer)) { (price(c.prices.transfer)) }
+                                        td.num data-value=(value_attr(c.prices.register)) { (amount(cash, c.prices.register)) }
+                                        td.num data-value=(value_attr(c.prices.renew)) { (amount(cash, c.prices.renew)) }
+                                        td.num data-value=(value_attr(c.prices.transfer)) { (amount(cash, c.prices.transfer)) }
                                     }
                                 }
                             }
@@ -455,7 +621,7 @@ impl CatalogueFilters {
     }
 }
 
-fn catalogue_row(e: &CatalogueEntry<'_>, chrome: &Chrome<'_>) -> Markup {
+fn catalogue_row(e: &CatalogueEntry<'_>, terms: &OfferTerms, chrome: &Chrome<'_>) -> Markup {
     let hidden = e.hides("cheapest_register");
     let average_hidden = e.hides("avg_register_price");
     html! {
@@ -466,10 +632,10 @@ fn catalogue_row(e: &CatalogueEntry<'_>, chrome: &Chrome<'_>) -> Markup {
             @if average_hidden {
                 td.num data-value="" { (members(chrome.viewer, chrome.path)) }
             } @else {
-                td.num data-value=(value_attr(e.avg_register_price)) { (price(e.avg_register_price)) }
+                td.num data-value=(value_attr(e.avg_register_price)) { (price(&chrome.cash, e.avg_register_price)) }
             }
             td data-value=(if hidden { String::new() } else { value_attr(e.cheapest_register.as_ref().and_then(|p| p.price)) }) {
-                (pick(&e.cheapest_register, hidden, chrome))
+                (pick(&e.cheapest_register, hidden, chrome, PickPrice::FirstYear(terms)))
             }
         }
     }
@@ -480,9 +646,23 @@ pub fn catalogue(
     chrome: &Chrome<'_>,
     filters: &CatalogueFilters,
     page: &CataloguePage<'_>,
+    terms: &[OfferTerms],
     exact: Option<(&str, &str)>,
 ) -> Markup {
     let sort = filters.sort.unwrap_or(CatalogueSort::Name);
+    let mut keep: Vec<(&str, String)> = Vec::new();
+    if let Some(q) = &filters.q {
+        keep.push(("q", q.clone()));
+    }
+    if let Some(k) = &filters.kind {
+        keep.push(("type", k.clone()));
+    }
+    if let Some(s) = filters.sort {
+        keep.push(("sort", s.as_str().to_owned()));
+    }
+    if filters.limit != crate::query::DEFAULT_PAGE {
+        keep.push(("limit", filters.limit.to_string()));
+    }
     let content = html! {
         h1 { "TLD catalogue" }
         form.inline method="get" action="/tlds" {
@@ -518,6 +698,7 @@ pub fn catalogue(
             "; " (page.tlds.len()) " on this page."
         }
         @if !page.tlds.is_empty() {
+            (currency_bar(chrome, &keep))
             div.table-wrap {
                 table.sortable {
                     thead { tr {
@@ -527,7 +708,11 @@ pub fn catalogue(
                         th.num scope="col" { "Average registration" }
                         th scope="col" { "Cheapest registration" }
                     } }
-                    tbody { @for e in &page.tlds { (catalogue_row(e, chrome)) } }
+                    tbody {
+                        @for (i, e) in page.tlds.iter().enumerate() {
+                            (catalogue_row(e, terms.get(i).unwrap_or(&OfferTerms::NONE), chrome))
+                        }
+                    }
                 }
             }
         }
@@ -573,8 +758,20 @@ pub fn registrars(chrome: &Chrome<'_>, list: &[RegistrarFacts<'_>]) -> Markup {
 }
 
 /// `/registrars/{key}`.
-pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage<'_>, paged: bool) -> Markup {
+pub fn registrar(
+    chrome: &Chrome<'_>,
+    page: &RegistrarPage<'_>,
+    terms: &[OfferTerms],
+    paged: bool,
+    cursor: Option<&str>,
+) -> Markup {
+    let cash = &chrome.cash;
     let r = &page.registrar;
+    let keep: Vec<(&str, String)> = cursor
+        .map(|c| ("cursor", c.to_owned()))
+        .into_iter()
+        .collect();
+    let any_fee = terms.iter().any(|t| t.icann_fee != NONE);
     // The list holds the offers this viewer sees; the rest are counted, not named.
     let hidden = (r.tlds_sold + r.renewal_only).saturating_sub(page.total as u64);
     let content = html! {
@@ -600,7 +797,14 @@ pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage<'_>, paged: bool) -> 
                 " (the 22 free TLDs are open to everyone, each with its cheapest sellers)."
             }
         }
-        p { (count(page.total as u64)) " TLDs, in name order; " (page.prices.len()) " on this page." }
+        p {
+            (count(page.total as u64)) " TLDs, in name order; " (page.prices.len()) " on this page. "
+            @if terms.iter().any(|t| t.promotion()) {
+                span.promo { "Promo" } " marks a promotional first-year price, with the regular one beside it."
+            }
+            @if any_fee { " Where the list states the ICANN fee, the first-year cell says whether the prices include it." }
+        }
+        (currency_bar(chrome, &keep))
         div.table-wrap {
             table.sortable {
                 thead { tr {
@@ -611,12 +815,16 @@ pub fn registrar(chrome: &Chrome<'_>, page: &RegistrarPage<'_>, paged: bool) -> 
                     th scope="col" { "Price date" }
                 } }
                 tbody {
-                    @for p in &page.prices {
+                    @for (i, p) in page.prices.iter().enumerate() {
+                        @let t = terms.get(i).unwrap_or(&OfferTerms::NONE);
                         tr {
                             th scope="row" { a href={ "/tld/" (p.tld) } { "." (p.tld) } }
-                            td.num data-value=(value_attr(p.prices.register)) { (price(p.prices.register)) }
-                            td.num data-value=(value_attr(p.prices.renew)) { (price(p.prices.renew)) }
-                            td.num data-value=(value_attr(p.prices.transfer)) { (price(p.prices.transfer)) }
+                            td.num data-value=(value_attr(p.prices.register)) {
+                                (first_year(cash, p.prices.register, t))
+                                (icann_fee(cash, t))
+                            }
+                            td.num data-value=(value_attr(p.prices.renew)) { (price(cash, p.prices.renew)) }
+                            td.num data-value=(value_attr(p.prices.transfer)) { (price(cash, p.prices.transfer)) }
                             td { (day_of(p.updated_ms)) }
                         }
                     }

@@ -508,6 +508,8 @@ mod tests {
             viewer: &viewer,
             data_date: "2025-01-01",
             path: "/reference",
+            cash: crate::web::format::Cash::USD,
+            currencies: &[],
         };
         render(&chrome, doc).into_string()
     }

@@ -121,7 +121,7 @@ try {
 
   await check("no horizontal scrolling at 375 px", async (page) => {
     await page.setViewportSize({ width: 375, height: 812 });
-    for (const path of ["/", "/tld/com", "/tld/museum", "/tlds", "/registrars", "/registrars/porkbun", "/signin", "/docs/api", "/tld/cmo"]) {
+    for (const path of ["/", "/tld/com", "/tld/com?sort=total_5_year&currency=KRW", "/tld/app", "/tld/museum", "/tlds", "/registrars", "/registrars/porkbun", "/registrars/namecheap?currency=ISK", "/signin", "/docs/api", "/tld/cmo"]) {
       await page.goto(`${base}${path}`);
       const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
       assert.ok(scroll <= inner, `${path}: page is ${scroll}px wide in a ${inner}px window`);
@@ -147,6 +147,39 @@ try {
     await page.locator("#prices thead th", { hasText: "Registrar" }).getByRole("button").click();
     const names = await page.locator("#prices tbody th").allInnerTexts();
     assert.deepEqual(names, [...names].sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase())));
+  });
+
+  await check("the ranking links and the currency form change the TLD page", async (page) => {
+    await page.goto(`${base}/tld/net`);
+    const nav = page.getByRole("navigation", { name: "Order of the registrars" });
+    assert.equal(await nav.locator("[aria-current]").innerText(), "First year");
+    await nav.getByRole("link", { name: "3 years" }).click();
+    await page.waitForURL(`${base}/tld/net?sort=total_3_year`);
+    assert.equal((await nav.locator("[aria-current]").innerText()).replace(/^\W+/, ""), "3 years");
+    const ranked = await api("/api/v1/prices/cheapest?tlds=net&sort=total_3_year&include_stale=true&limit=100");
+    const names = await page.locator("#prices tbody th").allInnerTexts();
+    assert.deepEqual(names, ranked.results.net.cheapest_register.map((e) => e.registrar_name));
+    // The currency form keeps the ranking and sets the cookie.
+    await page.getByLabel("Currency").selectOption("JPY");
+    await page.getByRole("button", { name: "Show prices" }).click();
+    await page.waitForURL(/currency=JPY/);
+    assert.ok(page.url().includes("sort=total_3_year"), page.url());
+    const first = await page.locator("#prices tbody tr").first().locator("td").nth(1).innerText();
+    assert.match(first, /^¥[\d,]+/, first);
+    const cookies = await browser.context.cookies(base);
+    const kept = cookies.find((c) => c.name === "tldsnap_currency");
+    assert.ok(kept && kept.value === "JPY" && kept.sameSite === "Lax", JSON.stringify(cookies));
+    // Kept: the home page is in yen too; the choice back to USD is kept the same way.
+    await page.goto(`${base}/`);
+    assert.ok((await page.locator("#currency-note").innerText()).includes("JPY"));
+    await page.getByLabel("Currency").selectOption("USD");
+    await page.getByRole("button", { name: "Show prices" }).click();
+    await page.waitForURL(/currency=USD/);
+    await page.goto(`${base}/`);
+    assert.ok((await page.locator("#currency-note").innerText()).includes("US dollars"));
+    // A promotion is marked in words, with the regular price.
+    await page.goto(`${base}/tld/app`);
+    assert.ok((await page.locator("#prices .promo").first().innerText()).startsWith("Promo, regular $"));
   });
 
   await check("signing in reveals member prices and signing out ends the session", async (page) => {
@@ -220,7 +253,7 @@ try {
   });
 
   await check("axe-core finds no serious or critical violation", async (page) => {
-    for (const path of ["/", "/tld/com", "/tld/museum", "/tlds?q=co", "/registrars", "/registrars/porkbun", "/signin", "/docs/api", "/tld/cmo"]) {
+    for (const path of ["/", "/?currency=EUR", "/tld/com", "/tld/app?sort=renew", "/tld/net?sort=total_3_year&currency=JPY", "/tld/museum", "/tlds?q=co", "/tlds?sort=cheapest&currency=GBP", "/registrars", "/registrars/porkbun", "/registrars/namecheap", "/signin", "/docs/api", "/tld/cmo"]) {
       for (const width of [1440, 375]) {
         await page.setViewportSize({ width, height: 900 });
         await page.goto(`${base}${path}`);
