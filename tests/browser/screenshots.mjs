@@ -1,4 +1,5 @@
-// Regenerates docs/screenshots/tld-com-{375,1440}.png from the real server:
+// Regenerates docs/screenshots/tld-com-{375,1440}.png and tld-app-3-year-eur-1440.png
+// (a promotion, the 3-year ranking, prices in euros) from the real server:
 //   node tests/browser/screenshots.mjs path/to/tldsnap docs/screenshots
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +18,11 @@ try {
     await page.screenshot({ path: file, fullPage: true });
     console.log(`wrote ${file}`);
   }
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto(`${server.base}/tld/app?sort=total_3_year&currency=EUR`);
+  const file = join(out, "tld-app-3-year-eur-1440.png");
+  await page.screenshot({ path: file, fullPage: true });
+  console.log(`wrote ${file}`);
 } finally {
   await browser.close();
   await server.stop();
