@@ -1,6 +1,7 @@
 //! The MCP endpoint (`/mcp`) over real sockets on the built-in snapshot: the protocol
-//! (initialize, sessions, revisions, ping, tools/list, tools/call, DELETE), every tool's
-//! structured result against the REST answer for the same key, the plan and credit
+//! (initialize, sessions, revisions, ping, logging/setLevel, tools/list, tools/call,
+//! DELETE), every tool's structured result against the REST answer for the same key,
+//! the resources (each read the REST answer) and prompts, the plan and credit
 //! rules, malformed input (never a 5xx, never a dropped connection), and the official
 //! Python SDK as a real client (`tests/mcp_client.py`).
 //!
@@ -278,6 +279,150 @@ fn the_same_key_the_same_rules() {
 }
 
 #[test]
+fn resources_are_rest_answers_and_prompts_fill_in() {
+    let dir = TempDir::new("mcp-resources");
+    let (server, keys) = server(&dir);
+    let key = &keys["unlimited"];
+    let session = initialize(&server, "2025-11-25");
+    let listed = rpc(&server, &session, None, "resources/list", json!({}));
+    assert_eq!(
+        listed["result"]["resources"][0]["uri"], "tldsnap://registrars",
+        "{listed}"
+    );
+    let templates = rpc(
+        &server,
+        &session,
+        None,
+        "resources/templates/list",
+        json!({}),
+    );
+    assert_eq!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"],
+        "tldsnap://tld/{tld}"
+    );
+    // Each read is its tool's REST answer, byte for byte.
+    for (uri, rest) in [
+        ("tldsnap://registrars", "/api/v1/registrars"),
+        ("tldsnap://tld/dev", "/api/v1/client/overview/tld/dev"),
+        ("tldsnap://tld/co.uk", "/api/v1/client/overview/tld/co.uk"),
+    ] {
+        let v = rpc(
+            &server,
+            &session,
+            Some(key),
+            "resources/read",
+            json!({"uri": uri}),
+        );
+        let contents = &v["result"]["contents"][0];
+        assert_eq!(contents["uri"], uri, "{v}");
+        assert_eq!(contents["mimeType"], "application/json");
+        let r = server.get(rest, Some(key));
+        assert_eq!(r.status, 200);
+        assert_eq!(
+            mask_elapsed(contents["text"].as_str().unwrap().as_bytes()),
+            mask_elapsed(&r.body),
+            "{uri}"
+        );
+    }
+    // Not found, not allowed, no key: JSON-RPC errors with the problem in `data`.
+    for uri in [
+        "tldsnap://tld/nope-not-a-tld",
+        "tldsnap://nothing",
+        "https://x.dev",
+        "tldsnap://tld/",
+    ] {
+        let v = rpc(
+            &server,
+            &session,
+            Some(key),
+            "resources/read",
+            json!({"uri": uri}),
+        );
+        assert_eq!(v["error"]["code"], -32002, "{uri}: {v}");
+    }
+    // The plan's cuts: a free key reads a paid TLD's overview as REST answers it.
+    let v = rpc(
+        &server,
+        &session,
+        Some(&keys["free"]),
+        "resources/read",
+        json!({"uri": "tldsnap://tld/club"}),
+    );
+    let rest = server.get("/api/v1/client/overview/tld/club", Some(&keys["free"]));
+    let text = v["result"]["contents"][0]["text"].as_str().unwrap();
+    assert_eq!(masked(text.as_bytes()), masked(&rest.body));
+    // Credits: the tiny plan's two go, then the read is refused with REST's problem.
+    let tiny = &keys["tiny"];
+    for _ in 0..2 {
+        let v = rpc(
+            &server,
+            &session,
+            Some(tiny),
+            "resources/read",
+            json!({"uri": "tldsnap://tld/com"}),
+        );
+        assert!(v["error"].is_null(), "{v}");
+    }
+    let v = rpc(
+        &server,
+        &session,
+        Some(tiny),
+        "resources/read",
+        json!({"uri": "tldsnap://tld/com"}),
+    );
+    let rest = server.get("/api/v1/client/overview/tld/com", Some(tiny));
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+    assert_eq!(v["error"]["data"]["status"], rest.status);
+    assert_eq!(v["error"]["data"]["problem"], rest.json());
+    assert_eq!(rest.json()["code"], "credits_exhausted");
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "resources/read",
+        json!({"uri": "tldsnap://tld/com"}),
+    );
+    assert_eq!(
+        v["error"]["data"]["problem"]["code"], "missing_api_key",
+        "{v}"
+    );
+    let v = rpc(&server, &session, Some(key), "resources/read", json!({}));
+    assert_eq!(v["error"]["code"], -32602);
+    // Prompts: listed with their arguments, filled in, bad arguments refused.
+    let listed = rpc(&server, &session, None, "prompts/list", json!({}));
+    let names: Vec<&str> = listed["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["compare_registrars", "audit_portfolio"]);
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "prompts/get",
+        json!({"name": "compare_registrars", "arguments": {"tld": "dev"}}),
+    );
+    let text = v["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains(".dev") && text.contains("`cheapest`"),
+        "{text}"
+    );
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "prompts/get",
+        json!({"name": "compare_registrars"}),
+    );
+    assert_eq!(v["error"]["code"], -32602);
+    server.stop().unwrap();
+}
+
+#[test]
 fn sessions_revisions_and_methods() {
     let dir = TempDir::new("mcp-protocol");
     let (server, _) = server(&dir);
@@ -291,8 +436,29 @@ fn sessions_revisions_and_methods() {
         rpc(&server, &session, None, "ping", json!({}))["result"],
         json!({})
     );
-    let v = rpc(&server, &session, None, "resources/list", json!({}));
-    assert_eq!(v["error"]["code"], -32601);
+    let v = rpc(
+        &server,
+        &session,
+        None,
+        "resources/subscribe",
+        json!({"uri": "x"}),
+    );
+    assert_eq!(v["error"]["code"], -32601, "a capability not declared");
+    // Logging: a known level is accepted (no log notifications are ever sent).
+    assert_eq!(
+        rpc(
+            &server,
+            &session,
+            None,
+            "logging/setLevel",
+            json!({"level": "info"})
+        )["result"],
+        json!({})
+    );
+    for bad in [json!({"level": "loud"}), json!({"level": 3}), json!({})] {
+        let v = rpc(&server, &session, None, "logging/setLevel", bad);
+        assert_eq!(v["error"]["code"], -32602, "{v}");
+    }
     let v = rpc(
         &server,
         &session,
@@ -494,11 +660,19 @@ fn the_official_python_sdk_lists_and_calls_every_tool() {
         assert_eq!(r.status, 200, "{rest}");
         expected.push(json!({"tool": tool, "arguments": args, "rest": masked(&r.body)}));
     }
+    let reads: Vec<Value> = [
+        ("tldsnap://registrars", "/api/v1/registrars"),
+        ("tldsnap://tld/dev", "/api/v1/client/overview/tld/dev"),
+    ]
+    .into_iter()
+    .map(|(uri, rest)| json!({"uri": uri, "rest": masked(&server.get(rest, Some(key)).body)}))
+    .collect();
     let refused = server.get(
         "/api/v1/client/prices/cheapest?tlds=club",
         Some(&keys["free"]),
     );
     let plan = json!({
+        "reads": reads,
         "url": format!("http://{}/mcp", server.addr),
         "key": key,
         "free_key": keys["free"],

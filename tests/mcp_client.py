@@ -4,7 +4,8 @@ Given a plan (JSON: the endpoint's URL, keys, and per tool call the arguments an
 REST answer for the same key), it connects over Streamable HTTP, initializes, lists the
 tools, calls each with its arguments and checks that the parsed structured result
 equals the REST answer (the SDK validates it against the tool's output schema too);
-then that a free key is refused a paid TLD with the REST problem, and that a key's
+reads the resources (the registrar list, TLD overviews) and checks them against REST
+too, and gets a prompt; then that a free key is refused a paid TLD with the REST problem, and that a key's
 credits run out across calls as they do over REST. Prints "all checks passed".
 """
 
@@ -61,6 +62,30 @@ async def run(plan):
                         failures.append(f"{case['tool']} {case['arguments']}: structured result differs from REST")
                     else:
                         print("ok", case["tool"], json.dumps(case["arguments"], ensure_ascii=False))
+                # Resources: listed, the template listed, each read the REST answer.
+                resources = await session.list_resources()
+                uris = [str(r.uri) for r in resources.resources]
+                templates = await session.list_resource_templates()
+                listed_templates = getattr(templates, "resource_templates", None) or templates.resourceTemplates
+                patterns = [getattr(t, "uri_template", None) or t.uriTemplate for t in listed_templates]
+                if uris != ["tldsnap://registrars"] or patterns != ["tldsnap://tld/{tld}"]:
+                    failures.append(f"resources {uris}, templates {patterns}")
+                for read in plan["reads"]:
+                    got = await session.read_resource(read["uri"])
+                    text = got.contents[0].text
+                    if masked(json.loads(text)) != read["rest"]:
+                        failures.append(f"{read['uri']}: differs from REST")
+                    else:
+                        print("ok read", read["uri"])
+                # Prompts: listed, one filled in.
+                prompts = await session.list_prompts()
+                names = [p.name for p in prompts.prompts]
+                prompt = await session.get_prompt("compare_registrars", {"tld": "dev", "years": "3"})
+                text = prompt.messages[0].content.text
+                if names != ["compare_registrars", "audit_portfolio"] or ".dev" not in text or "3 years" not in text:
+                    failures.append(f"prompts {names}: {text!r}")
+                else:
+                    print("ok prompts:", ", ".join(names))
 
     # A free key is refused a paid TLD, with the REST problem.
     async with create_mcp_http_client(headers={"X-API-Key": plan["free_key"]}) as http:

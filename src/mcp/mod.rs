@@ -28,6 +28,9 @@
 //! | notifications and responses only | 202, no body |
 //! | an unknown method | `-32601`; bad `params`, an unknown tool or arguments that make no request: `-32602` |
 //! | `tools/call` | the tool's REST request answered by its route's handler ([`tools`]); a problem is an `isError` result |
+//! | `resources/list`, `resources/templates/list`, `resources/read` | [`resources`]: the registrar list and a TLD's overview, each a tool's REST answer; a problem is a JSON-RPC error (`-32002` not found) |
+//! | `prompts/list`, `prompts/get` | [`prompts`]: two templates, text only |
+//! | `logging/setLevel` | `{}` for a known level (no log notifications are sent) |
 //! | `DELETE` with an open session | 204, the session ends |
 //!
 //! No answer here is a 5xx, and none closes the connection: a protocol fault is a
@@ -45,6 +48,8 @@ use crate::api::{Connection, HttpResponse, State, read_body};
 use crate::http::body::Body;
 use crate::http::problem::Problem;
 
+pub mod prompts;
+pub mod resources;
 pub mod session;
 pub mod tools;
 
@@ -318,7 +323,12 @@ fn initialize(state: &State, message: &Value, now_ms: i64) -> HttpResponse {
     let session = state.mcp.sessions.open(version, now_ms);
     let result = json!({
         "protocolVersion": version,
-        "capabilities": { "tools": { "listChanged": false } },
+        "capabilities": {
+            "tools": { "listChanged": false },
+            "resources": { "subscribe": false, "listChanged": false },
+            "prompts": { "listChanged": false },
+            "logging": {},
+        },
         "serverInfo": {
             "name": "tldsnap",
             "title": "tldsnap domain prices",
@@ -407,6 +417,23 @@ async fn answer(
             "tools": tools::offered(state).map(tools::Tool::listing).collect::<Vec<_>>(),
         })),
         "tools/call" => call(state, params, headers, conn).await,
+        "logging/setLevel" => set_level(params),
+        "resources/list" => Ok(resources::list()),
+        "resources/templates/list" => Ok(resources::templates()),
+        "resources/read" => {
+            return Some(match resources::read(state, params, headers, conn).await {
+                Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+                Err((code, message, data)) => {
+                    let mut e = error(id.clone(), code, &message);
+                    if let Some(data) = data {
+                        e["error"]["data"] = data;
+                    }
+                    e
+                }
+            });
+        }
+        "prompts/list" => Ok(prompts::list()),
+        "prompts/get" => prompts::get(params),
         other => Err((code::METHOD_NOT_FOUND, format!("method not found: {other}"))),
     };
     Some(match result {
@@ -442,6 +469,39 @@ async fn call(
     tools::call(state, tool, arguments, headers, conn)
         .await
         .map_err(|tools::BadArguments(why)| (code::INVALID_PARAMS, why))
+}
+
+/// The log levels of `logging/setLevel` (RFC 5424's severities, least severe first).
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// `logging/setLevel`: accepted when the level is one of [`LOG_LEVELS`]. The server
+/// sends no log notifications (it answers every request with one JSON document and
+/// keeps no stream to the client), so every level filters all of them alike and
+/// nothing needs keeping.
+fn set_level(params: &Value) -> Result<Value, (i64, String)> {
+    match params["level"].as_str() {
+        Some(level) if LOG_LEVELS.contains(&level) => Ok(json!({})),
+        Some(level) => Err((
+            code::INVALID_PARAMS,
+            format!(
+                "unknown log level {level:?}; one of: {}",
+                LOG_LEVELS.join(", ")
+            ),
+        )),
+        None => Err((
+            code::INVALID_PARAMS,
+            "params.level (a string) is required".into(),
+        )),
+    }
 }
 
 /// `DELETE /mcp`: ends the session the request names.
