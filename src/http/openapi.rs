@@ -424,7 +424,7 @@ fn add_terms_and_currency(schemas: &mut Value) {
         &mut schemas["AuditAnswer"]["properties"]["meta"]["properties"],
         &member,
     );
-    add(&mut schemas["Overview"]["properties"], &member);
+    add(&mut schemas["Overview"]["allOf"][1]["properties"], &member);
     add(&mut schemas["History"]["properties"], &member);
     add(&mut schemas["PageMeta"]["properties"], &member);
 }
