@@ -434,4 +434,42 @@ fn tldsnap_builds_the_small_source() {
         "snapshot of {} rows is only {size} bytes",
         stats.rows
     );
+    let rates = std::fs::read(src.join("rates.csv")).expect("rates.csv written");
+    let rows = tldsnap::source::read_rates(&rates[..]).expect("rates.csv is a valid rate table");
+    assert_eq!(rows.len(), 30);
+    let eur = rows.iter().find(|r| r.currency == "EUR").unwrap();
+    assert_eq!((eur.mantissa, eur.scale), (1, 0));
+    let usd = rows.iter().find(|r| r.currency == "USD").unwrap();
+    let per_eur = usd.mantissa as f64 / 10f64.powi(usd.scale as i32);
+    assert!(
+        (1.04..=1.16).contains(&per_eur),
+        "USD at {per_eur} per euro"
+    );
+    let inspect = Command::new(env!("CARGO_BIN_EXE_tldsnap"))
+        .arg("inspect")
+        .arg(&snapshot)
+        .output()
+        .expect("run tldsnap inspect");
+    let shown = String::from_utf8_lossy(&inspect.stdout);
+    assert!(
+        shown.contains("exchange rates   30 currencies, ECB reference rates of 2026-08-22"),
+        "inspect does not show the synthetic rates:\n{shown}"
+    );
+}
+
+#[test]
+fn rates_are_seeded_and_leave_the_prices_alone() {
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    let mut c = Vec::new();
+    synth::write_rates(1, &mut a).unwrap();
+    synth::write_rates(1, &mut b).unwrap();
+    synth::write_rates(2, &mut c).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    for table in [&a, &c] {
+        let rows = tldsnap::source::read_rates(&table[..]).expect("a valid rate table");
+        assert_eq!(rows.len(), 30);
+        assert!(rows.iter().all(|r| r.date == rows[0].date));
+    }
 }

@@ -72,6 +72,20 @@ pub fn report(snap: &Snapshot) -> String {
         d.offer_count() - sellers
     );
     let _ = writeln!(s, "history changes  {}", d.history.len());
+    match d.rates.first() {
+        None => {
+            let _ = writeln!(s, "exchange rates   none (prices in USD only)");
+        }
+        Some(r) => {
+            let day = i64::from(r.date.to_native()) * tldsnap::time::MS_PER_DAY;
+            let _ = writeln!(
+                s,
+                "exchange rates   {} currencies, ECB reference rates of {}",
+                d.rates.len(),
+                &iso_millis(day)[..10]
+            );
+        }
+    }
     let _ = writeln!(s);
     let _ = writeln!(
         s,

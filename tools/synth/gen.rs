@@ -18,6 +18,9 @@
 //!   that the registrar-key tie rule matters; a few premium TLDs above 1,000.
 //! - History: for a share of the offers, one to four dated change points since
 //!   2025-02-01, the last one equal to the current prices.
+//! - Rates (`rates.csv`): the euro reference rates of the ECB's 30 currencies on the
+//!   data date, each a typical level moved by up to ±5% from the seed, rounded to five
+//!   significant digits as the ECB publishes them.
 //!
 //! This file uses `std` and the crate's own calendar (`tldsnap::time`): the benches and
 //! tests include it with `#[path = "../tools/synth/gen.rs"] mod synth;` (`gen` is a
@@ -273,7 +276,8 @@ struct Registrar {
     short_decimals: bool,
 }
 
-/// Writes the three source files into `dir` (created if missing) and returns what was
+/// Writes the source files (`registrars.csv`, `prices.csv`, `rates.csv` and, with
+/// history, `history.csv`) into `dir` (created if missing) and returns what was
 /// written. Without history, a `history.csv` left in `dir` by an earlier run is removed
 /// so that the directory stays one consistent source.
 pub fn write_source(cfg: &Config, dir: &Path) -> io::Result<Stats> {
@@ -300,7 +304,70 @@ pub fn write_source(cfg: &Config, dir: &Path) -> io::Result<Stats> {
     };
     registrars.flush()?;
     prices.flush()?;
+    let mut rates = open("rates.csv")?;
+    write_rates(cfg.seed, &mut rates)?;
+    rates.flush()?;
     Ok(stats)
+}
+
+/// Typical units per euro of the ECB's reference currencies (their order in its feed).
+const RATE_LEVELS: [(&str, f64); 30] = [
+    ("USD", 1.10),
+    ("JPY", 160.0),
+    ("CZK", 25.0),
+    ("DKK", 7.46),
+    ("GBP", 0.85),
+    ("HUF", 390.0),
+    ("PLN", 4.30),
+    ("RON", 4.97),
+    ("SEK", 11.3),
+    ("CHF", 0.95),
+    ("ISK", 150.0),
+    ("NOK", 11.6),
+    ("TRY", 38.0),
+    ("AUD", 1.65),
+    ("BRL", 6.0),
+    ("CAD", 1.50),
+    ("CNY", 7.90),
+    ("HKD", 8.60),
+    ("IDR", 17800.0),
+    ("ILS", 4.0),
+    ("INR", 92.0),
+    ("KRW", 1500.0),
+    ("MXN", 20.0),
+    ("MYR", 4.90),
+    ("NZD", 1.80),
+    ("PHP", 62.0),
+    ("SGD", 1.45),
+    ("THB", 37.0),
+    ("ZAR", 20.0),
+    ("EUR", 1.0),
+];
+
+/// Writes `rates.csv`: every currency of [`RATE_LEVELS`] on the data date, from its own
+/// stream of `seed` (so the other files do not depend on it). Returns the rows written.
+pub fn write_rates<W: Write>(seed: u64, mut out: W) -> io::Result<usize> {
+    let mut rng = Rng::new(seed ^ 0x5A5A_0000_5A5A_0002);
+    let (y, m, d) = DATA_DATE;
+    let day = days_from_civil(y, m, d);
+    let mut buf = b"currency,per_eur,date\n".to_vec();
+    for (code, level) in RATE_LEVELS {
+        buf.extend_from_slice(code.as_bytes());
+        buf.push(b',');
+        if code == "EUR" {
+            buf.push(b'1');
+        } else {
+            let rate = level * (0.95 + 0.1 * rng.unit());
+            // Five significant digits, at most 4 decimals: 1.1034, 160.12, 17812.
+            let decimals = (4 - rate.log10().floor() as i32).clamp(0, 4) as usize;
+            buf.extend_from_slice(format!("{rate:.decimals$}").as_bytes());
+        }
+        buf.push(b',');
+        write_date(day, &mut buf);
+        buf.push(b'\n');
+    }
+    out.write_all(&buf)?;
+    Ok(RATE_LEVELS.len())
 }
 
 /// Generates the source into three writers (history is written only when
