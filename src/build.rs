@@ -411,6 +411,12 @@ fn render_group(
             regular_register: cents(r.terms.regular_register),
             icann_fee: cents(r.terms.icann_fee),
             icann_fee_included: r.terms.icann_fee.is_some() && r.terms.icann_fee_included,
+            promotion: r.register.is_some()
+                && (r.terms.promotion || r.terms.regular_register.is_some()),
+            coupon_register: r.terms.coupon.as_ref().map_or(NONE, |c| c.register),
+            member_register: cents(r.terms.member[0]),
+            member_renew: cents(r.terms.member[1]),
+            member_transfer: cents(r.terms.member[2]),
             years: if r.terms.register_years.iter().any(Option::is_some) {
                 let at = data.register_years.len() as u32;
                 data.register_years
@@ -427,10 +433,15 @@ fn render_group(
             o.original_currency = text.str(&orig.currency);
         }
     }
+    for (o, r) in offers.iter_mut().zip(&g.rows) {
+        if let Some(c) = &r.terms.coupon {
+            o.coupon_code = text.str(&c.code);
+        }
+    }
 
     // Client-shape cheapest entries, contiguous, comma separated.
     tld.client_start = text.pos();
-    for (i, o) in offers.iter_mut().enumerate().take(g.sellers) {
+    for (i, (o, r)) in offers.iter_mut().zip(&g.rows).enumerate().take(g.sellers) {
         let name_json = data.registrars[o.registrar as usize].name_json;
         let name_bytes = text.0[name_json.start as usize..name_json.end as usize].to_vec();
         let key = sorted.registrars[o.registrar as usize].key.as_str();
@@ -443,7 +454,7 @@ fn render_group(
                 &name_bytes,
                 key,
                 (o.register, o.renew),
-                offer_terms(o),
+                offer_terms(o, r),
                 o.updated_ms,
                 false,
                 Fx::USD,
@@ -457,13 +468,13 @@ fn render_group(
 
     // Price records, every row, group order, comma separated.
     tld.records_start = text.pos();
-    for (i, o) in offers.iter_mut().enumerate() {
+    for (i, (o, r)) in offers.iter_mut().zip(&g.rows).enumerate() {
         if i > 0 {
             text.0.push(b',');
         }
         let key = sorted.registrars[o.registrar as usize].key.as_str();
         let prices = (o.register, o.renew, o.transfer);
-        let (terms, ms) = (offer_terms(o), o.updated_ms);
+        let (terms, ms) = (offer_terms(o, r), o.updated_ms);
         o.record = text.span(|out| render::record(key, prices, terms, ms, Fx::USD, out));
     }
 
@@ -476,7 +487,7 @@ fn render_group(
                 orig.rate_date as i64,
             )
         });
-        let (prices, terms) = ((o.register, o.renew, o.transfer), offer_terms(o));
+        let (prices, terms) = ((o.register, o.renew, o.transfer), offer_terms(o, r));
         o.listing_prices =
             text.span(|out| render::listing_prices(prices, original, terms, Fx::USD, out));
     }
@@ -511,12 +522,17 @@ fn render_group(
     data.tlds.push(tld);
 }
 
-/// An offer's terms, as the writers take them.
-fn offer_terms(o: &Offer) -> OfferTerms {
+/// An offer's terms, as the writers take them (`r`: its row, which holds the coupon
+/// code).
+fn offer_terms<'a>(o: &Offer, r: &'a source::PriceRow) -> OfferTerms<'a> {
     OfferTerms {
+        promotion: o.promotion,
         regular_register: o.regular_register,
         icann_fee: o.icann_fee,
         icann_fee_included: o.icann_fee_included,
+        coupon_code: r.terms.coupon.as_ref().map_or("", |c| c.code.as_str()),
+        coupon_register: o.coupon_register,
+        member: (o.member_register, o.member_renew, o.member_transfer),
     }
 }
 

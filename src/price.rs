@@ -105,6 +105,14 @@ impl Fx {
     }
 }
 
+/// The currencies of the ECB's euro reference rates (with EUR itself), as the ECB
+/// publishes them today: the codes `currency=` takes when a snapshot holds the rates.
+pub const ECB_CURRENCIES: [&str; 30] = [
+    "AUD", "BRL", "CAD", "CHF", "CNY", "CZK", "DKK", "EUR", "GBP", "HKD", "HUF", "IDR", "ILS",
+    "INR", "ISK", "JPY", "KRW", "MXN", "MYR", "NOK", "NZD", "PHP", "PLN", "RON", "SEK", "SGD",
+    "THB", "TRY", "USD", "ZAR",
+];
+
 /// Decimals of a currency's minor unit (ISO 4217): 0 for the yen, the won and the
 /// Icelandic króna among the ECB's currencies, 2 for every other.
 pub fn minor_unit(code: &str) -> u32 {
@@ -292,6 +300,14 @@ pub fn write_decimal(cents: u64, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ecb_currencies_are_those_of_the_shipped_rates() {
+        let source = crate::build::embedded_source().unwrap();
+        let mut codes: Vec<&str> = source.rates.iter().map(|r| r.currency.as_str()).collect();
+        codes.sort_unstable();
+        assert_eq!(codes, ECB_CURRENCIES);
+    }
 
     #[test]
     fn the_narrow_conversion_is_the_wide_one() {

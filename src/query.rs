@@ -393,18 +393,27 @@ pub fn cheapest_at(
     day: i64,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
-    cheapest_at_in(snap, req, day, Money::USD, out)
+    let how = Presentation {
+        ranking: Ranking::Register,
+        money: Money::USD,
+    };
+    cheapest_at_in(snap, req, day, how, out)
 }
 
-/// [`cheapest_at`] in another currency (the ranking of a past day is by first-year
-/// price only).
+/// [`cheapest_at`] in the order of another ranking and in another currency. The
+/// sellers a viewer sees are those of the day's first-year ranking (the plan's cut,
+/// as on the current day), shown in the order of `how.ranking`: its key, then the
+/// first-year price, then the registrar key, as the builder orders the stored
+/// rankings. A day's state is built from the history per request, so its few shown
+/// sellers are ordered then.
 pub fn cheapest_at_in(
     snap: &ArchivedSnapshotData,
     req: &CheapestRequest<'_>,
     day: i64,
-    money: Money<'_>,
+    how: Presentation<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    let (money, ranking) = (how.money, how.ranking);
     let fx = money.fx;
     check_day(snap, day, req.fresh.today)?;
     let mut offers = Vec::new();
@@ -415,8 +424,15 @@ pub fn cheapest_at_in(
         let sold = &offers[..sellers];
         let seen = at::seen(snap, t, req.sight, &offers, sellers);
         let seen = &seen[..seen.len().min(sellers)];
+        let mut shown = seen.to_vec();
+        if ranking != Ranking::Register {
+            shown.sort_by_key(|&k| {
+                let o = &sold[k];
+                (ranking.key(o.register, o.renew), o.register, o.registrar)
+            });
+        }
         out.extend_from_slice(b"{\"cheapest_register\":[");
-        for (i, o) in seen.iter().map(|&k| &sold[k]).take(req.limit).enumerate() {
+        for (i, o) in shown.iter().map(|&k| &sold[k]).take(req.limit).enumerate() {
             if i > 0 {
                 out.push(b',');
             }
@@ -563,7 +579,7 @@ pub fn cheapest_entries_in(
                 name_json,
                 snap.span_str(&reg.key),
                 (o.register.to_native(), o.renew.to_native()),
-                o.terms(),
+                snap.terms(o),
                 ms,
                 is_stale,
                 fx,
@@ -577,7 +593,7 @@ pub fn cheapest_entries_in(
                     o.renew.to_native(),
                     o.transfer.to_native(),
                 ),
-                o.terms(),
+                snap.terms(o),
                 ms,
                 is_stale,
                 fx,
@@ -684,7 +700,7 @@ fn stored_entries(
                     snap.span(&reg.name_json),
                     snap.span_str(&reg.key),
                     (o.register.to_native(), o.renew.to_native()),
-                    o.terms(),
+                    snap.terms(o),
                     ms,
                     is_stale,
                     Fx::USD,
@@ -767,7 +783,7 @@ fn write_public_entry(
             o.renew.to_native(),
             o.transfer.to_native(),
         ),
-        o.terms(),
+        snap.terms(o),
         o.updated_ms.to_native(),
         stale,
         Fx::USD,
@@ -957,7 +973,14 @@ fn write_record(
             o.renew.to_native(),
             o.transfer.to_native(),
         );
-        render::record(key, prices, o.terms(), o.updated_ms.to_native(), fx, out);
+        render::record(
+            key,
+            prices,
+            snap.terms(o),
+            o.updated_ms.to_native(),
+            fx,
+            out,
+        );
         if fresh.is_stale(o.updated_ms.to_native()) {
             out.pop();
             out.extend_from_slice(b",\"stale\":true}");
@@ -1108,7 +1131,7 @@ pub fn registrars_in(
                 o.transfer.to_native(),
             );
             let original = snap.original_prices(o);
-            render::listing_prices(prices, original, o.terms(), money.fx, out);
+            render::listing_prices(prices, original, snap.terms(o), money.fx, out);
         }
         let ms = o.updated_ms.to_native();
         render::age(ms, fresh.is_stale(ms), out);
@@ -1197,7 +1220,7 @@ pub fn tld_offers_in<'s>(
                 updated_ms: ms,
                 stale: fresh.is_stale(ms),
                 original: view::QuotedPrices::of(snap, o),
-                terms: o.terms(),
+                terms: snap.terms(o),
             }
         })
         .collect();

@@ -6,7 +6,7 @@
 //! | file | columns |
 //! |---|---|
 //! | `registrars.csv` | `key,name,homepage` |
-//! | `prices.csv` | `tld,registrar,register,renew,transfer,currency,updated_at`, optionally `original_currency,original_register,original_renew,original_transfer,rate_date` and `regular_register,icann_fee,icann_fee_included` |
+//! | `prices.csv` | `tld,registrar,register,renew,transfer,currency,updated_at`, optionally `original_currency,original_register,original_renew,original_transfer,rate_date` and `regular_register,icann_fee,icann_fee_included,register_years,promotion,coupon_code,coupon_register,member_register,member_renew,member_transfer` |
 //! | `history.csv` (optional) | `date,tld,registrar,register,renew,transfer` |
 //! | `tlds.csv` (optional) | `tld,type,manager`: the IANA root zone list with each TLD's type and manager |
 //! | `rates.csv` (optional) | `currency,per_eur,date`: the ECB euro reference rates of the data date, which answers in other currencies are converted at |
@@ -53,18 +53,30 @@ pub const PRICES_ORIGINAL_COLUMNS: [&str; 5] = [
 /// `icann_fee`: the ICANN fee of a year where the list states it apart, and
 /// `icann_fee_included` (`true` or `false`, given exactly when `icann_fee` is): whether
 /// the row's prices include it; `register_years`: what registering for 2 to 10 years at
-/// once costs in all, where the list gives it (`2:21.76 3:32.34`, years ascending). USD,
-/// like the prices.
-pub const PRICES_TERMS_COLUMNS: [&str; 4] = [
+/// once costs in all, where the list gives it (`2:21.76 3:32.34`, years ascending);
+/// `promotion` (`true` or `false`; empty reads as whether `regular_register` is given):
+/// the list marks the first-year price as a promotion, always with `regular_register`
+/// and also where the list marks a sale without its regular price; `coupon_code` and
+/// `coupon_register`: a code the registrar publishes and the first-year price with it
+/// (below `register`); `member_register`, `member_renew`, `member_transfer`: the prices
+/// of the registrar's paid membership, where its list gives them (each given only where
+/// the row has that price). USD, like the prices.
+pub const PRICES_TERMS_COLUMNS: [&str; 10] = [
     "regular_register",
     "icann_fee",
     "icann_fee_included",
     "register_years",
+    "promotion",
+    "coupon_code",
+    "coupon_register",
+    "member_register",
+    "member_renew",
+    "member_transfer",
 ];
 /// Most years one registration may be bought for (ICANN's limit).
 pub const MAX_YEARS: usize = 10;
 /// Every optional column of `prices.csv`, in the order writers emit them.
-const PRICES_OPTIONAL_COLUMNS: [&str; 9] = [
+const PRICES_OPTIONAL_COLUMNS: [&str; 15] = [
     PRICES_ORIGINAL_COLUMNS[0],
     PRICES_ORIGINAL_COLUMNS[1],
     PRICES_ORIGINAL_COLUMNS[2],
@@ -74,6 +86,12 @@ const PRICES_OPTIONAL_COLUMNS: [&str; 9] = [
     PRICES_TERMS_COLUMNS[1],
     PRICES_TERMS_COLUMNS[2],
     PRICES_TERMS_COLUMNS[3],
+    PRICES_TERMS_COLUMNS[4],
+    PRICES_TERMS_COLUMNS[5],
+    PRICES_TERMS_COLUMNS[6],
+    PRICES_TERMS_COLUMNS[7],
+    PRICES_TERMS_COLUMNS[8],
+    PRICES_TERMS_COLUMNS[9],
 ];
 /// The columns of `history.csv`, in the order writers emit them.
 pub const HISTORY_COLUMNS: [&str; 6] =
@@ -123,7 +141,7 @@ pub struct PriceRow {
 
 /// What a registrar's list says of an offer beside its three prices (the optional
 /// columns [`PRICES_TERMS_COLUMNS`]), in USD cents like the prices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Terms {
     /// The regular first-year price, when the first-year price is a promotion below it.
     pub regular_register: Option<u32>,
@@ -134,6 +152,31 @@ pub struct Terms {
     /// What a registration for `i + 2` years costs in all (2 to [`MAX_YEARS`]), where
     /// the list gives it.
     pub register_years: [Option<u32>; MAX_YEARS - 1],
+    /// The first-year price is a promotion (always so with `regular_register`).
+    pub promotion: bool,
+    /// A published coupon and the first-year price with it.
+    pub coupon: Option<Coupon>,
+    /// The prices of the registrar's paid membership: register, renew, transfer.
+    pub member: [Option<u32>; 3],
+}
+
+/// A coupon code a registrar publishes in its price list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coupon {
+    /// The code as published: 1 to 64 printable ASCII characters, no comma or quote.
+    pub code: String,
+    /// The first-year price with the code, in USD cents, below the register price.
+    pub register: u32,
+}
+
+impl Coupon {
+    /// Whether `code` can be a coupon code: 1 to 64 characters of `A-Z a-z 0-9 - _ .`.
+    pub fn valid_code(code: &str) -> bool {
+        (1..=64).contains(&code.len())
+            && code
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    }
 }
 
 /// A price quoted in another currency and the reference rate it was converted at
@@ -704,7 +747,7 @@ fn read_prices<R: Read>(
         }
         let usd = [register.flatten(), renew.flatten(), transfer.flatten()];
         let original = original(&f[7..12], usd, &mut p);
-        let terms = terms(&f[12..16], register.flatten(), &mut p);
+        let terms = terms(&f[12..22], usd, &mut p);
         if !p.is_empty() {
             return errs.push(file, line, p.join("; "));
         }
@@ -723,7 +766,8 @@ fn read_prices<R: Read>(
 
 /// The optional terms of a price row (`f` in [`PRICES_TERMS_COLUMNS`] order), checked
 /// against its first-year price.
-fn terms(f: &[&str], register: Option<u32>, p: &mut Vec<String>) -> Terms {
+fn terms(f: &[&str], usd: [Option<u32>; 3], p: &mut Vec<String>) -> Terms {
+    let register = usd[0];
     let mut t = Terms::default();
     match price_field("regular_register", f[0]) {
         Err(e) => p.push(e),
@@ -764,6 +808,50 @@ fn terms(f: &[&str], register: Option<u32>, p: &mut Vec<String>) -> Terms {
                 ));
                 break;
             }
+        }
+    }
+    match f[4].trim() {
+        "true" => t.promotion = true,
+        "" => t.promotion = t.regular_register.is_some(),
+        "false" if t.regular_register.is_some() => {
+            p.push("a row with regular_register is a promotion: promotion must be true".into())
+        }
+        "false" => {}
+        other => p.push(format!("promotion {other:?} is not true or false")),
+    }
+    if t.promotion && register.is_none() {
+        p.push("promotion without a register price".into());
+    }
+    let code = f[5].trim();
+    match price_field("coupon_register", f[6]) {
+        Err(e) => p.push(e),
+        Ok(None) if code.is_empty() => {}
+        Ok(Some(price)) if Coupon::valid_code(code) => match register {
+            Some(r) if price < r => {
+                t.coupon = Some(Coupon {
+                    code: code.to_string(),
+                    register: price,
+                })
+            }
+            _ => p.push(format!(
+                "coupon_register {:?} must be below the register price",
+                f[6]
+            )),
+        },
+        Ok(Some(_)) => p.push(format!(
+            "coupon_code {code:?} is not 1 to 64 letters, digits, '-', '_' or '.'"
+        )),
+        Ok(None) => p.push("coupon_code without coupon_register".into()),
+    }
+    let names = ["register", "renew", "transfer"];
+    for i in 0..3 {
+        let what = format!("member_{}", names[i]);
+        match price_field(&what, f[7 + i]) {
+            Err(e) => p.push(e),
+            Ok(Some(_)) if usd[i].is_none() => {
+                p.push(format!("{what} without a {} price", names[i]))
+            }
+            Ok(price) => t.member[i] = price,
         }
     }
     t
@@ -1024,7 +1112,7 @@ mod tests {
              org,alpha,9.99,9.99,,USD,2026-07-08T00:00:00Z,,,,\n"
         );
         let s = read(REGISTRARS.as_bytes(), good.as_bytes(), None).unwrap();
-        let terms: Vec<Terms> = s.prices.iter().map(|p| p.terms).collect();
+        let terms: Vec<Terms> = s.prices.iter().map(|p| p.terms.clone()).collect();
         assert_eq!(
             terms,
             [
@@ -1038,6 +1126,8 @@ mod tests {
                         y[8] = Some(10580);
                         y
                     },
+                    promotion: true,
+                    ..Terms::default()
                 },
                 Terms {
                     regular_register: None,

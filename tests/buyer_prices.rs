@@ -402,3 +402,118 @@ fn conversions_equal_a_recomputation_from_the_ecb_table_and_never_reorder() {
         }
     }
 }
+
+#[test]
+fn every_member_price_of_the_openprovider_feed_is_kept_apart_and_never_ranked() {
+    // The feed, read here: `member-price` beside `regular-price`, the price for everyone.
+    let feed: Value = serde_json::from_slice(
+        &std::fs::read(
+            Path::new(ROOT).join("snapshots/feeds/openprovider/openprovider-prices.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let feed = feed["data"].as_object().unwrap();
+    let sold: Vec<String> = price_source()
+        .into_iter()
+        .filter(|r| r["registrar"] == "openprovider" && !r["register"].is_empty())
+        .map(|r| r["tld"].clone())
+        .collect();
+    assert!(sold.len() > 1_500, "{} Openprovider TLDs", sold.len());
+    let mut checked = 0;
+    for list in chunks(&sold) {
+        let body = query(&["prices", "--tlds", &list, "--registrars", "openprovider"]);
+        for (tld, by_registrar) in body["results"].as_object().unwrap() {
+            let r = &by_registrar["openprovider"];
+            let entry = &feed[tld.as_str()];
+            let regular = &entry["regular-price"];
+            assert_eq!(
+                json_cents(&r["register_price"]),
+                (regular["create"].as_f64().unwrap() * 100.0).round() as u64,
+                "{tld}: the ranked price is the price for everyone"
+            );
+            let member = &entry["member-price"];
+            let shown = &r["member_prices"];
+            for (op, field) in [("create", "register"), ("renew", "renew")] {
+                let feed_cents = (member[op].as_f64().unwrap() * 100.0).round() as u64;
+                if feed_cents == 0 {
+                    assert!(
+                        shown.get(field).is_none_or(Value::is_null),
+                        "{tld}: {shown}"
+                    );
+                } else {
+                    assert_eq!(json_cents(&shown[field]), feed_cents, "{tld} {op}: {shown}");
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, sold.len());
+    // The cheapest ranking is by the price for everyone: an Openprovider entry is where
+    // its regular price puts it, its member prices beside it.
+    let body = query(&["cheapest", "--tlds", "com", "--limit", "100", "--public"]);
+    let entries = body["results"]["com"]["cheapest_register"]
+        .as_array()
+        .unwrap();
+    let prices: Vec<u64> = entries
+        .iter()
+        .map(|e| json_cents(&e["register_price"]))
+        .collect();
+    assert!(prices.windows(2).all(|w| w[0] <= w[1]), "{prices:?}");
+    assert!(
+        entries.iter().any(|e| e.get("member_prices").is_some()),
+        "{entries:?}"
+    );
+}
+
+#[test]
+fn a_past_day_ranked_by_real_cost_orders_that_days_sellers_by_it() {
+    for sort in ["renew", "total_3_year", "total_5_year"] {
+        for tld in ["com", "net", "xyz", "io"] {
+            let by_year = query(&[
+                "cheapest",
+                "--tlds",
+                tld,
+                "--limit",
+                "100",
+                "--at",
+                "2025-10-01",
+            ]);
+            let sorted = query(&[
+                "cheapest",
+                "--tlds",
+                tld,
+                "--limit",
+                "100",
+                "--at",
+                "2025-10-01",
+                "--sort",
+                sort,
+            ]);
+            let list = |v: &Value| {
+                v["results"][tld]["cheapest_register"]
+                    .as_array()
+                    .unwrap()
+                    .clone()
+            };
+            let (a, b) = (list(&by_year), list(&sorted));
+            assert!(!a.is_empty(), "{tld} on 2025-10-01");
+            let key = |e: &Value| {
+                let (reg, ren) = (
+                    json_cents(&e["register_price"]),
+                    json_cents(&e["renew_price"]),
+                );
+                let k = match sort {
+                    "renew" => ren,
+                    "total_3_year" => reg + 2 * ren,
+                    _ => reg + 4 * ren,
+                };
+                (k, reg, e["registrar_key"].as_str().unwrap().to_string())
+            };
+            let mut expected: Vec<_> = a.iter().map(key).collect();
+            expected.sort();
+            let got: Vec<_> = b.iter().map(key).collect();
+            assert_eq!(got, expected, "{tld} sorted by {sort} on 2025-10-01");
+        }
+    }
+}

@@ -176,7 +176,32 @@ fn every_collector_then_import_and_no_secret_leaks() {
         .find(|l| l.starts_with("com,namecheap,"))
         .unwrap();
     let f: Vec<&str> = com.split(',').collect();
-    assert_eq!(&f[12..], ["15.16", "0.18", "true", "2:22.12"], "{com}");
+    assert_eq!(
+        &f[12..17],
+        ["15.16", "0.18", "true", "2:22.12", "true"],
+        "{com}"
+    );
+    // Porkbun's registration coupon: its code and the first year with it (a dollar off
+    // the 8.12 ranked); Dynadot's com `onSale`: a promotion without a regular price.
+    let row = |registrar: &str| -> Vec<String> {
+        let prefix = format!("com,{registrar},");
+        let line = csv.lines().find(|l| l.starts_with(&prefix)).unwrap();
+        line.split(',').map(String::from).collect()
+    };
+    let porkbun = row("porkbun");
+    assert_eq!(
+        &porkbun[16..19],
+        ["false", "AWESOMENESS", "7.12"],
+        "{porkbun:?}"
+    );
+    let dynadot = row("dynadot");
+    assert_eq!((&*dynadot[12], &*dynadot[16]), ("", "true"), "{dynadot:?}");
+    assert!(
+        csv.lines()
+            .filter(|l| l.contains(",dynadot,") && !l.starts_with("com,"))
+            .all(|l| l.split(',').nth(16) == Some("false")),
+        "only com is on sale at the Dynadot stand-in"
+    );
     // The whole lists came through, not only com.
     assert_eq!(prices(&src, "route53").len(), 351);
     assert_eq!(prices(&src, "namesilo").len(), 459);

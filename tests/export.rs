@@ -47,20 +47,19 @@ fn the_export_is_the_price_source_row_for_row() {
     let source = price_source();
     let grid = records(&export(&[]));
     assert_eq!(grid.len(), source.len());
-    assert_eq!(grid[0][..16], source[0][..]);
-    assert_eq!(grid[0][16], "promotion");
-    let regular = source[0]
-        .iter()
-        .position(|c| c == "regular_register")
-        .unwrap();
-    let mut promotions = 0;
+    // Every column is the price source's, every row the price source's row.
+    assert_eq!(grid[0], source[0]);
+    assert_eq!(grid[0].len(), 22);
+    let column = |name: &str| source[0].iter().position(|c| c == name).unwrap();
+    let (promotion, member) = (column("promotion"), column("member_register"));
+    let (mut promotions, mut members) = (0, 0);
     for (got, want) in grid.iter().zip(&source).skip(1) {
-        assert_eq!(got[..16], want[..], "{want:?}");
-        let promoted = !want[regular].is_empty();
-        assert_eq!(got[16], promoted.to_string(), "{want:?}");
-        promotions += usize::from(promoted);
+        assert_eq!(got, want);
+        promotions += usize::from(want[promotion] == "true");
+        members += usize::from(!want[member].is_empty());
     }
     assert!(promotions > 300, "{promotions}");
+    assert!(members > 1_500, "{members}");
 
     // Chosen TLDs: exactly their rows, in the same order.
     let some = records(&export(&["--tlds", "net,COM,.io,nope"]));
@@ -70,7 +69,7 @@ fn the_export_is_the_price_source_row_for_row() {
         .collect();
     assert_eq!(some.len() - 1, want.len());
     for (got, want) in some.iter().skip(1).zip(want) {
-        assert_eq!(got[..16], want[..]);
+        assert_eq!(got, want);
     }
 
     // In euros: the amounts converted, the currency named, the quotes kept.

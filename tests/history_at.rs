@@ -93,7 +93,7 @@ fn as_of(source: &Source, day: i64) -> Source {
                         && (p.register, p.renew, p.transfer)
                             == (h.register, h.renew, h.transfer) =>
                 {
-                    p.terms
+                    p.terms.clone()
                 }
                 _ => Default::default(),
             },

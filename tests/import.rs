@@ -62,7 +62,9 @@ fn ok(out: &Output) -> String {
 
 /// `prices.csv` as (tld, registrar) -> [register, renew, transfer, currency, updated_at,
 /// original_currency, original_register, original_renew, original_transfer, rate_date,
-/// regular_register, icann_fee, icann_fee_included, register_years].
+/// regular_register, icann_fee, icann_fee_included, register_years] (the columns after
+/// those, promotion to member prices, are checked by tests/buyer_prices.rs and
+/// tests/collect.rs).
 fn prices(dir: &Path) -> HashMap<(String, String), Vec<String>> {
     let mut reader = csv::Reader::from_path(dir.join("prices.csv")).unwrap();
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
@@ -84,14 +86,23 @@ fn prices(dir: &Path) -> HashMap<(String, String), Vec<String>> {
             "regular_register",
             "icann_fee",
             "icann_fee_included",
-            "register_years"
+            "register_years",
+            "promotion",
+            "coupon_code",
+            "coupon_register",
+            "member_register",
+            "member_renew",
+            "member_transfer"
         ]
     );
     let mut map = HashMap::new();
     for r in reader.records() {
         let r = r.unwrap();
         let key = (r[0].to_string(), r[1].to_string());
-        let old = map.insert(key.clone(), r.iter().skip(2).map(String::from).collect());
+        let old = map.insert(
+            key.clone(),
+            r.iter().skip(2).take(14).map(String::from).collect(),
+        );
         assert!(old.is_none(), "duplicate row {key:?}");
     }
     map

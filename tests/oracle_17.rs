@@ -238,7 +238,7 @@ fn body(out: &[u8]) -> Value {
 }
 
 /// `v` without the offers' terms (`promotion`, `regular_register_price`, `icann_fee`,
-/// `icann_fee_included`), anywhere in it.
+/// `icann_fee_included`, `coupon`, `member_prices`), anywhere in it.
 fn without_terms(mut v: Value) -> Value {
     fn strip(v: &mut Value) {
         match v {
@@ -248,6 +248,8 @@ fn without_terms(mut v: Value) -> Value {
                     "regular_register_price",
                     "icann_fee",
                     "icann_fee_included",
+                    "coupon",
+                    "member_prices",
                 ] {
                     m.remove(k);
                 }

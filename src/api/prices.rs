@@ -105,7 +105,7 @@ fn answer(
             };
             match p.at {
                 None => query::cheapest_in(data, &req, how, out),
-                Some(day) => query::cheapest_at_in(data, &req, day, money, out),
+                Some(day) => query::cheapest_at_in(data, &req, day, how, out),
             }
             .map_err(Problem::from_query)
         }

@@ -855,7 +855,7 @@ fn write_row(snap: &ArchivedSnapshotData, row: &Row, fx: Fx, out: &mut Vec<u8>) 
             out.extend_from_slice(name);
             out.extend_from_slice(b",\"renew_price\":");
             write_cents(fx.amount(u64::from(o.renew.to_native())), out);
-            crate::snapshot::render::terms(o.terms(), fx, out);
+            crate::snapshot::render::terms(snap.terms(o), fx, out);
             out.push(b'}');
         }
         None => out.extend_from_slice(b"null"),
@@ -875,7 +875,7 @@ fn write_row(snap: &ArchivedSnapshotData, row: &Row, fx: Fx, out: &mut Vec<u8>) 
             write_cents(fx.amount(u64::from(o.renew.to_native())), out);
             out.extend_from_slice(b",\"total_cost_5_year\":");
             write_cents(fx.amount(cost), out);
-            crate::snapshot::render::terms(o.terms(), fx, out);
+            crate::snapshot::render::terms(snap.terms(o), fx, out);
             out.push(b'}');
         }
         None => out.extend_from_slice(b"null"),

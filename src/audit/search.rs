@@ -117,7 +117,7 @@ fn write_candidate(
     write_cents(u64::from(renew), out);
     out.extend_from_slice(b",\"total_cost_5_year\":");
     write_cents(five_year(register, renew), out);
-    crate::snapshot::render::terms(o.terms(), crate::price::Fx::USD, out);
+    crate::snapshot::render::terms(snap.terms(o), crate::price::Fx::USD, out);
     out.extend_from_slice(b",\"renewal_trap\":");
     out.extend_from_slice(if is_renewal_trap(register, renew) {
         b"true"

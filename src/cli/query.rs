@@ -316,7 +316,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             };
             match p.at {
                 None => query::cheapest_in(snap.data(), &req, how, &mut out)?,
-                Some(day) => query::cheapest_at_in(snap.data(), &req, day, money, &mut out)?,
+                Some(day) => query::cheapest_at_in(snap.data(), &req, day, how, &mut out)?,
             }
         }
         Command::Prices {

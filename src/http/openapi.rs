@@ -368,8 +368,27 @@ pub fn problem_response(description: &str, codes: &[&str], extra_headers: Value)
 /// that carry them.
 fn add_terms_and_currency(schemas: &mut Value) {
     let terms = json!({
-        "promotion": { "const": true, "description": "Present when the first-year price (`register_price`) is a promotion below the registrar's regular first-year price." },
-        "regular_register_price": { "type": ["number", "null"], "minimum": 0, "description": "With `promotion`: the regular first-year price, what the first year costs once the promotion ends." },
+        "promotion": { "const": true, "description": "Present when the registrar's list marks the first-year price (`register_price`) as a promotion." },
+        "regular_register_price": { "type": ["number", "null"], "minimum": 0, "description": "With `promotion`: the regular first-year price, what the first year costs once the promotion ends; null where the list marks a sale without stating it." },
+        "coupon": {
+            "type": "object",
+            "description": "Present where the registrar's list publishes a coupon code for the first year: the code and the first-year price with it. Rankings use `register_price`, the price without a code.",
+            "required": ["code", "register_price"],
+            "properties": {
+                "code": { "type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$" },
+                "register_price": { "type": "number", "minimum": 0 }
+            }
+        },
+        "member_prices": {
+            "type": "object",
+            "description": "Present where the registrar's list gives the prices of its paid membership beside the prices for everyone; never ranked.",
+            "required": ["register", "renew", "transfer"],
+            "properties": {
+                "register": { "type": ["number", "null"], "minimum": 0 },
+                "renew": { "type": ["number", "null"], "minimum": 0 },
+                "transfer": { "type": ["number", "null"], "minimum": 0 }
+            }
+        },
         "icann_fee": { "type": "number", "minimum": 0, "description": "Present where the registrar's list states the ICANN fee of a year apart: the fee." },
         "icann_fee_included": { "type": "boolean", "description": "With `icann_fee`: whether the prices shown include it (tldsnap ranks prices with the fee included; see docs/API.md, \"Promotions and the ICANN fee\")." }
     });
@@ -586,11 +605,11 @@ fn components_base() -> Value {
                                "description": "When true, rankings keep stale offers, each marked `\"stale\": true`.",
                                "schema": { "type": "boolean", "default": false } },
             "ranking": { "name": "sort", "in": "query", "required": false,
-                         "description": "The order of the ranking: register (first-year price, ties by renewal then registrar key), renew (renewal price), total_3_year (first year and two renewals), total_5_year (first year and four renewals); ties after the key by first-year price, then registrar key. Computed in USD, so the order is the same in every currency. Not with `at`.",
+                         "description": "The order of the ranking: register (first-year price, ties by renewal then registrar key), renew (renewal price), total_3_year (first year and two renewals), total_5_year (first year and four renewals); ties after the key by first-year price, then registrar key. Computed in USD, so the order is the same in every currency. With `at`: the sellers of that day a plan sees, in this order.",
                          "schema": { "type": "string", "enum": ["register", "renew", "total_3_year", "total_5_year"], "default": "register" } },
             "currency": { "name": "currency", "in": "query", "required": false,
-                          "description": "ISO 4217 code of the currency the prices are shown in (any case), one of the ECB euro reference rates (EUR, GBP, CAD, AUD, CHF, JPY, INR, ...). Each price is converted from USD at the ECB rates of the snapshot's data date (the day is in `currency.rate_date`), rounded half to even to the currency's minor unit; totals are sums of the converted prices. Default USD (no `currency` object). A code the snapshot has no rate for is a 400 naming the codes it has.",
-                          "schema": { "type": "string", "pattern": "^[A-Za-z]{3}$", "default": "USD", "examples": ["EUR", "GBP", "JPY"] } },
+                          "description": "ISO 4217 code of the currency the prices are shown in (any case accepted), one of the ECB euro reference rates. Each price is converted from USD at the ECB rates of the snapshot's data date (the day is in `currency.rate_date`), rounded half to even to the currency's minor unit; totals are sums of the converted prices. Default USD (no `currency` object). A code the snapshot has no rate for is a 400 naming the codes it has.",
+                          "schema": { "type": "string", "enum": crate::price::ECB_CURRENCIES, "default": "USD", "examples": ["EUR", "GBP", "JPY"] } },
             "include_prices": { "name": "include_prices", "in": "query", "required": false,
                                 "description": "When true, each entry carries `prices`.",
                                 "schema": { "type": "boolean", "default": false } },

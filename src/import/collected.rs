@@ -387,16 +387,26 @@ pub fn parse_dynadot_api(bytes: &[u8]) -> Result<Parsed, String> {
                 });
                 continue;
             };
-            rows.push(row(
-                key.to_string(),
-                first_year(
-                    t.get("allYearsRegisterPrice")
-                        .or_else(|| t.get("registerPrice")),
-                ),
-                first_year(t.get("allYearsRenewPrice").or_else(|| t.get("renewPrice"))),
-                feeds::field(t.get("transferPrice")),
-                upper(t.get("currency").or_else(|| page.pointer("/data/currency"))),
-            ));
+            rows.push(RawRow {
+                // "Yes" when the TLD is on sale (the documented string; a JSON true too):
+                // the first-year price is a promotion whose regular price the list does
+                // not give.
+                promotion: match t.get("onSale") {
+                    Some(Value::String(s)) => s.trim().eq_ignore_ascii_case("yes"),
+                    Some(Value::Bool(b)) => *b,
+                    _ => false,
+                },
+                ..row(
+                    key.to_string(),
+                    first_year(
+                        t.get("allYearsRegisterPrice")
+                            .or_else(|| t.get("registerPrice")),
+                    ),
+                    first_year(t.get("allYearsRenewPrice").or_else(|| t.get("renewPrice"))),
+                    feeds::field(t.get("transferPrice")),
+                    upper(t.get("currency").or_else(|| page.pointer("/data/currency"))),
+                )
+            });
         }
     }
     Ok(Parsed {

@@ -72,6 +72,15 @@ pub struct RawRow {
     /// What a registration for `i + 2` years costs in all, where the source gives it
     /// (Namecheap's API durations).
     pub register_years: [Field; crate::source::MAX_YEARS - 1],
+    /// The source marks the first-year price as a promotion (Dynadot's `onSale`), with or
+    /// without its regular price.
+    pub promotion: bool,
+    /// A coupon the source publishes for the first year: its code and the first-year
+    /// price with it (Porkbun's `coupons`).
+    pub coupon: Option<(String, Field)>,
+    /// The prices of the registrar's paid membership: register, renew, transfer
+    /// (Openprovider's `member-price`).
+    pub member: [Field; 3],
 }
 
 impl Default for RawRow {
@@ -89,6 +98,9 @@ impl Default for RawRow {
             icann_fee: Field::Missing,
             icann_fee_included: false,
             register_years: [Field::Missing; crate::source::MAX_YEARS - 1],
+            promotion: false,
+            coupon: None,
+            member: [Field::Missing; 3],
         }
     }
 }
@@ -503,8 +515,10 @@ pub fn parse_porkbun(bytes: &[u8]) -> Result<Parsed, String> {
             if !v.is_object() {
                 return malformed(key);
             }
+            let register = field(v.get("registration"));
             RawRow {
-                register: field(v.get("registration")),
+                coupon: porkbun_coupon(register, v.get("coupons")),
+                register,
                 renew: field(v.get("renewal")),
                 transfer: field(v.get("transfer")),
                 handshake: v.get("specialType").and_then(Value::as_str) == Some("handshake"),
@@ -517,6 +531,25 @@ pub fn parse_porkbun(bytes: &[u8]) -> Result<Parsed, String> {
         date_ms: None,
         rows,
     })
+}
+
+/// A Porkbun entry's first-year coupon: `coupons` is `[]` when there is none, or an
+/// object by operation, `{"registration": {"code", "max_per_user", "first_year_only",
+/// "type": "amount", "amount": 1}}` (`amount` in dollars off). Only a registration
+/// coupon of type `amount` that leaves a price above zero is kept, with the first-year
+/// price it gives; any other coupon stays in the raw version only.
+fn porkbun_coupon(register: Field, coupons: Option<&Value>) -> Option<(String, Field)> {
+    let c = coupons?.get("registration")?;
+    let code = c.get("code")?.as_str()?.trim();
+    if c.get("type").and_then(Value::as_str) != Some("amount") {
+        return None;
+    }
+    match (register, field(c.get("amount"))) {
+        (Field::Cents(r), Field::Cents(off)) if off > 0 && off < r => {
+            Some((code.to_string(), Field::Cents(r - off)))
+        }
+        _ => None,
+    }
 }
 
 #[derive(Deserialize)]
@@ -545,10 +578,22 @@ pub fn parse_openprovider(bytes: &[u8]) -> Result<Parsed, String> {
             else {
                 return malformed(key);
             };
+            // What members of Openprovider's paid membership pay, beside the price for
+            // everyone (kept apart, never ranked).
+            let member =
+                v.get("member-price")
+                    .filter(|m| m.is_object())
+                    .map_or([Field::Missing; 3], |m| {
+                        ["create", "renew", "transfer"].map(|op| match field(m.get(op)) {
+                            Field::Cents(0) => Field::Missing,
+                            f => f,
+                        })
+                    });
             RawRow {
                 register: field(p.get("create")),
                 renew: field(p.get("renew")),
                 transfer: field(p.get("transfer")),
+                member,
                 key,
                 ..RawRow::default()
             }

@@ -615,7 +615,7 @@ fn import_unit(
             offer: kept.offer,
             original: kept.original.clone(),
             updated_ms,
-            terms: kept.terms,
+            terms: kept.terms.clone(),
         })
         .collect();
     let kept = prices.len();
@@ -822,7 +822,7 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
                 offer: own,
                 suffix,
                 original: None,
-                terms: terms_of(row, register, Ok)?,
+                terms: terms_of(row, [register, renew, transfer], Ok)?,
             },
         ));
     }
@@ -847,7 +847,7 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
         renew: convert(own.renew)?,
         transfer: convert(own.transfer)?,
     };
-    let terms = terms_of(row, usd.register, convert)?;
+    let terms = terms_of(row, [usd.register, usd.renew, usd.transfer], convert)?;
     Ok((
         name,
         Kept {
@@ -865,13 +865,14 @@ fn clean_row(row: &RawRow, file_day: i64, ctx: &Context<'_>) -> Result<(String, 
 }
 
 /// The terms of `row`, each amount through `convert` (to USD, as the prices were),
-/// kept only beside a first-year price (`register`, USD); a term that cannot be read is
-/// dropped and leaves the row's prices as they are.
+/// kept only beside the price they qualify (`usd`: register, renew, transfer, in USD);
+/// a term that cannot be read is dropped and leaves the row's prices as they are.
 fn terms_of(
     row: &RawRow,
-    register: Option<u32>,
+    usd: [Option<u32>; 3],
     mut convert: impl FnMut(Option<u32>) -> Result<Option<u32>, DropReason>,
 ) -> Result<Terms, DropReason> {
+    let register = usd[0];
     let read = |f: &Field| match f {
         Field::Cents(c) if *c > 0 => Some(*c),
         _ => None,
@@ -881,12 +882,29 @@ fn terms_of(
     for (total, f) in register_years.iter_mut().zip(&row.register_years) {
         *total = convert(read(f).filter(|_| register.is_some()))?;
     }
+    let regular_register =
+        convert(read(&row.regular_register))?.filter(|c| register.is_some_and(|r| *c > r));
+    let coupon = match &row.coupon {
+        Some((code, price)) if crate::source::Coupon::valid_code(code) => convert(read(price))?
+            .filter(|c| register.is_some_and(|r| *c < r))
+            .map(|c| crate::source::Coupon {
+                code: code.clone(),
+                register: c,
+            }),
+        _ => None,
+    };
+    let mut member = [None; 3];
+    for i in 0..3 {
+        member[i] = convert(read(&row.member[i]))?.filter(|_| usd[i].is_some());
+    }
     Ok(Terms {
-        regular_register: convert(read(&row.regular_register))?
-            .filter(|c| register.is_some_and(|r| *c > r)),
+        promotion: register.is_some() && (row.promotion || regular_register.is_some()),
+        regular_register,
         icann_fee: fee,
         icann_fee_included: fee.is_some() && row.icann_fee_included,
         register_years,
+        coupon,
+        member,
     })
 }
 

@@ -110,6 +110,15 @@ pub fn prices_csv(source: &Source) -> Vec<u8> {
                     .filter_map(|(i, total)| Some(format!("{}:{}", i + 2, price(Some((*total)?)))))
                     .collect::<Vec<_>>()
                     .join(" "),
+                p.terms.promotion.to_string(),
+                p.terms
+                    .coupon
+                    .as_ref()
+                    .map_or_else(String::new, |c| c.code.clone()),
+                price(p.terms.coupon.as_ref().map(|c| c.register)),
+                price(p.terms.member[0]),
+                price(p.terms.member[1]),
+                price(p.terms.member[2]),
             ]
         }),
     )
@@ -243,6 +252,12 @@ mod tests {
                             None,
                             Some(12330),
                         ],
+                        promotion: true,
+                        coupon: Some(crate::source::Coupon {
+                            code: "SAVE1".into(),
+                            register: 1133,
+                        }),
+                        member: [Some(1100), Some(1150), None],
                     },
                 },
             ],
@@ -290,9 +305,9 @@ mod tests {
         );
         assert_eq!(
             String::from_utf8(prices_csv(&s)).unwrap(),
-            "tld,registrar,register,renew,transfer,currency,updated_at,original_currency,original_register,original_renew,original_transfer,rate_date,regular_register,icann_fee,icann_fee_included,register_years\n\
-             co.uk,route53,,12.50,0.00,USD,2026-01-01T16:27:49.638Z,,,,,,,,,\n\
-             uk,route53,12.33,12.33,0.00,USD,2026-01-01T16:27:49.638Z,GBP,9.17,9.17,0.00,2024-10-03,14.99,0.20,false,2:24.66 10:123.30\n"
+            "tld,registrar,register,renew,transfer,currency,updated_at,original_currency,original_register,original_renew,original_transfer,rate_date,regular_register,icann_fee,icann_fee_included,register_years,promotion,coupon_code,coupon_register,member_register,member_renew,member_transfer\n\
+             co.uk,route53,,12.50,0.00,USD,2026-01-01T16:27:49.638Z,,,,,,,,,,false,,,,,\n\
+             uk,route53,12.33,12.33,0.00,USD,2026-01-01T16:27:49.638Z,GBP,9.17,9.17,0.00,2024-10-03,14.99,0.20,false,2:24.66 10:123.30,true,SAVE1,11.33,11.00,11.50,\n"
         );
         assert_eq!(
             String::from_utf8(history_csv(&s)).unwrap(),

@@ -24,7 +24,7 @@ use crate::snapshot::schema::{ArchivedTld, ArchivedVersion, NONE, OfferTerms};
 
 /// One registrar's offer for one TLD on a day.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct DayOffer {
+pub(crate) struct DayOffer<'s> {
     pub registrar: u32,
     pub register: u32,
     pub renew: u32,
@@ -32,7 +32,7 @@ pub(crate) struct DayOffer {
     /// The current offer's terms when the day's state is the current one (its last
     /// change, with the current prices); the history keeps prices only, so an older
     /// state has none.
-    pub terms: OfferTerms,
+    pub terms: OfferTerms<'s>,
 }
 
 /// The registrar's feed version in effect on `day`, if its data had started.
@@ -58,11 +58,11 @@ pub(crate) fn data_day(snap: &ArchivedSnapshotData) -> i64 {
 /// Fills `offers` with the TLD's offers on `day` in the builder's order (sellers by
 /// register, renew, registrar key; then renewal-only ones the same way) and returns how
 /// many sell it, or `None` when the TLD had no history yet on that day.
-pub(crate) fn offers_at(
-    snap: &ArchivedSnapshotData,
+pub(crate) fn offers_at<'s>(
+    snap: &'s ArchivedSnapshotData,
     t: &ArchivedTld,
     day: i64,
-    offers: &mut Vec<DayOffer>,
+    offers: &mut Vec<DayOffer<'s>>,
 ) -> Option<usize> {
     offers.clear();
     let first = t.first_change.to_native() as usize;
@@ -93,7 +93,7 @@ pub(crate) fn offers_at(
                         o.transfer.to_native(),
                     ) == (register, renew, transfer) =>
             {
-                o.terms()
+                snap.terms(o)
             }
             _ => OfferTerms::NONE,
         };

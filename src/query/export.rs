@@ -1,11 +1,10 @@
 //! The price grid as CSV: one row per (TLD, registrar) the viewer sees, every price
-//! column, in the price source's own layout (`prices.csv`, docs/IMPORT.md), then
-//! `promotion`.
+//! column, in the price source's own layout (`prices.csv`, docs/IMPORT.md).
 //!
-//! With USD (the default) the first sixteen columns of each row are the row of the
-//! price source the snapshot was built from, byte for byte; in another currency every
-//! USD amount (the three prices, the regular first-year price, the ICANN fee, the
-//! multi-year totals) is converted as the JSON answers convert it and `currency` names
+//! With USD (the default) each row is the row of the price source the snapshot was
+//! built from, byte for byte; in another currency every USD amount (the three prices,
+//! the regular first-year price, the ICANN fee, the multi-year totals, the coupon and
+//! member prices) is converted as the JSON answers convert it and `currency` names
 //! it, while the `original_*` columns keep what the registrar quoted. Rows come in
 //! the price source's order: TLDs by name, registrars by key within a TLD.
 //!
@@ -20,8 +19,8 @@ use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
 
-/// The columns, in order: the price source's, then `promotion`.
-pub const COLUMNS: [&str; 17] = [
+/// The columns, in order: the price source's.
+pub const COLUMNS: [&str; 22] = [
     "tld",
     "registrar",
     "register",
@@ -39,6 +38,11 @@ pub const COLUMNS: [&str; 17] = [
     "icann_fee_included",
     "register_years",
     "promotion",
+    "coupon_code",
+    "coupon_register",
+    "member_register",
+    "member_renew",
+    "member_transfer",
 ];
 
 /// What an export covers and how it writes prices.
@@ -168,7 +172,7 @@ fn row(
         }
         None => out.extend_from_slice(b",,,,"),
     }
-    let terms = o.terms();
+    let terms = snap.terms(o);
     out.push(b',');
     amount(fx, terms.regular_register, out);
     out.push(b',');
@@ -201,6 +205,14 @@ fn row(
     }
     out.push(b',');
     out.extend_from_slice(if terms.promotion() { b"true" } else { b"false" });
+    out.push(b',');
+    out.extend_from_slice(terms.coupon_code.as_bytes());
+    out.push(b',');
+    amount(fx, terms.coupon_register, out);
+    for member in [terms.member.0, terms.member.1, terms.member.2] {
+        out.push(b',');
+        amount(fx, member, out);
+    }
     out.push(b'\n');
 }
 

@@ -552,7 +552,7 @@ pub struct Offered<'s> {
     pub original: Option<QuotedPrices<'s>>,
     /// What the registrar's list says beside the prices: a promotion's regular
     /// first-year price, the ICANN fee.
-    pub terms: crate::snapshot::schema::OfferTerms,
+    pub terms: crate::snapshot::schema::OfferTerms<'s>,
 }
 
 impl Offered<'_> {

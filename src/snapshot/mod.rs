@@ -45,7 +45,7 @@ use crate::price::Fx;
 /// The 8 bytes every snapshot starts with.
 pub const MAGIC: [u8; 8] = *b"TLDSNAP\0";
 /// The format this build reads and writes. Bump on any change to the header or schema.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 64;
 
@@ -1117,6 +1117,12 @@ impl ArchivedSnapshotData {
         &self.text[s.start.to_native() as usize..s.end.to_native() as usize]
     }
 
+    /// What the list of offer `o` says beside its prices.
+    #[inline]
+    pub fn terms(&self, o: &schema::ArchivedOffer) -> schema::OfferTerms<'_> {
+        o.terms(&self.text)
+    }
+
     /// A span that holds a name (UTF-8 checked at open).
     #[inline]
     pub fn span_str(&self, s: &ArchivedSpan) -> &str {
@@ -1386,6 +1392,31 @@ impl ArchivedSnapshotData {
                     "offer {i}: an included ICANN fee that is not stated"
                 ));
             }
+            if o.promotion != (register != NONE && (o.promotion || regular != NONE)) {
+                return Err(format!(
+                    "offer {i}: a promotion without a first-year price, or a regular price without a promotion"
+                ));
+            }
+            let (coupon, code) = (o.coupon_register.to_native(), self.span_str(&o.coupon_code));
+            if (coupon == NONE) != code.is_empty()
+                || coupon != NONE
+                    && (register == NONE
+                        || coupon >= register
+                        || !crate::source::Coupon::valid_code(code))
+            {
+                return Err(format!(
+                    "offer {i}: a coupon without its code, or not below the first-year price"
+                ));
+            }
+            let member = [o.member_register, o.member_renew, o.member_transfer];
+            let prices = [o.register, o.renew, o.transfer];
+            if member
+                .iter()
+                .zip(&prices)
+                .any(|(m, p)| m.to_native() != NONE && p.to_native() == NONE)
+            {
+                return Err(format!("offer {i}: a member price where there is no price"));
+            }
             let years = o.years.to_native();
             if years != NONE
                 && (!(years as usize).is_multiple_of(crate::source::MAX_YEARS - 1)
@@ -1542,6 +1573,7 @@ impl ArchivedSnapshotData {
                 if o.registrar.to_native() as usize >= n_reg
                     || !span_ok(&o.record)
                     || !span_ok(&o.original_currency)
+                    || !span_ok(&o.coupon_code)
                     || o.record.start < record
                 {
                     return err("offer registrar or record out of range");
@@ -1779,7 +1811,7 @@ impl ArchivedSnapshotData {
                         names[r],
                         keys[r],
                         (o.register.to_native(), o.renew.to_native()),
-                        o.terms(),
+                        self.terms(o),
                         o.updated_ms.to_native(),
                         false,
                         Fx::USD,
@@ -1813,7 +1845,7 @@ impl ArchivedSnapshotData {
                     render::record(
                         key,
                         (register, renew, transfer),
-                        o.terms(),
+                        self.terms(o),
                         o.updated_ms.to_native(),
                         Fx::USD,
                         out,
@@ -1832,7 +1864,7 @@ impl ArchivedSnapshotData {
                         render::listing_prices(
                             (register, renew, transfer),
                             self.original(o),
-                            o.terms(),
+                            self.terms(o),
                             Fx::USD,
                             out,
                         )
@@ -1904,6 +1936,11 @@ impl ArchivedSnapshotData {
         for o in group {
             if o.original_currency.start != o.original_currency.end {
                 next_span(pos, &o.original_currency, what)?;
+            }
+        }
+        for o in group {
+            if o.coupon_code.start != o.coupon_code.end {
+                next_span(pos, &o.coupon_code, what)?;
             }
         }
         // Client entries: `{...}`, then `,{...}` each, one after the other and none

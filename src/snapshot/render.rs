@@ -16,12 +16,31 @@ use crate::price::offered as cents;
 
 /// What an offer's list says beside its prices, where it says anything:
 /// `,"promotion":true,"regular_register_price":..` for a first-year price that is a
-/// promotion, `,"icann_fee":..,"icann_fee_included":true|false` where the list states
-/// the fee apart. Nothing for an offer with neither.
-pub fn terms(t: OfferTerms, fx: Fx, out: &mut impl Out) {
+/// promotion (`null` where the list marks a sale without its regular price),
+/// `,"icann_fee":..,"icann_fee_included":true|false` where the list states the fee
+/// apart, `,"coupon":{"code":..,"register_price":..}` for a published coupon,
+/// `,"member_prices":{"register":..,"renew":..,"transfer":..}` for the prices of the
+/// registrar's paid membership. Nothing for an offer with none of them.
+pub fn terms(t: OfferTerms<'_>, fx: Fx, out: &mut impl Out) {
     if t.promotion() {
         out.put(b",\"promotion\":true,\"regular_register_price\":");
         write_opt_cents(fx.offered(t.regular_register), out);
+    }
+    if t.coupon_register != NONE {
+        out.put(b",\"coupon\":{\"code\":");
+        json::write_str(t.coupon_code, out);
+        out.put(b",\"register_price\":");
+        write_opt_cents(fx.offered(t.coupon_register), out);
+        out.put(b"}");
+    }
+    if t.has_member_prices() {
+        out.put(b",\"member_prices\":{\"register\":");
+        write_opt_cents(fx.offered(t.member.0), out);
+        out.put(b",\"renew\":");
+        write_opt_cents(fx.offered(t.member.1), out);
+        out.put(b",\"transfer\":");
+        write_opt_cents(fx.offered(t.member.2), out);
+        out.put(b"}");
     }
     if t.icann_fee != NONE {
         out.put(b",\"icann_fee\":");
@@ -63,7 +82,7 @@ pub fn original_prices(
 pub fn listing_prices(
     (register, renew, transfer): (u32, u32, u32),
     original: Option<(&str, (u32, u32, u32), i64)>,
-    offer_terms: OfferTerms,
+    offer_terms: OfferTerms<'_>,
     fx: Fx,
     out: &mut impl Out,
 ) {
@@ -150,7 +169,7 @@ pub fn client_entry(
     name_json: &[u8],
     key: &str,
     (register, renew): (u32, u32),
-    offer_terms: OfferTerms,
+    offer_terms: OfferTerms<'_>,
     updated_ms: i64,
     stale: bool,
     fx: Fx,
@@ -180,7 +199,7 @@ pub fn public_entry(
     rank: usize,
     name_json: &[u8],
     (register, renew, transfer): (u32, u32, u32),
-    offer_terms: OfferTerms,
+    offer_terms: OfferTerms<'_>,
     updated_ms: i64,
     stale: bool,
     fx: Fx,
@@ -230,7 +249,7 @@ pub fn public_tail(sellers: usize, avg: (u32, u32, u32), fx: Fx, out: &mut impl 
 pub fn record(
     key: &str,
     (register, renew, transfer): (u32, u32, u32),
-    offer_terms: OfferTerms,
+    offer_terms: OfferTerms<'_>,
     updated_ms: i64,
     fx: Fx,
     out: &mut impl Out,

@@ -79,26 +79,45 @@ impl Ranking {
 
 /// What a registrar's list says of an offer beside its prices (cents or [`NONE`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OfferTerms {
+pub struct OfferTerms<'a> {
+    /// The first-year price is a promotion (with or without `regular_register`).
+    pub promotion: bool,
     /// The regular first-year price when the first-year price is a promotion below it.
     pub regular_register: u32,
     /// The ICANN fee of a year, where the list states it apart.
     pub icann_fee: u32,
     /// Whether the prices include `icann_fee`.
     pub icann_fee_included: bool,
+    /// A coupon code the registrar publishes (empty: none) and the first-year price
+    /// with it.
+    pub coupon_code: &'a str,
+    /// The first-year price with `coupon_code`, or [`NONE`].
+    pub coupon_register: u32,
+    /// The prices of the registrar's paid membership (register, renew, transfer), each
+    /// [`NONE`] where its list gives none.
+    pub member: (u32, u32, u32),
 }
 
-impl OfferTerms {
+impl OfferTerms<'_> {
     /// Nothing stated beside the prices.
-    pub const NONE: OfferTerms = OfferTerms {
+    pub const NONE: OfferTerms<'static> = OfferTerms {
+        promotion: false,
         regular_register: NONE,
         icann_fee: NONE,
         icann_fee_included: false,
+        coupon_code: "",
+        coupon_register: NONE,
+        member: (NONE, NONE, NONE),
     };
 
     /// Whether the first-year price is a promotion.
     pub fn promotion(&self) -> bool {
-        self.regular_register != NONE
+        self.promotion
+    }
+
+    /// Whether the list gives member prices.
+    pub fn has_member_prices(&self) -> bool {
+        self.member != (NONE, NONE, NONE)
     }
 }
 
@@ -286,6 +305,19 @@ pub struct Offer {
     pub icann_fee: u32,
     /// Whether the prices include `icann_fee`.
     pub icann_fee_included: bool,
+    /// The first-year price is a promotion: always with `regular_register`, and where
+    /// the list marks a sale without its regular price.
+    pub promotion: bool,
+    /// A coupon code the registrar's list publishes, bare (empty: none).
+    pub coupon_code: Span,
+    /// The first-year price with `coupon_code` (below `register`), or [`NONE`].
+    pub coupon_register: u32,
+    /// The first-year price of the registrar's paid membership, or [`NONE`].
+    pub member_register: u32,
+    /// The membership's renewal price, or [`NONE`].
+    pub member_renew: u32,
+    /// The membership's transfer price, or [`NONE`].
+    pub member_transfer: u32,
     /// Where its multi-year registration totals start in
     /// [`SnapshotData::register_years`], or [`NONE`] when its list gives none.
     pub years: u32,
@@ -345,13 +377,27 @@ pub struct Version {
 }
 
 impl ArchivedOffer {
-    /// What the registrar's list says beside the prices.
+    /// What the registrar's list says beside the prices; `text` is the snapshot's text
+    /// (the coupon code is a span of it, checked at open).
     #[inline]
-    pub fn terms(&self) -> OfferTerms {
+    pub fn terms<'a>(&self, text: &'a [u8]) -> OfferTerms<'a> {
+        let code = &self.coupon_code;
+        let code = text
+            .get(code.start.to_native() as usize..code.end.to_native() as usize)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("");
         OfferTerms {
+            promotion: self.promotion,
             regular_register: self.regular_register.to_native(),
             icann_fee: self.icann_fee.to_native(),
             icann_fee_included: self.icann_fee_included,
+            coupon_code: code,
+            coupon_register: self.coupon_register.to_native(),
+            member: (
+                self.member_register.to_native(),
+                self.member_renew.to_native(),
+                self.member_transfer.to_native(),
+            ),
         }
     }
 }

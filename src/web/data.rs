@@ -52,7 +52,7 @@ pub struct TldPage<'s> {
     /// The sellers this viewer sees, cheapest first by `ranking`.
     pub rows: Vec<Row<'s>>,
     /// What the cheapest registration's list says beside its price (its promotion).
-    pub cheapest_terms: OfferTerms,
+    pub cheapest_terms: OfferTerms<'s>,
     /// How many sellers this viewer does not see (their names and prices are for
     /// members of a plan that shows them).
     pub hidden: usize,
@@ -155,15 +155,22 @@ fn converted(cash: Cash<'_>, p: Triple) -> Triple {
 /// What the list of `registrar_key` says beside its price of `tld` (a promotion's
 /// regular first-year price, the ICANN fee), as stored with the offer; nothing when it
 /// has no offer.
-pub fn terms_of(snap: &ArchivedSnapshotData, tld: &str, registrar_key: &str) -> OfferTerms {
+pub fn terms_of<'s>(
+    snap: &'s ArchivedSnapshotData,
+    tld: &str,
+    registrar_key: &str,
+) -> OfferTerms<'s> {
     snap.tld(tld)
         .zip(snap.registrar_index(registrar_key))
         .and_then(|(t, r)| snap.offer_of(t, r))
-        .map_or(OfferTerms::NONE, |o| o.terms())
+        .map_or(OfferTerms::NONE, |o| snap.terms(o))
 }
 
 /// The terms of each price of a registrar's page, in its order.
-pub fn registrar_terms(snap: &ArchivedSnapshotData, page: &RegistrarPage<'_>) -> Vec<OfferTerms> {
+pub fn registrar_terms<'s>(
+    snap: &'s ArchivedSnapshotData,
+    page: &RegistrarPage<'_>,
+) -> Vec<OfferTerms<'s>> {
     page.prices
         .iter()
         .map(|p| terms_of(snap, p.tld, page.registrar.key))
@@ -182,7 +189,7 @@ pub struct Cheapest<'s> {
     /// Selling registrars.
     pub registrar_count: usize,
     /// What the cheapest registration's list says beside its price (its promotion).
-    pub terms: OfferTerms,
+    pub terms: OfferTerms<'s>,
     /// The first seller of the three-year ranking (first year and two renewals).
     pub three_year: Option<Offered<'s>>,
 }

@@ -145,10 +145,33 @@ fn first_year(cash: &Cash<'_>, cents: Option<u64>, terms: &OfferTerms) -> Markup
     html! {
         (price(cash, cents))
         @if cents.is_some() && terms.promotion() {
-            @let regular = cash.price(u64::from(terms.regular_register));
-            " " span.promo {
-                abbr title={ "A promotional first-year price; the regular first-year price is " (regular) } { "Promo" }
-                ", regular " (regular)
+            @if terms.regular_register == NONE {
+                " " span.promo {
+                    abbr title="A promotional first-year price; the registrar's list does not state its regular price" { "Promo" }
+                }
+            } @else {
+                @let regular = cash.price(u64::from(terms.regular_register));
+                " " span.promo {
+                    abbr title={ "A promotional first-year price; the regular first-year price is " (regular) } { "Promo" }
+                    ", regular " (regular)
+                }
+            }
+        }
+    }
+}
+
+/// What a registrar's list offers beside the price for everyone: a published coupon
+/// code and its first-year price, the prices of its paid membership.
+fn conditional_prices(cash: &Cash<'_>, terms: &OfferTerms) -> Markup {
+    html! {
+        @if terms.coupon_register != NONE {
+            " " span.coupon {
+                "with code " code { (terms.coupon_code) } ": " (cash.price(u64::from(terms.coupon_register)))
+            }
+        }
+        @if terms.member.0 != NONE {
+            " " span.member {
+                "members: " (cash.price(u64::from(terms.member.0)))
             }
         }
     }
@@ -206,7 +229,7 @@ enum PickPrice<'t> {
     /// A price, converted.
     Plain,
     /// A first-year price with its offer's terms.
-    FirstYear(&'t OfferTerms),
+    FirstYear(&'t OfferTerms<'t>),
     /// A total already in the page's currency (the sum of converted prices).
     Total(Option<u64>),
 }
@@ -488,6 +511,7 @@ pub fn tld(chrome: &Chrome<'_>, page: &TldPage<'_>, data_end: i64) -> Markup {
                                 td.num data-value=(value_attr(offer.prices.register)) {
                                     (first_year(cash, offer.prices.register, &offer.terms))
                                     (icann_fee(cash, &offer.terms))
+                                    (conditional_prices(cash, &offer.terms))
                                 }
                                 td.num data-value=(value_attr(offer.prices.renew)) {
                                     (price(cash, offer.prices.renew))
@@ -822,6 +846,7 @@ pub fn registrar(
                             td.num data-value=(value_attr(p.prices.register)) {
                                 (first_year(cash, p.prices.register, t))
                                 (icann_fee(cash, t))
+                                (conditional_prices(cash, t))
                             }
                             td.num data-value=(value_attr(p.prices.renew)) { (price(cash, p.prices.renew)) }
                             td.num data-value=(value_attr(p.prices.transfer)) { (price(cash, p.prices.transfer)) }

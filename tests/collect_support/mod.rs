@@ -167,10 +167,13 @@ pub fn read_json(rel: &str) -> Value {
     serde_json::from_slice(&read(rel)).unwrap()
 }
 
-/// The shipped Porkbun answer with `com`'s first year set to `com`.
+/// The shipped Porkbun answer with `com`'s first year set to `com` and a registration
+/// coupon of a dollar off on it (the API's coupon shape).
 pub fn porkbun_body(com: &str) -> Vec<u8> {
     let mut v = read_json("snapshots/feeds/porkbun/porkbun-pricing.json");
     v["pricing"]["com"]["registration"] = json!(com);
+    v["pricing"]["com"]["coupons"] = json!({"registration": {"code": "AWESOMENESS",
+        "max_per_user": 1, "first_year_only": "yes", "type": "amount", "amount": 1}});
     serde_json::to_vec(&v).unwrap()
 }
 
@@ -252,7 +255,8 @@ pub fn namecom_pages(com: f64, per_page: usize) -> Vec<Value> {
         .collect()
 }
 
-/// Dynadot REST pages from the shipped Dynadot list.
+/// Dynadot REST pages from the shipped Dynadot list; `com` is on sale (`onSale` is the
+/// documented string, `"Yes"` or `"No"`).
 pub fn dynadot_list(com: f64) -> Vec<Value> {
     let v = read_json("snapshots/feeds/dynadot/dynadot.json");
     v["prices"]
@@ -267,7 +271,8 @@ pub fn dynadot_list(com: f64) -> Vec<Value> {
             };
             json!({"tld": format!(".{k}"), "allYearsRegisterPrice": [reg],
                    "allYearsRenewPrice": [p["renew_price"]], "transferPrice": p["transfer_price"],
-                   "restorePrice": p["restore_price"], "onSale": false, "isIdn": false})
+                   "restorePrice": p["restore_price"],
+                   "onSale": if k == "com" { "Yes" } else { "No" }, "isIdn": "No"})
         })
         .collect()
 }

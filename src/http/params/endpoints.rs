@@ -106,8 +106,7 @@ impl<'a> CheapestParams<'a> {
         "currency",
     ];
 
-    /// Checks the values of [`CheapestParams::NAMES`]. A past day (`at`) is ranked by
-    /// first-year price only: `sort` with `at` is a 400.
+    /// Checks the values of [`CheapestParams::NAMES`].
     pub fn from_values(values: &'a Values<'_, 7>) -> Result<CheapestParams<'a>, Problem> {
         let [
             tlds_v,
@@ -126,13 +125,6 @@ impl<'a> CheapestParams<'a> {
             sort: ranking(sort.as_deref())?,
             currency: currency(currency_v.as_deref())?,
         };
-        if params.at.is_some() && params.sort != query::Ranking::Register {
-            return Err(Problem::InvalidParameter {
-                name: "sort",
-                value: sort.as_deref().map(echo),
-                reason: "a ranking as of a past day (at) is by first-year price only".to_owned(),
-            });
-        }
         Ok(params)
     }
 }
