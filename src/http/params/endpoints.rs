@@ -330,17 +330,20 @@ pub struct CatalogueParams<'a> {
     pub limit: usize,
     /// Where the page starts; `None`: the first page.
     pub cursor: Option<Cursor>,
+    /// The currency of the prices; `None`: USD. The order is the same in every one.
+    pub currency: Option<String>,
 }
 
 impl<'a> CatalogueParams<'a> {
     /// The query parameters, in the order [`CatalogueParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 5] = ["q", "type", "sort", "limit", "cursor"];
+    pub const NAMES: [&'static str; 6] = ["q", "type", "sort", "limit", "cursor", "currency"];
     /// Their OpenAPI parameter components (a page's `limit` is `page_limit`).
-    pub const COMPONENTS: [&'static str; 5] = ["q", "type", "sort", "page_limit", "cursor"];
+    pub const COMPONENTS: [&'static str; 6] =
+        ["q", "type", "sort", "page_limit", "cursor", "currency"];
 
     /// Checks the values of [`CatalogueParams::NAMES`].
-    pub fn from_values(values: &'a Values<'_, 5>) -> Result<CatalogueParams<'a>, Problem> {
-        let [q, kind, sort_v, limit_v, cursor_v] = values;
+    pub fn from_values(values: &'a Values<'_, 6>) -> Result<CatalogueParams<'a>, Problem> {
+        let [q, kind, sort_v, limit_v, cursor_v, currency_v] = values;
         Ok(CatalogueParams {
             q: search(q.as_deref())?,
             kind: tld_type(kind.as_deref())?,
@@ -350,6 +353,7 @@ impl<'a> CatalogueParams<'a> {
             },
             limit: page_limit(limit_v.as_deref())?,
             cursor: cursor(cursor_v.as_deref())?,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 
@@ -614,8 +618,10 @@ mod tests {
             Some("cheapest"),
             Some("7"),
             None,
+            Some("eur"),
         ]);
         let p = CatalogueParams::from_values(&v).unwrap();
+        assert_eq!(p.currency.as_deref(), Some("EUR"));
         assert_eq!(p.q.as_deref(), Some("co"));
         assert_eq!(p.kind, Some("generic"));
         assert_eq!(p.sort, Some(CatalogueSort::Cheapest));
@@ -626,11 +632,12 @@ mod tests {
             (r.sort, r.limit, r.snapshot),
             (CatalogueSort::Cheapest, 7, 9)
         );
-        let absent = values_of([None; 5]);
+        let absent = values_of([None; 6]);
         let none = CatalogueParams::from_values(&absent).unwrap();
         assert_eq!(none.request(Sight::ALL, 0).sort, CatalogueSort::Name);
         assert_eq!(none.limit, query::DEFAULT_PAGE);
-        let nope = values_of([None, Some("nope"), None, None, None]);
+        assert!(none.currency.is_none());
+        let nope = values_of([None, Some("nope"), None, None, None, None]);
         let bad = CatalogueParams::from_values(&nope);
         assert!(matches!(
             bad,
