@@ -409,20 +409,23 @@ pub struct LookupParams {
     pub limit: usize,
     /// The staleness rule asked for.
     pub fresh: FreshnessParams,
+    /// The currency of the prices; `None`: USD.
+    pub currency: Option<String>,
 }
 
 impl LookupParams {
     /// The query parameters, in the order [`LookupParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 3] = ["limit", "max_age_days", "include_stale"];
+    pub const NAMES: [&'static str; 4] = ["limit", "max_age_days", "include_stale", "currency"];
     /// Their OpenAPI parameter components.
-    pub const COMPONENTS: [&'static str; 3] = Self::NAMES;
+    pub const COMPONENTS: [&'static str; 4] = Self::NAMES;
 
     /// Checks the values of [`LookupParams::NAMES`].
-    pub fn from_values(values: &Values<'_, 3>) -> Result<LookupParams, Problem> {
-        let [limit_v, max_age, include_stale] = values;
+    pub fn from_values(values: &Values<'_, 4>) -> Result<LookupParams, Problem> {
+        let [limit_v, max_age, include_stale, currency_v] = values;
         Ok(LookupParams {
             limit: limit(limit_v.as_deref())?,
             fresh: FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 }
@@ -442,11 +445,14 @@ pub struct SearchParams<'a> {
     pub check_availability: bool,
     /// The staleness rule asked for.
     pub fresh: FreshnessParams,
+    /// The currency of the prices shown; `None`: USD (`max_price` is in US dollars
+    /// whatever it is).
+    pub currency: Option<String>,
 }
 
 impl<'a> SearchParams<'a> {
     /// The query parameters, in the order [`SearchParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 8] = [
         "q",
         "max_price",
         "types",
@@ -454,11 +460,21 @@ impl<'a> SearchParams<'a> {
         "check_availability",
         "max_age_days",
         "include_stale",
+        "currency",
     ];
 
     /// Checks the values of [`SearchParams::NAMES`]: `q` is required.
-    pub fn from_values(values: &'a Values<'_, 7>) -> Result<SearchParams<'a>, Problem> {
-        let [q, max_price, types, limit_v, check, max_age, include_stale] = values;
+    pub fn from_values(values: &'a Values<'_, 8>) -> Result<SearchParams<'a>, Problem> {
+        let [
+            q,
+            max_price,
+            types,
+            limit_v,
+            check,
+            max_age,
+            include_stale,
+            currency_v,
+        ] = values;
         let fresh = FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?;
         let q = q
             .as_deref()
@@ -496,6 +512,7 @@ impl<'a> SearchParams<'a> {
             check_availability: boolean("check_availability", check.as_deref(), false)?,
             limit: limit(limit_v.as_deref())?,
             fresh,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 }
