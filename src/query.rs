@@ -33,8 +33,8 @@ mod agreement;
 
 pub use catalogue::{
     CatalogueRequest, CatalogueSort, Cursor, CursorError, DEFAULT_PAGE, MAX_PAGE, RegistrarRequest,
-    TYPES, catalogue, catalogue_view, registrar, registrar_in, registrar_view, registrars_list,
-    registrars_view, tld_facts,
+    TYPES, catalogue, catalogue_in, catalogue_view, registrar, registrar_in, registrar_view,
+    registrars_list, registrars_view, tld_facts,
 };
 pub use money::{Money, money};
 pub use suggest::close_names;

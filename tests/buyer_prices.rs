@@ -10,7 +10,14 @@
 //!   renewal trap makes them (`.net` among them);
 //! - prices in five currencies equal a conversion recomputed from
 //!   `eurofxref-hist.csv`, for hundreds of prices, and every ranking is the same in
-//!   every currency of the table.
+//!   every currency of the table;
+//! - over HTTP, the catalogue (pages of 300 and 500 TLDs, by price and by name, and the
+//!   next page by its cursor), the bulk lookup (50 names) and the domain search (its
+//!   candidates) in EUR, GBP, JPY and CHF are the USD answers with every price converted
+//!   as recomputed here, in the same order, at the same cost, and an unknown currency
+//!   is a 400 on each.
+
+mod http_support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -278,21 +285,23 @@ fn convert(cents: u64, usd: (u128, u32), other: (u128, u32), whole: bool) -> u64
     (q * step) as u64
 }
 
-#[test]
-fn conversions_equal_a_recomputation_from_the_ecb_table_and_never_reorder() {
-    // The data date is the newest price's day; its rate is the last ECB row on or
-    // before it that quotes USD.
-    let source = price_source();
-    let data_day = source
+/// The rates the snapshot converts at: the data date is the newest price's day, and
+/// its rates are the last ECB row on or before it that quotes USD.
+fn data_date_rates() -> EcbRow {
+    let data_day = price_source()
         .iter()
         .map(|r| r["updated_at"][..10].to_string())
         .max()
         .unwrap();
-    let table = ecb_table();
-    let (rate_day, rates) = table
-        .iter()
+    ecb_table()
+        .into_iter()
         .find(|(d, r)| *d <= data_day && r.contains_key("USD"))
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn conversions_equal_a_recomputation_from_the_ecb_table_and_never_reorder() {
+    let (rate_day, rates) = &data_date_rates();
     let usd = rates["USD"];
     let sellers = sellers();
     let tlds: Vec<String> = sellers.keys().take(100).cloned().collect();
@@ -516,4 +525,308 @@ fn a_past_day_ranked_by_real_cost_orders_that_days_sellers_by_it() {
             assert_eq!(got, expected, "{tld} sorted by {sort} on 2025-10-01");
         }
     }
+}
+
+/// The price members of the answers checked below (each converted on its own); the
+/// `total_cost_N_year` members are sums of the converted prices of their object, and
+/// `original_*` members (as the registrar quoted) are the same in every currency.
+const PRICE_MEMBERS: [&str; 7] = [
+    "register_price",
+    "renew_price",
+    "transfer_price",
+    "price",
+    "avg_register_price",
+    "regular_register_price",
+    "icann_fee",
+];
+
+/// Asserts that `conv` is `usd` with each price converted by `to` (USD cents to
+/// hundredths of the currency) and nothing else changed: the same members, arrays in
+/// the same order. Counts the prices checked.
+fn assert_converted(
+    usd: &Value,
+    conv: &Value,
+    to: &dyn Fn(u64) -> u64,
+    at: &str,
+    checked: &mut usize,
+) {
+    match (usd, conv) {
+        (Value::Object(a), Value::Object(b)) => {
+            assert_eq!(
+                a.keys().collect::<Vec<_>>(),
+                b.keys().collect::<Vec<_>>(),
+                "{at}"
+            );
+            for (k, v) in a {
+                let (w, here) = (&b[k], format!("{at}.{k}"));
+                if k.starts_with("original_") {
+                    assert_eq!(v, w, "{here}");
+                } else if k == "member_prices" {
+                    for op in ["register", "renew", "transfer"] {
+                        let (v, w) = (&v[op], &w[op]);
+                        if v.is_null() {
+                            assert!(w.is_null(), "{here}.{op}: {w}");
+                        } else {
+                            assert_eq!(json_cents(w), to(json_cents(v)), "{here}.{op}");
+                            *checked += 1;
+                        }
+                    }
+                } else if PRICE_MEMBERS.contains(&k.as_str()) {
+                    if v.is_null() {
+                        assert!(w.is_null(), "{here}: {w}");
+                    } else {
+                        assert_eq!(json_cents(w), to(json_cents(v)), "{here}: {v} -> {w}");
+                        *checked += 1;
+                    }
+                } else if let Some(n) = k
+                    .strip_prefix("total_cost_")
+                    .and_then(|r| r.strip_suffix("_year"))
+                {
+                    let renewals: u64 = n.parse::<u64>().unwrap() - 1;
+                    let (register, renew) = (
+                        json_cents(&b["register_price"]),
+                        json_cents(&b["renew_price"]),
+                    );
+                    assert_eq!(json_cents(w), register + renewals * renew, "{here}");
+                    *checked += 1;
+                } else {
+                    assert_converted(v, w, to, &here, checked);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            assert_eq!(a.len(), b.len(), "{at}");
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                assert_converted(x, y, to, &format!("{at}[{i}]"), checked);
+            }
+        }
+        _ => assert_eq!(usd, conv, "{at}"),
+    }
+}
+
+/// `body` without its `meta.currency`, which must name `code` at the data date's rate.
+fn without_currency(body: &Value, code: &str, rate_day: &str) -> Value {
+    let mut body = body.clone();
+    let member = body["meta"]
+        .as_object_mut()
+        .and_then(|m| m.remove("currency"))
+        .unwrap_or_else(|| panic!("no meta.currency in {code}"));
+    assert_eq!(member["code"], code);
+    assert_eq!(member["rate_date"], rate_day);
+    assert_eq!(
+        member["source"],
+        "ECB euro foreign exchange reference rates"
+    );
+    body
+}
+
+/// The test plans, `unlimited` without a daily search limit either.
+const PLANS: &str = r#"{
+  "unlimited": {"credits_per_month": null, "rate_per_second": null, "burst": null, "tlds": "all", "registrar_list_limit": null, "searches_per_day": null},
+  "tiny": {"credits_per_month": 2, "rate_per_second": null, "burst": null, "tlds": "all", "registrar_list_limit": 5}
+}"#;
+
+/// The built snapshot of the shipped data served over HTTP; the keys of the plans
+/// `unlimited` (every TLD, every seller, any number of requests) and `pro`.
+fn server() -> (http_support::TempDir, Server, String, String) {
+    let dir = http_support::TempDir::new("buyer-currency");
+    let (keys_path, keys) = dir.keys();
+    let server = Server::start(http_support::Options {
+        plans: PLANS,
+        ..http_support::Options::new(snapshot(), &keys_path)
+    });
+    let (unlimited, pro) = (keys["unlimited"].clone(), keys["pro"].clone());
+    (dir, server, unlimited, pro)
+}
+
+use http_support::{Response, Server};
+
+fn ok(r: Response, what: &str) -> Response {
+    assert_eq!(r.status, 200, "{what}: {}", r.text());
+    r
+}
+
+/// The currencies the HTTP answers are checked in: two with cents beside the euro, and
+/// the yen, without decimals.
+const CURRENCIES: [&str; 4] = ["EUR", "GBP", "JPY", "CHF"];
+
+#[test]
+fn catalogue_lookup_and_search_convert_every_price_and_keep_their_order() {
+    let (rate_day, rates) = &data_date_rates();
+    let usd = rates["USD"];
+    let (_dir, server, key, pro) = server();
+    let key = Some(key.as_str());
+    let get = |target: &str| ok(server.get(target, key), target);
+    let post =
+        |target: &str, body: &Value| ok(server.request("POST", target, key, Some(body)), target);
+
+    // The USD answers: catalogue pages, a bulk of 50 names, two searches.
+    let pages = [
+        "/api/v1/client/tlds?sort=cheapest&limit=300",
+        "/api/v1/client/tlds?limit=500",
+        "/api/v1/tlds?sort=registrars&limit=250",
+    ];
+    let page_usd: Vec<Value> = pages.iter().map(|p| get(p).json()).collect();
+    let by_price = &page_usd[0]["tlds"];
+    assert_eq!(by_price.as_array().unwrap().len(), 300);
+    let sold: Vec<String> = page_usd[2]["tlds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["registrar_count"].as_u64() > Some(0))
+        .map(|e| e["tld"].as_str().unwrap().to_owned())
+        .collect();
+    let mut domains: Vec<String> = sold
+        .iter()
+        .take(44)
+        .enumerate()
+        .map(|(i, t)| {
+            if i % 3 == 0 {
+                format!("www.brand{i}.{t}")
+            } else {
+                format!("brand{i}.{t}")
+            }
+        })
+        .collect();
+    // Others: a second-level suffix, Unicode, an unknown suffix, not a name, a name
+    // given twice (answered once).
+    domains.extend(
+        [
+            "shop.example.co.uk",
+            "bücher.de",
+            "x.nope",
+            "not a name",
+            "example.com",
+        ]
+        .map(String::from),
+    );
+    domains.push(format!("BRAND1.{}", sold[1]));
+    assert_eq!(domains.len(), 50);
+    let bulk = serde_json::json!({ "domains": domains });
+    let lookup = "/api/v1/client/domains/lookup?limit=100";
+    let lookup_usd = post(lookup, &bulk);
+    let searches = [
+        "/api/v1/client/domains/search?q=best%20shop&limit=100",
+        "/api/v1/client/domains/search?q=bestshop.io&limit=40&max_price=5",
+    ];
+    let search_usd: Vec<Response> = searches.iter().map(|s| get(s)).collect();
+    assert_eq!(
+        search_usd[0].json()["results"].as_array().unwrap().len(),
+        100
+    );
+
+    let (mut in_catalogue, mut in_lookup, mut in_search) = (0, 0, 0);
+    for code in CURRENCIES {
+        let other = if code == "EUR" { (1, 0) } else { rates[code] };
+        let to = move |cents: u64| convert(cents, usd, other, code == "JPY");
+        let with = |target: &str| format!("{target}&currency={}", code.to_lowercase());
+
+        // The catalogue: every entry of each page, in the same order, the same cursor.
+        for (page, usd_body) in pages.iter().zip(&page_usd) {
+            let body = without_currency(&get(&with(page)).json(), code, rate_day);
+            assert_converted(usd_body, &body, &to, page, &mut in_catalogue);
+        }
+        // By price, the order is the stored USD one, and so non-decreasing converted.
+        let body = get(&with(pages[0])).json();
+        let shown: Vec<u64> = body["tlds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| json_cents(&e["cheapest_register"]["price"]))
+            .collect();
+        assert!(shown.windows(2).all(|w| w[0] <= w[1]), "{code}: {shown:?}");
+        // The next page, by the cursor of a page in this currency.
+        let cursor = body["meta"]["next_cursor"].as_str().unwrap();
+        let next = format!("/api/v1/client/tlds?sort=cheapest&limit=300&cursor={cursor}");
+        let next_usd = get(&next).json();
+        let next_conv = without_currency(&get(&with(&next)).json(), code, rate_day);
+        assert_converted(&next_usd, &next_conv, &to, &next, &mut in_catalogue);
+
+        // The bulk lookup: each name's cheapest registrars, converted, same ranking.
+        let r = post(&with(lookup), &bulk);
+        assert_eq!(
+            r.header("x-credits-cost"),
+            lookup_usd.header("x-credits-cost")
+        );
+        let body = without_currency(&r.json(), code, rate_day);
+        assert_converted(&lookup_usd.json(), &body, &to, lookup, &mut in_lookup);
+        // Each name's entries are the cheapest endpoint's in the same currency.
+        let com = body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["input"] == "example.com")
+            .unwrap();
+        let cheapest = get(&with("/api/v1/client/prices/cheapest?tlds=com&limit=100")).json();
+        for member in ["cheapest_register", "registrar_count"] {
+            assert_eq!(
+                com[member], cheapest["results"]["com"][member],
+                "{code} {member}"
+            );
+        }
+
+        // The domain search: the same candidates in the same order, converted.
+        for (target, usd_r) in searches.iter().zip(&search_usd) {
+            let r = get(&with(target));
+            assert_eq!(r.header("x-credits-cost"), usd_r.header("x-credits-cost"));
+            let body = without_currency(&r.json(), code, rate_day);
+            assert_converted(&usd_r.json(), &body, &to, target, &mut in_search);
+        }
+    }
+    // Every price of every page, entry and candidate was checked, in each currency.
+    assert!(in_catalogue > 4 * 1000, "{in_catalogue} catalogue prices");
+    assert!(in_lookup > 4 * 1000, "{in_lookup} lookup prices");
+    assert!(in_search > 4 * 300, "{in_search} search prices");
+    let looked_up = lookup_usd.json()["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("cheapest_register").is_some())
+        .count();
+    assert!(looked_up >= 45, "{looked_up} names priced");
+
+    // `tldsnap query tlds --currency` prints the API's page.
+    let cli = query(&[
+        "tlds",
+        "--sort",
+        "cheapest",
+        "--limit",
+        "300",
+        "--currency",
+        "JPY",
+    ]);
+    let api = get(&format!("{}&currency=JPY", pages[0])).json();
+    assert_eq!(cli, api);
+
+    // A currency the snapshot has no rate for is a 400 naming the parameter, before
+    // the lookup's body is read.
+    for target in [
+        "/api/v1/client/tlds?currency=XXX",
+        "/api/v1/tlds?currency=euro",
+        "/api/v1/client/domains/search?q=bestshop&currency=XXX",
+    ] {
+        let doc = server
+            .get(target, key)
+            .assert_problem(400, "invalid_parameter");
+        assert_eq!(doc["parameter"], "currency", "{target}");
+    }
+    for body in [bulk.clone(), serde_json::json!({ "nope": 1 })] {
+        let r = server.request(
+            "POST",
+            "/api/v1/client/domains/lookup?currency=XXX",
+            key,
+            Some(&body),
+        );
+        let doc = r.assert_problem(400, "invalid_parameter");
+        assert_eq!(doc["parameter"], "currency");
+    }
+    // And the catalogue's credits are one an answer, in any currency.
+    let remaining = |target: &str| -> u64 {
+        let r = ok(server.get(target, Some(&pro)), target);
+        r.header("x-credits-remaining").unwrap().parse().unwrap()
+    };
+    let a = remaining("/api/v1/client/tlds?limit=5");
+    let b = remaining("/api/v1/client/tlds?limit=5&currency=JPY");
+    let c = remaining("/api/v1/client/tlds?limit=5&currency=JPY");
+    assert_eq!((a - b, b - c), (1, 1));
 }

@@ -149,6 +149,24 @@ fn cases() -> Vec<(&'static str, Value, &'static str, Option<Value>)> {
             "GET /api/v1/client/domains/search?q=coffee+shop&limit=5",
             None,
         ),
+        (
+            "tld_catalogue",
+            json!({"sort": "cheapest", "limit": 5, "currency": "JPY"}),
+            "GET /api/v1/client/tlds?sort=cheapest&limit=5&currency=JPY",
+            None,
+        ),
+        (
+            "domains_lookup",
+            json!({"domains": ["example.com"], "limit": 2, "currency": "gbp"}),
+            "POST /api/v1/client/domains/lookup?limit=2&currency=gbp",
+            Some(json!({"domains": ["example.com"]})),
+        ),
+        (
+            "domain_search",
+            json!({"q": "coffee", "limit": 3, "currency": "EUR"}),
+            "GET /api/v1/client/domains/search?q=coffee&limit=3&currency=EUR",
+            None,
+        ),
     ]
 }
 

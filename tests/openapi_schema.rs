@@ -542,6 +542,142 @@ fn every_operation_answers_what_its_schema_says() {
     );
 }
 
+/// Every operation that lists the `currency` parameter, answered in yen on the shipped
+/// data (the fixture has no exchange rates): its answer is valid against its schema and
+/// carries the `currency` object; and every operation that answers prices is among them.
+#[test]
+fn every_answer_in_another_currency_matches_its_schema() {
+    let mut doc = Doc::new();
+    let dir = TempDir::new("openapi-currency");
+    let (keys_path, keys) = dir.keys();
+    let snapshot = dir.real_snapshot("real.tldsnap", str::to_owned);
+    let server = Server::start(Options::new(&snapshot, &keys_path));
+    let pro = keys["pro"].as_str();
+    let calls = [
+        Call::get(
+            "/api/v1/client/prices/cheapest?tlds=com,net&currency=JPY",
+            Some(pro),
+            200,
+        ),
+        Call::get("/api/v1/prices/cheapest?tlds=com&currency=JPY", None, 200),
+        Call::get(
+            "/api/v1/client/prices?tlds=com&currency=JPY",
+            Some(pro),
+            200,
+        ),
+        Call::get("/api/v1/prices?tlds=com&currency=JPY", None, 200),
+        Call::get("/v1/prices?tlds=com&currency=JPY", None, 200),
+        Call::get(
+            "/api/v1/client/registrars/tld/com?include_prices=true&currency=JPY",
+            Some(pro),
+            200,
+        ),
+        Call::get("/api/v1/client/history/tld/io?currency=JPY", Some(pro), 200),
+        Call::get("/api/v1/history/tld/com?currency=JPY", None, 200),
+        Call::get(
+            "/api/v1/client/overview/tld/com?currency=JPY",
+            Some(pro),
+            200,
+        ),
+        Call::get("/api/v1/overview/tld/com?currency=JPY", None, 200),
+        Call::get(
+            "/api/v1/client/tlds?sort=cheapest&limit=20&currency=JPY",
+            Some(pro),
+            200,
+        ),
+        Call::get("/api/v1/tlds?limit=20&currency=JPY", None, 200),
+        Call::get("/api/v1/registrars/porkbun?limit=5&currency=JPY", None, 200),
+        Call::get(
+            "/api/v1/client/domains/search?q=bestshop.io&limit=10&currency=JPY",
+            Some(pro),
+            200,
+        ),
+        Call::with(
+            "POST",
+            "/api/v1/client/domains/lookup?limit=3&currency=JPY",
+            pro,
+            Some(serde_json::json!({"domains": ["www.brand.com", "shop.example.co.uk", "x.nope"]})),
+            200,
+        ),
+        Call::with(
+            "POST",
+            "/api/v1/client/portfolio/audit?currency=JPY",
+            pro,
+            Some(
+                serde_json::json!({"domains": [{"name": "example.com", "registrar": "namecheap"}]}),
+            ),
+            200,
+        ),
+        Call::get(
+            "/api/v1/client/export?tlds=com&currency=JPY",
+            Some(pro),
+            200,
+        ),
+    ];
+    // Whether `v` holds the `currency` object of an answer in yen.
+    fn says_yen(v: &Value) -> bool {
+        match v {
+            Value::Object(m) => {
+                m.get("currency")
+                    .is_some_and(|c| c["code"] == "JPY" && c["per_usd"].is_number())
+                    || m.values().any(says_yen)
+            }
+            Value::Array(a) => a.iter().any(says_yen),
+            _ => false,
+        }
+    }
+    let mut called = BTreeSet::new();
+    for call in &calls {
+        let r = server.send(&call.raw()).expect("an answer");
+        assert_eq!(r.status, call.status, "{}: {}", call.target, r.text());
+        let path = call.target.split('?').next().unwrap();
+        let template = router::find(path).unwrap().0.route().path;
+        called.insert((template.to_owned(), call.method.to_ascii_lowercase()));
+        let ctype = r.header("content-type").unwrap_or_default();
+        let ctype = ctype.split(';').next().unwrap().trim().to_owned();
+        let pointer = answer_schema_pointer(&doc.doc, template, call.method, 200, &ctype)
+            .unwrap_or_else(|| panic!("{template}: no 200 {ctype} answer documented"));
+        let schema = doc.schema(&pointer);
+        let body = if ctype.ends_with("json") {
+            let body = r.json();
+            assert!(
+                says_yen(&body),
+                "{}: no currency object in {body}",
+                call.target
+            );
+            body
+        } else {
+            assert!(r.text().contains(",JPY,"), "{}", call.target);
+            Value::String(r.text())
+        };
+        if let Err(e) = doc.valid(schema, &body) {
+            panic!("{} does not match {pointer}: {e}", call.target);
+        }
+    }
+    let listing: BTreeSet<(String, String)> = doc.doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .iter()
+                .filter(|(_, op)| {
+                    op["parameters"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|p| p["$ref"] == "#/components/parameters/currency")
+                })
+                .map(move |(method, _)| (path.clone(), method.clone()))
+        })
+        .collect();
+    assert_eq!(
+        listing, called,
+        "the operations listing `currency`, and those called here"
+    );
+}
+
 /// Inputs for the parameter checks: well-formed, malformed, edge lengths, Unicode.
 fn inputs() -> Vec<String> {
     let mut v: Vec<String> = [

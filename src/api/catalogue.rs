@@ -117,8 +117,9 @@ fn answer(
         Endpoint::Tlds => {
             let values = params::pick(query, CatalogueParams::NAMES)?;
             let p = CatalogueParams::from_values(&values)?;
+            let money = super::prices::money_of(data, p.currency.as_deref())?;
             let req = p.request(caller.sight(), snapshot_id(loaded));
-            query::catalogue(data, &req, out).map_err(Problem::from_query)
+            query::catalogue_in(data, &req, money, out).map_err(Problem::from_query)
         }
         Endpoint::RegistrarList => {
             query::registrars_list(data, &state.config.public_url, out);
@@ -176,7 +177,7 @@ pub(crate) fn tlds_doc(client: bool) -> Value {
         client,
         ["clientTlds", "publicTlds"],
         "The TLD catalogue",
-        "Every TLD of the IANA root zone list and every TLD with a price, one page at a time. Paging with `next_cursor` yields each TLD exactly once; a cursor of an earlier snapshot or of another listing is a 400 naming `cursor`. For a TLD outside the caller's plan `cheapest_register` is null and listed in `members_only` (and `avg_register_price` too when it would give the one hidden price); with `sort=cheapest` such TLDs come after every price shown, in name order, then the unsold.",
+        "Every TLD of the IANA root zone list and every TLD with a price, one page at a time. Paging with `next_cursor` yields each TLD exactly once; a cursor of an earlier snapshot or of another listing is a 400 naming `cursor`. For a TLD outside the caller's plan `cheapest_register` is null and listed in `members_only` (and `avg_register_price` too when it would give the one hidden price); with `sort=cheapest` such TLDs come after every price shown, in name order, then the unsold. With `currency`, the prices are converted and `meta.currency` says so; the orders are the stored USD ones, so a page and its cursor are the same in every currency.",
         &CatalogueParams::COMPONENTS,
         ok("Catalogue", "One page of the catalogue."),
     );

@@ -133,11 +133,15 @@ pub async fn lookup<B: RequestBody>(
         Ok(begun) => begun,
         Err(response) => return response,
     };
+    let data = loaded.snapshot.data();
     let parsed = params::pick(req.uri().query(), LookupParams::NAMES).and_then(|values| {
         let p = LookupParams::from_values(&values)?;
-        Ok((p.limit, super::prices::freshness(state, &caller, p.fresh)))
+        // A currency the snapshot has no rate for is refused before the body is read.
+        let money = super::prices::money_of(data, p.currency.as_deref())?;
+        let fresh = super::prices::freshness(state, &caller, p.fresh);
+        Ok((p.limit, fresh, money))
     });
-    let (limit, fresh) = match parsed {
+    let (limit, fresh, money) = match parsed {
         Ok(p) => p,
         Err(problem) => return refuse(problem, &caller),
     };
@@ -152,13 +156,7 @@ pub async fn lookup<B: RequestBody>(
         tier: Some(caller.tier()),
         fresh,
     };
-    lookup::lookup(
-        loaded.snapshot.data(),
-        names(),
-        &req,
-        caller.sight(),
-        &mut out,
-    );
+    lookup::lookup_in(data, names(), &req, caller.sight(), money, &mut out);
     with_cost(finish_costing(state, route, caller, out, 1).await, 1)
 }
 
@@ -184,8 +182,14 @@ pub async fn search<B: Sync>(
         limit,
         check_availability,
         fresh,
+        currency,
     } = match SearchParams::from_values(&values) {
         Ok(p) => p,
+        Err(problem) => return refuse(problem, &caller),
+    };
+    let data = loaded.snapshot.data();
+    let money = match super::prices::money_of(data, currency.as_deref()) {
+        Ok(money) => money,
         Err(problem) => return refuse(problem, &caller),
     };
     let fresh = super::prices::freshness(state, &caller, fresh);
@@ -198,13 +202,7 @@ pub async fn search<B: Sync>(
         tier: Some(caller.tier()),
         fresh,
     };
-    if let Err(e) = search::search(
-        loaded.snapshot.data(),
-        names(),
-        &req,
-        caller.sight(),
-        &mut out,
-    ) {
+    if let Err(e) = search::search_in(data, names(), &req, caller.sight(), money, &mut out) {
         return refuse(
             Problem::InvalidParameter {
                 name: "q",
@@ -290,7 +288,7 @@ pub(crate) fn lookup_doc() -> Value {
     let mut op = json!({
         "operationId": "domainsLookup",
         "summary": "Bulk domain lookup",
-        "description": "For up to 100 full domain names: each one's public suffix and the cheapest registrars of that suffix, in the entry shape of the cheapest endpoint (`limit` applies). A name that is not a domain name, whose suffix is unknown, or whose suffix the plan excludes is an entry with `error` (`invalid_name`, `unknown_tld`, `tld_not_in_plan`), not a failed request. 101 names or more: 400 `too_many_values`. One credit.",
+        "description": "For up to 100 full domain names: each one's public suffix and the cheapest registrars of that suffix, in the entry shape of the cheapest endpoint (`limit` applies; with `currency`, the prices converted as there, the ranking the same, and `meta.currency`). A name that is not a domain name, whose suffix is unknown, or whose suffix the plan excludes is an entry with `error` (`invalid_name`, `unknown_tld`, `tld_not_in_plan`), not a failed request. 101 names or more: 400 `too_many_values`. One credit.",
         "security": keyed(),
         "parameters": refs(&LookupParams::COMPONENTS),
         "requestBody": { "required": true, "description": "At most 256 KiB.", "content": { "application/json": { "schema": {
@@ -307,17 +305,18 @@ pub(crate) fn search_doc() -> Value {
     let mut op = json!({
         "operationId": "domainsSearch",
         "summary": "Domain search",
-        "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: TLD name), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`, unless `check_availability=true` asks for it live. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
+        "description": "For a wanted name (`bestshop`, or words `best shop`, joined), the candidate domains across the TLDs tldsnap prices, ranked by first-year price (ties: TLD name), each with renewal, 5-year cost, renewal-trap flag and IANA TLD type. With `currency`, the prices are converted (the 5-year cost summed from the converted prices) and `meta.currency` says so; the candidates and their order are the USD answer's, and `max_price` stays in US dollars. A `q` with a suffix (`bestshop.io`) puts that suffix first, marked `requested`, whatever the filters. Availability is not known from prices: every candidate says `\"availability\": \"unknown\"`, unless `check_availability=true` asks for it live. Plans with a daily search limit (free: 5 per UTC day) get 429 `daily_limit` with `Retry-After` until the next UTC midnight; `X-Searches-Remaining` tells what is left. One credit.",
         "security": keyed(),
         "parameters": [
             { "name": "q", "in": "query", "required": true, "description": "The wanted name, words (joined), or a full domain name.", "schema": { "type": "string", "pattern": SEARCH_Q, "examples": ["best shop", "bestshop.io"] } },
-            { "name": "max_price", "in": "query", "required": false, "description": "Only candidates whose first-year price is at most this many US dollars (a decimal with at most two decimals).", "schema": { "type": "string", "pattern": DOLLARS, "examples": ["12.50"] } },
+            { "name": "max_price", "in": "query", "required": false, "description": "Only candidates whose first-year price is at most this many US dollars (a decimal with at most two decimals), whatever `currency` the prices are shown in.", "schema": { "type": "string", "pattern": DOLLARS, "examples": ["12.50"] } },
             { "name": "types", "in": "query", "required": false, "description": "Comma-separated IANA TLD types to keep.", "style": "form", "explode": false,
               "schema": { "type": "array", "minItems": 1, "items": { "enum": crate::query::TYPES }, "examples": [["generic", "country-code"]] } },
             { "$ref": "#/components/parameters/limit" },
             { "$ref": "#/components/parameters/max_age_days" },
             { "$ref": "#/components/parameters/include_stale" },
-            { "name": "check_availability", "in": "query", "required": false, "description": "When true, each candidate's `availability` is looked up live (docs/LIVE.md): `available`, `registered`, `reserved` or `unknown`, with `availability_reason`. Costs the plan's availability credits per candidate on top of the search's (at most `limit`, the bulk limit of 100); needs a plan with availability lookups (403 `lookup_not_in_plan`) and a server started with `--live` (404 `live_unavailable`).", "schema": { "type": "boolean", "default": false } }
+            { "name": "check_availability", "in": "query", "required": false, "description": "When true, each candidate's `availability` is looked up live (docs/LIVE.md): `available`, `registered`, `reserved` or `unknown`, with `availability_reason`. Costs the plan's availability credits per candidate on top of the search's (at most `limit`, the bulk limit of 100); needs a plan with availability lookups (403 `lookup_not_in_plan`) and a server started with `--live` (404 `live_unavailable`).", "schema": { "type": "boolean", "default": false } },
+            { "$ref": "#/components/parameters/currency" }
         ],
         "responses": { "200": ok("SearchAnswer", "Candidate domains, cheapest first year first.") }
     });

@@ -8,7 +8,7 @@ use super::names::Names;
 use super::portfolio::{InputError, check_name_field};
 use super::{LOOKUP_MAX, echo};
 use crate::json;
-use crate::query::{Freshness, Shape};
+use crate::query::{Freshness, Money, Presentation, Ranking, Shape};
 use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 
@@ -68,6 +68,24 @@ pub fn lookup(
     sight: Sight,
     out: &mut Vec<u8>,
 ) {
+    lookup_in(snap, names, req, sight, Money::USD, out)
+}
+
+/// [`lookup`] with the prices in another currency, and `meta.currency` saying so: each
+/// name's entries are the cheapest answer's in that currency (the stored USD ranking,
+/// each price converted), its stored fragments as they are in USD.
+pub fn lookup_in(
+    snap: &ArchivedSnapshotData,
+    names: &Names,
+    req: &LookupRequest<'_>,
+    sight: Sight,
+    money: Money<'_>,
+    out: &mut Vec<u8>,
+) {
+    let how = Presentation {
+        ranking: Ranking::Register,
+        money,
+    };
     out.clear();
     out.extend_from_slice(b"{\"results\":[");
     let mut seen: Vec<String> = Vec::with_capacity(req.names.len());
@@ -110,13 +128,26 @@ pub fn lookup(
         out.extend_from_slice(b",\"cheapest_register\":[");
         // The cheapest answer's entries and tail (which closes the array and writes
         // `registrar_count` and the object's `}`).
-        crate::query::cheapest_entries(snap, t, req.limit, Shape::Client, req.fresh, sight, out);
+        crate::query::cheapest_entries_in(
+            snap,
+            t,
+            req.limit,
+            Shape::Client,
+            req.fresh,
+            sight,
+            how,
+            out,
+        );
     }
     out.extend_from_slice(b"],\"meta\":{\"total\":");
     crate::json::write_int(written, out);
     if let Some(tier) = req.tier {
         out.extend_from_slice(b",\"tier\":");
         json::write_str(tier, out);
+    }
+    if !money.is_usd() {
+        out.push(b',');
+        money.write_member(out);
     }
     out.extend_from_slice(b"}}");
 }

@@ -15,8 +15,8 @@ use std::fmt;
 use super::names::Names;
 use super::{five_year, is_renewal_trap};
 use crate::json;
-use crate::price::write_cents;
-use crate::query::TYPES;
+use crate::price::{Fx, write_cents};
+use crate::query::{Money, TYPES};
 use crate::sight::Sight;
 use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, NONE};
@@ -81,6 +81,13 @@ fn kind_of<'s>(snap: &'s ArchivedSnapshotData, name: &str) -> &'s str {
         .map_or("", |e| snap.span_str(&e.kind))
 }
 
+/// How a candidate is written: the request's staleness rule and currency.
+#[derive(Clone, Copy)]
+struct Shown {
+    fresh: crate::query::Freshness,
+    fx: Fx,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn write_candidate(
     snap: &ArchivedSnapshotData,
@@ -89,11 +96,17 @@ fn write_candidate(
     o: &ArchivedOffer,
     kind: &str,
     requested: bool,
-    fresh: crate::query::Freshness,
+    shown: Shown,
     out: &mut Vec<u8>,
 ) {
     let t = &snap.tlds[tld_pos];
     let (register, renew) = (o.register.to_native(), o.renew.to_native());
+    // The prices in the answer's currency; the 5-year cost is summed from them, as the
+    // API's totals are, and the renewal trap is the USD prices' (a flag, not a price).
+    let (shown_register, shown_renew) = (
+        shown.fx.amount(u64::from(register)),
+        shown.fx.amount(u64::from(renew)),
+    );
     let r = &snap.registrars[o.registrar.to_native() as usize];
     out.extend_from_slice(b"{\"domain\":\"");
     out.extend_from_slice(label.as_bytes());
@@ -112,12 +125,16 @@ fn write_candidate(
     out.extend_from_slice(b",\"registrar_name\":");
     out.extend_from_slice(snap.span(&r.name_json));
     out.extend_from_slice(b",\"register_price\":");
-    write_cents(u64::from(register), out);
+    write_cents(shown_register, out);
     out.extend_from_slice(b",\"renew_price\":");
-    write_cents(u64::from(renew), out);
+    write_cents(shown_renew, out);
     out.extend_from_slice(b",\"total_cost_5_year\":");
-    write_cents(five_year(register, renew), out);
-    crate::snapshot::render::terms(snap.terms(o), crate::price::Fx::USD, out);
+    if shown.fx.is_usd() {
+        write_cents(five_year(register, renew), out);
+    } else {
+        write_cents(shown_register + 4 * shown_renew, out);
+    }
+    crate::snapshot::render::terms(snap.terms(o), shown.fx, out);
     out.extend_from_slice(b",\"renewal_trap\":");
     out.extend_from_slice(if is_renewal_trap(register, renew) {
         b"true"
@@ -128,7 +145,7 @@ fn write_candidate(
     out.extend_from_slice(b",\"last_updated\":\"");
     crate::time::write_iso_millis(ms, out);
     out.push(b'"');
-    if fresh.is_stale(ms) {
+    if shown.fresh.is_stale(ms) {
         out.extend_from_slice(b",\"stale\":true");
     }
     if requested {
@@ -150,6 +167,24 @@ pub fn search(
     sight: Sight,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    search_in(snap, names, req, sight, Money::USD, out)
+}
+
+/// [`search`] with the candidates' prices in another currency, and `meta.currency`
+/// saying so. The candidates and their order are the USD answer's (the walk of the
+/// stored order, `max_price` in US dollars): a conversion changes only the prices shown.
+pub fn search_in(
+    snap: &ArchivedSnapshotData,
+    names: &Names,
+    req: &SearchRequest<'_>,
+    sight: Sight,
+    money: Money<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
+    let shown = Shown {
+        fresh: req.fresh,
+        fx: money.fx,
+    };
     let (label, suffix) = parse_query(snap, names, req.q)?;
     out.clear();
     out.extend_from_slice(b"{\"query\":");
@@ -168,7 +203,7 @@ pub fn search(
                 // No seller, or none with a price recent enough.
                 None => requested_error = Some("no_seller"),
                 Some(o) => {
-                    write_candidate(snap, &label, i, o, kind_of(snap, s), true, req.fresh, out);
+                    write_candidate(snap, &label, i, o, kind_of(snap, s), true, shown, out);
                     written += 1;
                     requested_pos = Some(i as u32);
                 }
@@ -212,7 +247,7 @@ pub fn search(
         if written > 0 {
             out.push(b',');
         }
-        write_candidate(snap, &label, t_pos as usize, o, kind, false, req.fresh, out);
+        write_candidate(snap, &label, t_pos as usize, o, kind, false, shown, out);
         written += 1;
     }
     out.extend_from_slice(b"],\"meta\":{\"total\":");
@@ -230,6 +265,10 @@ pub fn search(
         out.extend_from_slice(b",\"error\":\"");
         out.extend_from_slice(e.as_bytes());
         out.extend_from_slice(b"\"}");
+    }
+    if !money.is_usd() {
+        out.push(b',');
+        money.write_member(out);
     }
     out.extend_from_slice(b"}}");
     Ok(())

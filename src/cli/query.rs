@@ -130,6 +130,9 @@ pub enum Command {
         /// The next_cursor of the previous page.
         #[arg(long)]
         cursor: Option<String>,
+        /// Show the prices in this currency (ISO 4217, an ECB reference rate) [default: USD].
+        #[arg(long)]
+        currency: Option<String>,
     },
     /// Every registrar with its coverage (`/api/v1/registrars`).
     RegistrarsList {
@@ -431,6 +434,7 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
             sort,
             limit,
             cursor,
+            currency,
         } => {
             let values = params::values_of([
                 q.as_deref(),
@@ -438,11 +442,13 @@ pub fn run(cmd: Command) -> Result<(), CliError> {
                 sort.as_deref(),
                 limit.as_deref(),
                 cursor.as_deref(),
+                currency.as_deref(),
             ]);
             let p = param(CatalogueParams::from_values(&values))?;
             let (snap, plan) = common.open()?;
+            let money = money_flag(&snap, p.currency.as_deref())?;
             let req = p.request(sight(plan.as_ref()), snap.header().content_hash as u64);
-            query::catalogue(snap.data(), &req, &mut out)?;
+            query::catalogue_in(snap.data(), &req, money, &mut out)?;
         }
         Command::RegistrarsList {
             common,

@@ -446,6 +446,14 @@ fn add_terms_and_currency(schemas: &mut Value) {
     add(&mut schemas["Overview"]["allOf"][1]["properties"], &member);
     add(&mut schemas["History"]["properties"], &member);
     add(&mut schemas["PageMeta"]["properties"], &member);
+    add(
+        &mut schemas["LookupAnswer"]["properties"]["meta"]["properties"],
+        &member,
+    );
+    add(
+        &mut schemas["SearchAnswer"]["properties"]["meta"]["properties"],
+        &member,
+    );
 }
 
 fn price() -> Value {

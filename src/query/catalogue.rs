@@ -298,16 +298,16 @@ fn entry_view<'s>(
     }
 }
 
-/// One catalogue entry.
-fn write_entry(e: &CatalogueEntry<'_>, out: &mut Vec<u8>) {
+/// One catalogue entry, its prices converted by `fx`.
+fn write_entry(e: &CatalogueEntry<'_>, fx: Fx, out: &mut Vec<u8>) {
     out.push(b'{');
     e.facts.write(out);
     out.extend_from_slice(b",\"registrar_count\":");
     write_int(e.registrar_count as u64, out);
     out.extend_from_slice(b",\"avg_register_price\":");
-    write_opt_cents(e.avg_register_price, out);
+    write_opt_cents(e.avg_register_price.map(|c| fx.amount(c)), out);
     out.extend_from_slice(b",\"cheapest_register\":");
-    Pick::write(e.cheapest_register.as_ref(), Fx::USD, out);
+    Pick::write(e.cheapest_register.as_ref(), fx, out);
     if !e.members_only.is_empty() {
         write_members_only(e.members_only, out);
     }
@@ -360,6 +360,18 @@ pub fn catalogue(
     req: &CatalogueRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), QueryError> {
+    catalogue_in(snap, req, super::Money::USD, out)
+}
+
+/// [`catalogue`] with the prices in another currency, and `meta.currency` saying so.
+/// The page is the same walk of the same stored order (`sort=cheapest` stays the USD
+/// order: a conversion never reorders), so a cursor pages on in any currency.
+pub fn catalogue_in(
+    snap: &ArchivedSnapshotData,
+    req: &CatalogueRequest<'_>,
+    money: super::Money<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), QueryError> {
     out.clear();
     let page = catalogue_view(snap, req)?;
     out.extend_from_slice(b"{\"tlds\":[");
@@ -367,7 +379,7 @@ pub fn catalogue(
         if i > 0 {
             out.push(b',');
         }
-        write_entry(e, out);
+        write_entry(e, money.fx, out);
     }
     out.extend_from_slice(b"],\"meta\":{\"total\":");
     write_int(page.total as u64, out);
@@ -376,6 +388,10 @@ pub fn catalogue(
     out.extend_from_slice(b"\",\"limit\":");
     write_int(page.limit as u64, out);
     write_next(page.next_cursor, out);
+    if !money.is_usd() {
+        out.push(b',');
+        money.write_member(out);
+    }
     out.extend_from_slice(b"}}");
     Ok(())
 }

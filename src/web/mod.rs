@@ -1138,7 +1138,7 @@ fn render(
                 data::cheapest_of(snap, &crate::tld::FREE_TLDS, state.freshness(false), sight)
                     .map_err(data_failure)?;
             // One entry is enough: the page wants the total.
-            let none = params::values_of([None; 5]);
+            let none = params::values_of([None; 6]);
             let one = CatalogueParams {
                 limit: 1,
                 ..CatalogueParams::from_values(&none).map_err(bad_request)?
@@ -1174,7 +1174,8 @@ fn render(
             Ok(Outcome::Cacheable(pages::tld(chrome, &page, end)))
         }
         PageKind::Catalogue => {
-            // A form sends its empty fields: an empty value is an absent one here.
+            // A form sends its empty fields: an empty value is an absent one here. Its
+            // `currency` is the page's choice, already made (`currency_choice`).
             let values = params::pick(query, CatalogueParams::NAMES)
                 .map_err(bad_request)?
                 .map(non_empty);

@@ -322,17 +322,20 @@ pub struct CatalogueParams<'a> {
     pub limit: usize,
     /// Where the page starts; `None`: the first page.
     pub cursor: Option<Cursor>,
+    /// The currency of the prices; `None`: USD. The order is the same in every one.
+    pub currency: Option<String>,
 }
 
 impl<'a> CatalogueParams<'a> {
     /// The query parameters, in the order [`CatalogueParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 5] = ["q", "type", "sort", "limit", "cursor"];
+    pub const NAMES: [&'static str; 6] = ["q", "type", "sort", "limit", "cursor", "currency"];
     /// Their OpenAPI parameter components (a page's `limit` is `page_limit`).
-    pub const COMPONENTS: [&'static str; 5] = ["q", "type", "sort", "page_limit", "cursor"];
+    pub const COMPONENTS: [&'static str; 6] =
+        ["q", "type", "sort", "page_limit", "cursor", "currency"];
 
     /// Checks the values of [`CatalogueParams::NAMES`].
-    pub fn from_values(values: &'a Values<'_, 5>) -> Result<CatalogueParams<'a>, Problem> {
-        let [q, kind, sort_v, limit_v, cursor_v] = values;
+    pub fn from_values(values: &'a Values<'_, 6>) -> Result<CatalogueParams<'a>, Problem> {
+        let [q, kind, sort_v, limit_v, cursor_v, currency_v] = values;
         Ok(CatalogueParams {
             q: search(q.as_deref())?,
             kind: tld_type(kind.as_deref())?,
@@ -342,6 +345,7 @@ impl<'a> CatalogueParams<'a> {
             },
             limit: page_limit(limit_v.as_deref())?,
             cursor: cursor(cursor_v.as_deref())?,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 
@@ -397,20 +401,23 @@ pub struct LookupParams {
     pub limit: usize,
     /// The staleness rule asked for.
     pub fresh: FreshnessParams,
+    /// The currency of the prices; `None`: USD.
+    pub currency: Option<String>,
 }
 
 impl LookupParams {
     /// The query parameters, in the order [`LookupParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 3] = ["limit", "max_age_days", "include_stale"];
+    pub const NAMES: [&'static str; 4] = ["limit", "max_age_days", "include_stale", "currency"];
     /// Their OpenAPI parameter components.
-    pub const COMPONENTS: [&'static str; 3] = Self::NAMES;
+    pub const COMPONENTS: [&'static str; 4] = Self::NAMES;
 
     /// Checks the values of [`LookupParams::NAMES`].
-    pub fn from_values(values: &Values<'_, 3>) -> Result<LookupParams, Problem> {
-        let [limit_v, max_age, include_stale] = values;
+    pub fn from_values(values: &Values<'_, 4>) -> Result<LookupParams, Problem> {
+        let [limit_v, max_age, include_stale, currency_v] = values;
         Ok(LookupParams {
             limit: limit(limit_v.as_deref())?,
             fresh: FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 }
@@ -430,11 +437,14 @@ pub struct SearchParams<'a> {
     pub check_availability: bool,
     /// The staleness rule asked for.
     pub fresh: FreshnessParams,
+    /// The currency of the prices shown; `None`: USD (`max_price` is in US dollars
+    /// whatever it is).
+    pub currency: Option<String>,
 }
 
 impl<'a> SearchParams<'a> {
     /// The query parameters, in the order [`SearchParams::from_values`] takes them.
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 8] = [
         "q",
         "max_price",
         "types",
@@ -442,11 +452,21 @@ impl<'a> SearchParams<'a> {
         "check_availability",
         "max_age_days",
         "include_stale",
+        "currency",
     ];
 
     /// Checks the values of [`SearchParams::NAMES`]: `q` is required.
-    pub fn from_values(values: &'a Values<'_, 7>) -> Result<SearchParams<'a>, Problem> {
-        let [q, max_price, types, limit_v, check, max_age, include_stale] = values;
+    pub fn from_values(values: &'a Values<'_, 8>) -> Result<SearchParams<'a>, Problem> {
+        let [
+            q,
+            max_price,
+            types,
+            limit_v,
+            check,
+            max_age,
+            include_stale,
+            currency_v,
+        ] = values;
         let fresh = FreshnessParams::from_values(max_age.as_deref(), include_stale.as_deref())?;
         let q = q
             .as_deref()
@@ -484,6 +504,7 @@ impl<'a> SearchParams<'a> {
             check_availability: boolean("check_availability", check.as_deref(), false)?,
             limit: limit(limit_v.as_deref())?,
             fresh,
+            currency: currency(currency_v.as_deref())?,
         })
     }
 }
@@ -606,8 +627,10 @@ mod tests {
             Some("cheapest"),
             Some("7"),
             None,
+            Some("eur"),
         ]);
         let p = CatalogueParams::from_values(&v).unwrap();
+        assert_eq!(p.currency.as_deref(), Some("EUR"));
         assert_eq!(p.q.as_deref(), Some("co"));
         assert_eq!(p.kind, Some("generic"));
         assert_eq!(p.sort, Some(CatalogueSort::Cheapest));
@@ -618,11 +641,12 @@ mod tests {
             (r.sort, r.limit, r.snapshot),
             (CatalogueSort::Cheapest, 7, 9)
         );
-        let absent = values_of([None; 5]);
+        let absent = values_of([None; 6]);
         let none = CatalogueParams::from_values(&absent).unwrap();
         assert_eq!(none.request(Sight::ALL, 0).sort, CatalogueSort::Name);
         assert_eq!(none.limit, query::DEFAULT_PAGE);
-        let nope = values_of([None, Some("nope"), None, None, None]);
+        assert!(none.currency.is_none());
+        let nope = values_of([None, Some("nope"), None, None, None, None]);
         let bad = CatalogueParams::from_values(&nope);
         assert!(matches!(
             bad,
