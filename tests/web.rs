@@ -899,6 +899,24 @@ fn promotions_are_marked_with_their_regular_price_and_the_icann_fee_is_stated() 
         "{row}"
     );
     assert!(body.contains("says whether its prices include it"));
+    // Openprovider's member price stands beside the price for everyone, which is ranked.
+    let op = &s
+        .get(
+            "/api/v1/client/prices?tlds=com&registrars=openprovider",
+            Some(pro),
+        )
+        .json()["results"]["com"]["openprovider"];
+    let row = rows
+        .iter()
+        .find(|r| row_registrar(r) == "Openprovider")
+        .expect("an Openprovider row");
+    assert!(
+        row.contains(&format!(
+            "<span class=\"member\">members: {}</span>",
+            dollars(&op["member_prices"]["register"])
+        )),
+        "{row}"
+    );
     // A visitor's pages: .app's Namecheap offer on the TLD page and on the registrar's
     // price list.
     let app = &s
