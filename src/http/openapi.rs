@@ -529,6 +529,7 @@ fn domain_schemas() -> Value {
                         "input": { "type": "string" }, "domain": { "type": "string" }, "suffix": { "type": "string" },
                         "cheapest_register": { "type": "array", "items": { "$ref": "#/components/schemas/CheapestEntryClient" } },
                         "registrar_count": { "type": "integer" },
+                        "stale_count": { "type": "integer", "minimum": 1, "description": "How many sellers have a price older than `max_age_days`; present only when some have." },
                         "error": { "enum": ["invalid_name", "unknown_tld", "tld_not_in_plan"] },
                         "detail": { "type": "string" } } } },
                     "meta": { "type": "object", "properties": { "total": { "type": "integer" }, "tier": { "type": "string" } } }
