@@ -19,6 +19,22 @@ use crate::audit::portfolio::MAX_NAME_FIELD;
 // written in the common subset of ECMA-262 (what JSON Schema names), Python's `re` and
 // Rust's `regex`: classes, `\uXXXX` and `\xXX` escapes, no look-around.
 
+// Written for code generators too (tools/clientcheck generates a Python client and
+// TypeScript types from the served document, and fails on what they cannot model):
+// - a schema that extends another says what it adds as a second member of its `allOf`,
+//   not beside it: openapi-python-client takes `allOf` of one `$ref` for the referenced
+//   schema itself and drops what stands beside it (a created webhook's `secret`);
+// - an object inside a schema that others extend (Event, Webhook) is a component of its
+//   own: a generator that copies the base into each extension would define the inline
+//   object once per copy, and drop the schemas;
+// - a component is an object, and a place where it may be null says so (`oneOf` it or
+//   null): a nullable component (Pick, Coverage) is generated as a union named
+//   `PickType0`, with its inline objects defined once per place that refers to it;
+// - a `const: true` says `type: boolean` too, and an event's narrowed `type` is an
+//   `enum` of one (the same values): openapi-python-client writes invalid Python for a
+//   bare boolean `const` of an optional property, and cannot narrow an `enum` by a
+//   `const`.
+
 // The lists (`tlds`, `registrars`) take at most 100 values *after duplicates are
 // collapsed* (docs/API.md, "Parameters"), which no JSON Schema keyword says: `maxItems` would claim that
 // `com` sent 101 times is refused, and it is answered. The limit is in the description
@@ -368,29 +384,38 @@ pub fn problem_response(description: &str, codes: &[&str], extra_headers: Value)
 /// that carry them.
 fn add_terms_and_currency(schemas: &mut Value) {
     let terms = json!({
-        "promotion": { "const": true, "description": "Present when the registrar's list marks the first-year price (`register_price`) as a promotion." },
+        "promotion": { "type": "boolean", "const": true, "description": "Present when the registrar's list marks the first-year price (`register_price`) as a promotion." },
         "regular_register_price": { "type": ["number", "null"], "minimum": 0, "description": "With `promotion`: the regular first-year price, what the first year costs once the promotion ends; null where the list marks a sale without stating it." },
-        "coupon": {
-            "type": "object",
-            "description": "Present where the registrar's list publishes a coupon code for the first year: the code and the first-year price with it. Rankings use `register_price`, the price without a code.",
-            "required": ["code", "register_price"],
-            "properties": {
-                "code": { "type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$" },
-                "register_price": { "type": "number", "minimum": 0 }
-            }
-        },
-        "member_prices": {
-            "type": "object",
-            "description": "Present where the registrar's list gives the prices of its paid membership beside the prices for everyone; never ranked.",
-            "required": ["register", "renew", "transfer"],
-            "properties": {
-                "register": { "type": ["number", "null"], "minimum": 0 },
-                "renew": { "type": ["number", "null"], "minimum": 0 },
-                "transfer": { "type": ["number", "null"], "minimum": 0 }
-            }
-        },
+        "coupon": { "$ref": "#/components/schemas/Coupon" },
+        "member_prices": { "$ref": "#/components/schemas/MemberPrices" },
         "icann_fee": { "type": "number", "minimum": 0, "description": "Present where the registrar's list states the ICANN fee of a year apart: the fee." },
         "icann_fee_included": { "type": "boolean", "description": "With `icann_fee`: whether the prices shown include it (tldsnap ranks prices with the fee included; see docs/API.md, \"Promotions and the ICANN fee\")." }
+    });
+    schemas["CurrencyCode"] = json!({
+        "type": "string",
+        "description": "ISO 4217 code of a currency of the ECB's euro reference rates.",
+        "enum": crate::price::ECB_CURRENCIES,
+        "default": "USD",
+        "examples": ["EUR", "GBP", "JPY"]
+    });
+    schemas["Coupon"] = json!({
+        "type": "object",
+        "description": "A coupon code the registrar's list publishes for the first year, and the first-year price with it. Rankings use `register_price`, the price without a code.",
+        "required": ["code", "register_price"],
+        "properties": {
+            "code": { "type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$" },
+            "register_price": { "type": "number", "minimum": 0 }
+        }
+    });
+    schemas["MemberPrices"] = json!({
+        "type": "object",
+        "description": "The prices of the registrar's paid membership, given beside the prices for everyone; never ranked.",
+        "required": ["register", "renew", "transfer"],
+        "properties": {
+            "register": { "type": ["number", "null"], "minimum": 0 },
+            "renew": { "type": ["number", "null"], "minimum": 0 },
+            "transfer": { "type": ["number", "null"], "minimum": 0 }
+        }
     });
     let currency = json!({ "$ref": "#/components/schemas/Currency" });
     schemas["Currency"] = json!({
@@ -540,6 +565,7 @@ fn domain_schemas() -> Value {
                         "input": { "type": "string" }, "domain": { "type": "string" }, "suffix": { "type": "string" },
                         "cheapest_register": { "type": "array", "items": { "$ref": "#/components/schemas/CheapestEntryClient" } },
                         "registrar_count": { "type": "integer" },
+                        "stale_count": { "type": "integer", "minimum": 1, "description": "How many sellers have a price older than `max_age_days`; present only when some have." },
                         "error": { "enum": ["invalid_name", "unknown_tld", "tld_not_in_plan"] },
                         "detail": { "type": "string" } } } },
                     "meta": { "type": "object", "properties": { "total": { "type": "integer" }, "tier": { "type": "string" } } }
@@ -557,9 +583,9 @@ fn domain_schemas() -> Value {
                         "type": { "enum": ["generic", "country-code", "sponsored", "generic-restricted", "infrastructure", "test", null], "description": "IANA root zone type of the top-level label; null when unknown." },
                         "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" },
                         "register_price": price(), "renew_price": price(), "total_cost_5_year": price(),
-                        "renewal_trap": { "type": "boolean" }, "requested": { "const": true },
+                        "renewal_trap": { "type": "boolean" }, "requested": { "type": "boolean", "const": true },
                         "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published the price." },
-                        "stale": { "const": true, "description": "The price is older than `max_age_days` (only with `include_stale=true`)." },
+                        "stale": { "type": "boolean", "const": true, "description": "The price is older than `max_age_days` (only with `include_stale=true`)." },
                         "availability": { "enum": ["unknown", "available", "registered", "reserved"], "description": "`unknown` unless `check_availability=true`." },
                         "availability_reason": { "type": "string", "description": "Why, with `check_availability=true`." } } } },
                     "meta": { "type": "object", "properties": { "total": { "type": "integer" }, "availability": { "type": "string" }, "tier": { "type": "string" },
@@ -617,7 +643,7 @@ fn components_base() -> Value {
                          "schema": { "type": "string", "enum": ["register", "renew", "total_3_year", "total_5_year"], "default": "register" } },
             "currency": { "name": "currency", "in": "query", "required": false,
                           "description": "ISO 4217 code of the currency the prices are shown in (any case accepted), one of the ECB euro reference rates. Each price is converted from USD at the ECB rates of the snapshot's data date (the day is in `currency.rate_date`), rounded half to even to the currency's minor unit; totals are sums of the converted prices. Default USD (no `currency` object). A code the snapshot has no rate for is a 400 naming the codes it has.",
-                          "schema": { "type": "string", "enum": crate::price::ECB_CURRENCIES, "default": "USD", "examples": ["EUR", "GBP", "JPY"] } },
+                          "schema": { "$ref": "#/components/schemas/CurrencyCode" } },
             "include_prices": { "name": "include_prices", "in": "query", "required": false,
                                 "description": "When true, each entry carries `prices`.",
                                 "schema": { "type": "boolean", "default": false } },
@@ -713,7 +739,7 @@ fn components_base() -> Value {
                     "renew_price": price(),
                     "total_cost_5_year": price(),
                     "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published this price." },
-                    "stale": { "const": true, "description": "Present when the price is older than the age limit (`max_age_days`); such an offer is shown only with `include_stale=true`." }
+                    "stale": { "type": "boolean", "const": true, "description": "Present when the price is older than the age limit (`max_age_days`); such an offer is shown only with `include_stale=true`." }
                 }
             },
             "CheapestEntryPublic": {
@@ -729,7 +755,7 @@ fn components_base() -> Value {
                     "total_cost_3_year": price(),
                     "total_cost_5_year": price(),
                     "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published this price." },
-                    "stale": { "const": true, "description": "Present when the price is older than the age limit (`max_age_days`); such an offer is shown only with `include_stale=true`." }
+                    "stale": { "type": "boolean", "const": true, "description": "Present when the price is older than the age limit (`max_age_days`); such an offer is shown only with `include_stale=true`." }
                 }
             },
             "NotFoundLists": {
@@ -779,7 +805,7 @@ fn components_base() -> Value {
                     "renew_price": { "type": ["number", "null"], "minimum": 0 },
                     "transfer_price": { "type": ["number", "null"], "minimum": 0 },
                     "last_updated": { "type": "string", "format": "date-time", "examples": ["2025-06-01T00:00:00.000Z"] },
-                    "stale": { "const": true, "description": "The price is older than `max_age_days`." }
+                    "stale": { "type": "boolean", "const": true, "description": "The price is older than `max_age_days`." }
                 }
             },
             "Prices": {
@@ -810,7 +836,7 @@ fn components_base() -> Value {
                             "prices": { "type": "object", "properties": { "register": price(), "renew": price(), "transfer": { "type": ["number", "null"] } } },
                             "original_prices": { "$ref": "#/components/schemas/OriginalPrices" },
                             "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published this price." },
-                    "stale": { "const": true, "description": "The price is older than `max_age_days` (shown only with `include_stale=true`)." } } } },
+                    "stale": { "type": "boolean", "const": true, "description": "The price is older than `max_age_days` (shown only with `include_stale=true`)." } } } },
                     "message": { "type": "string" }
                 }
             }
@@ -847,7 +873,7 @@ fn catalogue_schemas() -> Value {
                 }
             },
             "Coverage": {
-                "type": ["object", "null"],
+                "type": "object",
                 "description": "First and last dated feed version of the registrar in the price source.",
                 "required": ["first", "last"],
                 "properties": { "first": { "type": "string", "format": "date" }, "last": { "type": "string", "format": "date" } }
@@ -862,18 +888,18 @@ fn catalogue_schemas() -> Value {
                     "history": { "type": "object", "additionalProperties": {
                         "type": "object", "required": ["coverage", "price_at_from", "changes"],
                         "properties": {
-                            "coverage": { "$ref": "#/components/schemas/Coverage" },
+                            "coverage": { "oneOf": [ { "$ref": "#/components/schemas/Coverage" }, { "type": "null" } ] },
                             "price_at_from": { "oneOf": [ { "$ref": "#/components/schemas/Change" }, { "type": "null" } ] },
                             "changes": { "type": "array", "items": { "$ref": "#/components/schemas/Change" } } } } },
                     "not_found": { "$ref": "#/components/schemas/NotFoundLists" }
                 }
             },
             "Pick": {
-                "type": ["object", "null"],
+                "type": "object",
                 "required": ["price", "registrar_key", "registrar_name"],
                 "properties": { "price": price(), "registrar_key": { "type": "string" }, "registrar_name": { "type": "string" },
                     "last_updated": { "type": "string", "format": "date-time", "description": "When the registrar published this price." },
-                    "stale": { "const": true, "description": "The price is older than `max_age_days` (shown only with `include_stale=true`)." },
+                    "stale": { "type": "boolean", "const": true, "description": "The price is older than `max_age_days` (shown only with `include_stale=true`)." },
                     "original_price": { "type": "object", "description": "The price as the registrar quoted it in another currency, and the day of the ECB rate it was converted at (absent for USD prices).",
                         "required": ["currency", "price", "rate_date"],
                         "properties": { "currency": { "type": "string", "examples": ["GBP"] }, "price": { "type": ["number", "null"] }, "rate_date": { "type": "string", "format": "date" } } } }
@@ -905,9 +931,9 @@ fn catalogue_schemas() -> Value {
                         "stale_count": { "type": "integer", "minimum": 1, "description": "How many sellers have a price older than `max_age_days`; present only when some have." },
                         "avg_prices": { "type": "object", "properties": {
                             "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] } } },
-                        "cheapest_register": { "$ref": "#/components/schemas/Pick" },
-                        "lowest_renew": { "$ref": "#/components/schemas/Pick" },
-                        "lowest_5_year": { "$ref": "#/components/schemas/Pick" } } } ]
+                        "cheapest_register": { "oneOf": [ { "$ref": "#/components/schemas/Pick" }, { "type": "null" } ] },
+                        "lowest_renew": { "oneOf": [ { "$ref": "#/components/schemas/Pick" }, { "type": "null" } ] },
+                        "lowest_5_year": { "oneOf": [ { "$ref": "#/components/schemas/Pick" }, { "type": "null" } ] } } } ]
             },
             "PageMeta": {
                 "type": "object",
@@ -928,7 +954,7 @@ fn catalogue_schemas() -> Value {
                         "properties": {
                             "registrar_count": { "type": "integer" },
                             "avg_register_price": { "type": ["number", "null"] },
-                            "cheapest_register": { "$ref": "#/components/schemas/Pick" } } } ] } },
+                            "cheapest_register": { "oneOf": [ { "$ref": "#/components/schemas/Pick" }, { "type": "null" } ] } } } ] } },
                     "meta": { "$ref": "#/components/schemas/PageMeta" }
                 }
             },
@@ -943,7 +969,7 @@ fn catalogue_schemas() -> Value {
                     "tlds_sold": { "type": "integer" },
                     "renewal_only": { "type": "integer" },
                     "cheapest_in": { "type": "integer", "description": "TLDs where it ranks first for registration." },
-                    "coverage": { "$ref": "#/components/schemas/Coverage" },
+                    "coverage": { "oneOf": [ { "$ref": "#/components/schemas/Coverage" }, { "type": "null" } ] },
                     "last_updated": { "type": ["string", "null"], "format": "date-time", "description": "Date of its latest feed version." }
                 }
             },
@@ -1000,21 +1026,28 @@ fn event_schemas() -> Value {
                     "id": { "type": "integer", "minimum": 1, "description": "Increases by one per event, never reused." },
                     "type": { "enum": ["price.changed", "offer.added", "offer.removed", "ranking.changed"] },
                     "timestamp": { "type": "string", "format": "date-time", "description": "When the snapshot swap that produced it was recorded." },
-                    "snapshot": { "type": "object", "required": ["from", "to"], "properties": {
-                        "from": { "type": "string", "pattern": "^[0-9a-f]{32}$" },
-                        "to": { "type": "string", "pattern": "^[0-9a-f]{32}$" } } },
-                    "data": {
-                        "type": "object", "required": ["tld", "registrar", "old", "new"],
-                        "properties": {
-                            "tld": { "type": "string" },
-                            "registrar": { "type": ["string", "null"], "description": "The registrar; for ranking.changed the new cheapest (null: nobody sells the TLD now)." },
-                            "previous_registrar": { "type": ["string", "null"], "description": "ranking.changed only: the previous cheapest (null: nobody sold it)." },
-                            "old": { "oneOf": [ { "$ref": "#/components/schemas/EventPrices" }, { "type": "null" } ] },
-                            "new": { "oneOf": [ { "$ref": "#/components/schemas/EventPrices" }, { "type": "null" } ] },
-                            "percent_change": { "type": "object", "description": "price.changed only: percent, two decimals; null when a side is not offered or the old price is 0.",
-                                "properties": { "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] } } }
-                        }
-                    }
+                    "snapshot": { "$ref": "#/components/schemas/EventSnapshots" },
+                    "data": { "$ref": "#/components/schemas/EventData" }
+                }
+            },
+            "EventSnapshots": {
+                "type": "object", "required": ["from", "to"],
+                "description": "The snapshots before and after the swap.",
+                "properties": {
+                    "from": { "type": "string", "pattern": "^[0-9a-f]{32}$" },
+                    "to": { "type": "string", "pattern": "^[0-9a-f]{32}$" }
+                }
+            },
+            "EventData": {
+                "type": "object", "required": ["tld", "registrar", "old", "new"],
+                "properties": {
+                    "tld": { "type": "string" },
+                    "registrar": { "type": ["string", "null"], "description": "The registrar; for ranking.changed the new cheapest (null: nobody sells the TLD now)." },
+                    "previous_registrar": { "type": ["string", "null"], "description": "ranking.changed only: the previous cheapest (null: nobody sold it)." },
+                    "old": { "oneOf": [ { "$ref": "#/components/schemas/EventPrices" }, { "type": "null" } ] },
+                    "new": { "oneOf": [ { "$ref": "#/components/schemas/EventPrices" }, { "type": "null" } ] },
+                    "percent_change": { "type": "object", "description": "price.changed only: percent, two decimals; null when a side is not offered or the old price is 0.",
+                        "properties": { "register": { "type": ["number", "null"] }, "renew": { "type": ["number", "null"] }, "transfer": { "type": ["number", "null"] } } }
                 }
             }
     })
@@ -1094,7 +1127,7 @@ fn webhook_schemas() -> Value {
         "description": "Where events are POSTed: https (http only on a server started with --allow-private-webhooks); no user name, no fragment; a host that resolves to a loopback, private, link-local or metadata address is refused (and checked again at every delivery).",
         "examples": ["https://hooks.example.com/tldsnap"] });
     let description = json!({ "type": "string", "maxLength": crate::webhooks::MAX_DESCRIPTION_CHARS, "pattern": DESCRIPTION, "description": "Free text for you." });
-    let event = |kind: &str| json!({ "allOf": [ { "$ref": "#/components/schemas/Event" } ], "properties": { "type": { "const": kind } } });
+    let event = |kind: &str| json!({ "allOf": [ { "$ref": "#/components/schemas/Event" }, { "type": "object", "properties": { "type": { "enum": [kind] } } } ] });
     json!({
         "WebhookCreate": {
             "type": "object", "required": ["url"], "additionalProperties": false,
@@ -1119,20 +1152,25 @@ fn webhook_schemas() -> Value {
                 "disabled_reason": { "type": ["string", "null"], "description": "Why it is disabled: every attempt of the retry schedule at one event failed, or the key lost webhooks." },
                 "created_at": { "type": "string", "format": "date-time" },
                 "updated_at": { "type": "string", "format": "date-time" },
-                "delivery": { "type": "object", "required": ["last_event_id", "delivered", "pending_event_id", "attempts", "next_attempt_at", "failing_since"], "properties": {
-                    "last_event_id": { "type": "integer", "minimum": 0, "description": "The last event id handled (delivered, or not matching the filters)." },
-                    "delivered": { "type": "integer", "minimum": 0 },
-                    "pending_event_id": { "type": ["integer", "null"], "description": "The event being delivered." },
-                    "attempts": { "type": "integer", "minimum": 0, "description": "Attempts made at the pending event." },
-                    "next_attempt_at": { "type": ["string", "null"], "format": "date-time" },
-                    "failing_since": { "type": ["string", "null"], "format": "date-time" } } }
+                "delivery": { "$ref": "#/components/schemas/WebhookDelivery" }
             }
         },
-        "WebhookCreated": { "allOf": [ { "$ref": "#/components/schemas/Webhook" } ], "required": ["secret"],
-            "properties": { "secret": { "type": "string", "pattern": "^whsec_[A-Za-z0-9+/]+={0,2}$", "description": "The signing secret, shown only here (and by rotate-secret)." } } },
-        "WebhookSecret": { "allOf": [ { "$ref": "#/components/schemas/Webhook" } ], "required": ["secret", "previous_secret_expires_at"],
+        "WebhookDelivery": {
+            "type": "object", "required": ["last_event_id", "delivered", "pending_event_id", "attempts", "next_attempt_at", "failing_since"],
+            "properties": {
+                "last_event_id": { "type": "integer", "minimum": 0, "description": "The last event id handled (delivered, or not matching the filters)." },
+                "delivered": { "type": "integer", "minimum": 0 },
+                "pending_event_id": { "type": ["integer", "null"], "description": "The event being delivered." },
+                "attempts": { "type": "integer", "minimum": 0, "description": "Attempts made at the pending event." },
+                "next_attempt_at": { "type": ["string", "null"], "format": "date-time" },
+                "failing_since": { "type": ["string", "null"], "format": "date-time" }
+            }
+        },
+        "WebhookCreated": { "allOf": [ { "$ref": "#/components/schemas/Webhook" }, { "type": "object", "required": ["secret"],
+            "properties": { "secret": { "type": "string", "pattern": "^whsec_[A-Za-z0-9+/]+={0,2}$", "description": "The signing secret, shown only here (and by rotate-secret)." } } } ] },
+        "WebhookSecret": { "allOf": [ { "$ref": "#/components/schemas/Webhook" }, { "type": "object", "required": ["secret", "previous_secret_expires_at"],
             "properties": { "secret": { "type": "string", "pattern": "^whsec_[A-Za-z0-9+/]+={0,2}$" },
-                "previous_secret_expires_at": { "type": "string", "format": "date-time", "description": "Until then deliveries carry a signature with the previous secret too." } } },
+                "previous_secret_expires_at": { "type": "string", "format": "date-time", "description": "Until then deliveries carry a signature with the previous secret too." } } } ] },
         "WebhookList": { "type": "object", "required": ["webhooks"], "properties": { "webhooks": { "type": "array", "items": { "$ref": "#/components/schemas/Webhook" } } } },
         "WebhookAttempt": {
             "type": "object", "required": ["webhook_id", "event_id", "event_type", "attempt", "at", "duration_ms", "status", "error", "response", "result", "next_attempt_at"],
@@ -1150,8 +1188,8 @@ fn webhook_schemas() -> Value {
                 "next_attempt_at": { "type": ["string", "null"], "format": "date-time" }
             }
         },
-        "WebhookDetail": { "allOf": [ { "$ref": "#/components/schemas/Webhook" } ], "required": ["recent_attempts"],
-            "properties": { "recent_attempts": { "type": "array", "maxItems": crate::webhooks::subscription::RECENT_ATTEMPTS, "items": { "$ref": "#/components/schemas/WebhookAttempt" } } } },
+        "WebhookDetail": { "allOf": [ { "$ref": "#/components/schemas/Webhook" }, { "type": "object", "required": ["recent_attempts"],
+            "properties": { "recent_attempts": { "type": "array", "maxItems": crate::webhooks::subscription::RECENT_ATTEMPTS, "items": { "$ref": "#/components/schemas/WebhookAttempt" } } } } ] },
         "WebhookTestResult": { "type": "object", "required": ["attempt"], "properties": { "attempt": { "$ref": "#/components/schemas/WebhookAttempt" } } },
         "PriceChangedEvent": event("price.changed"),
         "OfferAddedEvent": event("offer.added"),
