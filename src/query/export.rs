@@ -19,31 +19,25 @@ use crate::snapshot::ArchivedSnapshotData;
 use crate::snapshot::schema::{ArchivedOffer, ArchivedTld, NONE};
 use crate::time;
 
-/// The columns, in order: the price source's.
-pub const COLUMNS: [&str; 22] = [
-    "tld",
-    "registrar",
-    "register",
-    "renew",
-    "transfer",
-    "currency",
-    "updated_at",
-    "original_currency",
-    "original_register",
-    "original_renew",
-    "original_transfer",
-    "rate_date",
-    "regular_register",
-    "icann_fee",
-    "icann_fee_included",
-    "register_years",
-    "promotion",
-    "coupon_code",
-    "coupon_register",
-    "member_register",
-    "member_renew",
-    "member_transfer",
-];
+/// The columns, in order: the price source's (`prices.csv`, [`crate::source`]).
+pub const COLUMNS: [&str; 22] = price_source_columns();
+
+const fn price_source_columns() -> [&'static str; 22] {
+    use crate::source::{PRICES_COLUMNS, PRICES_ORIGINAL_COLUMNS, PRICES_TERMS_COLUMNS};
+    let mut out = [""; 22];
+    let mut i = 0;
+    while i < 22 {
+        out[i] = if i < 7 {
+            PRICES_COLUMNS[i]
+        } else if i < 12 {
+            PRICES_ORIGINAL_COLUMNS[i - 7]
+        } else {
+            PRICES_TERMS_COLUMNS[i - 12]
+        };
+        i += 1;
+    }
+    out
+}
 
 /// What an export covers and how it writes prices.
 #[derive(Debug, Clone, Copy)]
