@@ -189,8 +189,12 @@ fn every_tool_answers_what_its_rest_request_answers() {
             masked(&r.body),
             "{tool} {args} vs {rest}"
         );
+        // The text is the answer's rendering, not its JSON (tested below).
         let text = result["content"][0]["text"].as_str().unwrap();
-        assert_eq!(masked(text.as_bytes()), masked(&r.body), "{tool}: the text");
+        assert!(
+            serde_json::from_str::<Value>(text).is_err(),
+            "{tool}: the text is JSON: {text}"
+        );
     }
     // A day before any price, asked of both doors: the same problem.
     let result = call(
@@ -209,6 +213,343 @@ fn every_tool_answers_what_its_rest_request_answers() {
             .as_str()
             .unwrap()
             .starts_with(&code)
+    );
+    server.stop().unwrap();
+}
+
+/// An amount as the text writes it in `code` (USD or EUR here: two decimals).
+fn amount(code: &str, v: f64) -> String {
+    if code == "USD" {
+        format!("${v:.2}")
+    } else {
+        format!("{code} {v:.2}")
+    }
+}
+
+/// Whether `line` holds `word` on its own: after the start, a space or `(`, before the
+/// end, a space or one of `:),;`.
+fn has_word(line: &str, word: &str) -> bool {
+    line.match_indices(word).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + word.len()..].chars().next();
+        matches!(before, None | Some(' ' | '('))
+            && matches!(after, None | Some(' ' | ':' | ')' | ',' | ';'))
+    })
+}
+
+/// One offer (or dated change, or average) of a structured answer: what names it on
+/// its line, the amounts that line must show, whether it is a promotion or stale.
+#[derive(Debug)]
+struct Offer {
+    who: String,
+    amounts: Vec<f64>,
+    promotion: bool,
+    stale: bool,
+}
+
+impl Offer {
+    /// `who` and the amounts of `v`'s members `fields` that are numbers, with the
+    /// terms' amounts (the regular price of a promotion, the ICANN fee).
+    fn of(who: &str, v: &Value, fields: &[&str]) -> Offer {
+        let mut amounts: Vec<f64> = fields.iter().filter_map(|f| v[*f].as_f64()).collect();
+        amounts.extend(v["regular_register_price"].as_f64());
+        amounts.extend(v["icann_fee"].as_f64());
+        Offer {
+            who: who.to_owned(),
+            amounts,
+            promotion: v["promotion"] == true,
+            stale: v["stale"] == true,
+        }
+    }
+}
+
+/// Every offer of `tool`'s structured answer `v`.
+fn offers(tool: &str, v: &Value) -> Vec<Offer> {
+    let members = |v: &Value| v.as_object().cloned().unwrap_or_default();
+    let items = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let ranked = |e: &Value| {
+        Offer::of(
+            e["registrar_key"].as_str().unwrap(),
+            e,
+            &["register_price", "renew_price", "total_cost_5_year"],
+        )
+    };
+    let mut out = Vec::new();
+    match tool {
+        "cheapest" => {
+            for (_, t) in members(&v["results"]) {
+                out.extend(items(&t["cheapest_register"]).iter().map(ranked));
+            }
+        }
+        "domains_lookup" => {
+            for r in items(&v["results"]) {
+                out.extend(items(&r["cheapest_register"]).iter().map(ranked));
+            }
+        }
+        "prices" => {
+            for (_, t) in members(&v["results"]) {
+                for (key, r) in members(&t) {
+                    let fields = ["register_price", "renew_price", "transfer_price"];
+                    out.push(Offer::of(&key, &r, &fields));
+                }
+            }
+        }
+        "tld_registrars" => {
+            for r in items(&v["registrars"]) {
+                let mut o = Offer::of(
+                    r["key"].as_str().unwrap(),
+                    &r["prices"],
+                    &["register", "renew", "transfer"],
+                );
+                o.promotion = r["promotion"] == true;
+                o.stale = r["stale"] == true;
+                out.push(o);
+            }
+        }
+        "tld_overview" => {
+            for pick in ["cheapest_register", "lowest_renew", "lowest_5_year"] {
+                let p = &v[pick];
+                out.push(Offer::of(
+                    p["registrar_key"].as_str().unwrap(),
+                    p,
+                    &["price"],
+                ));
+            }
+            out.push(Offer::of(
+                "Average:",
+                &v["avg_prices"],
+                &["register", "renew", "transfer"],
+            ));
+        }
+        "price_history" => {
+            for (_, h) in members(&v["history"]) {
+                for c in items(&h["changes"]) {
+                    let fields = ["register_price", "renew_price", "transfer_price"];
+                    out.push(Offer::of(c["date"].as_str().unwrap(), &c, &fields));
+                }
+            }
+        }
+        "tld_catalogue" => {
+            for t in items(&v["tlds"]) {
+                let mut o = Offer::of(
+                    &format!(".{}", t["tld"].as_str().unwrap()),
+                    &t,
+                    &["avg_register_price"],
+                );
+                o.amounts.extend(t["cheapest_register"]["price"].as_f64());
+                out.push(o);
+            }
+        }
+        "registrar_prices" => {
+            for p in items(&v["prices"]) {
+                let fields = ["register_price", "renew_price", "transfer_price"];
+                out.push(Offer::of(
+                    &format!(".{}", p["tld"].as_str().unwrap()),
+                    &p,
+                    &fields,
+                ));
+            }
+        }
+        "registrars" => {
+            for r in items(&v["registrars"]) {
+                out.push(Offer::of(r["key"].as_str().unwrap(), &r, &[]));
+            }
+        }
+        "portfolio_audit" => {
+            for d in items(&v["domains"]) {
+                let Some(domain) = d["domain"].as_str() else {
+                    out.push(Offer::of(d["input"].as_str().unwrap(), &d, &[]));
+                    continue;
+                };
+                let mut o = Offer::of(
+                    domain,
+                    &d,
+                    &[
+                        "current_price",
+                        "optimal_price",
+                        "savings_per_year",
+                        "savings_5_year",
+                    ],
+                );
+                let renewal = &d["cheapest_renewal"];
+                let transfer = &d["best_transfer"];
+                for offer in [renewal, transfer] {
+                    let more = Offer::of(
+                        "",
+                        offer,
+                        &["transfer_price", "renew_price", "total_cost_5_year"],
+                    );
+                    o.amounts.extend(more.amounts);
+                    o.promotion |= more.promotion;
+                }
+                out.push(o);
+                // Each offer's registrar on the domain's line too.
+                for offer in [renewal, transfer] {
+                    if let Some(key) = offer["registrar_key"].as_str() {
+                        let mut named = Offer::of(domain, &Value::Null, &[]);
+                        named.who = format!("{domain}\u{0}{key}");
+                        out.push(named);
+                    }
+                }
+            }
+        }
+        "domain_search" => {
+            for r in items(&v["results"]) {
+                let fields = ["register_price", "renew_price", "total_cost_5_year"];
+                out.push(Offer::of(r["domain"].as_str().unwrap(), &r, &fields));
+            }
+        }
+        other => panic!("no offers of {other}"),
+    }
+    out
+}
+
+/// The currency code of a structured answer: its `currency` object's, wherever the
+/// answer keeps it, or USD.
+fn currency_of(v: &Value) -> String {
+    [
+        &v["currency"],
+        &v["meta"]["currency"],
+        &v["stats"]["currency"],
+    ]
+    .iter()
+    .find_map(|c| c["code"].as_str())
+    .unwrap_or("USD")
+    .to_owned()
+}
+
+#[test]
+fn the_text_names_every_offer_with_its_prices() {
+    let dir = TempDir::new("mcp-text");
+    let (server, keys) = server(&dir);
+    let key = &keys["unlimited"];
+    let session = initialize(&server, "2025-11-25");
+    let ready = server.get("/readyz", None).json();
+    let data_date = ready["snapshot"]["data_updated"].as_str().unwrap()[..10].to_owned();
+    // Each tool with arguments that bring promotions, ICANN fees and stale prices out
+    // (include_stale; namecheap, cloudflare and porkbun's com offers), and every one
+    // of them that takes a currency again in euros.
+    let calls: Vec<(&str, Value)> = vec![
+        (
+            "cheapest",
+            json!({"tlds": "com,dev,io", "limit": 20, "include_stale": true}),
+        ),
+        ("cheapest", json!({"tlds": ["com"], "at": "2025-01-01"})),
+        (
+            "prices",
+            json!({"tlds": "com,io", "registrars": "porkbun,namecheap,cloudflare,dynadot"}),
+        ),
+        (
+            "tld_registrars",
+            json!({"tld": "com", "include_prices": true, "include_stale": true}),
+        ),
+        ("tld_overview", json!({"tld": "dev"})),
+        (
+            "price_history",
+            json!({"tld": "io", "registrars": "dynadot,namecheap"}),
+        ),
+        ("tld_catalogue", json!({"q": "app", "limit": 5})),
+        ("registrars", json!({})),
+        ("registrar_prices", json!({"key": "namecheap", "limit": 10})),
+        (
+            "portfolio_audit",
+            json!({"domains": [
+                "example.com",
+                {"name": "shop.example.co.uk", "registrar": "dynadot", "expires": "2026-09-10"},
+                {"name": "a.io", "registrar": "godaddy", "renew_price": "80"},
+                "not..a.name",
+            ]}),
+        ),
+        (
+            "domains_lookup",
+            json!({"domains": ["example.com", "bücher.de", "x..y"], "limit": 3}),
+        ),
+        ("domain_search", json!({"q": "coffee shop", "limit": 5})),
+    ];
+    let takes_currency = [
+        "cheapest",
+        "prices",
+        "tld_registrars",
+        "tld_overview",
+        "price_history",
+        "registrar_prices",
+        "portfolio_audit",
+    ];
+    let mut checked = 0;
+    for (tool, args) in calls {
+        let mut runs = vec![args.clone()];
+        if takes_currency.contains(&tool) {
+            let mut eur = args.clone();
+            eur["currency"] = "EUR".into();
+            runs.push(eur);
+        }
+        for args in runs {
+            let result = call(&server, &session, key, tool, args.clone());
+            assert_eq!(result["isError"], false, "{tool} {args}: {result}");
+            let structured = &result["structuredContent"];
+            let text = result["content"][0]["text"].as_str().unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let code = currency_of(structured);
+            if args.get("currency").is_some() {
+                assert_eq!(code, "EUR", "{tool} {args}: {structured}");
+            }
+            let what = format!("{tool} {args}:\n{text}");
+            if tool != "registrars" {
+                assert!(text.contains(&format!("prices in {code}")), "{what}");
+            }
+            if !["registrars", "registrar_prices", "tld_catalogue"].contains(&tool) {
+                let date = match args.get("at") {
+                    Some(at) => format!("as of {}", at.as_str().unwrap()),
+                    None => format!("data of {data_date}"),
+                };
+                assert!(lines[0].contains(&date), "{what}");
+            }
+            let offers = offers(tool, structured);
+            assert!(!offers.is_empty(), "{what}");
+            for offer in &offers {
+                let (who, also) = match offer.who.split_once('\u{0}') {
+                    Some((domain, key)) => (domain, Some(key)),
+                    None => (offer.who.as_str(), None),
+                };
+                let line = lines
+                    .iter()
+                    .find(|l| {
+                        has_word(l, who)
+                            && also.is_none_or(|k| has_word(l, k))
+                            && offer
+                                .amounts
+                                .iter()
+                                .all(|a| has_word(l, &amount(&code, *a)))
+                    })
+                    .unwrap_or_else(|| panic!("no line of {offer:?} in {what}"));
+                assert_eq!(
+                    line.contains("promotion"),
+                    offer.promotion,
+                    "{line}\n{what}"
+                );
+                assert_eq!(line.contains("stale"), offer.stale, "{line}\n{what}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 200, "{checked} offers checked");
+    // A problem is one line: its code and detail.
+    let result = call(
+        &server,
+        &session,
+        key,
+        "cheapest",
+        json!({"tlds": "com", "limit": 500}),
+    );
+    assert_eq!(result["isError"], true);
+    let problem = &result["structuredContent"];
+    assert_eq!(
+        result["content"][0]["text"],
+        format!(
+            "{}: {}",
+            problem["code"].as_str().unwrap(),
+            problem["detail"].as_str().unwrap()
+        )
     );
     server.stop().unwrap();
 }
