@@ -2,8 +2,10 @@
 //! (initialize, sessions, revisions, ping, logging/setLevel, tools/list, tools/call,
 //! DELETE), every tool's structured result against the REST answer for the same key,
 //! the resources (each read the REST answer) and prompts, the plan and credit
-//! rules, malformed input (never a 5xx, never a dropped connection), and the official
-//! Python SDK as a real client (`tests/mcp_client.py`).
+//! rules, malformed input (never a 5xx, never a dropped connection), the live tools
+//! against the local upstreams of tests/live_support (an answer, an upstream's failure
+//! as a tool error, the credits REST charges), and the official Python SDK as a real
+//! client (`tests/mcp_client.py`).
 //!
 //! The Python client needs the virtual environment of `tools/mcp-venv` (`mcp` pinned,
 //! which `.ci/run` runs): `TARGET_DIR/mcp-venv`, or the interpreter named by
@@ -11,6 +13,7 @@
 //! that it did not run otherwise.
 
 mod http_support;
+mod live_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -550,6 +553,250 @@ fn the_text_names_every_offer_with_its_prices() {
             problem["code"].as_str().unwrap(),
             problem["detail"].as_str().unwrap()
         )
+    );
+    server.stop().unwrap();
+}
+
+/// `v` without the members that differ between two lookups of the same name: when it
+/// was learnt, how long it took.
+fn timeless(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("learnt_at");
+                m.remove("elapsed_ms");
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn live_tools_answer_from_the_upstreams_and_cost_what_rest_costs() {
+    let dir = TempDir::new("mcp-live");
+    let up = live_support::Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    let snapshot = dir.fixture_snapshot("s.tldsnap");
+    let mut opts = Options::new(&snapshot, &keys_path);
+    opts.live = Some(up.config());
+    let server = Server::start(opts);
+    let key = keys["pro"].as_str();
+    let session = initialize(&server, "2025-11-25");
+    let listed = rpc(&server, &session, None, "tools/list", json!({}));
+    let live = [
+        "domain_registration",
+        "domain_status",
+        "domain_dns",
+        "domain_availability",
+        "domains_availability",
+        "domain_tls",
+    ];
+    for name in live {
+        let tool = listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} listed with --live"));
+        assert_eq!(tool["annotations"]["openWorldHint"], true, "{tool}");
+    }
+    let remaining = |meta: &Value| meta["tldsnap.dev/x-credits-remaining"].as_u64().unwrap();
+    let header = |r: &Response, name: &str| r.header(name).unwrap().parse::<u64>().unwrap();
+    let mut left = header(
+        &server.get("/api/v1/client/domains/taken.lvt/status", Some(key)),
+        "x-credits-remaining",
+    );
+    // Each live tool, then the REST request it stands for: the same answer (but for
+    // when it was learnt), the same cost, from the same credits. The MCP call comes
+    // first, so it is the one that reaches the upstream.
+    let cases: Vec<(&str, Value, &str, Option<Value>, u64)> = vec![
+        (
+            "domain_registration",
+            json!({"domain": "www.TAKEN.lvt"}),
+            "GET /api/v1/client/domains/www.TAKEN.lvt/rdap",
+            None,
+            2,
+        ),
+        (
+            "domain_status",
+            json!({"domain": "taken.lvw"}),
+            "GET /api/v1/client/domains/taken.lvw/status",
+            None,
+            1,
+        ),
+        (
+            "domain_dns",
+            json!({"domain": "taken.lvt", "types": ["MX", "A"]}),
+            "GET /api/v1/client/domains/taken.lvt/dns?types=MX,A",
+            None,
+            1,
+        ),
+        (
+            "domain_availability",
+            json!({"domain": "free.lvt"}),
+            "GET /api/v1/client/domains/free.lvt/availability",
+            None,
+            1,
+        ),
+        (
+            "domains_availability",
+            json!({"domains": ["taken1.lvt", "free1.lvt", "nic1.lvt", "held1.lvw", "bad..name"]}),
+            "POST /api/v1/client/domains/availability",
+            Some(
+                json!({"domains": ["taken1.lvt", "free1.lvt", "nic1.lvt", "held1.lvw", "bad..name"]}),
+            ),
+            4,
+        ),
+        (
+            "domain_tls",
+            json!({"domain": "secure.lvt"}),
+            "GET /api/v1/client/domains/secure.lvt/tls",
+            None,
+            2,
+        ),
+    ];
+    for (tool, args, rest, body, cost) in cases {
+        let result = call(&server, &session, key, tool, args.clone());
+        let what = format!("{tool} {args}: {result}");
+        assert_eq!(result["isError"], false, "{what}");
+        let meta = &result["_meta"];
+        assert_eq!(meta["tldsnap.dev/x-credits-cost"], cost, "{what}");
+        assert_eq!(remaining(meta), left - cost, "{what}");
+        left -= cost;
+        let (method, target) = rest.split_once(' ').unwrap();
+        let r = server.request(method, target, Some(key), body.as_ref());
+        assert_eq!(r.status, 200, "{rest}: {}", r.text());
+        assert_eq!(header(&r, "x-credits-cost"), cost, "{rest}");
+        assert_eq!(header(&r, "x-credits-remaining"), left - cost, "{rest}");
+        left -= cost;
+        assert_eq!(
+            timeless(result["structuredContent"].clone()),
+            timeless(r.json()),
+            "{tool} vs {rest}"
+        );
+        // The text says what the answer says: a line per fact the checks name.
+        let text = result["content"][0]["text"].as_str().unwrap();
+        println!("{tool} {args}:\n{text}\n");
+        let v = &result["structuredContent"];
+        let lines: Vec<&str> = text.lines().collect();
+        let has_line = |start: &str, parts: &[&str]| {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(start) && parts.iter().all(|p| l.contains(p))),
+                "{tool}: no line {start:?} with {parts:?} in\n{text}"
+            )
+        };
+        let s = |v: &Value| v.as_str().unwrap().to_owned();
+        match tool {
+            "domain_registration" => {
+                let r = &v["registration"];
+                has_line("taken.lvt: registered", &["RDAP"]);
+                has_line("Registrar: ", &[&s(&r["registrar"]["name"])]);
+                has_line("Created ", &[&s(&r["expires"])[..10]]);
+                has_line(
+                    "Name servers: ",
+                    &[&s(&r["nameservers"][0]), &s(&r["nameservers"][1])],
+                );
+            }
+            "domain_status" => {
+                has_line("taken.lvw: registered", &["WHOIS"]);
+                for st in v["statuses"].as_array().unwrap() {
+                    has_line(&s(&st["code"]), &[&s(&st["meaning"])]);
+                }
+            }
+            "domain_dns" => {
+                for set in v["records"].as_array().unwrap() {
+                    for r in set["records"].as_array().unwrap() {
+                        let value = r.get("address").or(r.get("exchange")).unwrap();
+                        has_line(&s(&set["type"]), &[&s(value)]);
+                    }
+                }
+            }
+            "domain_availability" => {
+                has_line(
+                    &format!("free.lvt: {}: ", s(&v["availability"])),
+                    &[&s(&v["reason"])],
+                );
+                for e in v["evidence"].as_array().unwrap() {
+                    has_line("  ", &[&s(&e["upstream"]), &s(&e["answer"])]);
+                }
+            }
+            "domains_availability" => {
+                for e in v["results"].as_array().unwrap() {
+                    let what = e.get("availability").or(e.get("error")).unwrap();
+                    has_line(&format!("{}: {}", s(&e["input"]), s(what)), &[]);
+                }
+            }
+            "domain_tls" => {
+                has_line("secure.lvt:", &["TLS 1.3", "the certificate is valid"]);
+                let c = &v["certificate"];
+                has_line("Certificate: ", &[&s(&c["subject"]), &s(&c["issuer"])]);
+            }
+            other => panic!("{other}"),
+        }
+    }
+    // One registry request answered the tool call and REST after it (the cache), the
+    // registrable domain's.
+    assert_eq!(up.hits("/rdap/domain/taken.lvt"), 1);
+    // An upstream's failure is a tool error with REST's problem and status, not a
+    // JSON-RPC error and not a 5xx (`call` checked the 200 and that there is no
+    // `error`), and it costs the one credit REST charges for it.
+    for (name, code, status) in [
+        ("a.lvs", "upstream_timeout", 424),
+        ("x.lvg", "upstream_error", 424),
+        ("a.lvr", "upstream_error", 424),
+        ("a.lvx", "no_rdap_service", 404),
+    ] {
+        let result = call(
+            &server,
+            &session,
+            key,
+            "domain_registration",
+            json!({"domain": name}),
+        );
+        let what = format!("{name}: {result}");
+        assert_eq!(result["isError"], true, "{what}");
+        assert_eq!(result["structuredContent"]["code"], code, "{what}");
+        assert_eq!(result["_meta"]["tldsnap.dev/status"], status, "{what}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with(&format!("{code}: ")), "{what}");
+        assert!(!text.contains('\n'), "{what}");
+        let meta = &result["_meta"];
+        assert_eq!(remaining(meta), left - 1, "{what}");
+        left -= 1;
+        let r = server.get(&format!("/api/v1/client/domains/{name}/rdap"), Some(key));
+        assert_eq!(r.status, status, "{name}: {}", r.text());
+        assert_eq!(r.json()["code"], code);
+        assert_eq!(header(&r, "x-credits-remaining"), left - 1, "{name}");
+        left -= 1;
+        if name == "a.lvs" {
+            let upstream = format!("localhost:{}", up.rdap["slow"].port());
+            assert_eq!(result["structuredContent"]["upstream"], upstream);
+        }
+    }
+    // A plan without live lookups is refused them over MCP as over REST, before any
+    // upstream is asked.
+    let free = call(
+        &server,
+        &session,
+        &keys["free"],
+        "domain_registration",
+        json!({"domain": "other.lvt"}),
+    );
+    assert_eq!(free["isError"], true, "{free}");
+    assert_eq!(free["structuredContent"]["code"], "lookup_not_in_plan");
+    assert_eq!(up.hits("/rdap/domain/other.lvt"), 0);
+    let metrics = server.get("/metrics", None).text();
+    assert!(
+        metrics.contains(
+            "tldsnap_mcp_tool_calls_total{tool=\"domain_registration\",result=\"error\"} 5"
+        ),
+        "{metrics}"
     );
     server.stop().unwrap();
 }

@@ -7,7 +7,8 @@
 //! answer's currency, the promotion and ICANN fee terms, what is stale. A problem is
 //! one line, `code: detail`. The JSON stays the authority: the text says nothing the
 //! answer does not, and a body that does not parse as its kind's answer (which no
-//! route answers) is given as it is.
+//! route answers) is given as it is. The live tools' answers are written the same way:
+//! what the registry, the resolver or the website said, where from, and when.
 //!
 //! Amounts are written in the answer's currency with its minor unit: `$9.08` in US
 //! dollars, `EUR 8.45`, `JPY 1451` (no decimals for the currencies without them),
@@ -54,8 +55,18 @@ pub enum Kind {
     Lookup,
     /// `domain_search`: candidate names with their cheapest registration.
     Search,
-    /// An answer given as its JSON (the live tools).
-    Json,
+    /// `domain_registration`: the registry's record of a domain.
+    Registration,
+    /// `domain_status`: a domain's EPP status codes, explained.
+    Status,
+    /// `domain_dns`: a name's record sets.
+    Dns,
+    /// `domain_availability`: whether one name can be registered, and why.
+    Availability,
+    /// `domains_availability`: the same for many names.
+    BulkAvailability,
+    /// `domain_tls`: a website's certificate.
+    Tls,
 }
 
 /// The text of a 200's `body` of kind `kind`: its rendering, or the body itself when
@@ -74,7 +85,12 @@ pub fn success(kind: Kind, body: &[u8], cx: Context<'_>) -> String {
         Kind::Audit => parse(body).map(|a| audit(&a, &mut out)),
         Kind::Lookup => parse(body).map(|a| lookup(&a, cx, &mut out)),
         Kind::Search => parse(body).map(|a| search(&a, cx, &mut out)),
-        Kind::Json => None,
+        Kind::Registration => parse(body).map(|a| registration(&a, &mut out)),
+        Kind::Status => parse(body).map(|a| status(&a, &mut out)),
+        Kind::Dns => parse(body).map(|a| dns(&a, &mut out)),
+        Kind::Availability => parse(body).map(|a| availability(&a, &mut out)),
+        Kind::BulkAvailability => parse(body).map(|a| bulk_availability(&a, &mut out)),
+        Kind::Tls => parse(body).map(|a| tls(&a, &mut out)),
     };
     match rendered {
         Some(()) => {
@@ -1363,6 +1379,551 @@ fn search(a: &SearchAnswer<'_>, cx: Context<'_>, out: &mut String) {
     }
     if let Some(av) = &a.meta.availability {
         let _ = writeln!(out, "Availability: {av}");
+    }
+}
+
+// ---------------------------------------------------------------- live lookups
+
+/// Where a live answer came from.
+#[derive(Debug, Deserialize)]
+struct Source<'a> {
+    #[serde(borrow)]
+    protocol: Str<'a>,
+    #[serde(borrow)]
+    server: Str<'a>,
+}
+
+/// `(RDAP, https://…), learnt 2026-12-02T14:20:24.016Z`.
+fn write_source(source: &Source<'_>, learnt_at: Option<&Str<'_>>, out: &mut String) {
+    let _ = write!(
+        out,
+        " ({}, {})",
+        source.protocol.as_str().to_ascii_uppercase(),
+        source.server
+    );
+    if let Some(at) = learnt_at {
+        let _ = write!(out, ", learnt {at}");
+    }
+}
+
+fn list(items: &[Str<'_>]) -> String {
+    if items.is_empty() {
+        return "none".to_owned();
+    }
+    items.iter().map(Str::as_str).collect::<Vec<_>>().join(", ")
+}
+
+#[derive(Debug, Deserialize)]
+struct RegistryAnswer<'a> {
+    #[serde(borrow)]
+    domain: Str<'a>,
+    registered: Option<bool>,
+    #[serde(default)]
+    reserved: bool,
+    #[serde(borrow)]
+    registration: Option<Registration<'a>>,
+    #[serde(borrow)]
+    raw: Option<Str<'a>>,
+    #[serde(borrow)]
+    source: Source<'a>,
+    #[serde(borrow)]
+    learnt_at: Option<Str<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Registration<'a> {
+    #[serde(borrow)]
+    registrar: Option<RegistrarOfRecord<'a>>,
+    #[serde(borrow)]
+    created: Option<Str<'a>>,
+    #[serde(borrow)]
+    updated: Option<Str<'a>>,
+    #[serde(borrow)]
+    expires: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    statuses: Vec<Str<'a>>,
+    #[serde(default, borrow)]
+    nameservers: Vec<Str<'a>>,
+    dnssec: Option<Dnssec>,
+    #[serde(borrow)]
+    registrant: Option<Registrant<'a>>,
+    #[serde(default, borrow)]
+    redacted: Vec<Redacted<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RegistrarOfRecord<'a> {
+    #[serde(borrow)]
+    name: Option<Str<'a>>,
+    #[serde(borrow)]
+    iana_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    abuse_email: Option<Str<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Dnssec {
+    #[serde(default)]
+    delegation_signed: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Registrant<'a> {
+    #[serde(borrow)]
+    name: Option<Str<'a>>,
+    #[serde(borrow)]
+    organization: Option<Str<'a>>,
+    #[serde(borrow)]
+    country: Option<Str<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Redacted<'a> {
+    #[serde(borrow)]
+    field: Str<'a>,
+}
+
+fn registration(a: &RegistryAnswer<'_>, out: &mut String) {
+    out.push_str(a.domain.as_str());
+    out.push_str(match (a.registered, a.reserved) {
+        (Some(true), true) => ": reserved by the registry",
+        (Some(true), false) => ": registered",
+        (Some(false), _) => ": not registered",
+        (None, _) => ": the registry's answer was not recognised",
+    });
+    write_source(&a.source, a.learnt_at.as_ref(), out);
+    out.push('\n');
+    if let Some(r) = &a.registration {
+        if let Some(registrar) = &r.registrar {
+            let _ = write!(
+                out,
+                "Registrar: {}",
+                registrar.name.as_ref().map_or("not given", Str::as_str)
+            );
+            if let Some(id) = &registrar.iana_id {
+                let _ = write!(out, " (IANA ID {id})");
+            }
+            if let Some(abuse) = &registrar.abuse_email {
+                let _ = write!(out, ", abuse contact {abuse}");
+            }
+            out.push('\n');
+        }
+        let day = |d: &Option<Str<'_>>| d.as_ref().map_or("n/a", |d| d.day()).to_owned();
+        let _ = writeln!(
+            out,
+            "Created {}, updated {}, expires {}",
+            day(&r.created),
+            day(&r.updated),
+            day(&r.expires)
+        );
+        let _ = writeln!(out, "Statuses: {}", list(&r.statuses));
+        let _ = writeln!(out, "Name servers: {}", list(&r.nameservers));
+        if let Some(d) = &r.dnssec {
+            let signed = if d.delegation_signed {
+                "signed"
+            } else {
+                "not signed"
+            };
+            let _ = writeln!(out, "DNSSEC: the delegation is {signed}");
+        }
+        if let Some(who) = &r.registrant {
+            let parts: Vec<&str> = [&who.name, &who.organization, &who.country]
+                .into_iter()
+                .flatten()
+                .map(Str::as_str)
+                .collect();
+            if !parts.is_empty() {
+                let _ = writeln!(out, "Registrant: {}", parts.join(", "));
+            }
+        }
+        if !r.redacted.is_empty() {
+            let fields: Vec<&str> = r.redacted.iter().map(|f| f.field.as_str()).collect();
+            let _ = writeln!(out, "Redacted: {}", fields.join(", "));
+        }
+    }
+    if let Some(raw) = &a.raw {
+        let _ = writeln!(out, "The answer as it came:\n{raw}");
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct StatusAnswer<'a> {
+    #[serde(borrow)]
+    domain: Str<'a>,
+    registered: Option<bool>,
+    #[serde(borrow)]
+    statuses: Vec<EppStatus<'a>>,
+    grace_period: bool,
+    on_hold: bool,
+    pending_delete: bool,
+    #[serde(borrow)]
+    source: Source<'a>,
+    #[serde(borrow)]
+    learnt_at: Option<Str<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct EppStatus<'a> {
+    #[serde(borrow)]
+    code: Str<'a>,
+    #[serde(borrow)]
+    meaning: Option<Str<'a>>,
+    #[serde(borrow)]
+    set_by: Option<Str<'a>>,
+    #[serde(borrow)]
+    state: Option<Str<'a>>,
+}
+
+fn status(a: &StatusAnswer<'_>, out: &mut String) {
+    out.push_str(a.domain.as_str());
+    out.push_str(match a.registered {
+        Some(true) => ": registered",
+        Some(false) => ": not registered",
+        None => ": the registry's answer was not recognised",
+    });
+    write_source(&a.source, a.learnt_at.as_ref(), out);
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    let _ = writeln!(
+        out,
+        "\nOn hold: {}; in a grace period: {}; pending delete: {}",
+        yes(a.on_hold),
+        yes(a.grace_period),
+        yes(a.pending_delete)
+    );
+    if a.statuses.is_empty() {
+        out.push_str("No status codes\n");
+    }
+    for st in &a.statuses {
+        out.push_str(st.code.as_str());
+        let mut how = Vec::new();
+        if let Some(by) = &st.set_by {
+            how.push(format!("set by the {by}"));
+        }
+        if let Some(state) = &st.state {
+            how.push(state.as_str().replace('_', " "));
+        }
+        if !how.is_empty() {
+            let _ = write!(out, " ({})", how.join("; "));
+        }
+        if let Some(m) = &st.meaning {
+            let _ = write!(out, ": {m}");
+        }
+        out.push('\n');
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct DnsAnswer<'a> {
+    #[serde(borrow)]
+    name: Str<'a>,
+    #[serde(borrow)]
+    status: Str<'a>,
+    #[serde(borrow)]
+    records: Vec<RecordSet<'a>>,
+    #[serde(borrow)]
+    resolver: Str<'a>,
+    #[serde(borrow)]
+    dnssec: Option<DnssecVerdict<'a>>,
+    #[serde(borrow)]
+    learnt_at: Option<Str<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DnssecVerdict<'a> {
+    #[serde(borrow)]
+    verdict: Str<'a>,
+    resolver_validates: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RecordSet<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Str<'a>,
+    #[serde(borrow)]
+    status: Str<'a>,
+    ttl: Option<u64>,
+    #[serde(borrow)]
+    records: Vec<DnsRecord<'a>>,
+    #[serde(borrow)]
+    dnssec: Option<Str<'a>>,
+    #[serde(borrow)]
+    error: Option<Str<'a>>,
+}
+
+/// A record of any type: the fields its type has (docs/API.md's DnsRecordSet).
+#[derive(Debug, Deserialize)]
+struct DnsRecord<'a> {
+    #[serde(borrow)]
+    address: Option<Str<'a>>,
+    preference: Option<u64>,
+    #[serde(borrow)]
+    exchange: Option<Str<'a>>,
+    #[serde(borrow)]
+    host: Option<Str<'a>>,
+    #[serde(borrow)]
+    text: Option<Str<'a>>,
+    flags: Option<u64>,
+    #[serde(borrow)]
+    tag: Option<Str<'a>>,
+    #[serde(borrow)]
+    value: Option<Str<'a>>,
+    #[serde(borrow)]
+    mname: Option<Str<'a>>,
+    #[serde(borrow)]
+    rname: Option<Str<'a>>,
+    serial: Option<u64>,
+}
+
+fn write_record(r: &DnsRecord<'_>, out: &mut String) {
+    if let Some(a) = &r.address {
+        out.push_str(a.as_str());
+    } else if let (Some(p), Some(x)) = (r.preference, &r.exchange) {
+        let _ = write!(out, "{p} {x}");
+    } else if let Some(h) = &r.host {
+        out.push_str(h.as_str());
+    } else if let Some(t) = &r.text {
+        let _ = write!(out, "{:?}", t.as_str());
+    } else if let (Some(f), Some(t), Some(v)) = (r.flags, &r.tag, &r.value) {
+        let _ = write!(out, "{f} {t} {v:?}", v = v.as_str());
+    } else if let (Some(m), Some(n)) = (&r.mname, &r.rname) {
+        let _ = write!(out, "{m} {n} serial {}", r.serial.unwrap_or_default());
+    } else {
+        out.push('?');
+    }
+}
+
+fn dns(a: &DnsAnswer<'_>, out: &mut String) {
+    let _ = write!(out, "{}: {} ({}", a.name, a.status, a.resolver);
+    if let Some(at) = &a.learnt_at {
+        let _ = write!(out, ", learnt {at}");
+    }
+    out.push(')');
+    if let Some(d) = &a.dnssec {
+        let _ = write!(out, "; DNSSEC: {}", d.verdict);
+        match d.resolver_validates {
+            Some(true) => out.push_str(" (the resolver validates)"),
+            Some(false) => out.push_str(" (the resolver does not validate)"),
+            None => {}
+        }
+    }
+    out.push('\n');
+    for set in &a.records {
+        out.push_str(set.kind.as_str());
+        if let Some(ttl) = set.ttl {
+            let _ = write!(out, " (ttl {ttl})");
+        }
+        out.push_str(": ");
+        if set.records.is_empty() {
+            out.push_str(set.status.as_str());
+            if let Some(e) = &set.error {
+                let _ = write!(out, " ({e})");
+            }
+        }
+        for (i, r) in set.records.iter().enumerate() {
+            if i > 0 {
+                out.push_str("; ");
+            }
+            write_record(r, out);
+        }
+        if let Some(v) = &set.dnssec {
+            let _ = write!(out, "  [DNSSEC {v}]");
+        }
+        out.push('\n');
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct AvailabilityAnswer<'a> {
+    #[serde(borrow)]
+    domain: Str<'a>,
+    #[serde(borrow)]
+    availability: Str<'a>,
+    #[serde(borrow)]
+    reason: Str<'a>,
+    #[serde(borrow)]
+    evidence: Vec<Evidence<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Evidence<'a> {
+    #[serde(borrow)]
+    source: Str<'a>,
+    #[serde(borrow)]
+    upstream: Str<'a>,
+    #[serde(borrow)]
+    answer: Str<'a>,
+}
+
+fn write_evidence(evidence: &[Evidence<'_>], out: &mut String) {
+    for e in evidence {
+        let _ = writeln!(
+            out,
+            "  {} ({}): {}",
+            e.source.as_str().to_ascii_uppercase(),
+            e.upstream,
+            e.answer
+        );
+    }
+}
+
+fn availability(a: &AvailabilityAnswer<'_>, out: &mut String) {
+    let _ = writeln!(out, "{}: {}: {}", a.domain, a.availability, a.reason);
+    write_evidence(&a.evidence, out);
+}
+
+#[derive(Debug, Deserialize)]
+struct BulkAnswer<'a> {
+    #[serde(borrow)]
+    results: Vec<BulkEntry<'a>>,
+    meta: BulkMeta,
+}
+
+#[derive(Debug, Deserialize)]
+struct BulkMeta {
+    total: u64,
+    checked: u64,
+    counts: BulkCounts,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct BulkCounts {
+    #[serde(default)]
+    available: u64,
+    #[serde(default)]
+    registered: u64,
+    #[serde(default)]
+    reserved: u64,
+    #[serde(default)]
+    unknown: u64,
+}
+
+#[derive(Debug, Deserialize)]
+struct BulkEntry<'a> {
+    #[serde(borrow)]
+    input: Str<'a>,
+    #[serde(borrow)]
+    domain: Option<Str<'a>>,
+    #[serde(borrow)]
+    availability: Option<Str<'a>>,
+    #[serde(borrow)]
+    reason: Option<Str<'a>>,
+    #[serde(borrow)]
+    error: Option<Str<'a>>,
+    #[serde(borrow)]
+    detail: Option<Str<'a>>,
+}
+
+fn bulk_availability(a: &BulkAnswer<'_>, out: &mut String) {
+    let c = &a.meta.counts;
+    let _ = writeln!(
+        out,
+        "{} names, {} looked up: {} available, {} registered, {} reserved, {} unknown",
+        a.meta.total, a.meta.checked, c.available, c.registered, c.reserved, c.unknown
+    );
+    for e in &a.results {
+        match (&e.domain, &e.availability) {
+            (Some(domain), Some(av)) => {
+                out.push_str(domain.as_str());
+                if e.input.as_str() != domain.as_str() {
+                    let _ = write!(out, " (given as {})", e.input);
+                }
+                let _ = write!(out, ": {av}");
+                if let Some(why) = &e.reason {
+                    let _ = write!(out, " ({why})");
+                }
+            }
+            _ => {
+                let _ = write!(
+                    out,
+                    "{}: {}",
+                    e.input,
+                    e.error.as_ref().map_or("error", Str::as_str)
+                );
+                if let Some(d) = &e.detail {
+                    let _ = write!(out, ": {d}");
+                }
+            }
+        }
+        out.push('\n');
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct TlsAnswer<'a> {
+    #[serde(borrow)]
+    domain: Str<'a>,
+    port: u64,
+    #[serde(borrow)]
+    address: Str<'a>,
+    #[serde(borrow)]
+    protocol: Str<'a>,
+    #[serde(borrow)]
+    cipher_suite: Str<'a>,
+    valid: bool,
+    #[serde(borrow)]
+    error: Option<Str<'a>>,
+    #[serde(borrow)]
+    error_detail: Option<Str<'a>>,
+    #[serde(borrow)]
+    certificate: Option<Certificate<'a>>,
+    #[serde(default, borrow)]
+    chain: Vec<Certificate<'a>>,
+    #[serde(borrow)]
+    learnt_at: Option<Str<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Certificate<'a> {
+    #[serde(borrow)]
+    subject: Str<'a>,
+    #[serde(borrow)]
+    issuer: Str<'a>,
+    #[serde(default, borrow)]
+    sans: Vec<Str<'a>>,
+    #[serde(borrow)]
+    not_before: Str<'a>,
+    #[serde(borrow)]
+    not_after: Str<'a>,
+    days_to_expiry: i64,
+}
+
+fn tls(a: &TlsAnswer<'_>, out: &mut String) {
+    let _ = write!(
+        out,
+        "{}:{} ({}): {}, {}",
+        a.domain, a.port, a.address, a.protocol, a.cipher_suite
+    );
+    if let Some(at) = &a.learnt_at {
+        let _ = write!(out, ", learnt {at}");
+    }
+    if a.valid {
+        out.push_str("; the certificate is valid\n");
+    } else {
+        let _ = write!(
+            out,
+            "; the certificate is not valid: {}",
+            a.error.as_ref().map_or("invalid", Str::as_str)
+        );
+        if let Some(d) = &a.error_detail {
+            let _ = write!(out, " ({d})");
+        }
+        out.push('\n');
+    }
+    if let Some(c) = &a.certificate {
+        let _ = writeln!(
+            out,
+            "Certificate: {}, issued by {}, for {}; valid {} to {} ({} days left)",
+            c.subject,
+            c.issuer,
+            list(&c.sans),
+            c.not_before.day(),
+            c.not_after.day(),
+            c.days_to_expiry
+        );
+    }
+    let issuers: Vec<&str> = a.chain.iter().map(|c| c.subject.as_str()).collect();
+    if !issuers.is_empty() {
+        let _ = writeln!(out, "Chain: {}", issuers.join(", "));
     }
 }
 

@@ -147,7 +147,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Asks the registry now (RDAP, else WHOIS): registrar, creation and expiry dates, name servers, status of one registered `domain`.",
         route: RouteId::DomainRdap,
         live: true,
-        text: Kind::Json,
+        text: Kind::Registration,
     },
     Tool {
         name: "domain_status",
@@ -155,7 +155,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Asks the registry now for a `domain`'s EPP status codes (clientTransferProhibited, redemptionPeriod, ...), each explained.",
         route: RouteId::DomainStatus,
         live: true,
-        text: Kind::Json,
+        text: Kind::Status,
     },
     Tool {
         name: "domain_dns",
@@ -163,7 +163,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Resolves a `domain`'s DNS records now (A, AAAA, MX, NS, TXT, CNAME, CAA, SOA; `types` to choose).",
         route: RouteId::DomainDns,
         live: true,
-        text: Kind::Json,
+        text: Kind::Dns,
     },
     Tool {
         name: "domain_availability",
@@ -171,7 +171,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Whether one `domain` can be registered, asked of its registry now, with the cheapest registrars of its suffix.",
         route: RouteId::DomainAvailability,
         live: true,
-        text: Kind::Json,
+        text: Kind::Availability,
     },
     Tool {
         name: "domains_availability",
@@ -179,7 +179,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Availability of up to 100 `domains` at once, asked of their registries now. Costs the plan's availability credits per distinct name.",
         route: RouteId::DomainsAvailability,
         live: true,
-        text: Kind::Json,
+        text: Kind::BulkAvailability,
     },
     Tool {
         name: "domain_tls",
@@ -187,7 +187,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Connects to https://`domain` now and reports its certificate: issuer, names, validity, days left, whether it verifies.",
         route: RouteId::DomainTls,
         live: true,
-        text: Kind::Json,
+        text: Kind::Tls,
     },
 ];
 
