@@ -2,8 +2,10 @@
 //! (initialize, sessions, revisions, ping, logging/setLevel, tools/list, tools/call,
 //! DELETE), every tool's structured result against the REST answer for the same key,
 //! the resources (each read the REST answer) and prompts, the plan and credit
-//! rules, malformed input (never a 5xx, never a dropped connection), and the official
-//! Python SDK as a real client (`tests/mcp_client.py`).
+//! rules, malformed input (never a 5xx, never a dropped connection), the live tools
+//! against the local upstreams of tests/live_support (an answer, an upstream's failure
+//! as a tool error, the credits REST charges), and the official Python SDK as a real
+//! client (`tests/mcp_client.py`).
 //!
 //! The Python client needs the virtual environment of `tools/mcp-venv` (`mcp` pinned,
 //! which `.ci/run` runs): `TARGET_DIR/mcp-venv`, or the interpreter named by
@@ -11,6 +13,7 @@
 //! that it did not run otherwise.
 
 mod http_support;
+mod live_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -207,8 +210,12 @@ fn every_tool_answers_what_its_rest_request_answers() {
             masked(&r.body),
             "{tool} {args} vs {rest}"
         );
+        // The text is the answer's rendering, not its JSON (tested below).
         let text = result["content"][0]["text"].as_str().unwrap();
-        assert_eq!(masked(text.as_bytes()), masked(&r.body), "{tool}: the text");
+        assert!(
+            serde_json::from_str::<Value>(text).is_err(),
+            "{tool}: the text is JSON: {text}"
+        );
     }
     // A day before any price, asked of both doors: the same problem.
     let result = call(
@@ -227,6 +234,587 @@ fn every_tool_answers_what_its_rest_request_answers() {
             .as_str()
             .unwrap()
             .starts_with(&code)
+    );
+    server.stop().unwrap();
+}
+
+/// An amount as the text writes it in `code` (USD or EUR here: two decimals).
+fn amount(code: &str, v: f64) -> String {
+    if code == "USD" {
+        format!("${v:.2}")
+    } else {
+        format!("{code} {v:.2}")
+    }
+}
+
+/// Whether `line` holds `word` on its own: after the start, a space or `(`, before the
+/// end, a space or one of `:),;`.
+fn has_word(line: &str, word: &str) -> bool {
+    line.match_indices(word).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + word.len()..].chars().next();
+        matches!(before, None | Some(' ' | '('))
+            && matches!(after, None | Some(' ' | ':' | ')' | ',' | ';'))
+    })
+}
+
+/// One offer (or dated change, or average) of a structured answer: what names it on
+/// its line, the amounts that line must show, whether it is a promotion or stale.
+#[derive(Debug)]
+struct Offer {
+    who: String,
+    amounts: Vec<f64>,
+    promotion: bool,
+    stale: bool,
+}
+
+impl Offer {
+    /// `who` and the amounts of `v`'s members `fields` that are numbers, with the
+    /// terms' amounts (the regular price of a promotion, the ICANN fee).
+    fn of(who: &str, v: &Value, fields: &[&str]) -> Offer {
+        let mut amounts: Vec<f64> = fields.iter().filter_map(|f| v[*f].as_f64()).collect();
+        amounts.extend(v["regular_register_price"].as_f64());
+        amounts.extend(v["icann_fee"].as_f64());
+        Offer {
+            who: who.to_owned(),
+            amounts,
+            promotion: v["promotion"] == true,
+            stale: v["stale"] == true,
+        }
+    }
+}
+
+/// Every offer of `tool`'s structured answer `v`.
+fn offers(tool: &str, v: &Value) -> Vec<Offer> {
+    let members = |v: &Value| v.as_object().cloned().unwrap_or_default();
+    let items = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let ranked = |e: &Value| {
+        Offer::of(
+            e["registrar_key"].as_str().unwrap(),
+            e,
+            &["register_price", "renew_price", "total_cost_5_year"],
+        )
+    };
+    let mut out = Vec::new();
+    match tool {
+        "cheapest" => {
+            for (_, t) in members(&v["results"]) {
+                out.extend(items(&t["cheapest_register"]).iter().map(ranked));
+            }
+        }
+        "domains_lookup" => {
+            for r in items(&v["results"]) {
+                out.extend(items(&r["cheapest_register"]).iter().map(ranked));
+            }
+        }
+        "prices" => {
+            for (_, t) in members(&v["results"]) {
+                for (key, r) in members(&t) {
+                    let fields = ["register_price", "renew_price", "transfer_price"];
+                    out.push(Offer::of(&key, &r, &fields));
+                }
+            }
+        }
+        "tld_registrars" => {
+            for r in items(&v["registrars"]) {
+                let mut o = Offer::of(
+                    r["key"].as_str().unwrap(),
+                    &r["prices"],
+                    &["register", "renew", "transfer"],
+                );
+                o.promotion = r["promotion"] == true;
+                o.stale = r["stale"] == true;
+                out.push(o);
+            }
+        }
+        "tld_overview" => {
+            for pick in ["cheapest_register", "lowest_renew", "lowest_5_year"] {
+                let p = &v[pick];
+                out.push(Offer::of(
+                    p["registrar_key"].as_str().unwrap(),
+                    p,
+                    &["price"],
+                ));
+            }
+            out.push(Offer::of(
+                "Average:",
+                &v["avg_prices"],
+                &["register", "renew", "transfer"],
+            ));
+        }
+        "price_history" => {
+            for (_, h) in members(&v["history"]) {
+                for c in items(&h["changes"]) {
+                    let fields = ["register_price", "renew_price", "transfer_price"];
+                    out.push(Offer::of(c["date"].as_str().unwrap(), &c, &fields));
+                }
+            }
+        }
+        "tld_catalogue" => {
+            for t in items(&v["tlds"]) {
+                let mut o = Offer::of(
+                    &format!(".{}", t["tld"].as_str().unwrap()),
+                    &t,
+                    &["avg_register_price"],
+                );
+                o.amounts.extend(t["cheapest_register"]["price"].as_f64());
+                out.push(o);
+            }
+        }
+        "registrar_prices" => {
+            for p in items(&v["prices"]) {
+                let fields = ["register_price", "renew_price", "transfer_price"];
+                out.push(Offer::of(
+                    &format!(".{}", p["tld"].as_str().unwrap()),
+                    &p,
+                    &fields,
+                ));
+            }
+        }
+        "registrars" => {
+            for r in items(&v["registrars"]) {
+                out.push(Offer::of(r["key"].as_str().unwrap(), &r, &[]));
+            }
+        }
+        "portfolio_audit" => {
+            for d in items(&v["domains"]) {
+                let Some(domain) = d["domain"].as_str() else {
+                    out.push(Offer::of(d["input"].as_str().unwrap(), &d, &[]));
+                    continue;
+                };
+                let mut o = Offer::of(
+                    domain,
+                    &d,
+                    &[
+                        "current_price",
+                        "optimal_price",
+                        "savings_per_year",
+                        "savings_5_year",
+                    ],
+                );
+                let renewal = &d["cheapest_renewal"];
+                let transfer = &d["best_transfer"];
+                for offer in [renewal, transfer] {
+                    let more = Offer::of(
+                        "",
+                        offer,
+                        &["transfer_price", "renew_price", "total_cost_5_year"],
+                    );
+                    o.amounts.extend(more.amounts);
+                    o.promotion |= more.promotion;
+                }
+                out.push(o);
+                // Each offer's registrar on the domain's line too.
+                for offer in [renewal, transfer] {
+                    if let Some(key) = offer["registrar_key"].as_str() {
+                        let mut named = Offer::of(domain, &Value::Null, &[]);
+                        named.who = format!("{domain}\u{0}{key}");
+                        out.push(named);
+                    }
+                }
+            }
+        }
+        "domain_search" => {
+            for r in items(&v["results"]) {
+                let fields = ["register_price", "renew_price", "total_cost_5_year"];
+                out.push(Offer::of(r["domain"].as_str().unwrap(), &r, &fields));
+            }
+        }
+        other => panic!("no offers of {other}"),
+    }
+    out
+}
+
+/// The currency code of a structured answer: its `currency` object's, wherever the
+/// answer keeps it, or USD.
+fn currency_of(v: &Value) -> String {
+    [
+        &v["currency"],
+        &v["meta"]["currency"],
+        &v["stats"]["currency"],
+    ]
+    .iter()
+    .find_map(|c| c["code"].as_str())
+    .unwrap_or("USD")
+    .to_owned()
+}
+
+#[test]
+fn the_text_names_every_offer_with_its_prices() {
+    let dir = TempDir::new("mcp-text");
+    let (server, keys) = server(&dir);
+    let key = &keys["unlimited"];
+    let session = initialize(&server, "2025-11-25");
+    let ready = server.get("/readyz", None).json();
+    let data_date = ready["snapshot"]["data_updated"].as_str().unwrap()[..10].to_owned();
+    // Each tool with arguments that bring promotions, ICANN fees and stale prices out
+    // (include_stale; namecheap, cloudflare and porkbun's com offers), and every one
+    // of them that takes a currency again in euros.
+    let calls: Vec<(&str, Value)> = vec![
+        (
+            "cheapest",
+            json!({"tlds": "com,dev,io", "limit": 20, "include_stale": true}),
+        ),
+        ("cheapest", json!({"tlds": ["com"], "at": "2025-01-01"})),
+        (
+            "prices",
+            json!({"tlds": "com,io", "registrars": "porkbun,namecheap,cloudflare,dynadot"}),
+        ),
+        (
+            "tld_registrars",
+            json!({"tld": "com", "include_prices": true, "include_stale": true}),
+        ),
+        ("tld_overview", json!({"tld": "dev"})),
+        (
+            "price_history",
+            json!({"tld": "io", "registrars": "dynadot,namecheap"}),
+        ),
+        ("tld_catalogue", json!({"q": "app", "limit": 5})),
+        ("registrars", json!({})),
+        ("registrar_prices", json!({"key": "namecheap", "limit": 10})),
+        (
+            "portfolio_audit",
+            json!({"domains": [
+                "example.com",
+                {"name": "shop.example.co.uk", "registrar": "dynadot", "expires": "2026-09-10"},
+                {"name": "a.io", "registrar": "godaddy", "renew_price": "80"},
+                "not..a.name",
+            ]}),
+        ),
+        (
+            "domains_lookup",
+            json!({"domains": ["example.com", "bücher.de", "x..y"], "limit": 3}),
+        ),
+        ("domain_search", json!({"q": "coffee shop", "limit": 5})),
+    ];
+    let takes_currency = [
+        "cheapest",
+        "prices",
+        "tld_registrars",
+        "tld_overview",
+        "price_history",
+        "registrar_prices",
+        "portfolio_audit",
+    ];
+    let mut checked = 0;
+    for (tool, args) in calls {
+        let mut runs = vec![args.clone()];
+        if takes_currency.contains(&tool) {
+            let mut eur = args.clone();
+            eur["currency"] = "EUR".into();
+            runs.push(eur);
+        }
+        for args in runs {
+            let result = call(&server, &session, key, tool, args.clone());
+            assert_eq!(result["isError"], false, "{tool} {args}: {result}");
+            let structured = &result["structuredContent"];
+            let text = result["content"][0]["text"].as_str().unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let code = currency_of(structured);
+            if args.get("currency").is_some() {
+                assert_eq!(code, "EUR", "{tool} {args}: {structured}");
+            }
+            let what = format!("{tool} {args}:\n{text}");
+            if tool != "registrars" {
+                assert!(text.contains(&format!("prices in {code}")), "{what}");
+            }
+            if !["registrars", "registrar_prices", "tld_catalogue"].contains(&tool) {
+                let date = match args.get("at") {
+                    Some(at) => format!("as of {}", at.as_str().unwrap()),
+                    None => format!("data of {data_date}"),
+                };
+                assert!(lines[0].contains(&date), "{what}");
+            }
+            let offers = offers(tool, structured);
+            assert!(!offers.is_empty(), "{what}");
+            for offer in &offers {
+                let (who, also) = match offer.who.split_once('\u{0}') {
+                    Some((domain, key)) => (domain, Some(key)),
+                    None => (offer.who.as_str(), None),
+                };
+                let line = lines
+                    .iter()
+                    .find(|l| {
+                        has_word(l, who)
+                            && also.is_none_or(|k| has_word(l, k))
+                            && offer
+                                .amounts
+                                .iter()
+                                .all(|a| has_word(l, &amount(&code, *a)))
+                    })
+                    .unwrap_or_else(|| panic!("no line of {offer:?} in {what}"));
+                assert_eq!(
+                    line.contains("promotion"),
+                    offer.promotion,
+                    "{line}\n{what}"
+                );
+                assert_eq!(line.contains("stale"), offer.stale, "{line}\n{what}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 200, "{checked} offers checked");
+    // A problem is one line: its code and detail.
+    let result = call(
+        &server,
+        &session,
+        key,
+        "cheapest",
+        json!({"tlds": "com", "limit": 500}),
+    );
+    assert_eq!(result["isError"], true);
+    let problem = &result["structuredContent"];
+    assert_eq!(
+        result["content"][0]["text"],
+        format!(
+            "{}: {}",
+            problem["code"].as_str().unwrap(),
+            problem["detail"].as_str().unwrap()
+        )
+    );
+    server.stop().unwrap();
+}
+
+/// `v` without the members that differ between two lookups of the same name: when it
+/// was learnt, how long it took.
+fn timeless(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("learnt_at");
+                m.remove("elapsed_ms");
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn live_tools_answer_from_the_upstreams_and_cost_what_rest_costs() {
+    let dir = TempDir::new("mcp-live");
+    let up = live_support::Upstreams::start();
+    let (keys_path, keys) = dir.keys();
+    let snapshot = dir.fixture_snapshot("s.tldsnap");
+    let mut opts = Options::new(&snapshot, &keys_path);
+    opts.live = Some(up.config());
+    let server = Server::start(opts);
+    let key = keys["pro"].as_str();
+    let session = initialize(&server, "2025-11-25");
+    let listed = rpc(&server, &session, None, "tools/list", json!({}));
+    let live = [
+        "domain_registration",
+        "domain_status",
+        "domain_dns",
+        "domain_availability",
+        "domains_availability",
+        "domain_tls",
+    ];
+    for name in live {
+        let tool = listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} listed with --live"));
+        assert_eq!(tool["annotations"]["openWorldHint"], true, "{tool}");
+    }
+    let remaining = |meta: &Value| meta["tldsnap.dev/x-credits-remaining"].as_u64().unwrap();
+    let header = |r: &Response, name: &str| r.header(name).unwrap().parse::<u64>().unwrap();
+    let mut left = header(
+        &server.get("/api/v1/client/domains/taken.lvt/status", Some(key)),
+        "x-credits-remaining",
+    );
+    // Each live tool, then the REST request it stands for: the same answer (but for
+    // when it was learnt), the same cost, from the same credits. The MCP call comes
+    // first, so it is the one that reaches the upstream.
+    let cases: Vec<(&str, Value, &str, Option<Value>, u64)> = vec![
+        (
+            "domain_registration",
+            json!({"domain": "www.TAKEN.lvt"}),
+            "GET /api/v1/client/domains/www.TAKEN.lvt/rdap",
+            None,
+            2,
+        ),
+        (
+            "domain_status",
+            json!({"domain": "taken.lvw"}),
+            "GET /api/v1/client/domains/taken.lvw/status",
+            None,
+            1,
+        ),
+        (
+            "domain_dns",
+            json!({"domain": "taken.lvt", "types": ["MX", "A"]}),
+            "GET /api/v1/client/domains/taken.lvt/dns?types=MX,A",
+            None,
+            1,
+        ),
+        (
+            "domain_availability",
+            json!({"domain": "free.lvt"}),
+            "GET /api/v1/client/domains/free.lvt/availability",
+            None,
+            1,
+        ),
+        (
+            "domains_availability",
+            json!({"domains": ["taken1.lvt", "free1.lvt", "nic1.lvt", "held1.lvw", "bad..name"]}),
+            "POST /api/v1/client/domains/availability",
+            Some(
+                json!({"domains": ["taken1.lvt", "free1.lvt", "nic1.lvt", "held1.lvw", "bad..name"]}),
+            ),
+            4,
+        ),
+        (
+            "domain_tls",
+            json!({"domain": "secure.lvt"}),
+            "GET /api/v1/client/domains/secure.lvt/tls",
+            None,
+            2,
+        ),
+    ];
+    for (tool, args, rest, body, cost) in cases {
+        let result = call(&server, &session, key, tool, args.clone());
+        let what = format!("{tool} {args}: {result}");
+        assert_eq!(result["isError"], false, "{what}");
+        let meta = &result["_meta"];
+        assert_eq!(meta["tldsnap.dev/x-credits-cost"], cost, "{what}");
+        assert_eq!(remaining(meta), left - cost, "{what}");
+        left -= cost;
+        let (method, target) = rest.split_once(' ').unwrap();
+        let r = server.request(method, target, Some(key), body.as_ref());
+        assert_eq!(r.status, 200, "{rest}: {}", r.text());
+        assert_eq!(header(&r, "x-credits-cost"), cost, "{rest}");
+        assert_eq!(header(&r, "x-credits-remaining"), left - cost, "{rest}");
+        left -= cost;
+        assert_eq!(
+            timeless(result["structuredContent"].clone()),
+            timeless(r.json()),
+            "{tool} vs {rest}"
+        );
+        // The text says what the answer says: a line per fact the checks name.
+        let text = result["content"][0]["text"].as_str().unwrap();
+        println!("{tool} {args}:\n{text}\n");
+        let v = &result["structuredContent"];
+        let lines: Vec<&str> = text.lines().collect();
+        let has_line = |start: &str, parts: &[&str]| {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(start) && parts.iter().all(|p| l.contains(p))),
+                "{tool}: no line {start:?} with {parts:?} in\n{text}"
+            )
+        };
+        let s = |v: &Value| v.as_str().unwrap().to_owned();
+        match tool {
+            "domain_registration" => {
+                let r = &v["registration"];
+                has_line("taken.lvt: registered", &["RDAP"]);
+                has_line("Registrar: ", &[&s(&r["registrar"]["name"])]);
+                has_line("Created ", &[&s(&r["expires"])[..10]]);
+                has_line(
+                    "Name servers: ",
+                    &[&s(&r["nameservers"][0]), &s(&r["nameservers"][1])],
+                );
+            }
+            "domain_status" => {
+                has_line("taken.lvw: registered", &["WHOIS"]);
+                for st in v["statuses"].as_array().unwrap() {
+                    has_line(&s(&st["code"]), &[&s(&st["meaning"])]);
+                }
+            }
+            "domain_dns" => {
+                for set in v["records"].as_array().unwrap() {
+                    for r in set["records"].as_array().unwrap() {
+                        let value = r.get("address").or(r.get("exchange")).unwrap();
+                        has_line(&s(&set["type"]), &[&s(value)]);
+                    }
+                }
+            }
+            "domain_availability" => {
+                has_line(
+                    &format!("free.lvt: {}: ", s(&v["availability"])),
+                    &[&s(&v["reason"])],
+                );
+                for e in v["evidence"].as_array().unwrap() {
+                    has_line("  ", &[&s(&e["upstream"]), &s(&e["answer"])]);
+                }
+            }
+            "domains_availability" => {
+                for e in v["results"].as_array().unwrap() {
+                    let what = e.get("availability").or(e.get("error")).unwrap();
+                    has_line(&format!("{}: {}", s(&e["input"]), s(what)), &[]);
+                }
+            }
+            "domain_tls" => {
+                has_line("secure.lvt:", &["TLS 1.3", "the certificate is valid"]);
+                let c = &v["certificate"];
+                has_line("Certificate: ", &[&s(&c["subject"]), &s(&c["issuer"])]);
+            }
+            other => panic!("{other}"),
+        }
+    }
+    // One registry request answered the tool call and REST after it (the cache), the
+    // registrable domain's.
+    assert_eq!(up.hits("/rdap/domain/taken.lvt"), 1);
+    // An upstream's failure is a tool error with REST's problem and status, not a
+    // JSON-RPC error and not a 5xx (`call` checked the 200 and that there is no
+    // `error`), and it costs the one credit REST charges for it.
+    for (name, code, status) in [
+        ("a.lvs", "upstream_timeout", 424),
+        ("x.lvg", "upstream_error", 424),
+        ("a.lvr", "upstream_error", 424),
+        ("a.lvx", "no_rdap_service", 404),
+    ] {
+        let result = call(
+            &server,
+            &session,
+            key,
+            "domain_registration",
+            json!({"domain": name}),
+        );
+        let what = format!("{name}: {result}");
+        assert_eq!(result["isError"], true, "{what}");
+        assert_eq!(result["structuredContent"]["code"], code, "{what}");
+        assert_eq!(result["_meta"]["tldsnap.dev/status"], status, "{what}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with(&format!("{code}: ")), "{what}");
+        assert!(!text.contains('\n'), "{what}");
+        let meta = &result["_meta"];
+        assert_eq!(remaining(meta), left - 1, "{what}");
+        left -= 1;
+        let r = server.get(&format!("/api/v1/client/domains/{name}/rdap"), Some(key));
+        assert_eq!(r.status, status, "{name}: {}", r.text());
+        assert_eq!(r.json()["code"], code);
+        assert_eq!(header(&r, "x-credits-remaining"), left - 1, "{name}");
+        left -= 1;
+        if name == "a.lvs" {
+            let upstream = format!("localhost:{}", up.rdap["slow"].port());
+            assert_eq!(result["structuredContent"]["upstream"], upstream);
+        }
+    }
+    // A plan without live lookups is refused them over MCP as over REST, before any
+    // upstream is asked.
+    let free = call(
+        &server,
+        &session,
+        &keys["free"],
+        "domain_registration",
+        json!({"domain": "other.lvt"}),
+    );
+    assert_eq!(free["isError"], true, "{free}");
+    assert_eq!(free["structuredContent"]["code"], "lookup_not_in_plan");
+    assert_eq!(up.hits("/rdap/domain/other.lvt"), 0);
+    let metrics = server.get("/metrics", None).text();
+    assert!(
+        metrics.contains(
+            "tldsnap_mcp_tool_calls_total{tool=\"domain_registration\",result=\"error\"} 5"
+        ),
+        "{metrics}"
     );
     server.stop().unwrap();
 }

@@ -51,6 +51,7 @@ use crate::http::problem::Problem;
 pub mod prompts;
 pub mod resources;
 pub mod session;
+pub mod text;
 pub mod tools;
 
 /// The revision this server speaks when the client's is not one it knows.

@@ -90,30 +90,26 @@ pub async fn read(
         .iter()
         .find(|t| t.name == name)
         .expect("the resources' tools are in TOOLS");
-    let result = tools::call(state, tool, &arguments, headers, conn)
+    let answer = tools::rest(state, tool, &arguments, headers, conn)
         .await
         .map_err(|tools::BadArguments(why)| (code::INVALID_PARAMS, why, None))?;
-    if result["isError"] == true {
-        let status = result["_meta"]["tldsnap.dev/status"].as_u64().unwrap_or(0);
-        let problem = result["structuredContent"].clone();
-        let text = result["content"][0]["text"].as_str().unwrap_or("refused");
+    if !answer.status.is_success() {
+        let status = answer.status.as_u16();
+        let problem: Value = serde_json::from_slice(&answer.body).unwrap_or_default();
+        let text = super::text::problem(&answer.body);
         let data = json!({ "uri": uri, "status": status, "problem": problem });
         let code = if status == 404 {
             NOT_FOUND
         } else {
             code::REFUSED
         };
-        return Err((code, text.to_owned(), Some(data)));
+        return Err((code, text, Some(data)));
     }
-    // The REST body as it is: the text of the tool result's last content item.
-    let body = result["content"]
-        .as_array()
-        .and_then(|c| c.last())
-        .and_then(|c| c["text"].as_str())
-        .unwrap_or_default();
+    // The REST body as it is.
+    let body = String::from_utf8_lossy(&answer.body);
     let mut contents = json!({ "uri": uri, "mimeType": "application/json", "text": body });
-    if let Some(meta) = result.get("_meta") {
-        contents["_meta"] = meta.clone();
+    if !answer.meta.is_empty() {
+        contents["_meta"] = Value::Object(answer.meta);
     }
     Ok(json!({ "contents": [contents] }))
 }

@@ -23,7 +23,7 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::{Method, Request};
+use hyper::{Method, Request, StatusCode};
 use serde_json::{Map, Value, json};
 
 use crate::api::{Connection, HttpResponse, State};
@@ -31,6 +31,8 @@ use crate::api::{catalogue, domains, live, prices};
 use crate::app::routes::RouteId;
 use crate::query::Shape;
 use crate::time::Stamp;
+
+use super::text::{self, Kind};
 
 /// One tool: a name, what it is for, and the REST route that answers it.
 #[derive(Debug)]
@@ -45,6 +47,8 @@ pub struct Tool {
     pub route: RouteId,
     /// Whether it asks upstreams at request time (listed only with `serve --live`).
     pub live: bool,
+    /// How its result's text is written.
+    pub text: Kind,
 }
 
 /// Every tool, in the order `tools/list` gives them.
@@ -55,6 +59,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Rank the registrars that sell each given TLD by first-year registration price (ties: renewal, then key), with renewal, 5-year total and data date. Use it for 'where is .dev cheapest?'. `tlds` is a comma-separated list (up to 100, no dots); `at` (YYYY-MM-DD) answers as of a past day. The plan caps how many sellers are shown.",
         route: RouteId::ClientCheapest,
         live: false,
+        text: Kind::Cheapest,
     },
     Tool {
         name: "prices",
@@ -62,6 +67,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Register, renew and transfer prices of chosen registrars (comma-separated keys in `registrars`; every seller when absent) for each given TLD. Use it to compare specific registrars; `at` answers as of a past day. Unknown TLDs and keys are listed in `stats.not_found`.",
         route: RouteId::ClientPrices,
         live: false,
+        text: Kind::Prices,
     },
     Tool {
         name: "tld_registrars",
@@ -69,6 +75,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Every registrar selling one TLD, by ascending registration price, with each one's website; `include_prices` adds their prices. Use it to list who sells a TLD; for a ranking with totals prefer `cheapest`.",
         route: RouteId::ClientRegistrars,
         live: false,
+        text: Kind::Registrars,
     },
     Tool {
         name: "tld_overview",
@@ -76,6 +83,7 @@ pub const TOOLS: &[Tool] = &[
         description: "One TLD at a glance: IANA type and manager, how many registrars sell it, lowest and average register, renew and transfer prices, the cheapest offers. Works for any IANA TLD, sold or not. Use it first when asked about a TLD in general.",
         route: RouteId::ClientOverview,
         live: false,
+        text: Kind::Overview,
     },
     Tool {
         name: "price_history",
@@ -83,6 +91,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Every recorded price change of a TLD per registrar (dated register, renew and transfer prices), optionally for chosen `registrars` and a window `from`..`to` (YYYY-MM-DD). Use it for 'how did .io renewals change?'. For prices on one past day use `cheapest` or `prices` with `at`.",
         route: RouteId::ClientHistory,
         live: false,
+        text: Kind::History,
     },
     Tool {
         name: "tld_catalogue",
@@ -90,6 +99,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Page through every IANA TLD and priced suffix: filter by a piece of the name (`q`) and IANA `type`, sort by name, cheapest or number of registrars; `cursor` continues a page. Use it to find TLDs matching a theme or budget.",
         route: RouteId::ClientTlds,
         live: false,
+        text: Kind::Catalogue,
     },
     Tool {
         name: "registrars",
@@ -97,6 +107,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Every registrar tldsnap has prices of, with its key, name, website and how many TLDs it sells. Use it to find a registrar's key for the other tools.",
         route: RouteId::RegistrarList,
         live: false,
+        text: Kind::RegistrarList,
     },
     Tool {
         name: "registrar_prices",
@@ -104,6 +115,7 @@ pub const TOOLS: &[Tool] = &[
         description: "One registrar (by `key`) and its prices for every TLD it sells, in TLD name order, paged with `limit` and `cursor`. Use it for 'what does Porkbun charge?'.",
         route: RouteId::Registrar,
         live: false,
+        text: Kind::Registrar,
     },
     Tool {
         name: "portfolio_audit",
@@ -111,6 +123,7 @@ pub const TOOLS: &[Tool] = &[
         description: "For each domain held (`domains`: names, or objects with registrar, renew_price, expires), the yearly price paid now, the cheapest renewal anywhere, the best transfer-then-renew path, the recommendation and yearly and 5-year savings, with totals. Costs one credit per started 100 domains.",
         route: RouteId::PortfolioAudit,
         live: false,
+        text: Kind::Audit,
     },
     Tool {
         name: "domains_lookup",
@@ -118,6 +131,7 @@ pub const TOOLS: &[Tool] = &[
         description: "For up to 100 full domain names (`domains`), each one's public suffix (co.uk, not uk) and the cheapest registrars of that suffix. Use it when given domain names rather than TLDs. A name that is not a domain is an entry with `error`.",
         route: RouteId::DomainsLookup,
         live: false,
+        text: Kind::Lookup,
     },
     Tool {
         name: "domain_search",
@@ -125,6 +139,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Candidate domain names for a word or phrase (`q`) across TLDs, under `max_price` and of chosen IANA `types`, each with its cheapest registration. Counts against the plan's daily searches.",
         route: RouteId::DomainsSearch,
         live: false,
+        text: Kind::Search,
     },
     Tool {
         name: "domain_registration",
@@ -132,6 +147,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Asks the registry now (RDAP, else WHOIS): registrar, creation and expiry dates, name servers, status of one registered `domain`.",
         route: RouteId::DomainRdap,
         live: true,
+        text: Kind::Registration,
     },
     Tool {
         name: "domain_status",
@@ -139,6 +155,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Asks the registry now for a `domain`'s EPP status codes (clientTransferProhibited, redemptionPeriod, ...), each explained.",
         route: RouteId::DomainStatus,
         live: true,
+        text: Kind::Status,
     },
     Tool {
         name: "domain_dns",
@@ -146,6 +163,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Resolves a `domain`'s DNS records now (A, AAAA, MX, NS, TXT, CNAME, CAA, SOA; `types` to choose).",
         route: RouteId::DomainDns,
         live: true,
+        text: Kind::Dns,
     },
     Tool {
         name: "domain_availability",
@@ -153,6 +171,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Whether one `domain` can be registered, asked of its registry now, with the cheapest registrars of its suffix.",
         route: RouteId::DomainAvailability,
         live: true,
+        text: Kind::Availability,
     },
     Tool {
         name: "domains_availability",
@@ -160,6 +179,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Availability of up to 100 `domains` at once, asked of their registries now. Costs the plan's availability credits per distinct name.",
         route: RouteId::DomainsAvailability,
         live: true,
+        text: Kind::BulkAvailability,
     },
     Tool {
         name: "domain_tls",
@@ -167,6 +187,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Connects to https://`domain` now and reports its certificate: issuer, names, validity, days left, whether it verifies.",
         route: RouteId::DomainTls,
         live: true,
+        text: Kind::Tls,
     },
 ];
 
@@ -368,6 +389,18 @@ fn rewrite(v: &mut Value, names: &mut Vec<String>) {
 #[derive(Debug)]
 pub struct BadArguments(pub String);
 
+/// The REST answer of a tool call: its status, its body, and the metering headers a
+/// result repeats in its `_meta` (under `tldsnap.dev/` and the header's name).
+#[derive(Debug)]
+pub struct Answer {
+    /// The HTTP status REST gives.
+    pub status: StatusCode,
+    /// The body: the JSON document of a 200, else a problem document.
+    pub body: Bytes,
+    /// `_meta`: the metering headers, with `tldsnap.dev/status` for a problem.
+    pub meta: Map<String, Value>,
+}
+
 /// Calls `tool` with `arguments` for the caller whose headers are `headers`: the REST
 /// request they stand for, answered by its route's handler, as a `tools/call` result.
 pub async fn call(
@@ -377,6 +410,23 @@ pub async fn call(
     headers: &HeaderMap,
     conn: &Connection,
 ) -> Result<Value, BadArguments> {
+    let answer = rest(state, tool, arguments, headers, conn).await?;
+    let data_date = data_date(state);
+    let cx = text::Context {
+        data_date: data_date.as_deref(),
+        at: arguments.get("at").and_then(Value::as_str),
+    };
+    Ok(result(tool.text, cx, answer))
+}
+
+/// The REST answer to `tool`'s call with `arguments` (counted in the tool's calls).
+pub async fn rest(
+    state: &State,
+    tool: &'static Tool,
+    arguments: &Map<String, Value>,
+    headers: &HeaderMap,
+    conn: &Connection,
+) -> Result<Answer, BadArguments> {
     let request = request(tool, arguments, headers)?;
     let route = tool.route.route();
     let segment = match &request.segment {
@@ -388,7 +438,41 @@ pub async fn call(
     state
         .mcp
         .count(tool_index(tool), response.status().is_success());
-    Ok(result(response).await)
+    let (parts, body) = response.into_parts();
+    let body = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    let mut meta = Map::new();
+    for name in METER {
+        if let Some(v) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
+            let value = v
+                .parse::<u64>()
+                .map_or_else(|_| Value::from(v), Value::from);
+            meta.insert(format!("tldsnap.dev/{name}"), value);
+        }
+    }
+    if !parts.status.is_success() {
+        meta.insert("tldsnap.dev/status".into(), parts.status.as_u16().into());
+    }
+    Ok(Answer {
+        status: parts.status,
+        body,
+        meta,
+    })
+}
+
+/// The data date (`YYYY-MM-DD`) of the snapshot served, for the text of a result.
+fn data_date(state: &State) -> Option<String> {
+    let loaded = state.store.load()?;
+    let days = loaded
+        .snapshot
+        .header()
+        .data_updated_ms
+        .div_euclid(crate::time::MS_PER_DAY);
+    let mut out = Vec::with_capacity(10);
+    crate::time::write_date(days, &mut out);
+    String::from_utf8(out).ok()
 }
 
 /// The REST request of a tool call.
@@ -588,45 +672,25 @@ const METER: [&str; 6] = [
 ];
 
 /// A `tools/call` result of the route's answer: a 200's JSON body as
-/// `structuredContent` (and as its text), a problem as an `isError` result naming its
-/// code and detail.
-async fn result(response: HttpResponse) -> Value {
-    let (parts, body) = response.into_parts();
-    let bytes = match body.collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(never) => match never {},
+/// `structuredContent` and its rendering ([`text`]) as the text, a problem as an
+/// `isError` result whose text is its code and detail.
+fn result(kind: Kind, cx: text::Context<'_>, answer: Answer) -> Value {
+    let parsed: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+    let ok = answer.status.is_success();
+    let text = if ok {
+        text::success(kind, &answer.body, cx)
+    } else {
+        text::problem(&answer.body)
     };
-    let mut meta = Map::new();
-    for name in METER {
-        if let Some(v) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
-            let value = v
-                .parse::<u64>()
-                .map_or_else(|_| Value::from(v), Value::from);
-            meta.insert(format!("tldsnap.dev/{name}"), value);
-        }
-    }
-    let parsed: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    if parts.status.is_success() {
-        let mut out = json!({
-            "content": [{ "type": "text", "text": text }],
-            "structuredContent": parsed,
-            "isError": false,
-        });
-        if !meta.is_empty() {
-            out["_meta"] = Value::Object(meta);
-        }
-        return out;
-    }
-    let code = parsed["code"].as_str().unwrap_or("error");
-    let detail = parsed["detail"].as_str().unwrap_or_default();
-    meta.insert("tldsnap.dev/status".into(), parts.status.as_u16().into());
-    json!({
-        "content": [{ "type": "text", "text": format!("{code}: {detail}") }],
+    let mut out = json!({
+        "content": [{ "type": "text", "text": text }],
         "structuredContent": parsed,
-        "isError": true,
-        "_meta": meta,
-    })
+        "isError": !ok,
+    });
+    if !answer.meta.is_empty() {
+        out["_meta"] = Value::Object(answer.meta);
+    }
+    out
 }
 
 /// The place of `tool` in [`TOOLS`] (the index of its counters).
