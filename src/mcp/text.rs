@@ -202,10 +202,29 @@ struct Terms<'a> {
     regular_register_price: Option<f64>,
     icann_fee: Option<f64>,
     icann_fee_included: Option<bool>,
+    #[serde(borrow)]
+    coupon: Option<CouponText<'a>>,
+    member_prices: Option<MemberText>,
     #[serde(default)]
     stale: bool,
     #[serde(borrow)]
     last_updated: Option<Str<'a>>,
+}
+
+/// A coupon the registrar publishes: its code and the first-year price with it.
+#[derive(Debug, Deserialize)]
+struct CouponText<'a> {
+    #[serde(borrow)]
+    code: Str<'a>,
+    register_price: f64,
+}
+
+/// The prices of a registrar's paid membership.
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct MemberText {
+    register: Option<f64>,
+    renew: Option<f64>,
+    transfer: Option<f64>,
 }
 
 /// An entry of a cheapest ranking (`cheapest`, `domains_lookup`).
@@ -224,6 +243,9 @@ struct Ranked<'a> {
     regular_register_price: Option<f64>,
     icann_fee: Option<f64>,
     icann_fee_included: Option<bool>,
+    #[serde(borrow)]
+    coupon: Option<CouponText<'a>>,
+    member_prices: Option<MemberText>,
     #[serde(default)]
     stale: bool,
     #[serde(borrow)]
@@ -238,6 +260,11 @@ macro_rules! terms_of {
             regular_register_price: $e.regular_register_price,
             icann_fee: $e.icann_fee,
             icann_fee_included: $e.icann_fee_included,
+            coupon: $e.coupon.as_ref().map(|c| CouponText {
+                code: Str(Cow::Borrowed(c.code.as_str())),
+                register_price: c.register_price,
+            }),
+            member_prices: $e.member_prices,
             stale: $e.stale,
             last_updated: $e
                 .last_updated
@@ -405,6 +432,26 @@ fn write_terms(terms: &Terms<'_>, cash: &Cash<'_>, out: &mut String) {
         };
         parts.push(format!("ICANN fee {} {how}", cash.amount(fee)));
     }
+    if let Some(c) = &terms.coupon {
+        parts.push(format!(
+            "with code {}: register {}",
+            c.code.as_str(),
+            cash.amount(c.register_price)
+        ));
+    }
+    if let Some(m) = terms.member_prices {
+        let shown: Vec<String> = [
+            ("register", m.register),
+            ("renew", m.renew),
+            ("transfer", m.transfer),
+        ]
+        .into_iter()
+        .filter_map(|(what, p)| Some(format!("{what} {}", cash.amount(p?))))
+        .collect();
+        if !shown.is_empty() {
+            parts.push(format!("members: {}", shown.join(" ")));
+        }
+    }
     if terms.stale {
         parts.push(match &terms.last_updated {
             Some(d) => format!("stale: price of {}", d.day()),
@@ -536,6 +583,9 @@ struct Record<'a> {
     regular_register_price: Option<f64>,
     icann_fee: Option<f64>,
     icann_fee_included: Option<bool>,
+    #[serde(borrow)]
+    coupon: Option<CouponText<'a>>,
+    member_prices: Option<MemberText>,
     #[serde(default)]
     stale: bool,
     #[serde(borrow)]
@@ -616,6 +666,9 @@ struct Seller<'a> {
     regular_register_price: Option<f64>,
     icann_fee: Option<f64>,
     icann_fee_included: Option<bool>,
+    #[serde(borrow)]
+    coupon: Option<CouponText<'a>>,
+    member_prices: Option<MemberText>,
     #[serde(default)]
     stale: bool,
     #[serde(borrow)]
@@ -1102,6 +1155,9 @@ struct AuditOffer<'a> {
     regular_register_price: Option<f64>,
     icann_fee: Option<f64>,
     icann_fee_included: Option<bool>,
+    #[serde(borrow)]
+    coupon: Option<CouponText<'a>>,
+    member_prices: Option<MemberText>,
     #[serde(default)]
     stale: bool,
     #[serde(borrow)]
@@ -1330,6 +1386,9 @@ struct Candidate<'a> {
     regular_register_price: Option<f64>,
     icann_fee: Option<f64>,
     icann_fee_included: Option<bool>,
+    #[serde(borrow)]
+    coupon: Option<CouponText<'a>>,
+    member_prices: Option<MemberText>,
     #[serde(default)]
     stale: bool,
     #[serde(borrow)]
