@@ -993,6 +993,15 @@ fn resources_are_rest_answers_and_prompts_fill_in() {
         "{v}"
     );
     let v = rpc(&server, &session, Some(key), "resources/read", json!({}));
+    // Each read is counted as a call of its tool.
+    let metrics = server.get("/metrics", None).text();
+    for series in [
+        "tldsnap_mcp_tool_calls_total{tool=\"registrars\",result=\"ok\"} 1",
+        "tldsnap_mcp_tool_calls_total{tool=\"tld_overview\",result=\"ok\"} 5",
+    ] {
+        assert!(metrics.contains(series), "{series}\n{metrics}");
+    }
+    assert!(!metrics.contains("tool=\"cheapest\""), "{metrics}");
     assert_eq!(v["error"]["code"], -32602);
     // Prompts: listed with their arguments, filled in, bad arguments refused.
     let listed = rpc(&server, &session, None, "prompts/list", json!({}));

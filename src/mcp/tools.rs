@@ -52,7 +52,7 @@ pub struct Tool {
 }
 
 /// Every tool, in the order `tools/list` gives them.
-pub const TOOLS: &[Tool] = &[
+pub static TOOLS: &[Tool] = &[
     Tool {
         name: "cheapest",
         title: "Cheapest registrars for TLDs",
