@@ -85,6 +85,134 @@ pub fn write_success(kind: Kind, body: &[u8], cx: Context<'_>, out: &mut Vec<u8>
     render(kind, body, cx, &mut Sink::new(out, true))
 }
 
+/// [`write_success`], with the texts of recent answers kept per thread: the same body
+/// of the same kind, in the same context, is the same text, so a kept one is copied
+/// instead of parsing the body and writing it again.
+pub fn write_success_kept(kind: Kind, body: &[u8], cx: Context<'_>, out: &mut Vec<u8>) -> bool {
+    if !kind.kept() || body.len() > kept::MAX_BODY {
+        return write_success(kind, body, cx, out);
+    }
+    kept::write(kind, body, cx, out)
+}
+
+impl Kind {
+    /// Whether its answers are kept: those REST answers the same bytes for again (the
+    /// prices answers carry their own elapsed time, the live ones what they learnt
+    /// when).
+    fn kept(self) -> bool {
+        !matches!(
+            self,
+            Kind::Prices
+                | Kind::Registration
+                | Kind::Status
+                | Kind::Dns
+                | Kind::Availability
+                | Kind::BulkAvailability
+                | Kind::Tls
+        )
+    }
+}
+
+/// The texts of recent answers, per thread (no lock; the REST answers they are made
+/// from are kept per thread too, `api::answers`): a direct-mapped table of [`SLOTS`]
+/// texts of answers up to [`MAX_BODY`] bytes, at most [`BUDGET`] bytes in all, a new
+/// one taking the slot of the one it hashes to. A slot holds the answer's bytes beside
+/// its text and is used only for exactly those bytes, kind and context, so a text is
+/// always its answer's.
+mod kept {
+    use std::cell::RefCell;
+
+    use super::{Context, Kind};
+
+    /// Texts kept per thread.
+    pub const SLOTS: usize = 64;
+    /// Largest answer whose text is kept.
+    pub const MAX_BODY: usize = 32 * 1024;
+    /// Most bytes kept per thread, answers and texts.
+    pub const BUDGET: usize = 1 << 20;
+
+    struct Slot {
+        kind: Kind,
+        at: Option<Box<str>>,
+        data_date: Option<Box<str>>,
+        body: Box<[u8]>,
+        /// The text as written into a JSON string.
+        text: Box<[u8]>,
+    }
+
+    impl Slot {
+        fn holds(&self, kind: Kind, body: &[u8], cx: Context<'_>) -> bool {
+            self.kind == kind
+                && self.at.as_deref() == cx.at
+                && self.data_date.as_deref() == cx.data_date
+                && *self.body == *body
+        }
+
+        fn bytes(&self) -> usize {
+            self.body.len() + self.text.len()
+        }
+    }
+
+    #[derive(Default)]
+    struct Kept {
+        slots: Vec<Option<Slot>>,
+        bytes: usize,
+        /// Which slot an answer takes (seeded per thread).
+        hasher: ahash::RandomState,
+    }
+
+    thread_local! {
+        static KEPT: RefCell<Kept> = RefCell::new(Kept::default());
+    }
+
+    /// Writes `body`'s text as [`super::write_success`] does, from the slot that
+    /// holds it, or rendered and then kept.
+    pub fn write(kind: Kind, body: &[u8], cx: Context<'_>, out: &mut Vec<u8>) -> bool {
+        KEPT.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            if kept.slots.is_empty() {
+                kept.slots.resize_with(SLOTS, || None);
+            }
+            let i = kept
+                .hasher
+                .hash_one((kind as u8, cx.at, cx.data_date, body)) as usize
+                % SLOTS;
+            if let Some(slot) = &kept.slots[i]
+                && slot.holds(kind, body, cx)
+            {
+                out.extend_from_slice(&slot.text);
+                return true;
+            }
+            let start = out.len();
+            if !super::write_success(kind, body, cx, out) {
+                return false;
+            }
+            let slot = Slot {
+                kind,
+                at: cx.at.map(Into::into),
+                data_date: cx.data_date.map(Into::into),
+                body: body.into(),
+                text: out[start..].into(),
+            };
+            let freed = kept.slots[i].as_ref().map_or(0, Slot::bytes);
+            if kept.bytes - freed + slot.bytes() <= BUDGET {
+                kept.bytes = kept.bytes - freed + slot.bytes();
+                kept.slots[i] = Some(slot);
+            }
+            true
+        })
+    }
+
+    #[cfg(test)]
+    pub fn held() -> (usize, usize) {
+        KEPT.with(|kept| {
+            let kept = kept.borrow();
+            let n = kept.slots.iter().flatten().count();
+            (n, kept.bytes)
+        })
+    }
+}
+
 fn render(kind: Kind, body: &[u8], cx: Context<'_>, out: &mut Sink<'_>) -> bool {
     let rendered = match kind {
         Kind::Cheapest => parse(body).map(|a| cheapest(&a, cx, out)),
@@ -2179,6 +2307,39 @@ mod tests {
         write_escaped("a\"\n\n", &mut out);
         out.push(b'"');
         assert_eq!(serde_json::from_slice::<String>(&out).unwrap(), "a\"\n\n");
+    }
+
+    #[test]
+    fn a_kept_text_is_its_answers_only() {
+        let one = br#"{"results":{"com":{"cheapest_register":[{"rank":1,"registrar_name":"A","registrar_key":"a","register_price":1.0,"renew_price":2.0,"total_cost_5_year":9.0}],"registrar_count":1}},"meta":{}}"#;
+        let two = br#"{"results":{"com":{"cheapest_register":[{"rank":1,"registrar_name":"A","registrar_key":"a","register_price":1.5,"renew_price":2.0,"total_cost_5_year":9.5}],"registrar_count":1}},"meta":{}}"#;
+        let cx = Context {
+            data_date: Some("2026-08-22"),
+            at: None,
+        };
+        let at = Context {
+            at: Some("2025-01-01"),
+            ..cx
+        };
+        let kept = |body: &[u8], cx| {
+            let mut out = Vec::new();
+            assert!(write_success_kept(Kind::Cheapest, body, cx, &mut out));
+            let mut fresh = Vec::new();
+            assert!(write_success(Kind::Cheapest, body, cx, &mut fresh));
+            assert_eq!(out, fresh);
+            String::from_utf8(out).unwrap()
+        };
+        let first = kept(one, cx);
+        assert_eq!(kept(one, cx), first, "the kept text");
+        assert!(kept(two, cx).contains("$1.50"));
+        assert!(kept(one, at).contains("as of 2025-01-01"));
+        assert_eq!(kept(one, cx), first);
+        // Another kind is never given this kind's text; nor is a body that is not one.
+        let mut out = Vec::new();
+        assert!(!write_success_kept(Kind::Overview, one, cx, &mut out));
+        assert!(out.is_empty());
+        let (n, bytes) = kept::held();
+        assert!(n >= 1 && bytes <= kept::BUDGET, "{n} {bytes}");
     }
 
     #[test]

@@ -766,7 +766,7 @@ fn write_result(kind: Kind, cx: text::Context<'_>, answer: &Answer, out: &mut Ve
     out.reserve(body.len() * 2 + 256);
     out.extend_from_slice(b"{\"content\":[{\"type\":\"text\",\"text\":\"");
     let mut json = if ok {
-        text::write_success(kind, body, cx, out)
+        text::write_success_kept(kind, body, cx, out)
     } else {
         text::write_problem(body, out)
     };
