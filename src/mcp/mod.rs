@@ -212,21 +212,28 @@ pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) ->
     let headers = parts.headers;
     // Checked to be UTF-8 as a whole first (then serde_json does not check each string
     // again); a body that is not is parsed as bytes for the error's words.
-    let parsed = match std::str::from_utf8(&body) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(&body),
-    };
-    let message: Value = match parsed {
-        Ok(v) => v,
-        Err(e) => {
-            return http_error(
-                StatusCode::BAD_REQUEST,
-                code::PARSE_ERROR,
-                &format!("parse error: {e}"),
-            );
+    let text = std::str::from_utf8(&body).ok();
+    // The usual message, one tool call, is read into its parts at once; any other is
+    // read as a JSON value.
+    let fast = text.and_then(ToolCall::parse);
+    let message: Value = if fast.is_some() {
+        Value::Null
+    } else {
+        let parsed = match text {
+            Some(text) => serde_json::from_str(text),
+            None => serde_json::from_slice(&body),
+        };
+        match parsed {
+            Ok(v) => v,
+            Err(e) => {
+                return http_error(
+                    StatusCode::BAD_REQUEST,
+                    code::PARSE_ERROR,
+                    &format!("parse error: {e}"),
+                );
+            }
         }
     };
-    drop(body);
     let now_ms = state.access.now_ms();
     // `initialize` opens a session; everything else names one.
     if message["method"] == "initialize" {
@@ -251,6 +258,18 @@ pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) ->
             }
         },
     };
+    if let Some(call) = fast {
+        let answer = call_tool(
+            state,
+            &call.id,
+            &call.params.name,
+            &call.params.arguments,
+            &headers,
+            conn,
+        )
+        .await;
+        return json_response(StatusCode::OK, answer, None);
+    }
     let (messages, batch) = match message {
         Value::Array(items) => {
             if version >= "2025-06-18" {
@@ -504,6 +523,40 @@ async fn call_tool(
             out
         }
         Err(tools::BadArguments(why)) => bytes_of(&error(id.clone(), code::INVALID_PARAMS, &why)),
+    }
+}
+
+/// A `tools/call` request as clients send one: `jsonrpc` "2.0", an id (a string or an
+/// integer), and `params` with the tool's `name`, its `arguments` (an object) and
+/// perhaps `_meta`, nothing else. [`ToolCall::parse`] reads such a message into these
+/// parts in one pass, without building a JSON value of the whole; any other message
+/// (another method, a batch, another member or type, a string with escapes where a
+/// borrowed one is read) is not one, and is read as a value and answered by the
+/// general path, which answers these alike.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolCall<'a> {
+    jsonrpc: &'a str,
+    id: Value,
+    method: &'a str,
+    #[serde(borrow)]
+    params: ToolCallParams<'a>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolCallParams<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    arguments: Map<String, Value>,
+    #[serde(rename = "_meta")]
+    _meta: Option<serde::de::IgnoredAny>,
+}
+
+impl<'a> ToolCall<'a> {
+    fn parse(text: &'a str) -> Option<ToolCall<'a>> {
+        let call: ToolCall = serde_json::from_str(text).ok()?;
+        (call.jsonrpc == "2.0" && call.method == "tools/call" && valid_id(&call.id)).then_some(call)
     }
 }
 

@@ -400,13 +400,24 @@ pub struct Answer {
     /// The response's headers, the metering ones among them.
     headers: HeaderMap,
     /// The body: the JSON document of a 200, else a problem document.
-    body: Bytes,
+    body: Whole,
+}
+
+/// A response's whole body: its one chunk as the handler made it (no copy), or its
+/// chunks collected (a kept answer sent around a part written anew).
+#[derive(Debug)]
+enum Whole {
+    One(crate::http::body::Body),
+    Collected(Bytes),
 }
 
 impl Answer {
     /// The body's bytes.
     pub fn body(&self) -> &[u8] {
-        &self.body
+        match &self.body {
+            Whole::One(body) => body.bytes(),
+            Whole::Collected(bytes) => bytes,
+        }
     }
 
     /// The metering headers REST sent, in [`METER`]'s order.
@@ -505,9 +516,14 @@ pub async fn rest(
         .mcp
         .count(tool_index(tool), response.status().is_success());
     let (parts, body) = response.into_parts();
-    let body = match body.collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(never) => match never {},
+    let one = hyper::body::Body::size_hint(&body).exact() == Some(body.bytes().len() as u64);
+    let body = if one && !body.is_streamed() {
+        Whole::One(body)
+    } else {
+        match body.collect().await {
+            Ok(collected) => Whole::Collected(collected.to_bytes()),
+            Err(never) => match never {},
+        }
     };
     Ok(Answer {
         status: parts.status,
