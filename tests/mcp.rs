@@ -1156,6 +1156,67 @@ fn sessions_revisions_and_methods() {
     server.stop().unwrap();
 }
 
+#[test]
+fn a_tool_call_in_any_form_is_answered_alike() {
+    let dir = TempDir::new("mcp-forms");
+    let (server, keys) = server(&dir);
+    let key = keys["unlimited"].as_str();
+    let session = initialize(&server, "2025-03-26");
+    // The usual form is read into its parts at once; the others (an escape where a
+    // plain string is read, members a call does not need, a batch) as a JSON value.
+    let forms = [
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"cheapest","arguments":{"tlds":"com","limit":3}}}"#,
+        r#"{"jsonrpc":"2.0","id":"seven","method":"tools/call","params":{"name":"cheapest","arguments":{"tlds":"com","limit":3},"_meta":{"progressToken":1}}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call","params":{"name":"cheap\u0065st","arguments":{"tlds":"com","limit":3}}}"#,
+        r#"{"params":{"arguments":{"limit":3,"tlds":"com"},"name":"cheapest","extra":true},"method":"tools/call","id":7,"jsonrpc":"2.0"}"#,
+        r#"[{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"cheapest","arguments":{"tlds":"com","limit":3}}}]"#,
+    ];
+    let mut results = Vec::new();
+    for body in forms {
+        let r = post(
+            &server,
+            &[
+                JSON,
+                ACCEPT,
+                ("Mcp-Session-Id", &session),
+                ("X-API-Key", key),
+            ],
+            body,
+        );
+        assert_eq!(r.status, 200, "{body}: {}", r.text());
+        let v = r.json();
+        let v = if v.is_array() { v[0].clone() } else { v };
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        assert!(v["id"] == 7 || v["id"] == "seven", "{v}");
+        let mut result = v["result"].clone();
+        assert_eq!(result["isError"], false, "{body}: {v}");
+        result["_meta"] = Value::Null;
+        results.push(result);
+    }
+    for r in &results[1..] {
+        assert_eq!(r, &results[0]);
+    }
+    // And the refusals of bad calls are the same in every form.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cheapest","arguments":{"nope":1}}}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"cheapest","arguments":{}}}"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"cheapest","arguments":{}}}"#,
+    ] {
+        let r = post(&server, &[JSON, ACCEPT, ("Mcp-Session-Id", &session)], body);
+        let v = r.json();
+        let code = v["error"]["code"].as_i64().unwrap_or_default();
+        assert!(code == -32602 || code == -32600, "{body}: {v}");
+        let general = post(
+            &server,
+            &[JSON, ACCEPT, ("Mcp-Session-Id", &session)],
+            &format!("[{body}]"),
+        );
+        assert_eq!(general.json()[0], v, "{body}");
+    }
+    server.stop().unwrap();
+}
+
 /// A malformed request: its headers, body, status and JSON-RPC code (0: none).
 type Case<'a> = (Vec<(&'a str, &'a str)>, String, u16, i64);
 

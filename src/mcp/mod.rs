@@ -210,17 +210,30 @@ pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) ->
         }
     };
     let headers = parts.headers;
-    let message: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return http_error(
-                StatusCode::BAD_REQUEST,
-                code::PARSE_ERROR,
-                &format!("parse error: {e}"),
-            );
+    // Checked to be UTF-8 as a whole first (then serde_json does not check each string
+    // again); a body that is not is parsed as bytes for the error's words.
+    let text = std::str::from_utf8(&body).ok();
+    // The usual message, one tool call, is read into its parts at once; any other is
+    // read as a JSON value.
+    let fast = text.and_then(ToolCall::parse);
+    let message: Value = if fast.is_some() {
+        Value::Null
+    } else {
+        let parsed = match text {
+            Some(text) => serde_json::from_str(text),
+            None => serde_json::from_slice(&body),
+        };
+        match parsed {
+            Ok(v) => v,
+            Err(e) => {
+                return http_error(
+                    StatusCode::BAD_REQUEST,
+                    code::PARSE_ERROR,
+                    &format!("parse error: {e}"),
+                );
+            }
         }
     };
-    drop(body);
     let now_ms = state.access.now_ms();
     // `initialize` opens a session; everything else names one.
     if message["method"] == "initialize" {
@@ -245,6 +258,18 @@ pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) ->
             }
         },
     };
+    if let Some(call) = fast {
+        let answer = call_tool(
+            state,
+            &call.id,
+            &call.params.name,
+            &call.params.arguments,
+            &headers,
+            conn,
+        )
+        .await;
+        return json_response(StatusCode::OK, answer, None);
+    }
     let (messages, batch) = match message {
         Value::Array(items) => {
             if version >= "2025-06-18" {
@@ -276,11 +301,17 @@ pub async fn handle(state: &State, req: Request<Incoming>, conn: &Connection) ->
         return empty(StatusCode::ACCEPTED);
     }
     let body = if batch {
-        Value::Array(answers)
+        let mut body = Vec::with_capacity(answers.iter().map(|a| a.len() + 1).sum::<usize>() + 1);
+        for (i, answer) in answers.iter().enumerate() {
+            body.push(if i == 0 { b'[' } else { b',' });
+            body.extend_from_slice(answer);
+        }
+        body.push(b']');
+        body
     } else {
-        answers.pop().unwrap_or(Value::Null)
+        answers.pop().unwrap_or_default()
     };
-    json_response(StatusCode::OK, &body, None)
+    json_response(StatusCode::OK, body, None)
 }
 
 /// Answers `initialize`: negotiates the revision and opens a session.
@@ -290,29 +321,29 @@ fn initialize(state: &State, message: &Value, now_ms: i64) -> HttpResponse {
     let Some(id) = id.filter(valid_id) else {
         return json_response(
             StatusCode::BAD_REQUEST,
-            &error(
+            bytes_of(&error(
                 Value::Null,
                 code::INVALID_REQUEST,
                 "initialize is a request: it needs an id",
-            ),
+            )),
             None,
         );
     };
     if message["jsonrpc"] != "2.0" {
         return json_response(
             StatusCode::BAD_REQUEST,
-            &error(id, code::INVALID_REQUEST, "jsonrpc must be \"2.0\""),
+            bytes_of(&error(id, code::INVALID_REQUEST, "jsonrpc must be \"2.0\"")),
             None,
         );
     }
     let Some(asked) = message["params"]["protocolVersion"].as_str() else {
         return json_response(
             status,
-            &error(
+            bytes_of(&error(
                 id,
                 code::INVALID_PARAMS,
                 "params.protocolVersion (a string) is required",
-            ),
+            )),
             None,
         );
     };
@@ -339,51 +370,52 @@ fn initialize(state: &State, message: &Value, now_ms: i64) -> HttpResponse {
     });
     json_response(
         status,
-        &json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        bytes_of(&json!({ "jsonrpc": "2.0", "id": id, "result": result })),
         HeaderValue::from_str(&session).ok(),
     )
 }
 
-/// The answer to one message of a session: `None` for a notification or a response.
+/// The answer to one message of a session, written: `None` for a notification or a
+/// response.
 async fn answer(
     state: &State,
     message: &Value,
     headers: &HeaderMap,
     conn: &Connection,
-) -> Option<Value> {
+) -> Option<Vec<u8>> {
     let Some(object) = message.as_object() else {
-        return Some(error(
+        return Some(bytes_of(&error(
             Value::Null,
             code::INVALID_REQUEST,
             "a message is a JSON object",
-        ));
+        )));
     };
     let id = object.get("id");
     let id_value = id.filter(|i| valid_id(i)).cloned().unwrap_or(Value::Null);
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Some(error(
+        return Some(bytes_of(&error(
             id_value,
             code::INVALID_REQUEST,
             "jsonrpc must be \"2.0\"",
-        ));
+        )));
     }
     let Some(method) = object.get("method") else {
         // A response of the client (to nothing this server asked): nothing to answer.
         if id.is_some() && (object.contains_key("result") || object.contains_key("error")) {
             return None;
         }
-        return Some(error(
+        return Some(bytes_of(&error(
             id_value,
             code::INVALID_REQUEST,
             "a request needs a method",
-        ));
+        )));
     };
     let Some(method) = method.as_str() else {
-        return Some(error(
+        return Some(bytes_of(&error(
             id_value,
             code::INVALID_REQUEST,
             "method must be a string",
-        ));
+        )));
     };
     let Some(id) = id else {
         // A notification (`notifications/initialized`, `notifications/cancelled`, ...):
@@ -391,21 +423,21 @@ async fn answer(
         return None;
     };
     if !valid_id(id) {
-        return Some(error(
+        return Some(bytes_of(&error(
             Value::Null,
             code::INVALID_REQUEST,
             "id must be a string or an integer",
-        ));
+        )));
     }
     let params = match object.get("params") {
         None | Some(Value::Null) => &Value::Null,
         Some(p @ Value::Object(_)) => p,
         Some(_) => {
-            return Some(error(
+            return Some(bytes_of(&error(
                 id.clone(),
                 code::INVALID_PARAMS,
                 "params must be an object",
-            ));
+            )));
         }
     };
     let result = match method {
@@ -417,59 +449,115 @@ async fn answer(
         "tools/list" => Ok(json!({
             "tools": tools::offered(state).map(tools::Tool::listing).collect::<Vec<_>>(),
         })),
-        "tools/call" => call(state, params, headers, conn).await,
+        "tools/call" => {
+            let Some(name) = params["name"].as_str() else {
+                return Some(bytes_of(&error(
+                    id.clone(),
+                    code::INVALID_PARAMS,
+                    "params.name (a string) is required",
+                )));
+            };
+            let empty = Map::new();
+            let arguments = match params.get("arguments") {
+                None | Some(Value::Null) => &empty,
+                Some(Value::Object(a)) => a,
+                Some(_) => {
+                    return Some(bytes_of(&error(
+                        id.clone(),
+                        code::INVALID_PARAMS,
+                        "arguments must be an object",
+                    )));
+                }
+            };
+            return Some(call_tool(state, id, name, arguments, headers, conn).await);
+        }
         "logging/setLevel" => set_level(params),
         "resources/list" => Ok(resources::list()),
         "resources/templates/list" => Ok(resources::templates()),
         "resources/read" => {
-            return Some(match resources::read(state, params, headers, conn).await {
-                Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-                Err((code, message, data)) => {
-                    let mut e = error(id.clone(), code, &message);
-                    if let Some(data) = data {
-                        e["error"]["data"] = data;
+            return Some(bytes_of(
+                &match resources::read(state, params, headers, conn).await {
+                    Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+                    Err((code, message, data)) => {
+                        let mut e = error(id.clone(), code, &message);
+                        if let Some(data) = data {
+                            e["error"]["data"] = data;
+                        }
+                        e
                     }
-                    e
-                }
-            });
+                },
+            ));
         }
         "prompts/list" => Ok(prompts::list()),
         "prompts/get" => prompts::get(params),
         other => Err((code::METHOD_NOT_FOUND, format!("method not found: {other}"))),
     };
-    Some(match result {
+    Some(bytes_of(&match result {
         Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
         Err((code, message)) => error(id.clone(), code, &message),
-    })
+    }))
 }
 
-/// `tools/call`: the tool's result, or the JSON-RPC error of bad parameters.
-async fn call(
+/// The answer to `tools/call` of the tool `name` with `arguments` (request `id`): the
+/// result written after the envelope's head, into the answer itself, or the JSON-RPC
+/// error of an unknown tool or arguments that make no request.
+async fn call_tool(
     state: &State,
-    params: &Value,
+    id: &Value,
+    name: &str,
+    arguments: &Map<String, Value>,
     headers: &HeaderMap,
     conn: &Connection,
-) -> Result<Value, (i64, String)> {
-    let Some(name) = params["name"].as_str() else {
-        return Err((
-            code::INVALID_PARAMS,
-            "params.name (a string) is required".into(),
-        ));
-    };
+) -> Vec<u8> {
     let Some(tool) = tools::find(state, name) else {
-        return Err((code::INVALID_PARAMS, format!("unknown tool: {name}")));
+        let message = format!("unknown tool: {name}");
+        return bytes_of(&error(id.clone(), code::INVALID_PARAMS, &message));
     };
-    let empty = Map::new();
-    let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => &empty,
-        Some(Value::Object(a)) => a,
-        Some(_) => {
-            return Err((code::INVALID_PARAMS, "arguments must be an object".into()));
+    let mut out = Vec::with_capacity(4096);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(&bytes_of(id));
+    out.extend_from_slice(b",\"result\":");
+    match tools::call(state, tool, arguments, headers, conn, &mut out).await {
+        Ok(()) => {
+            out.push(b'}');
+            out
         }
-    };
-    tools::call(state, tool, arguments, headers, conn)
-        .await
-        .map_err(|tools::BadArguments(why)| (code::INVALID_PARAMS, why))
+        Err(tools::BadArguments(why)) => bytes_of(&error(id.clone(), code::INVALID_PARAMS, &why)),
+    }
+}
+
+/// A `tools/call` request as clients send one: `jsonrpc` "2.0", an id (a string or an
+/// integer), and `params` with the tool's `name`, its `arguments` (an object) and
+/// perhaps `_meta`, nothing else. [`ToolCall::parse`] reads such a message into these
+/// parts in one pass, without building a JSON value of the whole; any other message
+/// (another method, a batch, another member or type, a string with escapes where a
+/// borrowed one is read) is not one, and is read as a value and answered by the
+/// general path, which answers these alike.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolCall<'a> {
+    jsonrpc: &'a str,
+    id: Value,
+    method: &'a str,
+    #[serde(borrow)]
+    params: ToolCallParams<'a>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolCallParams<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    arguments: Map<String, Value>,
+    #[serde(rename = "_meta")]
+    _meta: Option<serde::de::IgnoredAny>,
+}
+
+impl<'a> ToolCall<'a> {
+    fn parse(text: &'a str) -> Option<ToolCall<'a>> {
+        let call: ToolCall = serde_json::from_str(text).ok()?;
+        (call.jsonrpc == "2.0" && call.method == "tools/call" && valid_id(&call.id)).then_some(call)
+    }
 }
 
 /// The log levels of `logging/setLevel` (RFC 5424's severities, least severe first).
@@ -606,12 +694,17 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 /// An HTTP refusal with a JSON-RPC error body (id `null`: the request's id is not
 /// known, or not read).
 fn http_error(status: StatusCode, code: i64, message: &str) -> HttpResponse {
-    json_response(status, &error(Value::Null, code, message), None)
+    json_response(status, bytes_of(&error(Value::Null, code, message)), None)
+}
+
+/// `v` written as JSON.
+fn bytes_of(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap_or_default()
 }
 
 /// A JSON answer, with the session's id when one was opened.
-fn json_response(status: StatusCode, body: &Value, session: Option<HeaderValue>) -> HttpResponse {
-    let mut response = Response::new(Body::from(serde_json::to_vec(body).unwrap_or_default()));
+fn json_response(status: StatusCode, body: Vec<u8>, session: Option<HeaderValue>) -> HttpResponse {
+    let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(

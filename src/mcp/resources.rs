@@ -95,8 +95,8 @@ pub async fn read(
         .map_err(|tools::BadArguments(why)| (code::INVALID_PARAMS, why, None))?;
     if !answer.status.is_success() {
         let status = answer.status.as_u16();
-        let problem: Value = serde_json::from_slice(&answer.body).unwrap_or_default();
-        let text = super::text::problem(&answer.body);
+        let problem: Value = serde_json::from_slice(answer.body()).unwrap_or_default();
+        let text = super::text::problem(answer.body());
         let data = json!({ "uri": uri, "status": status, "problem": problem });
         let code = if status == 404 {
             NOT_FOUND
@@ -106,10 +106,11 @@ pub async fn read(
         return Err((code, text, Some(data)));
     }
     // The REST body as it is.
-    let body = String::from_utf8_lossy(&answer.body);
+    let body = String::from_utf8_lossy(answer.body());
     let mut contents = json!({ "uri": uri, "mimeType": "application/json", "text": body });
-    if !answer.meta.is_empty() {
-        contents["_meta"] = Value::Object(answer.meta);
+    let meta = answer.meta();
+    if !meta.is_empty() {
+        contents["_meta"] = Value::Object(meta);
     }
     Ok(json!({ "contents": [contents] }))
 }

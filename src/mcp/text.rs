@@ -69,60 +69,343 @@ pub enum Kind {
     Tls,
 }
 
-/// The text of a 200's `body` of kind `kind`: its rendering, or the body itself when
-/// it is not such an answer.
-pub fn success(kind: Kind, body: &[u8], cx: Context<'_>) -> String {
-    let mut out = String::with_capacity(body.len() / 2 + 64);
-    let rendered = match kind {
-        Kind::Cheapest => parse(body).map(|a| cheapest(&a, cx, &mut out)),
-        Kind::Prices => parse(body).map(|a| prices(&a, cx, &mut out)),
-        Kind::Registrars => parse(body).map(|a| registrars(&a, cx, &mut out)),
-        Kind::Overview => parse(body).map(|a| overview(&a, cx, &mut out)),
-        Kind::History => parse(body).map(|a| history(&a, cx, &mut out)),
-        Kind::Catalogue => parse(body).map(|a| catalogue(&a, &mut out)),
-        Kind::RegistrarList => parse(body).map(|a| registrar_list(&a, &mut out)),
-        Kind::Registrar => parse(body).map(|a| registrar(&a, &mut out)),
-        Kind::Audit => parse(body).map(|a| audit(&a, &mut out)),
-        Kind::Lookup => parse(body).map(|a| lookup(&a, cx, &mut out)),
-        Kind::Search => parse(body).map(|a| search(&a, cx, &mut out)),
-        Kind::Registration => parse(body).map(|a| registration(&a, &mut out)),
-        Kind::Status => parse(body).map(|a| status(&a, &mut out)),
-        Kind::Dns => parse(body).map(|a| dns(&a, &mut out)),
-        Kind::Availability => parse(body).map(|a| availability(&a, &mut out)),
-        Kind::BulkAvailability => parse(body).map(|a| bulk_availability(&a, &mut out)),
-        Kind::Tls => parse(body).map(|a| tls(&a, &mut out)),
-    };
-    match rendered {
-        Some(()) => {
-            while out.ends_with('\n') {
-                out.pop();
-            }
-            out
+/// The text of a 200's `body` of kind `kind`, or `None` when the body is not such an
+/// answer.
+pub fn success(kind: Kind, body: &[u8], cx: Context<'_>) -> Option<String> {
+    let mut buf = Vec::with_capacity(body.len() / 2 + 64);
+    render(kind, body, cx, &mut Sink::new(&mut buf, false))
+        .then(|| String::from_utf8(buf).expect("the text is written from strings"))
+}
+
+/// [`success`]'s text written into `out` as the inside of a JSON string (escaped, no
+/// quotes), in one pass; whether `body` was `kind`'s answer (nothing is written when
+/// it was not). Whatever it returns true for is a JSON document too, since the
+/// rendering parsed all of it.
+pub fn write_success(kind: Kind, body: &[u8], cx: Context<'_>, out: &mut Vec<u8>) -> bool {
+    render(kind, body, cx, &mut Sink::new(out, true))
+}
+
+/// [`write_success`], with the texts of recent answers kept per thread: the same body
+/// of the same kind, in the same context, is the same text, so a kept one is copied
+/// instead of parsing the body and writing it again.
+pub fn write_success_kept(kind: Kind, body: &[u8], cx: Context<'_>, out: &mut Vec<u8>) -> bool {
+    if !kind.kept() || body.len() > kept::MAX_BODY {
+        return write_success(kind, body, cx, out);
+    }
+    kept::write(kind, body, cx, out)
+}
+
+impl Kind {
+    /// Whether its answers are kept: those REST answers the same bytes for again (the
+    /// prices answers carry their own elapsed time, the live ones what they learnt
+    /// when).
+    fn kept(self) -> bool {
+        !matches!(
+            self,
+            Kind::Prices
+                | Kind::Registration
+                | Kind::Status
+                | Kind::Dns
+                | Kind::Availability
+                | Kind::BulkAvailability
+                | Kind::Tls
+        )
+    }
+}
+
+/// The texts of recent answers, per thread (no lock; the REST answers they are made
+/// from are kept per thread too, `api::answers`): a direct-mapped table of [`SLOTS`]
+/// texts of answers up to [`MAX_BODY`] bytes, at most [`BUDGET`] bytes in all, a new
+/// one taking the slot of the one it hashes to. A slot holds the answer's bytes beside
+/// its text and is used only for exactly those bytes, kind and context, so a text is
+/// always its answer's.
+mod kept {
+    use std::cell::RefCell;
+
+    use super::{Context, Kind};
+
+    /// Texts kept per thread.
+    pub const SLOTS: usize = 64;
+    /// Largest answer whose text is kept.
+    pub const MAX_BODY: usize = 32 * 1024;
+    /// Most bytes kept per thread, answers and texts.
+    pub const BUDGET: usize = 1 << 20;
+
+    struct Slot {
+        kind: Kind,
+        at: Option<Box<str>>,
+        data_date: Option<Box<str>>,
+        body: Box<[u8]>,
+        /// The text as written into a JSON string.
+        text: Box<[u8]>,
+    }
+
+    impl Slot {
+        fn holds(&self, kind: Kind, body: &[u8], cx: Context<'_>) -> bool {
+            self.kind == kind
+                && self.at.as_deref() == cx.at
+                && self.data_date.as_deref() == cx.data_date
+                && *self.body == *body
         }
-        None => String::from_utf8_lossy(body).into_owned(),
+
+        fn bytes(&self) -> usize {
+            self.body.len() + self.text.len()
+        }
+    }
+
+    #[derive(Default)]
+    struct Kept {
+        slots: Vec<Option<Slot>>,
+        bytes: usize,
+        /// Which slot an answer takes (seeded per thread).
+        hasher: ahash::RandomState,
+    }
+
+    thread_local! {
+        static KEPT: RefCell<Kept> = RefCell::new(Kept::default());
+    }
+
+    /// Writes `body`'s text as [`super::write_success`] does, from the slot that
+    /// holds it, or rendered and then kept.
+    pub fn write(kind: Kind, body: &[u8], cx: Context<'_>, out: &mut Vec<u8>) -> bool {
+        KEPT.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            if kept.slots.is_empty() {
+                kept.slots.resize_with(SLOTS, || None);
+            }
+            let i = kept
+                .hasher
+                .hash_one((kind as u8, cx.at, cx.data_date, body)) as usize
+                % SLOTS;
+            if let Some(slot) = &kept.slots[i]
+                && slot.holds(kind, body, cx)
+            {
+                out.extend_from_slice(&slot.text);
+                return true;
+            }
+            let start = out.len();
+            if !super::write_success(kind, body, cx, out) {
+                return false;
+            }
+            let slot = Slot {
+                kind,
+                at: cx.at.map(Into::into),
+                data_date: cx.data_date.map(Into::into),
+                body: body.into(),
+                text: out[start..].into(),
+            };
+            let freed = kept.slots[i].as_ref().map_or(0, Slot::bytes);
+            if kept.bytes - freed + slot.bytes() <= BUDGET {
+                kept.bytes = kept.bytes - freed + slot.bytes();
+                kept.slots[i] = Some(slot);
+            }
+            true
+        })
+    }
+
+    #[cfg(test)]
+    pub fn held() -> (usize, usize) {
+        KEPT.with(|kept| {
+            let kept = kept.borrow();
+            let n = kept.slots.iter().flatten().count();
+            (n, kept.bytes)
+        })
     }
 }
 
-/// The one line of a problem document: `code: detail`.
+fn render(kind: Kind, body: &[u8], cx: Context<'_>, out: &mut Sink<'_>) -> bool {
+    let rendered = match kind {
+        Kind::Cheapest => parse(body).map(|a| cheapest(&a, cx, out)),
+        Kind::Prices => parse(body).map(|a| prices(&a, cx, out)),
+        Kind::Registrars => parse(body).map(|a| registrars(&a, cx, out)),
+        Kind::Overview => parse(body).map(|a| overview(&a, cx, out)),
+        Kind::History => parse(body).map(|a| history(&a, cx, out)),
+        Kind::Catalogue => parse(body).map(|a| catalogue(&a, out)),
+        Kind::RegistrarList => parse(body).map(|a| registrar_list(&a, out)),
+        Kind::Registrar => parse(body).map(|a| registrar(&a, out)),
+        Kind::Audit => parse(body).map(|a| audit(&a, out)),
+        Kind::Lookup => parse(body).map(|a| lookup(&a, cx, out)),
+        Kind::Search => parse(body).map(|a| search(&a, cx, out)),
+        Kind::Registration => parse(body).map(|a| registration(&a, out)),
+        Kind::Status => parse(body).map(|a| status(&a, out)),
+        Kind::Dns => parse(body).map(|a| dns(&a, out)),
+        Kind::Availability => parse(body).map(|a| availability(&a, out)),
+        Kind::BulkAvailability => parse(body).map(|a| bulk_availability(&a, out)),
+        Kind::Tls => parse(body).map(|a| tls(&a, out)),
+    };
+    rendered.is_some()
+}
+
+#[derive(Deserialize)]
+struct Problem<'a> {
+    #[serde(borrow)]
+    code: Option<Str<'a>>,
+    #[serde(borrow)]
+    detail: Option<Str<'a>>,
+}
+
+/// The one line of a problem document: `code: detail` (`error: ` for a body that is
+/// not one).
 pub fn problem(body: &[u8]) -> String {
-    #[derive(Deserialize)]
-    struct Problem<'a> {
-        #[serde(borrow)]
-        code: Option<Str<'a>>,
-        #[serde(borrow)]
-        detail: Option<Str<'a>>,
-    }
-    let p: Option<Problem> = parse(body);
-    let (code, detail) = p.map_or((None, None), |p| (p.code, p.detail));
-    format!(
-        "{}: {}",
-        code.as_ref().map_or("error", Str::as_str),
-        detail.as_ref().map_or("", Str::as_str)
-    )
+    let mut buf = Vec::new();
+    write_problem_line(parse(body).as_ref(), &mut Sink::new(&mut buf, false));
+    String::from_utf8(buf).expect("the text is written from strings")
 }
 
+/// [`problem`]'s line into `out` as the inside of a JSON string; whether `body` was a
+/// JSON document (a problem's).
+pub fn write_problem(body: &[u8], out: &mut Vec<u8>) -> bool {
+    let p: Option<Problem> = parse(body);
+    write_problem_line(p.as_ref(), &mut Sink::new(out, true));
+    p.is_some()
+}
+
+fn write_problem_line(p: Option<&Problem<'_>>, out: &mut Sink<'_>) {
+    let code = p.and_then(|p| p.code.as_ref());
+    let detail = p.and_then(|p| p.detail.as_ref());
+    out.push_str(code.map_or("error", Str::as_str));
+    out.push_str(": ");
+    out.push_str(detail.map_or("", Str::as_str));
+}
+
+/// `text` as the inside of a JSON string.
+pub fn write_escaped(text: &str, out: &mut Vec<u8>) {
+    let mut sink = Sink::new(out, true);
+    sink.push_str(text);
+    // A trailing newline is the text's own here: kept.
+    sink.flush();
+}
+
+/// Where a rendering writes: plain text, or the inside of a JSON string (escaped as it
+/// is written, no second pass over the text). A newline is held back until more text
+/// follows, so that a text never ends with one.
+pub struct Sink<'a> {
+    buf: &'a mut Vec<u8>,
+    json: bool,
+    newline: bool,
+}
+
+impl<'a> Sink<'a> {
+    fn new(buf: &'a mut Vec<u8>, json: bool) -> Sink<'a> {
+        Sink {
+            buf,
+            json,
+            newline: false,
+        }
+    }
+
+    /// Appends `s`: one pass over its bytes, which copies the runs between the bytes
+    /// it must treat (a newline; in a JSON string a quote, a backslash and the other
+    /// control characters, escaped).
+    fn push_str(&mut self, s: &str) {
+        let bytes = s.as_bytes();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b >= 0x20 && !(self.json && (b == b'"' || b == b'\\')) {
+                continue;
+            }
+            if b != b'\n' && !self.json {
+                // Another control character of a plain text: as it is.
+                continue;
+            }
+            self.raw(&bytes[start..i]);
+            start = i + 1;
+            if b == b'\n' {
+                self.flush();
+                self.newline = true;
+                continue;
+            }
+            self.flush();
+            match b {
+                b'"' => self.buf.extend_from_slice(b"\\\""),
+                b'\\' => self.buf.extend_from_slice(b"\\\\"),
+                b'\t' => self.buf.extend_from_slice(b"\\t"),
+                b'\r' => self.buf.extend_from_slice(b"\\r"),
+                _ => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    self.buf.extend_from_slice(b"\\u00");
+                    self.buf.push(HEX[usize::from(b >> 4)]);
+                    self.buf.push(HEX[usize::from(b & 0xf)]);
+                }
+            }
+        }
+        self.raw(&bytes[start..]);
+    }
+
+    /// Appends `c`.
+    fn push(&mut self, c: char) {
+        self.push_str(c.encode_utf8(&mut [0; 4]));
+    }
+
+    /// Writes the newline held back, if any.
+    fn flush(&mut self) {
+        if std::mem::take(&mut self.newline) {
+            self.buf
+                .extend_from_slice(if self.json { b"\\n" } else { b"\n" });
+        }
+    }
+
+    /// Appends bytes that need no escaping and hold no newline.
+    fn raw(&mut self, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            self.flush();
+            self.buf.extend_from_slice(bytes);
+        }
+    }
+
+    /// Appends an unsigned integer.
+    fn uint(&mut self, n: u64) {
+        self.raw(itoa::Buffer::new().format(n).as_bytes());
+    }
+
+    /// Appends `amount` as [`Cash::amount`] writes it, without the formatting
+    /// machinery (the lines of a ranking write three or more each).
+    fn amount(&mut self, cash: &Cash<'_>, amount: f64) {
+        let scale = 10i64.pow(cash.decimals);
+        let minor = (amount * scale as f64).round() as i64;
+        if minor < 0 {
+            self.raw(b"-");
+        }
+        let minor = minor.unsigned_abs();
+        if cash.code == "USD" {
+            self.raw(b"$");
+        } else {
+            self.raw(cash.code.as_bytes());
+            self.raw(b" ");
+        }
+        let scale = scale as u64;
+        self.uint(minor / scale);
+        if cash.decimals > 0 {
+            let frac = minor % scale;
+            let mut digits = itoa::Buffer::new();
+            // `frac + scale` is `1` and then `frac` padded to the decimals.
+            let digits = digits.format(frac + scale).as_bytes();
+            self.raw(b".");
+            self.raw(&digits[1..]);
+        }
+    }
+
+    /// Appends `amount`, or `n/a` for none.
+    fn maybe(&mut self, cash: &Cash<'_>, amount: Option<f64>) {
+        match amount {
+            Some(v) => self.amount(cash, v),
+            None => self.raw(b"n/a"),
+        }
+    }
+}
+
+impl fmt::Write for Sink<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+}
+
+/// `body` parsed as `T`. The body is checked to be UTF-8 once, as a whole: parsed from
+/// a `&str`, serde_json does not check each of its strings again (a cheapest answer has
+/// some seventy, keys included).
 fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Option<T> {
-    serde_json::from_slice(body).ok()
+    serde_json::from_str(std::str::from_utf8(body).ok()?).ok()
 }
 
 // ---------------------------------------------------------------- the answers' parts
@@ -355,7 +638,7 @@ impl fmt::Display for Amount<'_> {
         if cash.code == "USD" {
             write!(f, "{sign}$")?;
         } else {
-            write!(f, "{} {sign}", cash.code)?;
+            write!(f, "{sign}{} ", cash.code)?;
         }
         write!(f, "{}", minor / scale)?;
         if cash.decimals > 0 {
@@ -382,7 +665,7 @@ impl fmt::Display for MaybeAmount<'_> {
 }
 
 /// `, prices in USD` or `, prices in EUR (ECB rate of 2026-04-13: 0.855871 per USD)`.
-fn write_currency(currency: Option<&Currency<'_>>, out: &mut String) {
+fn write_currency(currency: Option<&Currency<'_>>, out: &mut Sink<'_>) {
     match currency {
         None => out.push_str(", prices in USD"),
         Some(c) => {
@@ -396,28 +679,32 @@ fn write_currency(currency: Option<&Currency<'_>>, out: &mut String) {
 }
 
 /// `, data of 2026-08-22` or `, as of 2025-01-01` (a day asked for).
-fn write_date(cx: Context<'_>, data_date: Option<&str>, out: &mut String) {
+fn write_date(cx: Context<'_>, data_date: Option<&str>, out: &mut Sink<'_>) {
     if let Some(at) = cx.at {
-        let _ = write!(out, ", as of {at}");
+        out.push_str(", as of ");
+        out.push_str(at);
     } else if let Some(day) = data_date.or(cx.data_date) {
-        let _ = write!(out, ", data of {day}");
+        out.push_str(", data of ");
+        out.push_str(day);
     }
 }
 
 /// A registrar as a line names it: its key, and its name when that is not the key
 /// in other letters (`namecom (Name.com)`, `sav`).
-fn write_registrar(key: &str, name: Option<&str>, out: &mut String) {
+fn write_registrar(key: &str, name: Option<&str>, out: &mut Sink<'_>) {
     out.push_str(key);
     if let Some(name) = name
         && !name.eq_ignore_ascii_case(key)
     {
-        let _ = write!(out, " ({name})");
+        out.push_str(" (");
+        out.push_str(name);
+        out.push_str(")");
     }
 }
 
 /// The terms after an offer's prices: `  (promotion: regular $12.98; ICANN fee $0.18
 /// included; stale: price of 2025-03-22)`, nothing when none applies.
-fn write_terms(terms: &Terms<'_>, cash: &Cash<'_>, out: &mut String) {
+fn write_terms(terms: &Terms<'_>, cash: &Cash<'_>, out: &mut Sink<'_>) {
     let mut parts: Vec<String> = Vec::new();
     if terms.promotion {
         parts.push(match terms.regular_register_price {
@@ -464,46 +751,50 @@ fn write_terms(terms: &Terms<'_>, cash: &Cash<'_>, out: &mut String) {
 }
 
 /// One ranked offer: `1. spaceship  register $9.08  renew $10.18  5 years $49.80`.
-fn write_ranked(e: &Ranked<'_>, cash: &Cash<'_>, indent: &str, out: &mut String) {
-    let _ = write!(out, "{indent}{}. ", e.rank);
+fn write_ranked(e: &Ranked<'_>, cash: &Cash<'_>, indent: &str, out: &mut Sink<'_>) {
+    out.push_str(indent);
+    out.uint(e.rank);
+    out.push_str(". ");
     write_registrar(
         e.registrar_key.as_str(),
         Some(e.registrar_name.as_str()),
         out,
     );
-    let _ = write!(
-        out,
-        "  register {}  renew {}  5 years {}",
-        cash.amount(e.register_price),
-        cash.amount(e.renew_price),
-        cash.amount(e.total_cost_5_year)
-    );
+    out.push_str("  register ");
+    out.amount(cash, e.register_price);
+    out.push_str("  renew ");
+    out.amount(cash, e.renew_price);
+    out.push_str("  5 years ");
+    out.amount(cash, e.total_cost_5_year);
     write_terms(&terms_of!(e), cash, out);
     out.push('\n');
 }
 
 /// `17 registrars sell it (showing 5; 4 with stale prices)`.
-fn write_count(shown: usize, ranking: &Ranking<'_>, out: &mut String) {
+fn write_count(shown: usize, ranking: &Ranking<'_>, out: &mut Sink<'_>) {
     let total = ranking.registrar_count;
-    let _ = write!(
-        out,
-        "{total} registrar{} sell{} it",
-        if total == 1 { "" } else { "s" },
-        if total == 1 { "s" } else { "" }
-    );
-    let mut notes = Vec::new();
-    if (shown as u64) < total {
-        notes.push(format!("showing {shown}"));
+    out.uint(total);
+    out.push_str(if total == 1 {
+        " registrar sells it"
+    } else {
+        " registrars sell it"
+    });
+    let cut = (shown as u64) < total;
+    if cut {
+        out.push_str(" (showing ");
+        out.uint(shown as u64);
     }
     if let Some(n) = ranking.stale_count {
-        notes.push(format!("{n} with stale prices"));
+        out.push_str(if cut { "; " } else { " (" });
+        out.uint(n);
+        out.push_str(" with stale prices");
     }
-    if !notes.is_empty() {
-        let _ = write!(out, " ({})", notes.join("; "));
+    if cut || ranking.stale_count.is_some() {
+        out.push(')');
     }
 }
 
-fn write_not_found(nf: Option<&NotFound<'_>>, out: &mut String) {
+fn write_not_found(nf: Option<&NotFound<'_>>, out: &mut Sink<'_>) {
     let Some(nf) = nf else { return };
     let list = |items: &[Str<'_>]| items.iter().map(Str::as_str).collect::<Vec<_>>().join(", ");
     if !nf.tlds.is_empty() {
@@ -532,14 +823,16 @@ struct CheapestMeta<'a> {
     not_found: Option<NotFound<'a>>,
 }
 
-fn cheapest(a: &CheapestAnswer<'_>, cx: Context<'_>, out: &mut String) {
+fn cheapest(a: &CheapestAnswer<'_>, cx: Context<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(a.meta.currency.as_ref());
     out.push_str("Cheapest registrars by first-year price");
     write_currency(a.meta.currency.as_ref(), out);
     write_date(cx, None, out);
     out.push('\n');
     for (tld, ranking) in &a.results.0 {
-        let _ = write!(out, ".{tld}: ");
+        out.push('.');
+        out.push_str(tld.as_str());
+        out.push_str(": ");
         write_count(ranking.cheapest_register.len(), ranking, out);
         out.push('\n');
         if ranking.cheapest_register.is_empty() {
@@ -597,18 +890,17 @@ fn write_triple(
     renew: Option<f64>,
     transfer: Option<f64>,
     cash: &Cash<'_>,
-    out: &mut String,
+    out: &mut Sink<'_>,
 ) {
-    let _ = write!(
-        out,
-        "  register {}  renew {}  transfer {}",
-        cash.maybe(register),
-        cash.maybe(renew),
-        cash.maybe(transfer)
-    );
+    out.push_str("  register ");
+    out.maybe(cash, register);
+    out.push_str("  renew ");
+    out.maybe(cash, renew);
+    out.push_str("  transfer ");
+    out.maybe(cash, transfer);
 }
 
-fn prices(a: &PricesAnswer<'_>, cx: Context<'_>, out: &mut String) {
+fn prices(a: &PricesAnswer<'_>, cx: Context<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(a.stats.currency.as_ref());
     out.push_str("Prices by registrar");
     write_currency(a.stats.currency.as_ref(), out);
@@ -675,7 +967,7 @@ struct Seller<'a> {
     last_updated: Option<Str<'a>>,
 }
 
-fn registrars(a: &RegistrarsAnswer<'_>, cx: Context<'_>, out: &mut String) {
+fn registrars(a: &RegistrarsAnswer<'_>, cx: Context<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(a.currency.as_ref());
     let _ = write!(out, "Registrars of .{} by first-year price", a.tld);
     write_currency(a.currency.as_ref(), out);
@@ -735,7 +1027,7 @@ struct OverviewAnswer<'a> {
 }
 
 /// `.рф (xn--p1ai)` for a TLD whose Unicode form differs, `.com` otherwise.
-fn write_tld(tld: &str, unicode: &str, out: &mut String) {
+fn write_tld(tld: &str, unicode: &str, out: &mut Sink<'_>) {
     if unicode != tld {
         let _ = write!(out, ".{unicode} (.{tld})");
     } else {
@@ -743,7 +1035,7 @@ fn write_tld(tld: &str, unicode: &str, out: &mut String) {
     }
 }
 
-fn write_pick(what: &str, pick: Option<&Pick<'_>>, cash: &Cash<'_>, out: &mut String) {
+fn write_pick(what: &str, pick: Option<&Pick<'_>>, cash: &Cash<'_>, out: &mut Sink<'_>) {
     let _ = write!(out, "{what}: ");
     match pick {
         Some(p) => {
@@ -763,14 +1055,14 @@ fn write_pick(what: &str, pick: Option<&Pick<'_>>, cash: &Cash<'_>, out: &mut St
     out.push('\n');
 }
 
-fn write_members_only(fields: &[Str<'_>], out: &mut String) {
+fn write_members_only(fields: &[Str<'_>], out: &mut Sink<'_>) {
     if !fields.is_empty() {
         let names: Vec<&str> = fields.iter().map(Str::as_str).collect();
         let _ = writeln!(out, "Not shown on this plan (null): {}", names.join(", "));
     }
 }
 
-fn overview(a: &OverviewAnswer<'_>, cx: Context<'_>, out: &mut String) {
+fn overview(a: &OverviewAnswer<'_>, cx: Context<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(a.currency.as_ref());
     write_tld(a.tld.as_str(), a.unicode.as_str(), out);
     let mut facts = Vec::new();
@@ -850,7 +1142,7 @@ struct Change<'a> {
     transfer_price: Option<f64>,
 }
 
-fn write_change(c: &Change<'_>, cash: &Cash<'_>, out: &mut String) {
+fn write_change(c: &Change<'_>, cash: &Cash<'_>, out: &mut Sink<'_>) {
     if c.register_price.is_none() && c.renew_price.is_none() && c.transfer_price.is_none() {
         out.push_str("  no longer listed");
     } else {
@@ -858,7 +1150,7 @@ fn write_change(c: &Change<'_>, cash: &Cash<'_>, out: &mut String) {
     }
 }
 
-fn history(a: &HistoryAnswer<'_>, cx: Context<'_>, out: &mut String) {
+fn history(a: &HistoryAnswer<'_>, cx: Context<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(a.currency.as_ref());
     let _ = write!(
         out,
@@ -930,7 +1222,7 @@ struct PageMeta<'a> {
     currency: Option<Currency<'a>>,
 }
 
-fn write_next(meta: &PageMeta<'_>, shown: usize, out: &mut String) {
+fn write_next(meta: &PageMeta<'_>, shown: usize, out: &mut Sink<'_>) {
     let _ = write!(out, "{shown} of {}", meta.total);
     match &meta.next_cursor {
         Some(c) => {
@@ -940,7 +1232,7 @@ fn write_next(meta: &PageMeta<'_>, shown: usize, out: &mut String) {
     }
 }
 
-fn catalogue(a: &CatalogueAnswer<'_>, out: &mut String) {
+fn catalogue(a: &CatalogueAnswer<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(a.meta.currency.as_ref());
     let _ = write!(
         out,
@@ -1004,7 +1296,7 @@ struct RegistrarHead<'a> {
     last_updated: Option<Str<'a>>,
 }
 
-fn write_head(r: &RegistrarHead<'_>, out: &mut String) {
+fn write_head(r: &RegistrarHead<'_>, out: &mut Sink<'_>) {
     write_registrar(r.key.as_str(), Some(r.name.as_str()), out);
     let _ = write!(
         out,
@@ -1019,7 +1311,7 @@ fn write_head(r: &RegistrarHead<'_>, out: &mut String) {
     }
 }
 
-fn registrar_list(a: &RegistrarListAnswer<'_>, out: &mut String) {
+fn registrar_list(a: &RegistrarListAnswer<'_>, out: &mut Sink<'_>) {
     let _ = writeln!(out, "{} registrars (key, then name):", a.total);
     for r in &a.registrars {
         write_head(r, out);
@@ -1050,7 +1342,7 @@ struct ListedPrice<'a> {
     members_only: Vec<Str<'a>>,
 }
 
-fn registrar(a: &RegistrarAnswer<'_>, out: &mut String) {
+fn registrar(a: &RegistrarAnswer<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(a.meta.currency.as_ref());
     write_head(&a.head, out);
     out.push_str("\nIts price list by TLD");
@@ -1164,7 +1456,7 @@ struct AuditOffer<'a> {
     last_updated: Option<Str<'a>>,
 }
 
-fn audit(a: &AuditAnswer<'_>, out: &mut String) {
+fn audit(a: &AuditAnswer<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(a.meta.currency.as_ref());
     let _ = write!(
         out,
@@ -1296,7 +1588,7 @@ struct LookupEntry<'a> {
     detail: Option<Str<'a>>,
 }
 
-fn lookup(a: &LookupAnswer<'_>, cx: Context<'_>, out: &mut String) {
+fn lookup(a: &LookupAnswer<'_>, cx: Context<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(None);
     out.push_str("Cheapest registrars of each domain's suffix by first-year price");
     write_currency(None, out);
@@ -1395,7 +1687,7 @@ struct Candidate<'a> {
     last_updated: Option<Str<'a>>,
 }
 
-fn search(a: &SearchAnswer<'_>, cx: Context<'_>, out: &mut String) {
+fn search(a: &SearchAnswer<'_>, cx: Context<'_>, out: &mut Sink<'_>) {
     let cash = Cash::of(None);
     let _ = write!(out, "Domain names for \"{}\" ({})", a.query, a.name);
     write_currency(None, out);
@@ -1453,7 +1745,7 @@ struct Source<'a> {
 }
 
 /// `(RDAP, https://…), learnt 2026-12-02T14:20:24.016Z`.
-fn write_source(source: &Source<'_>, learnt_at: Option<&Str<'_>>, out: &mut String) {
+fn write_source(source: &Source<'_>, learnt_at: Option<&Str<'_>>, out: &mut Sink<'_>) {
     let _ = write!(
         out,
         " ({}, {})",
@@ -1542,7 +1834,7 @@ struct Redacted<'a> {
     field: Str<'a>,
 }
 
-fn registration(a: &RegistryAnswer<'_>, out: &mut String) {
+fn registration(a: &RegistryAnswer<'_>, out: &mut Sink<'_>) {
     out.push_str(a.domain.as_str());
     out.push_str(match (a.registered, a.reserved) {
         (Some(true), true) => ": reserved by the registry",
@@ -1633,7 +1925,7 @@ struct EppStatus<'a> {
     state: Option<Str<'a>>,
 }
 
-fn status(a: &StatusAnswer<'_>, out: &mut String) {
+fn status(a: &StatusAnswer<'_>, out: &mut Sink<'_>) {
     out.push_str(a.domain.as_str());
     out.push_str(match a.registered {
         Some(true) => ": registered",
@@ -1733,7 +2025,7 @@ struct DnsRecord<'a> {
     serial: Option<u64>,
 }
 
-fn write_record(r: &DnsRecord<'_>, out: &mut String) {
+fn write_record(r: &DnsRecord<'_>, out: &mut Sink<'_>) {
     if let Some(a) = &r.address {
         out.push_str(a.as_str());
     } else if let (Some(p), Some(x)) = (r.preference, &r.exchange) {
@@ -1751,7 +2043,7 @@ fn write_record(r: &DnsRecord<'_>, out: &mut String) {
     }
 }
 
-fn dns(a: &DnsAnswer<'_>, out: &mut String) {
+fn dns(a: &DnsAnswer<'_>, out: &mut Sink<'_>) {
     let _ = write!(out, "{}: {} ({}", a.name, a.status, a.resolver);
     if let Some(at) = &a.learnt_at {
         let _ = write!(out, ", learnt {at}");
@@ -1813,7 +2105,7 @@ struct Evidence<'a> {
     answer: Str<'a>,
 }
 
-fn write_evidence(evidence: &[Evidence<'_>], out: &mut String) {
+fn write_evidence(evidence: &[Evidence<'_>], out: &mut Sink<'_>) {
     for e in evidence {
         let _ = writeln!(
             out,
@@ -1825,7 +2117,7 @@ fn write_evidence(evidence: &[Evidence<'_>], out: &mut String) {
     }
 }
 
-fn availability(a: &AvailabilityAnswer<'_>, out: &mut String) {
+fn availability(a: &AvailabilityAnswer<'_>, out: &mut Sink<'_>) {
     let _ = writeln!(out, "{}: {}: {}", a.domain, a.availability, a.reason);
     write_evidence(&a.evidence, out);
 }
@@ -1872,7 +2164,7 @@ struct BulkEntry<'a> {
     detail: Option<Str<'a>>,
 }
 
-fn bulk_availability(a: &BulkAnswer<'_>, out: &mut String) {
+fn bulk_availability(a: &BulkAnswer<'_>, out: &mut Sink<'_>) {
     let c = &a.meta.counts;
     let _ = writeln!(
         out,
@@ -1946,7 +2238,7 @@ struct Certificate<'a> {
     days_to_expiry: i64,
 }
 
-fn tls(a: &TlsAnswer<'_>, out: &mut String) {
+fn tls(a: &TlsAnswer<'_>, out: &mut Sink<'_>) {
     let _ = write!(
         out,
         "{}:{} ({}): {}, {}",
@@ -2007,6 +2299,25 @@ mod tests {
         assert_eq!(Cash::of(Some(&eur)).amount(8.45).to_string(), "EUR 8.45");
         let jpy = code("JPY");
         assert_eq!(Cash::of(Some(&jpy)).amount(1451.0).to_string(), "JPY 1451");
+        // The sink writes what the Display writes.
+        for cash in [usd, Cash::of(Some(&eur)), Cash::of(Some(&jpy))] {
+            for v in [
+                0.0,
+                0.01,
+                0.3,
+                9.08,
+                10.1,
+                90.0,
+                1234.5,
+                1451.0,
+                -2.5,
+                42949672.94,
+            ] {
+                let mut buf = Vec::new();
+                Sink::new(&mut buf, true).amount(&cash, v);
+                assert_eq!(String::from_utf8(buf).unwrap(), cash.amount(v).to_string());
+            }
+        }
     }
 
     #[test]
@@ -2019,7 +2330,7 @@ mod tests {
             data_date: Some("2026-08-22"),
             at: None,
         };
-        let text = success(Kind::Cheapest, body, cx);
+        let text = success(Kind::Cheapest, body, cx).unwrap();
         assert_eq!(
             text,
             "Cheapest registrars by first-year price, prices in USD, data of 2026-08-22\n\
@@ -2028,10 +2339,66 @@ mod tests {
              2. namecom (Name.com)  register $11.00  renew $12.00  5 years $59.00\n\
              Unknown TLDs: nope"
         );
-        // Escaped strings are read too; what is not such an answer is given as it is.
+        // Escaped strings are read too; what is not such an answer has no text.
         let escaped = br#"{"results":{},"meta":{"not_found":{"tlds":["a\"b"]}}}"#;
-        assert!(success(Kind::Cheapest, escaped, cx).ends_with("Unknown TLDs: a\"b"));
-        assert_eq!(success(Kind::Cheapest, b"{\"x\":1}", cx), "{\"x\":1}");
+        let text = success(Kind::Cheapest, escaped, cx).unwrap();
+        assert!(text.ends_with("Unknown TLDs: a\"b"), "{text}");
+        assert_eq!(success(Kind::Cheapest, b"{\"x\":1}", cx), None);
+        assert_eq!(success(Kind::Cheapest, b"{\"results\":", cx), None);
+        let mut out = Vec::new();
+        assert!(!write_success(Kind::Cheapest, b"[]", cx, &mut out));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn the_json_form_is_the_text_escaped_in_one_pass() {
+        let body = br#"{"results":{"com":{"cheapest_register":[],"registrar_count":0}},"meta":{"not_found":{"tlds":["a\"b\\c\td\n\u0001\u00e9"]}}}"#;
+        let cx = Context::default();
+        let text = success(Kind::Cheapest, body, cx).unwrap();
+        assert!(text.contains('\n') && !text.ends_with('\n'), "{text:?}");
+        let mut out = b"\"".to_vec();
+        assert!(write_success(Kind::Cheapest, body, cx, &mut out));
+        out.push(b'"');
+        let back: String = serde_json::from_slice(&out).unwrap();
+        assert_eq!(back, text);
+        // A text's own trailing newline is kept by write_escaped.
+        let mut out = b"\"".to_vec();
+        write_escaped("a\"\n\n", &mut out);
+        out.push(b'"');
+        assert_eq!(serde_json::from_slice::<String>(&out).unwrap(), "a\"\n\n");
+    }
+
+    #[test]
+    fn a_kept_text_is_its_answers_only() {
+        let one = br#"{"results":{"com":{"cheapest_register":[{"rank":1,"registrar_name":"A","registrar_key":"a","register_price":1.0,"renew_price":2.0,"total_cost_5_year":9.0}],"registrar_count":1}},"meta":{}}"#;
+        let two = br#"{"results":{"com":{"cheapest_register":[{"rank":1,"registrar_name":"A","registrar_key":"a","register_price":1.5,"renew_price":2.0,"total_cost_5_year":9.5}],"registrar_count":1}},"meta":{}}"#;
+        let cx = Context {
+            data_date: Some("2026-08-22"),
+            at: None,
+        };
+        let at = Context {
+            at: Some("2025-01-01"),
+            ..cx
+        };
+        let kept = |body: &[u8], cx| {
+            let mut out = Vec::new();
+            assert!(write_success_kept(Kind::Cheapest, body, cx, &mut out));
+            let mut fresh = Vec::new();
+            assert!(write_success(Kind::Cheapest, body, cx, &mut fresh));
+            assert_eq!(out, fresh);
+            String::from_utf8(out).unwrap()
+        };
+        let first = kept(one, cx);
+        assert_eq!(kept(one, cx), first, "the kept text");
+        assert!(kept(two, cx).contains("$1.50"));
+        assert!(kept(one, at).contains("as of 2025-01-01"));
+        assert_eq!(kept(one, cx), first);
+        // Another kind is never given this kind's text; nor is a body that is not one.
+        let mut out = Vec::new();
+        assert!(!write_success_kept(Kind::Overview, one, cx, &mut out));
+        assert!(out.is_empty());
+        let (n, bytes) = kept::held();
+        assert!(n >= 1 && bytes <= kept::BUDGET, "{n} {bytes}");
     }
 
     #[test]
@@ -2042,5 +2409,13 @@ mod tests {
             "unknown_tld: none of the TLDs asked for is known: x"
         );
         assert_eq!(problem(b"nope"), "error: ");
+        let mut out = b"\"".to_vec();
+        assert!(write_problem(body, &mut out));
+        out.push(b'"');
+        assert_eq!(
+            serde_json::from_slice::<String>(&out).unwrap(),
+            problem(body)
+        );
+        assert!(!write_problem(b"nope", &mut Vec::new()));
     }
 }

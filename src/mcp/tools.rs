@@ -20,6 +20,8 @@
 //!
 //! [`Values`]: crate::http::params::Values
 
+use std::sync::OnceLock;
+
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{self, HeaderMap, HeaderValue};
@@ -395,28 +397,106 @@ pub struct BadArguments(pub String);
 pub struct Answer {
     /// The HTTP status REST gives.
     pub status: StatusCode,
+    /// The response's headers, the metering ones among them.
+    headers: HeaderMap,
     /// The body: the JSON document of a 200, else a problem document.
-    pub body: Bytes,
-    /// `_meta`: the metering headers, with `tldsnap.dev/status` for a problem.
-    pub meta: Map<String, Value>,
+    body: Whole,
+}
+
+/// A response's whole body: its one chunk as the handler made it (no copy), or its
+/// chunks collected (a kept answer sent around a part written anew).
+#[derive(Debug)]
+enum Whole {
+    One(crate::http::body::Body),
+    Collected(Bytes),
+}
+
+impl Answer {
+    /// The body's bytes.
+    pub fn body(&self) -> &[u8] {
+        match &self.body {
+            Whole::One(body) => body.bytes(),
+            Whole::Collected(bytes) => bytes,
+        }
+    }
+
+    /// The metering headers REST sent, in [`METER`]'s order.
+    fn meter(&self) -> impl Iterator<Item = (&'static str, &HeaderValue)> {
+        METER
+            .iter()
+            .filter_map(|name| Some((*name, self.headers.get(*name)?)))
+    }
+
+    /// `_meta`: each metering header under `tldsnap.dev/` and its name (a number where
+    /// the value is one), and `tldsnap.dev/status` for a problem.
+    pub fn meta(&self) -> Map<String, Value> {
+        let mut meta = Map::new();
+        for (name, v) in self.meter() {
+            let v = String::from_utf8_lossy(v.as_bytes());
+            let value = v
+                .parse::<u64>()
+                .map_or_else(|_| Value::from(&*v), Value::from);
+            meta.insert(format!("tldsnap.dev/{name}"), value);
+        }
+        if !self.status.is_success() {
+            meta.insert("tldsnap.dev/status".into(), self.status.as_u16().into());
+        }
+        meta
+    }
+
+    /// [`Answer::meta`] written as a JSON object into `out`; nothing when it is empty.
+    fn write_meta(&self, out: &mut Vec<u8>) {
+        let problem = !self.status.is_success();
+        let mut meter = self.meter().peekable();
+        if meter.peek().is_none() && !problem {
+            return;
+        }
+        out.extend_from_slice(b",\"_meta\":{");
+        let mut any = false;
+        for (i, (name, v)) in meter.enumerate() {
+            any = true;
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\"tldsnap.dev/");
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+            let v = String::from_utf8_lossy(v.as_bytes());
+            match v.parse::<u64>() {
+                Ok(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+                Err(_) => crate::json::write_str(&v, out),
+            }
+        }
+        if problem {
+            if any {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\"tldsnap.dev/status\":");
+            out.extend_from_slice(itoa::Buffer::new().format(self.status.as_u16()).as_bytes());
+        }
+        out.push(b'}');
+    }
 }
 
 /// Calls `tool` with `arguments` for the caller whose headers are `headers`: the REST
-/// request they stand for, answered by its route's handler, as a `tools/call` result.
+/// request they stand for, answered by its route's handler. Writes the `tools/call`
+/// result into `out` (the JSON object, after whatever `out` holds).
 pub async fn call(
     state: &State,
     tool: &'static Tool,
     arguments: &Map<String, Value>,
     headers: &HeaderMap,
     conn: &Connection,
-) -> Result<Value, BadArguments> {
+    out: &mut Vec<u8>,
+) -> Result<(), BadArguments> {
     let answer = rest(state, tool, arguments, headers, conn).await?;
     let data_date = data_date(state);
     let cx = text::Context {
         data_date: data_date.as_deref(),
         at: arguments.get("at").and_then(Value::as_str),
     };
-    Ok(result(tool.text, cx, answer))
+    write_result(tool.text, cx, &answer, out);
+    Ok(())
 }
 
 /// The REST answer to `tool`'s call with `arguments` (counted in the tool's calls).
@@ -429,36 +509,26 @@ pub async fn rest(
 ) -> Result<Answer, BadArguments> {
     let request = request(tool, arguments, headers)?;
     let route = tool.route.route();
-    let segment = match &request.segment {
-        Some(s) => s.clone(),
-        None => String::new(),
-    };
+    let segment = request.segment.as_deref().unwrap_or_default();
     let started = Stamp::now();
-    let response = answer(state, request.http, route, &segment, conn, started).await;
+    let response = answer(state, request.http, route, segment, conn, started).await;
     state
         .mcp
         .count(tool_index(tool), response.status().is_success());
     let (parts, body) = response.into_parts();
-    let body = match body.collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(never) => match never {},
-    };
-    let mut meta = Map::new();
-    for name in METER {
-        if let Some(v) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
-            let value = v
-                .parse::<u64>()
-                .map_or_else(|_| Value::from(v), Value::from);
-            meta.insert(format!("tldsnap.dev/{name}"), value);
+    let one = hyper::body::Body::size_hint(&body).exact() == Some(body.bytes().len() as u64);
+    let body = if one && !body.is_streamed() {
+        Whole::One(body)
+    } else {
+        match body.collect().await {
+            Ok(collected) => Whole::Collected(collected.to_bytes()),
+            Err(never) => match never {},
         }
-    }
-    if !parts.status.is_success() {
-        meta.insert("tldsnap.dev/status".into(), parts.status.as_u16().into());
-    }
+    };
     Ok(Answer {
         status: parts.status,
+        headers: parts.headers,
         body,
-        meta,
     })
 }
 
@@ -482,13 +552,20 @@ struct Made {
     segment: Option<String>,
 }
 
+/// Where each argument of `tool` goes, read from the OpenAPI document once per
+/// process for every tool.
+fn places(tool: &Tool) -> &'static Places {
+    static PLACES: OnceLock<Vec<Places>> = OnceLock::new();
+    &PLACES.get_or_init(|| TOOLS.iter().map(Tool::shape).collect())[tool_index(tool)]
+}
+
 /// Builds the REST request that `arguments` describe.
 fn request(
     tool: &Tool,
     arguments: &Map<String, Value>,
     headers: &HeaderMap,
 ) -> Result<Made, BadArguments> {
-    let shape = tool.shape();
+    let shape = places(tool);
     let route = tool.route.route();
     let mut query = String::new();
     let mut body = Map::new();
@@ -509,7 +586,7 @@ fn request(
             }
             query.push_str(name);
             query.push('=');
-            query.push_str(&encode_list(&list(name, value)?));
+            push_list(name, value, &mut query)?;
         } else if shape.body.iter().any(|b| b == name) {
             body.insert(name.clone(), value.clone());
         } else {
@@ -530,11 +607,11 @@ fn request(
             return Err(BadArguments(format!("`{name}` is required")));
         }
     };
-    let target = if query.is_empty() {
-        path
-    } else {
-        format!("{path}?{query}")
-    };
+    let mut target = path;
+    if !query.is_empty() {
+        target.push('?');
+        target.push_str(&query);
+    }
     let method = tool.method();
     let has_body = !shape.body.is_empty();
     let bytes = if has_body {
@@ -542,20 +619,22 @@ fn request(
     } else {
         Bytes::new()
     };
-    let mut http = Request::builder()
-        .method(method)
-        .uri(&target)
-        .body(Full::new(bytes))
+    let uri = hyper::Uri::from_maybe_shared(Bytes::from(target))
         .map_err(|e| BadArguments(format!("the arguments make no request: {e}")))?;
+    let mut http = Request::new(Full::new(bytes));
+    *http.method_mut() = method;
+    *http.uri_mut() = uri;
+    let keys = super::keys(headers);
     let out = http.headers_mut();
+    out.reserve(keys.len() + usize::from(has_body));
     if has_body {
         out.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
     }
-    for key in super::keys(headers) {
-        out.append("x-api-key", key.clone());
+    for key in keys {
+        out.append(header::HeaderName::from_static("x-api-key"), key);
     }
     Ok(Made { http, segment })
 }
@@ -566,42 +645,63 @@ fn scalar(name: &str, value: &Value) -> Result<String, BadArguments> {
         Value::String(s) => Ok(s.clone()),
         Value::Bool(b) => Ok(b.to_string()),
         Value::Number(n) => Ok(n.to_string()),
-        _ => Err(BadArguments(format!(
-            "`{name}` must be a string, a number or a boolean"
-        ))),
+        _ => Err(scalar_only(name)),
     }
 }
 
-/// An argument as the items of a query value: a scalar, or a list of scalars (joined
-/// with commas, as the REST lists are written).
-fn list(name: &str, value: &Value) -> Result<Vec<String>, BadArguments> {
+/// An argument as a query value, appended to `out` percent-encoded: a scalar, or a
+/// list of scalars joined with literal commas, as the REST lists are written (a comma
+/// inside an item is encoded).
+fn push_list(name: &str, value: &Value, out: &mut String) -> Result<(), BadArguments> {
     match value {
-        Value::Array(items) => items.iter().map(|v| scalar(name, v)).collect(),
-        v => Ok(vec![scalar(name, v)?]),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_scalar(name, item, out)?;
+            }
+            Ok(())
+        }
+        v => push_scalar(name, v, out),
     }
+}
+
+/// A scalar argument appended to `out` percent-encoded.
+fn push_scalar(name: &str, value: &Value, out: &mut String) -> Result<(), BadArguments> {
+    match value {
+        Value::String(s) => push_encoded(s, out),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => push_encoded(&n.to_string(), out),
+        _ => return Err(scalar_only(name)),
+    }
+    Ok(())
+}
+
+fn scalar_only(name: &str) -> BadArguments {
+    BadArguments(format!("`{name}` must be a string, a number or a boolean"))
 }
 
 /// `text` percent-encoded for a path segment or query value (everything but the
 /// unreserved characters).
 fn encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    push_encoded(text, &mut out);
+    out
+}
+
+/// [`encode`] into `out`.
+fn push_encoded(text: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in text.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(b as char);
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            out.push('%');
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 0xf)] as char);
         }
     }
-    out
-}
-
-/// Items encoded and joined with literal commas (a comma inside an item is encoded).
-fn encode_list(items: &[String]) -> String {
-    items
-        .iter()
-        .map(|i| encode(i))
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// The answer of the tool's route to its REST request: the route's own handler.
@@ -671,26 +771,34 @@ const METER: [&str; 6] = [
     "x-searches-remaining",
 ];
 
-/// A `tools/call` result of the route's answer: a 200's JSON body as
-/// `structuredContent` and its rendering ([`text`]) as the text, a problem as an
-/// `isError` result whose text is its code and detail.
-fn result(kind: Kind, cx: text::Context<'_>, answer: Answer) -> Value {
-    let parsed: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+/// Writes the `tools/call` result of the route's answer into `out`: a 200's body as
+/// `structuredContent`, the bytes REST sent (no second parse, no re-serialising), and
+/// its rendering ([`text`]) as the text, escaped into place as it is written; a
+/// problem as an `isError` result whose text is its code and detail. A body that is
+/// not JSON (none is) is given as text, with `structuredContent` null.
+fn write_result(kind: Kind, cx: text::Context<'_>, answer: &Answer, out: &mut Vec<u8>) {
+    let body = answer.body();
     let ok = answer.status.is_success();
-    let text = if ok {
-        text::success(kind, &answer.body, cx)
+    out.reserve(body.len() * 2 + 256);
+    out.extend_from_slice(b"{\"content\":[{\"type\":\"text\",\"text\":\"");
+    let mut json = if ok {
+        text::write_success_kept(kind, body, cx, out)
     } else {
-        text::problem(&answer.body)
+        text::write_problem(body, out)
     };
-    let mut out = json!({
-        "content": [{ "type": "text", "text": text }],
-        "structuredContent": parsed,
-        "isError": !ok,
-    });
-    if !answer.meta.is_empty() {
-        out["_meta"] = Value::Object(answer.meta);
+    if ok && !json {
+        json = serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok();
+        text::write_escaped(&String::from_utf8_lossy(body), out);
     }
-    out
+    out.extend_from_slice(b"\"}],\"structuredContent\":");
+    out.extend_from_slice(if json { body } else { b"null" });
+    out.extend_from_slice(if ok {
+        b",\"isError\":false"
+    } else {
+        b",\"isError\":true"
+    });
+    answer.write_meta(out);
+    out.push(b'}');
 }
 
 /// The place of `tool` in [`TOOLS`] (the index of its counters).
