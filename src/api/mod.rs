@@ -61,7 +61,7 @@ pub mod webhooks;
 pub type HttpResponse = Response<Body>;
 
 /// The body of a request a handler reads: hyper's `Incoming` from a connection, or a
-/// body made in the process (a tool call of [`crate::mcp`], answered by the same
+/// body made in the process (a tool call of the MCP endpoint, answered by the same
 /// handler as the REST request it stands for).
 pub trait RequestBody:
     hyper::body::Body<Data = bytes::Bytes, Error: std::error::Error + Send + Sync + 'static>
@@ -233,7 +233,7 @@ pub struct State {
     /// The website's rendered pages.
     pub web: crate::web::cache::Site,
     /// The MCP endpoint's sessions and counters.
-    pub mcp: crate::mcp::Mcp,
+    pub mcp: crate::mcp::state::Mcp,
     /// Unique per state made in this process: whose answers a thread's
     /// [`answers`] cache holds.
     id: u64,
@@ -263,7 +263,7 @@ impl State {
             streams_per_key: Arc::default(),
             body_size_hints: std::array::from_fn(|_| AtomicUsize::new(0)),
             web: crate::web::cache::Site::default(),
-            mcp: crate::mcp::Mcp::default(),
+            mcp: crate::mcp::state::Mcp::default(),
             remote: None,
             live: None,
             feeds: None,

@@ -129,7 +129,7 @@ pub fn metrics(state: &State, routes: &[Route]) -> HttpResponse {
         failures: state.store.reload_failures(),
     };
     let mut text = state.metrics.render(routes, facts.as_ref(), reloads);
-    state.mcp.render(&mut text);
+    crate::mcp::render_metrics(&state.mcp, &mut text);
     if let Some(log) = &state.events {
         let facts = EventFacts {
             last_id: log.last_id(),

@@ -36,9 +36,6 @@
 //! No answer here is a 5xx, and none closes the connection: a protocol fault is a
 //! JSON-RPC error in a 4xx, as the transport says.
 
-use std::sync::atomic::AtomicU64;
-use std::sync::atomic::Ordering::Relaxed;
-
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
@@ -51,8 +48,11 @@ use crate::http::problem::Problem;
 pub mod prompts;
 pub mod resources;
 pub mod session;
+pub mod state;
 pub mod text;
 pub mod tools;
+
+pub use state::Mcp;
 
 /// The revision this server speaks when the client's is not one it knows.
 pub const LATEST: &str = "2025-11-25";
@@ -86,61 +86,27 @@ pub mod code {
     pub const SESSION_NOT_FOUND: i64 = -32001;
 }
 
-/// What the MCP endpoint keeps: its sessions and its counters.
-#[derive(Debug)]
-pub struct Mcp {
-    /// The open sessions.
-    pub sessions: session::Sessions,
-    /// Tool calls per tool, answered (`[i][0]`) and refused (`[i][1]`).
-    calls: Vec<[AtomicU64; 2]>,
-}
-
-impl Default for Mcp {
-    fn default() -> Mcp {
-        Mcp {
-            sessions: session::Sessions::default(),
-            calls: tools::TOOLS.iter().map(|_| Default::default()).collect(),
-        }
-    }
-}
-
-impl Mcp {
-    /// Counts one call of tool `index`, answered or refused.
-    pub fn count(&self, index: usize, ok: bool) {
-        if let Some(c) = self.calls.get(index) {
-            c[usize::from(!ok)].fetch_add(1, Relaxed);
-        }
-    }
-
-    /// Calls of tool `index` so far, answered and refused.
-    pub fn calls(&self, index: usize) -> (u64, u64) {
-        self.calls
-            .get(index)
-            .map_or((0, 0), |c| (c[0].load(Relaxed), c[1].load(Relaxed)))
-    }
-
-    /// The Prometheus lines of the endpoint: tool calls by tool and result, open
-    /// sessions.
-    pub fn render(&self, out: &mut String) {
-        use std::fmt::Write;
-        out.push_str("# HELP tldsnap_mcp_tool_calls_total MCP tool calls, by tool and result (ok, or error: an isError result).\n");
-        out.push_str("# TYPE tldsnap_mcp_tool_calls_total counter\n");
-        for (i, tool) in tools::TOOLS.iter().enumerate() {
-            let (ok, error) = self.calls(i);
-            for (result, n) in [("ok", ok), ("error", error)] {
-                if n > 0 {
-                    let _ = writeln!(
-                        out,
-                        "tldsnap_mcp_tool_calls_total{{tool=\"{}\",result=\"{result}\"}} {n}",
-                        tool.name
-                    );
-                }
+/// The Prometheus lines of the endpoint: tool calls by tool and result, open
+/// sessions.
+pub fn render_metrics(mcp: &Mcp, out: &mut String) {
+    use std::fmt::Write;
+    out.push_str("# HELP tldsnap_mcp_tool_calls_total MCP tool calls, by tool and result (ok, or error: an isError result).\n");
+    out.push_str("# TYPE tldsnap_mcp_tool_calls_total counter\n");
+    for (i, tool) in tools::TOOLS.iter().enumerate() {
+        let (ok, error) = mcp.calls(i);
+        for (result, n) in [("ok", ok), ("error", error)] {
+            if n > 0 {
+                let _ = writeln!(
+                    out,
+                    "tldsnap_mcp_tool_calls_total{{tool=\"{}\",result=\"{result}\"}} {n}",
+                    tool.name
+                );
             }
         }
-        out.push_str("# HELP tldsnap_mcp_sessions MCP sessions open.\n");
-        out.push_str("# TYPE tldsnap_mcp_sessions gauge\n");
-        let _ = writeln!(out, "tldsnap_mcp_sessions {}", self.sessions.len());
     }
+    out.push_str("# HELP tldsnap_mcp_sessions MCP sessions open.\n");
+    out.push_str("# TYPE tldsnap_mcp_sessions gauge\n");
+    let _ = writeln!(out, "tldsnap_mcp_sessions {}", mcp.sessions.len());
 }
 
 /// The API keys of a request: each `X-API-Key`, and the token of an

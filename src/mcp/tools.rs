@@ -814,6 +814,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_tool_is_counted() {
+        assert!(
+            TOOLS.len() <= super::super::state::MAX_TOOLS,
+            "{}",
+            TOOLS.len()
+        );
+    }
+
+    #[test]
     fn every_tool_has_object_schemas_without_dangling_references() {
         for tool in TOOLS {
             let input = tool.input_schema();
