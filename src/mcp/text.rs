@@ -96,14 +96,13 @@ pub fn write_success_kept(kind: Kind, body: &[u8], cx: Context<'_>, out: &mut Ve
 }
 
 impl Kind {
-    /// Whether its answers are kept: those REST answers the same bytes for again (the
-    /// prices answers carry their own elapsed time, the live ones what they learnt
-    /// when).
+    /// Whether its answers are kept: those REST answers the same bytes for again (a
+    /// prices answer's elapsed time aside, which its text does not show; the live ones
+    /// carry what they learnt when).
     fn kept(self) -> bool {
         !matches!(
             self,
-            Kind::Prices
-                | Kind::Registration
+            Kind::Registration
                 | Kind::Status
                 | Kind::Dns
                 | Kind::Availability
@@ -118,11 +117,26 @@ impl Kind {
 /// texts of answers up to [`MAX_BODY`] bytes, at most [`BUDGET`] bytes in all, a new
 /// one taking the slot of the one it hashes to. A slot holds the answer's bytes beside
 /// its text and is used only for exactly those bytes, kind and context, so a text is
-/// always its answer's.
+/// always its answer's. A prices answer is kept without the value of its
+/// `stats.time_elapsed`, the one part that differs from call to call and that its text
+/// does not show.
 mod kept {
     use std::cell::RefCell;
 
     use super::{Context, Kind};
+
+    /// `body` as its text depends on it: the bytes before and after a prices answer's
+    /// `stats.time_elapsed` value, or all of it and nothing.
+    fn parts(kind: Kind, body: &[u8]) -> (&[u8], &[u8]) {
+        let cut = match kind {
+            Kind::Prices => crate::query::elapsed_span(body),
+            _ => None,
+        };
+        match cut {
+            Some(span) => (&body[..span.start], &body[span.end..]),
+            None => (body, &[]),
+        }
+    }
 
     /// Texts kept per thread.
     pub const SLOTS: usize = 64;
@@ -135,17 +149,22 @@ mod kept {
         kind: Kind,
         at: Option<Box<str>>,
         data_date: Option<Box<str>>,
+        /// The answer's [`parts`], one after the other.
         body: Box<[u8]>,
+        /// Where the second part starts in `body`.
+        split: usize,
         /// The text as written into a JSON string.
         text: Box<[u8]>,
     }
 
     impl Slot {
-        fn holds(&self, kind: Kind, body: &[u8], cx: Context<'_>) -> bool {
+        fn holds(&self, kind: Kind, (head, tail): (&[u8], &[u8]), cx: Context<'_>) -> bool {
+            let (kept_head, kept_tail) = self.body.split_at(self.split);
             self.kind == kind
                 && self.at.as_deref() == cx.at
                 && self.data_date.as_deref() == cx.data_date
-                && *self.body == *body
+                && kept_head == head
+                && kept_tail == tail
         }
 
         fn bytes(&self) -> usize {
@@ -173,12 +192,14 @@ mod kept {
             if kept.slots.is_empty() {
                 kept.slots.resize_with(SLOTS, || None);
             }
+            let (head, tail) = parts(kind, body);
             let i = kept
                 .hasher
-                .hash_one((kind as u8, cx.at, cx.data_date, body)) as usize
+                .hash_one((kind as u8, cx.at, cx.data_date, head, tail))
+                as usize
                 % SLOTS;
             if let Some(slot) = &kept.slots[i]
-                && slot.holds(kind, body, cx)
+                && slot.holds(kind, (head, tail), cx)
             {
                 out.extend_from_slice(&slot.text);
                 return true;
@@ -191,7 +212,8 @@ mod kept {
                 kind,
                 at: cx.at.map(Into::into),
                 data_date: cx.data_date.map(Into::into),
-                body: body.into(),
+                body: [head, tail].concat().into(),
+                split: head.len(),
                 text: out[start..].into(),
             };
             let freed = kept.slots[i].as_ref().map_or(0, Slot::bytes);
@@ -2399,6 +2421,38 @@ mod tests {
         assert!(out.is_empty());
         let (n, bytes) = kept::held();
         assert!(n >= 1 && bytes <= kept::BUDGET, "{n} {bytes}");
+    }
+
+    #[test]
+    fn a_prices_text_is_kept_whatever_its_elapsed_time() {
+        let body = |elapsed: &str, price: &str| {
+            format!(
+                r#"{{"results":{{"com":{{"porkbun":{{"register_price":{price},"renew_price":11.08,"transfer_price":11.08}}}}}},"stats":{{"total_tlds":1,"time_elapsed":"{elapsed}","last_updated":"2026-08-22T00:00:00.000Z"}}}}"#
+            )
+        };
+        let cx = Context {
+            data_date: Some("2026-08-22"),
+            at: None,
+        };
+        let text = |body: &str| {
+            let mut out = Vec::new();
+            assert!(write_success_kept(
+                Kind::Prices,
+                body.as_bytes(),
+                cx,
+                &mut out
+            ));
+            let mut fresh = Vec::new();
+            assert!(write_success(Kind::Prices, body.as_bytes(), cx, &mut fresh));
+            assert_eq!(out, fresh, "the kept text is the answer's own");
+            String::from_utf8(out).unwrap()
+        };
+        let first = text(&body("0.04ms", "10.37"));
+        assert!(first.contains("$10.37"), "{first}");
+        let held = kept::held();
+        assert_eq!(text(&body("123.45ms", "10.37")), first);
+        assert_eq!(kept::held(), held, "the same text, kept once");
+        assert!(text(&body("0.04ms", "10.38")).contains("$10.38"));
     }
 
     #[test]
